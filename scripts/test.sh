@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set up and run every test: venv + dev requirements, Debian's Chromium for the browser tests, pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  else
+    echo "Browser tests need Debian's chromium: sudo apt-get install -y chromium" >&2
+  fi
+fi
+exec .venv/bin/python -m pytest "$@"
