@@ -1,0 +1,50 @@
+"""Build real PyTorch models from a ModelConfig. Imports torch and transformers only when called.
+
+`hf_model` builds Hugging Face's BertModel/AlbertModel (pooler included) from to_hf_config(cfg);
+`reference_model` builds albert_core.reference, which also expresses attention-only and
+FFN-only sharing. On the meta device either builds instantly at any size, with no memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import ModelConfig
+from .hf import EXPLORER_KEY, to_hf_config
+
+ATTENTION_IMPLS = ("eager", "sdpa")
+
+
+def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager", heads: bool = False) -> Any:
+    """Hugging Face's BertModel/AlbertModel (or *ForPreTraining with heads=True) for cfg."""
+    import torch
+    from transformers import AlbertConfig, AlbertForPreTraining, AlbertModel, BertConfig, BertForPreTraining, BertModel
+    from transformers.utils import logging as hf_logging
+
+    if attention not in ATTENTION_IMPLS:
+        raise ValueError(f"attention must be one of {ATTENTION_IMPLS}, got {attention!r}")
+    hf_logging.set_verbosity_error()
+    d = {k: v for k, v in to_hf_config(cfg).items() if k != EXPLORER_KEY}
+    if cfg.family == "bert":
+        conf, cls = BertConfig(**d), (BertForPreTraining if heads else BertModel)
+    else:
+        conf, cls = AlbertConfig(**d), (AlbertForPreTraining if heads else AlbertModel)
+    conf._attn_implementation = attention
+    with torch.device(device):
+        model = cls(conf)
+    return model
+
+
+def reference_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager") -> Any:
+    """albert_core.reference.ReferenceModel for cfg, any sharing mode."""
+    import torch
+
+    from .reference import ReferenceModel
+
+    with torch.device(device):
+        return ReferenceModel(cfg, attention=attention)
+
+
+def count_built(model: Any) -> int:
+    """sum(p.numel()) over unique parameters, as PyTorch stores them (shared tensors once)."""
+    return sum(p.numel() for p in model.parameters())
