@@ -80,7 +80,7 @@ def test_saved_tensors_equal_hf_in_training(family, attention, checkpointing):
     hf.train()
     ref.train()
     if checkpointing:
-        hf.gradient_checkpointing_enable()
+        hf.activation_checkpointing_enable()
         ref.gradient_checkpointing = True
     ids = torch.randint(0, cfg.vocab_size, (2, 7), generator=torch.Generator().manual_seed(2))
     a, loss_a = _saved_tensors(hf, ids, seed=3)
