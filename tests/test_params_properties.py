@@ -113,3 +113,56 @@ def test_every_problem_is_listed():
     with pytest.raises(ConfigError) as e:
         ModelConfig(hidden_dim=0, num_layers=0, vocab_size=-1)
     assert len(e.value.problems) == 3
+
+
+def closed_form(V, E, H, L, I, P, T, groups, inner, sharing, factorized):
+    """Independent Python-int formula (ALBERT Sec. 3.1; nn.Linear = weight + bias, LayerNorm = 2 per width)."""
+    emb = (V + P + T) * E + 2 * E + ((E * H + H) if factorized else 0)
+    att = 4 * (H * H + H) + 2 * H
+    ffn = (H * I + I) + (I * H + H) + 2 * H
+    n_att = (groups if sharing in ("all", "attention") else L) * inner
+    n_ffn = (groups if sharing in ("all", "ffn") else L) * inner
+    return emb + n_att * att + n_ffn * ffn + (H * H + H)
+
+
+@pytest.mark.parametrize("family, sharing, groups, inner", [
+    ("bert", "none", 1, 1), ("albert", "all", 1, 1), ("albert", "attention", 10, 2), ("albert", "ffn", 1000, 1),
+    ("albert", "none", 1, 3),
+])
+def test_huge_configs_are_exact_python_ints(family, sharing, groups, inner):
+    V, H, L, I, P = 10**7, 65_536, 1000, 4 * 65_536, 65_536
+    E = H if family == "bert" else 4096
+    cfg = ModelConfig(name="huge", family=family, vocab_size=V, embedding_dim=E, hidden_dim=H, num_layers=L,
+                      num_heads=512, intermediate_dim=I, max_position=P, sharing=sharing, num_groups=groups,
+                      inner_group_num=inner)
+    c = count_parameters(cfg)
+    expected = closed_form(V, E, H, L, I, P, 2, groups, inner, sharing, family == "albert")
+    assert type(c.total) is int and c.total == expected
+    assert c.total > 2**32  # far beyond int32
+    assert c.embedding + c.all_layers + c.pooler == c.total
+    df = c.breakdown()
+    assert sum(int(x) for x in df["params"]) == c.total
+
+
+def test_biggest_admitted_config_stays_exact():
+    from albert_core.config import MAX_DIM, MAX_LAYERS, MAX_VOCAB
+
+    cfg = ModelConfig(name="max", family="bert", vocab_size=MAX_VOCAB, embedding_dim=MAX_DIM, hidden_dim=MAX_DIM,
+                      num_layers=MAX_LAYERS, num_heads=1, intermediate_dim=8 * MAX_DIM, max_position=MAX_DIM,
+                      type_vocab_size=MAX_DIM, sharing="none", inner_group_num=1024)
+    total = count_parameters(cfg).total
+    assert total > 2**63  # would overflow int64
+    assert total == closed_form(MAX_VOCAB, MAX_DIM, MAX_DIM, MAX_LAYERS, 8 * MAX_DIM, MAX_DIM, MAX_DIM, 1, 1024,
+                                "none", False)
+
+
+@pytest.mark.parametrize("changes, needle", [
+    (dict(vocab_size=10**12), "vocab_size must be at most"),
+    (dict(hidden_dim=2**21, embedding_dim=128), "hidden_dim must be at most"),
+    (dict(num_layers=10**6), "num_layers must be at most"),
+    (dict(vocab_size=10**7, hidden_dim=65_536, num_heads=3), "num_heads (3) must divide hidden_dim (65536)"),
+])
+def test_huge_invalid_configs_raise_clear_errors(changes, needle):
+    with pytest.raises(ValueError) as e:
+        ModelConfig(**changes)
+    assert needle in str(e.value)
