@@ -1,0 +1,255 @@
+"""Shareable views: a URL query string <-> configs + page controls + warnings. No streamlit here.
+
+Scheme (every value is text; only what differs from a default is written):
+  preset=albert-base                   the preset the sidebar config starts from (default DEFAULT_PRESET)
+  hidden_dim=1024&name=wide            ModelConfig fields that differ from that preset, keyed by field name
+  compare=bert-base,c1,albert-xxlarge  configs compared side by side, in order: preset names or custom ids cN
+  c1.preset=albert-base&c1.name=wide&c1.hidden_dim=1024   a custom compared config, as preset + changed fields
+  seq_len=1024&dtype=bfloat16&...      page controls, keyed by the names in CONTROLS
+
+decode() never raises: a bad value gives a warning naming its key and falls back to its default.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import FIELD_NAMES, ConfigError, ModelConfig, coerce_field
+from .presets import DEFAULT_PRESET, PRESETS
+
+MAX_COMPARE = 12  # configs compared side by side, beyond the sidebar one
+MAX_VALUE_LEN = 200  # longer query values are refused, not parsed
+_CUSTOM_ID = re.compile(r"^c([1-9][0-9]?)$")
+
+
+@dataclass(frozen=True)
+class Control:
+    """One page control that a URL can carry."""
+
+    default: Any  # value when the URL leaves it out
+    kind: str  # "int" | "choice" | "bool"
+    choices: tuple[str, ...] = ()  # allowed values of a "choice" control
+    lo: int = 1  # smallest allowed "int"
+    hi: int = 1  # largest allowed "int"
+
+
+def _choices(module: str, attr: str, fallback: tuple[str, ...]) -> tuple[str, ...]:
+    """Choices published by another albert_core module (dict keys or a tuple), or a fallback."""
+    import importlib
+
+    try:
+        value = getattr(importlib.import_module(f"albert_core.{module}"), attr)
+    except (ImportError, AttributeError):
+        return fallback
+    return tuple(value.keys()) if isinstance(value, Mapping) else tuple(value)
+
+
+def _controls() -> dict[str, Control]:
+    gpus = _choices("fit", "GPUS", ("A100-80GB",))
+    return {
+        # Memory page
+        "seq_len": Control(512, "int", lo=1, hi=1 << 20),  # tokens per sequence for the training-memory bars
+        "batch_size": Control(8, "int", lo=1, hi=1 << 16),  # sequences per step
+        "seq_max": Control(4096, "int", lo=128, hi=1 << 17),  # right end of the memory-vs-length sweep
+        "dtype": Control("float32", "choice", _choices("activations", "DTYPES", ("float32", "float16", "bfloat16"))),
+        "attention": Control("eager", "choice", ("eager", "sdpa")),
+        "training": Control(True, "bool"),  # keep what backward needs
+        "checkpointing": Control(False, "bool"),  # recompute layer internals in backward
+        "scale": Control("linear", "choice", ("linear", "log")),  # axis scale of the sweep charts
+        "precision": Control("mixed-bf16" if "mixed-bf16" in _choices("training", "PRECISIONS", ()) else
+                             _choices("training", "PRECISIONS", ("fp32",))[0], "choice",
+                             _choices("training", "PRECISIONS", ("fp32",))),
+        "optimizer": Control("adamw", "choice", _choices("training", "OPTIMIZERS", ("adamw", "sgd"))),
+        # Fit planner (also the Memory page's budget line)
+        "gpu": Control("A100-80GB" if "A100-80GB" in gpus else gpus[0], "choice", gpus),
+        "num_gpus": Control(1, "int", lo=1, hi=4096),
+        "sharding": Control("none", "choice", _choices("training", "SHARDINGS", ("none",))),
+        # Parameters page
+        "sweep": Control("hidden_dim", "choice", ("vocab_size", "hidden_dim", "num_layers")),
+        # Compute page
+        "flops_seq_len": Control(512, "int", lo=1, hi=1 << 20),
+        # Verify page
+        "source": Control("reference", "choice", ("reference", "hf")),
+        "verify_batch": Control(2, "int", lo=1, hi=64),
+        "verify_seq_len": Control(64, "int", lo=1, hi=4096),
+    }
+
+
+CONTROLS: dict[str, Control] = _controls()
+DEFAULT_COMPARE: tuple[str, ...] = ("bert-base", "bert-large", "albert-xxlarge")
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything a URL reproduces: the sidebar config, the compared configs, the controls."""
+
+    config: ModelConfig = PRESETS[DEFAULT_PRESET]  # the one edited in the sidebar
+    preset: str = DEFAULT_PRESET  # the preset it started from
+    compare: tuple[ModelConfig, ...] = tuple(PRESETS[n] for n in DEFAULT_COMPARE)
+    controls: Mapping[str, Any] = field(default_factory=lambda: {k: c.default for k, c in CONTROLS.items()})
+
+
+def default_view() -> View:
+    return View()
+
+
+# ---- encode ---------------------------------------------------------------------------------
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)  # repr of a float round-trips exactly through float()
+
+
+def config_diff(cfg: ModelConfig, base: ModelConfig) -> dict[str, str]:
+    """Fields of cfg that differ from base, as text."""
+    return {f: _text(getattr(cfg, f)) for f in FIELD_NAMES if getattr(cfg, f) != getattr(base, f)}
+
+
+def nearest_preset(cfg: ModelConfig) -> str:
+    """The preset from which cfg differs in the fewest fields (ties: preset order)."""
+    return min(PRESETS, key=lambda n: len(config_diff(cfg, PRESETS[n])))
+
+
+def encode(view: View) -> dict[str, str]:
+    """Query parameters for view; decode(encode(view)) == (view, [])."""
+    q: dict[str, str] = {}
+    if view.preset != DEFAULT_PRESET:
+        q["preset"] = view.preset
+    q.update(config_diff(view.config, PRESETS[view.preset]))
+    tokens: list[str] = []
+    n = 0
+    for cfg in view.compare:
+        if cfg.name in PRESETS and PRESETS[cfg.name] == cfg:
+            tokens.append(cfg.name)
+            continue
+        n += 1
+        base = nearest_preset(cfg)
+        q[f"c{n}.preset"] = base
+        q.update({f"c{n}.{k}": v for k, v in config_diff(cfg, PRESETS[base]).items()})
+        tokens.append(f"c{n}")
+    if tuple(tokens) != DEFAULT_COMPARE:
+        q["compare"] = ",".join(tokens)
+    for name, ctl in CONTROLS.items():
+        value = view.controls.get(name, ctl.default)
+        if value != ctl.default:
+            q[name] = _text(value)
+    return q
+
+
+# ---- decode ---------------------------------------------------------------------------------
+def _short(s: str) -> str:
+    return repr(s) if len(s) <= 40 else repr(s[:37] + "...")
+
+
+def parse_control(name: str, raw: str) -> Any:
+    """The value of control `name` from text, or ValueError saying what is allowed."""
+    ctl = CONTROLS[name]
+    if ctl.kind == "bool":
+        if raw.lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{name} must be 1 or 0, got {_short(raw)}")
+    if ctl.kind == "int":
+        s = raw.strip()
+        if not (s.isascii() and s.isdigit() and len(s) < 12):
+            raise ValueError(f"{name} must be a whole number from {ctl.lo:,} to {ctl.hi:,}, got {_short(raw)}")
+        v = int(s)
+        if not ctl.lo <= v <= ctl.hi:
+            raise ValueError(f"{name} must be from {ctl.lo:,} to {ctl.hi:,}, got {v:,}")
+        return v
+    if raw not in ctl.choices:
+        raise ValueError(f"{name} must be one of {', '.join(ctl.choices)}, got {_short(raw)}")
+    return raw
+
+
+def _config_from(fields_: Mapping[str, str], preset: str, where: str, warnings: list[str]) -> ModelConfig | None:
+    """preset + overridden fields; None (with warnings) when the result is not a valid config."""
+    base = PRESETS[preset]
+    kw: dict[str, Any] = {}
+    for k, raw in fields_.items():
+        try:
+            kw[k] = coerce_field(k, raw)
+        except ValueError as e:
+            warnings.append(f"{where}{k}: {e}; using {base.name}'s value {_text(getattr(base, k))}")
+    try:
+        return base.replace(**kw)
+    except ConfigError as e:
+        warnings.append(f"{where}config is not valid ({e}); using preset {preset} instead")
+        return None
+
+
+def decode(params: Mapping[str, Any]) -> tuple[View, list[str]]:
+    """The view a query string describes, and a warning for every value that was ignored. Never raises."""
+    warnings: list[str] = []
+    q: dict[str, str] = {}
+    for key, value in params.items():
+        if isinstance(value, (list, tuple)):  # a repeated key: the last one wins, as in st.query_params
+            value = value[-1] if value else ""
+        key, value = str(key), str(value)
+        if len(value) > MAX_VALUE_LEN or len(key) > MAX_VALUE_LEN:
+            warnings.append(f"{_short(key)}: value too long ({len(value):,} characters), ignored")
+            continue
+        q[key] = value
+
+    def preset_of(key: str, where: str) -> str:
+        name = q.get(key, DEFAULT_PRESET)
+        if name not in PRESETS:
+            warnings.append(f"{where}preset: unknown preset {_short(name)} (one of {', '.join(PRESETS)}); "
+                            f"using {DEFAULT_PRESET}")
+            return DEFAULT_PRESET
+        return name
+
+    preset = preset_of("preset", "")
+    config = _config_from({k: v for k, v in q.items() if k in FIELD_NAMES}, preset, "", warnings) or PRESETS[preset]
+
+    # custom compared configs, cN.<field>
+    custom: dict[str, dict[str, str]] = {}
+    for k, v in q.items():
+        head, dot, tail = k.partition(".")
+        if not dot:
+            continue
+        if not _CUSTOM_ID.match(head):
+            warnings.append(f"{_short(k)}: unknown parameter, ignored (custom configs are c1.<field> ... c99.<field>)")
+        elif tail != "preset" and tail not in FIELD_NAMES:
+            warnings.append(f"{_short(k)}: {_short(tail)} is not a ModelConfig field, ignored")
+        else:
+            custom.setdefault(head, {})[tail] = v
+    customs: dict[str, ModelConfig] = {}
+    for cid, fields_ in custom.items():
+        base = preset_of(f"{cid}.preset", f"{cid}.")
+        fields_.pop("preset", None)
+        cfg = _config_from(fields_, base, f"{cid}.", warnings)
+        customs[cid] = cfg if cfg is not None else PRESETS[base]
+
+    if "compare" in q:
+        tokens = [t.strip() for t in q["compare"].split(",") if t.strip()] if q["compare"] else []
+    else:
+        tokens = list(DEFAULT_COMPARE)
+    compare: list[ModelConfig] = []
+    for t in tokens:
+        if t in PRESETS:
+            compare.append(PRESETS[t])
+        elif t in customs:
+            compare.append(customs.pop(t))
+        else:
+            warnings.append(f"compare: {_short(t)} is neither a preset ({', '.join(PRESETS)}) nor a custom "
+                            "config c1..c99 given in the link; ignored")
+    compare.extend(customs.values())  # custom configs the compare list forgot to name
+    if len(compare) > MAX_COMPARE:
+        warnings.append(f"compare: at most {MAX_COMPARE} configs, kept the first {MAX_COMPARE}")
+        compare = compare[:MAX_COMPARE]
+
+    controls: dict[str, Any] = {k: c.default for k, c in CONTROLS.items()}
+    for k, v in q.items():
+        if k in CONTROLS:
+            try:
+                controls[k] = parse_control(k, v)
+            except ValueError as e:
+                warnings.append(f"{e}; using {_text(CONTROLS[k].default)}")
+        elif k not in FIELD_NAMES and k not in ("preset", "compare") and "." not in k:
+            warnings.append(f"{_short(k)}: unknown parameter, ignored")
+    return View(config=config, preset=preset, compare=tuple(compare), controls=controls), warnings

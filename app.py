@@ -1,0 +1,28 @@
+"""ALBERT Explorer: where BERT's parameters and memory go, and how ALBERT answers it.
+
+Run with `streamlit run app.py`. This file routes the pages and draws the shared sidebar;
+every number on every page comes from albert_core.
+"""
+
+import streamlit as st
+
+from ui import sidebar, state, url
+
+st.set_page_config(page_title="ALBERT Explorer", page_icon=":material/insights:", layout="wide")
+
+PAGES = [
+    st.Page("app_pages/overview.py", title="Overview", icon=":material/home:", url_path="overview", default=True),
+    st.Page("app_pages/parameters.py", title="Parameters", icon=":material/bar_chart:", url_path="parameters"),
+    st.Page("app_pages/memory.py", title="Memory", icon=":material/memory:", url_path="memory"),
+    st.Page("app_pages/fit.py", title="Fit planner", icon=":material/dns:", url_path="fit"),
+    st.Page("app_pages/compute.py", title="Compute", icon=":material/speed:", url_path="compute"),
+    st.Page("app_pages/verify.py", title="Verify", icon=":material/fact_check:", url_path="verify"),
+]
+
+state.init()
+page = st.navigation(PAGES)
+sidebar.render()
+link_slot = st.sidebar.container()
+url.show_url_warnings()
+page.run()
+url.show_link(link_slot, url.sync())

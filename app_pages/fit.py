@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("fit")
+st.info("Coming soon.")

@@ -1,0 +1,32 @@
+"""Overview: BERT against ALBERT at a glance, for the published presets."""
+
+import streamlit as st
+
+from albert_core.presets import PRESETS
+from charts.params import component_bars
+from ui import data, tables
+
+st.title("BERT against ALBERT at a glance")
+st.markdown(
+    "BERT's parameters sit in two places: a **V×H embedding table** (about a fifth of BERT-base, a lookup "
+    "table) and **a separate set of weights for every layer**. ALBERT (Lan et al., ICLR 2020) cuts both: it "
+    "**factorizes the embedding** into V×E + E×H with a small E (128), and it **shares one layer's weights "
+    "across all layers**. The parameter count collapses; the activations and the compute do not, because "
+    "every layer still runs."
+)
+c1, c2, c3 = st.columns(3)
+c1.page_link("app_pages/parameters.py", label="Where the parameters go", icon=":material/bar_chart:")
+c2.page_link("app_pages/memory.py", label="What memory still costs", icon=":material/memory:")
+c3.page_link("app_pages/compute.py", label="Fewer parameters, more compute", icon=":material/speed:")
+
+presets = tuple(PRESETS.values())
+table = data.overview_table(presets)
+st.subheader("The presets")
+tables.show(table, "overview_table", file_name="presets.csv",
+            readable={"total": "count", "embedding": "count", "all_layers": "count",
+                      "weights_fp32": "bytes", "activations_512": "bytes"},
+            pct=("embedding_pct", "layers_pct"))
+st.caption("Activations: one sequence of max_position 512 tokens, float32, eager attention, kept for "
+           "backward. Weights: 4 bytes per parameter.")
+st.plotly_chart(component_bars(data.params_long(data.params_table(presets))), key="overview_components",
+                width="stretch")

@@ -1,0 +1,51 @@
+"""Parameters: where they sit, how the shares move, and what factorization and sharing save."""
+
+import streamlit as st
+
+from charts import params as charts
+from ui import controls, data, state, tables
+
+cfgs = tuple(state.shown_configs())
+cfg = cfgs[0]
+
+st.title("Where the parameters go")
+st.markdown("Embedding, layers and pooler for each config (sidebar config first, then the compared ones). "
+            "Hover a bar for the exact count; click a legend entry to hide it.")
+table = data.params_table(cfgs)
+st.plotly_chart(charts.component_bars(data.params_long(table)), key="params_components", width="stretch")
+tables.show(table, "params_table", file_name="parameters.csv",
+            readable={"total": "count", "embedding": "count", "per_layer": "count", "all_layers": "count"},
+            pct=("embedding_pct", "layers_pct", "pooler_pct"))
+
+st.header("The fine breakdown")
+st.markdown(f"Every weight-and-bias group of **{cfg.name}** (the sidebar config). A shared tensor is stored "
+            "once per group; click a ring to zoom in.")
+left, right = st.columns([3, 2])
+bd = data.breakdown(cfg)
+left.plotly_chart(charts.breakdown_sunburst(bd, cfg.name), key="params_sunburst", width="stretch")
+with right:
+    tables.show(bd, "breakdown_table", file_name=f"{cfg.name}-breakdown.csv", readable={"params": "count"},
+                pct=("pct",))
+
+st.header("How the shares move")
+field = controls.radio("sweep", "Vary", help="The other fields stay as in each config; for hidden_dim the FFN "
+                       "keeps its ratio to H and the head width stays fixed.")
+scale = controls.radio("scale", "Axis scale")
+sweep = data.share_sweep(cfgs, field)
+st.plotly_chart(charts.share_sweep(sweep, field, log_x=scale == "log"), key="params_share_sweep", width="stretch")
+tables.csv_button(sweep, f"share-vs-{field}.csv", key="share_sweep_csv")
+
+st.header("What the factorization saves")
+st.markdown("ALBERT replaces the V×H embedding with V×E + E×H. The source text calls E between 64 and 256 "
+            "reasonable (shaded); ALBERT uses 128. Dashed: the unfactorized embedding of the same config.")
+fact = data.factorization_sweep(cfgs)
+st.plotly_chart(charts.factorization(fact), key="params_factorization", width="stretch")
+tables.csv_button(fact, "factorization.csv", key="factorization_csv")
+
+st.header("The four sharing modes")
+st.markdown("none: every layer owns its weights (BERT). attention / ffn: the layers of a group share only that "
+            "sublayer. all: whole layers are shared (ALBERT's default).")
+sharing = data.sharing_table(cfgs)
+st.plotly_chart(charts.sharing_modes(sharing), key="params_sharing", width="stretch")
+tables.show(sharing, "sharing_table", file_name="sharing-modes.csv",
+            readable={"total": "count", "all_layers": "count"})

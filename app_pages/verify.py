@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("verify")
+st.info("Coming soon.")

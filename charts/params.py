@@ -1,0 +1,138 @@
+"""Parameter charts: where the parameters sit, and what ALBERT's two cuts save."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .base import counts, style
+from .colors import COMPONENT_COLORS, color_map
+
+COMPONENT_LABELS = {"embedding": "Embedding", "layers": "Layers", "pooler": "Pooler", "heads": "Pre-training heads"}
+
+
+def component_bars(df: pd.DataFrame) -> go.Figure:
+    """Stacked bars of embedding / layers / pooler per config.
+
+    df: one row per (config, component) with columns config, component, params, pct.
+    """
+    fig = go.Figure()
+    order = list(dict.fromkeys(df["config"]))
+    for comp in [c for c in COMPONENT_LABELS if c in set(df["component"])]:
+        d = df[df["component"] == comp].set_index("config").reindex(order).dropna(subset=["params"])
+        fig.add_bar(
+            name=COMPONENT_LABELS[comp], x=list(d.index), y=[int(v) for v in d["params"]],
+            marker_color=COMPONENT_COLORS[comp],
+            customdata=list(zip(counts(d["params"]), d["pct"], strict=True)),
+            hovertemplate="<b>%{x}</b><br>" + COMPONENT_LABELS[comp]
+            + ": %{y:,} parameters (%{customdata[0]})<br>%{customdata[1]:.1f}% of the model<extra></extra>",
+        )
+    fig.update_layout(barmode="stack")
+    return style(fig, x="config", y="parameters")
+
+
+def breakdown_sunburst(df: pd.DataFrame, name: str) -> go.Figure:
+    """The fine breakdown of one config: component -> sublayer -> module, sized by stored parameters.
+
+    df: ParameterCount.breakdown() (component, sublayer, module, shape, per_copy, copies, params, pct).
+    """
+    ids, labels, parents, values, text = [name], [name], [""], [int(df["params"].sum())], [""]
+    for comp, dc in df.groupby("component", sort=False):
+        ids.append(comp)
+        labels.append(COMPONENT_LABELS.get(comp, comp))
+        parents.append(name)
+        values.append(int(dc["params"].sum()))
+        text.append("")
+        for sub, ds in dc.groupby("sublayer", sort=False):
+            sid = f"{comp}/{sub}"
+            if sub != comp:
+                ids.append(sid)
+                labels.append(sub)
+                parents.append(comp)
+                values.append(int(ds["params"].sum()))
+                text.append("")
+            for _, r in ds.iterrows():
+                ids.append(f"{sid}/{r['module']}")
+                labels.append(r["module"])
+                parents.append(sid if sub != comp else comp)
+                values.append(int(r["params"]))
+                text.append(f"{r['shape']} × {int(r['copies'])} stored")
+    total = values[0]
+    fig = go.Figure(go.Sunburst(
+        ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
+        customdata=[(c, 100 * v / total, t) for c, v, t in zip(counts(values), values, text, strict=True)],
+        hovertemplate="<b>%{label}</b><br>%{value:,} parameters (%{customdata[0]})<br>"
+                      "%{customdata[1]:.2f}% of the model<br>%{customdata[2]}<extra></extra>",
+        insidetextorientation="radial", maxdepth=3,
+    ))
+    fig.update_layout(margin=dict(l=10, r=10, t=30, b=10), paper_bgcolor="rgba(0,0,0,0)", template="none")
+    return fig
+
+
+def share_sweep(df: pd.DataFrame, field: str, *, log_x: bool = False) -> go.Figure:
+    """Embedding share and layer share of the total as `field` varies, one color per config.
+
+    df: columns config, value (the swept field), embedding_pct, layers_pct, total.
+    """
+    fig = go.Figure()
+    colors = color_map(df["config"].unique())
+    for name, d in df.groupby("config", sort=False):
+        for col, label, dash in (("embedding_pct", "embedding share", "solid"), ("layers_pct", "layer share", "dot")):
+            fig.add_scatter(
+                x=[int(v) for v in d["value"]], y=list(d[col]), mode="lines+markers",
+                name=f"{name}: {label}", legendgroup=name,
+                line=dict(color=colors[name], dash=dash),
+                customdata=list(zip(counts(d["total"]), [int(t) for t in d["total"]], strict=True)),
+                hovertemplate=f"<b>{name}</b><br>{field} = %{{x:,}}<br>{label}: %{{y:.2f}}%<br>"
+                              "total %{customdata[1]:,} (%{customdata[0]})<extra></extra>",
+            )
+    style(fig, x=f"{field} (log scale)" if log_x else field, y="share of all parameters (%)", log_x=log_x)
+    fig.update_yaxes(range=[0, 100])
+    return fig
+
+
+def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Figure:
+    """Embedding parameters against embedding_dim, and the unfactorized V×H embedding they replace.
+
+    df: columns config, embedding_dim, embedding (factorized), unfactorized (same config, E = H, no projection),
+    saved (unfactorized - embedding).
+    """
+    fig = go.Figure()
+    colors = color_map(df["config"].unique())
+    fig.add_vrect(x0=band[0], x1=band[1], fillcolor="rgba(128,128,128,0.15)", line_width=0,
+                  annotation_text=f"E = {band[0]}-{band[1]}: the reasonable band", annotation_position="top left")
+    for name, d in df.groupby("config", sort=False):
+        fig.add_scatter(
+            x=[int(v) for v in d["embedding_dim"]], y=[int(v) for v in d["embedding"]], mode="lines+markers",
+            name=f"{name}: factorized V×E + E×H", legendgroup=name, line=dict(color=colors[name]),
+            customdata=list(zip(counts(d["embedding"]), [int(v) for v in d["saved"]], counts(d["saved"]),
+                                strict=True)),
+            hovertemplate=f"<b>{name}</b><br>E = %{{x:,}}<br>embedding %{{y:,}} (%{{customdata[0]}})<br>"
+                          "saves %{customdata[1]:,} (%{customdata[2]}) against V×H<extra></extra>",
+        )
+        un = int(d["unfactorized"].iloc[0])
+        fig.add_scatter(
+            x=[int(d["embedding_dim"].min()), int(d["embedding_dim"].max())], y=[un, un], mode="lines",
+            name=f"{name}: unfactorized V×H", legendgroup=name, line=dict(color=colors[name], dash="dash"),
+            hovertemplate=f"<b>{name}</b><br>unfactorized embedding {un:,} ({counts([un])[0]})<extra></extra>",
+        )
+    return style(fig, x="embedding_dim E (log scale)", y="embedding parameters (log scale)", log_x=True, log_y=True)
+
+
+def sharing_modes(df: pd.DataFrame) -> go.Figure:
+    """Total parameters of each config under the four sharing modes, side by side.
+
+    df: columns config, sharing, embedding, all_layers, total.
+    """
+    fig = go.Figure()
+    colors = color_map(df["config"].unique())
+    for name, d in df.groupby("config", sort=False):
+        fig.add_bar(
+            name=name, x=list(d["sharing"]), y=[int(v) for v in d["total"]], marker_color=colors[name],
+            customdata=list(zip(counts(d["total"]), [int(v) for v in d["all_layers"]], counts(d["all_layers"]),
+                                strict=True)),
+            hovertemplate=f"<b>{name}</b>, sharing %{{x}}<br>total %{{y:,}} (%{{customdata[0]}})<br>"
+                          "layers %{customdata[1]:,} (%{customdata[2]})<extra></extra>",
+        )
+    fig.update_layout(barmode="group")
+    return style(fig, x="sharing mode (what the layers of a group share)", y="parameters")

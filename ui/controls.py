@@ -1,0 +1,52 @@
+"""Page controls bound to the session store, so a value survives a page change and goes into the URL.
+
+Each helper draws one widget with key "ctl.<name>" (a stable handle for tests), seeds it from the
+store when Streamlit has dropped it, and writes the widget's value back to the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from albert_core.share import CONTROLS
+
+from . import state
+
+
+def _seed(name: str) -> str:
+    key = f"ctl.{name}"
+    if key not in st.session_state:
+        st.session_state[key] = state.controls()[name]
+    return key
+
+
+def _keep(name: str, value: Any) -> Any:
+    state.controls()[name] = value
+    return value
+
+
+def number(name: str, label: str, *, help: str | None = None, step: int = 1, where: Any = st) -> int:
+    ctl = CONTROLS[name]
+    key = _seed(name)
+    value = where.number_input(label, min_value=ctl.lo, max_value=ctl.hi, step=step, key=key, help=help)
+    return _keep(name, int(value))
+
+
+def select(name: str, label: str, *, help: str | None = None, fmt: Callable[[str], str] = str, where: Any = st) -> str:
+    ctl = CONTROLS[name]
+    key = _seed(name)
+    return _keep(name, where.selectbox(label, ctl.choices, key=key, help=help, format_func=fmt))
+
+
+def radio(name: str, label: str, *, help: str | None = None, fmt: Callable[[str], str] = str, where: Any = st) -> str:
+    ctl = CONTROLS[name]
+    key = _seed(name)
+    return _keep(name, where.radio(label, ctl.choices, key=key, help=help, format_func=fmt, horizontal=True))
+
+
+def toggle(name: str, label: str, *, help: str | None = None, where: Any = st) -> bool:
+    key = _seed(name)
+    return _keep(name, bool(where.toggle(label, key=key, help=help)))

@@ -1,0 +1,155 @@
+"""Tidy tables for the pages, straight from albert_core, cached where a sweep is reused.
+
+Only reshaping here (one row per config and part); every number is albert_core's.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from albert_core.config import SHARING_MODES, ModelConfig
+from albert_core.params import count_parameters, factorization_savings
+
+COMPONENTS = ("embedding", "layers", "pooler")
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def params_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
+    """One row per config: the source text's analyze_bert_parameters fields."""
+    rows = []
+    for cfg in cfgs:
+        c = count_parameters(cfg)
+        rows.append(dict(config=cfg.name, family=cfg.family, sharing=cfg.sharing, embedding=c.embedding,
+                         per_layer=c.per_layer, all_layers=c.all_layers, pooler=c.pooler, total=c.total,
+                         embedding_pct=c.embedding_pct, layers_pct=c.layers_pct, pooler_pct=c.pooler_pct))
+    return pd.DataFrame(rows)
+
+
+def params_long(table: pd.DataFrame) -> pd.DataFrame:
+    """params_table reshaped to one row per (config, component) for stacked bars."""
+    rows = []
+    for _, r in table.iterrows():
+        for comp, col in zip(COMPONENTS, ("embedding", "all_layers", "pooler"), strict=True):
+            rows.append(dict(config=r["config"], component=comp, params=int(r[col]), pct=float(r[f"{comp}_pct"])))
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def breakdown(cfg: ModelConfig) -> pd.DataFrame:
+    return count_parameters(cfg).breakdown()
+
+
+def _sweep(cfg: ModelConfig, field: str, values: list[int]) -> pd.DataFrame:
+    try:
+        from albert_core.sweeps import sweep
+    except ImportError:
+        sweep = None
+    if sweep is not None:
+        return sweep(cfg, field, values)
+    rows = []
+    for v in values:
+        c = count_parameters(cfg.replace(**{field: v}))
+        rows.append(dict(value=v, embedding=c.embedding, all_layers=c.all_layers, pooler=c.pooler, total=c.total,
+                         embedding_pct=c.embedding_pct, layers_pct=c.layers_pct))
+    return pd.DataFrame(rows)
+
+
+SWEEP_VALUES = {
+    "vocab_size": [1000, 2000, 5000, 10000, 20000, 30000, 50000, 100000, 250000, 500000, 1000000],
+    "hidden_dim": [128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192],
+    "num_layers": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96],
+}
+
+
+def sweep_values(cfg: ModelConfig, field: str) -> list[int]:
+    """Values of the swept field that give a valid config (hidden_dim: multiples of the head count)."""
+    out = []
+    for v in SWEEP_VALUES[field]:
+        try:
+            cfg.replace(**_follow(cfg, field, v))
+        except ValueError:
+            continue
+        out.append(v)
+    return out
+
+
+def _follow(cfg: ModelConfig, field: str, v: int) -> dict:
+    """Fields that move with the swept one: bert's E tracks H, FFN stays 4H-style ratio, groups stay valid."""
+    ch: dict = {field: v}
+    if field == "hidden_dim":
+        ch["intermediate_dim"] = v * cfg.intermediate_dim // cfg.hidden_dim
+        ch["num_heads"] = max(1, v // cfg.head_dim) if v % max(1, v // cfg.head_dim) == 0 else cfg.num_heads
+        if cfg.family == "bert":
+            ch["embedding_dim"] = v
+    if field == "num_layers" and cfg.sharing != "none" and v % cfg.num_groups:
+        ch["num_groups"] = 1
+    return ch
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def share_sweep(cfgs: tuple[ModelConfig, ...], field: str) -> pd.DataFrame:
+    frames = []
+    for cfg in cfgs:
+        rows = []
+        for v in sweep_values(cfg, field):
+            c = count_parameters(cfg.replace(**_follow(cfg, field, v)))
+            rows.append(dict(config=cfg.name, value=v, embedding=c.embedding, all_layers=c.all_layers,
+                             total=c.total, embedding_pct=c.embedding_pct, layers_pct=c.layers_pct))
+        frames.append(pd.DataFrame(rows))
+    return pd.concat(frames, ignore_index=True)
+
+
+EMBEDDING_DIMS = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def factorization_sweep(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
+    """Each config made ALBERT-style at embedding_dim E in EMBEDDING_DIMS (E ≤ H)."""
+    rows = []
+    for cfg in cfgs:
+        for e in EMBEDDING_DIMS:
+            if e > cfg.hidden_dim:
+                continue
+            f = cfg.replace(family="albert", embedding_dim=e)
+            saved = factorization_savings(f)
+            emb = count_parameters(f).embedding
+            rows.append(dict(config=cfg.name, embedding_dim=e, embedding=emb, saved=saved,
+                             unfactorized=count_parameters(cfg.replace(family="bert",
+                                                                       embedding_dim=cfg.hidden_dim)).embedding))
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def sharing_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
+    rows = []
+    for cfg in cfgs:
+        for mode in SHARING_MODES:
+            c = count_parameters(cfg.replace(sharing=mode))
+            rows.append(dict(config=cfg.name, sharing=mode, embedding=c.embedding, all_layers=c.all_layers,
+                             total=c.total))
+    return pd.DataFrame(rows)
+
+
+def _module(name: str):
+    """An albert_core module written in parallel; None until it lands."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"albert_core.{name}")
+    except ImportError:
+        return None
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
+    """Parameters, shares, and memory at max_position 512 (batch 1, float32, eager, training)."""
+    t = params_table(cfgs)[["config", "family", "total", "embedding", "embedding_pct", "all_layers", "layers_pct"]]
+    t = t.copy()
+    training, activations = _module("training"), _module("activations")
+    if training is not None:
+        t["weights_fp32"] = [training.training_memory(c, batch_size=1, seq_len=512, precision="fp32",
+                                                      optimizer="adamw").weights for c in cfgs]
+    if activations is not None:
+        t["activations_512"] = [activations.activation_memory(c, batch_size=1, seq_len=512).total for c in cfgs]
+    return t

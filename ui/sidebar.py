@@ -1,0 +1,144 @@
+"""The shared sidebar: preset picker, every ModelConfig field, the comparison list, import/export, the link."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from albert_core.config import (
+    FAMILIES,
+    HIDDEN_ACTS,
+    MAX_DIM,
+    MAX_LAYERS,
+    MAX_NAME_LEN,
+    MAX_VOCAB,
+    SHARING_MODES,
+    ConfigError,
+)
+from albert_core.hf import from_hf_config, hf_expressible, to_hf_config
+from albert_core.presets import PRESETS
+
+from . import state
+
+MAX_UPLOAD_BYTES = 64 * 1024  # a config.json is a few hundred bytes
+
+# field -> (label, widget kind, min, max, step, help); help follows the source text's key parameters
+INT_FIELDS = {
+    "vocab_size": ("vocab_size (V)", 1, MAX_VOCAB, 1000, "Rows of the token embedding."),
+    "embedding_dim": ("embedding_dim (E)", 1, MAX_DIM, 16,
+                      "Width of the embeddings before the projection to hidden_dim. ALBERT uses 128; "
+                      "64-256 are reasonable. Must equal hidden_dim for family bert."),
+    "hidden_dim": ("hidden_dim (H)", 1, MAX_DIM, 64, "Width of the representations flowing through the layers."),
+    "num_layers": ("num_layers (L)", 1, MAX_LAYERS, 1,
+                   "How many times a layer is applied. With sharing, more layers cost no weights, "
+                   "only activation memory and compute."),
+    "num_heads": ("num_heads (A)", 1, MAX_DIM, 1, "Attention heads. Must divide hidden_dim."),
+    "intermediate_dim": ("intermediate_dim (I)", 1, MAX_DIM * 8, 256, "FFN inner width, typically 4 × hidden_dim."),
+    "max_position": ("max_position (P)", 1, MAX_DIM, 128, "Longest sequence: rows of the position embedding."),
+    "type_vocab_size": ("type_vocab_size", 1, MAX_DIM, 1, "Segment (token type) embedding rows."),
+    "num_groups": ("num_groups", 1, MAX_LAYERS, 1,
+                   "Layers are split evenly into this many groups, each owning its parameters "
+                   "(must divide num_layers; ignored for sharing none)."),
+    "inner_group_num": ("inner_group_num", 1, 1024, 1, "Distinct layers inside one group, all run at each step."),
+}
+FLOAT_FIELDS = {
+    "dropout": ("dropout", "Hidden dropout probability, usually 0.0-0.1."),
+    "attention_dropout": ("attention_dropout", "Dropout on the attention probabilities."),
+}
+CHOICE_FIELDS = {
+    "family": ("family", FAMILIES, "bert: V×H embedding. albert: factorized V×E + E×H."),
+    "sharing": ("sharing", SHARING_MODES, "Which sublayers the layers of a group share."),
+    "hidden_act": ("hidden_act", HIDDEN_ACTS, "FFN activation."),
+}
+
+
+def _field_widgets() -> None:
+    k = state.field_key
+    st.text_input("name", key=k("name"), max_chars=MAX_NAME_LEN, help="Shown in legends and tables.")
+    c1, c2 = st.columns(2)
+    for i, f in enumerate(("vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads",
+                           "intermediate_dim", "max_position")):
+        label, lo, hi, step, help_ = INT_FIELDS[f]
+        (c1 if i % 2 == 0 else c2).number_input(label, min_value=lo, max_value=hi, step=step, key=k(f), help=help_)
+    label, lo, hi, help_ = FLOAT_FIELDS["dropout"][0], 0.0, 0.99, FLOAT_FIELDS["dropout"][1]
+    c2.number_input(label, min_value=lo, max_value=hi, step=0.05, key=k("dropout"), help=help_)
+    for f in ("family", "sharing"):
+        label, options, help_ = CHOICE_FIELDS[f]
+        st.selectbox(label, options, key=k(f), help=help_)
+    with st.expander("More fields"):
+        for f in ("num_groups", "inner_group_num", "type_vocab_size"):
+            label, lo, hi, step, help_ = INT_FIELDS[f]
+            st.number_input(label, min_value=lo, max_value=hi, step=step, key=k(f), help=help_)
+        label, help_ = FLOAT_FIELDS["attention_dropout"]
+        st.number_input(label, min_value=0.0, max_value=0.99, step=0.05, key=k("attention_dropout"), help=help_)
+        label, options, help_ = CHOICE_FIELDS["hidden_act"]
+        st.selectbox(label, options, key=k("hidden_act"), help=help_)
+
+
+def _on_upload() -> None:
+    """Callback of the config.json uploader: parse with json.loads only, explain every problem."""
+    up = st.session_state.get("upload")
+    if up is None:
+        return
+    data = up.getvalue()
+    if len(data) > MAX_UPLOAD_BYTES:
+        state.notice("error", f"{up.name} is {len(data):,} bytes; a config.json must be at most "
+                              f"{MAX_UPLOAD_BYTES // 1024} KiB.")
+        return
+    try:
+        d = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        state.notice("error", f"{up.name} is not valid JSON: {e}")
+        return
+    try:
+        cfg = from_hf_config(d)
+    except ConfigError as e:
+        state.notice("error", f"{up.name} cannot be used: " + "; ".join(e.problems))
+        return
+    state.set_fields(cfg)
+    state.notice("success", f"Loaded {up.name} as '{cfg.name}'.")
+
+
+def render() -> None:
+    """Draw the sidebar and settle the sidebar config (errors explained, last valid config kept)."""
+    sb = st.sidebar
+    with sb:
+        st.header("Model")
+        st.selectbox("Preset", list(PRESETS), key="preset", on_change=state.on_preset_change,
+                     help="Start from a published configuration; every field below stays editable.")
+        with st.expander("Model fields", expanded=True):
+            _field_widgets()
+        cfg = state.read_fields()
+        err = state.st.session_state.get(state.ERROR)
+        if err is not None:
+            st.error("This config cannot be built: " + "; ".join(err.problems)
+                     + f". Showing the last valid config, '{cfg.name}'.")
+
+        st.header("Compare")
+        st.multiselect("Configs compared side by side", _compare_options(), key="compare",
+                       on_change=state.on_compare_change,
+                       help="Presets, and custom configs added with the button below.")
+        st.button("Add current config to comparison", on_click=state.add_current_to_compare,
+                  key="add_compare")
+
+        with st.expander("Import / export"):
+            st.file_uploader("Upload a Hugging Face config.json", type=["json"], key="upload",
+                             on_change=_on_upload, max_upload_size=1,
+                             help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type bert or albert.")
+            st.download_button("Download config.json", json.dumps(to_hf_config(cfg), indent=2),
+                               file_name="config.json", mime="application/json", on_click="ignore",
+                               key="download_config")
+            if not hf_expressible(cfg):
+                st.caption(f"Hugging Face cannot share only {cfg.sharing}: the file describes the unshared "
+                           "layout and keeps the real sharing mode under 'albert_explorer'.")
+    for level, text in state.pop_notices():
+        getattr(sb, level)(text)
+
+
+def _compare_options() -> list[str]:
+    ss = state.st.session_state
+    opts = list(PRESETS) + [n for n in ss.get(state.CUSTOM, {}) if n not in PRESETS]
+    # keep widget state consistent with the store (names removed from the options would raise)
+    ss["compare"] = [n for n in ss.get(state.COMPARE, []) if n in opts]
+    return opts

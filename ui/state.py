@@ -1,0 +1,178 @@
+"""The session's configuration store: the sidebar config, the compared configs, the page controls.
+
+Widget values live under widget keys ("preset", "f.<field>", "compare", "ctl.<name>"); Streamlit drops
+the key of a widget a page does not draw, so every value is also kept under a plain key ("_ae_*") and
+re-seeded from there when the widget is drawn again: controls keep their values across pages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
+from albert_core.presets import DEFAULT_PRESET, PRESETS
+from albert_core.share import CONTROLS, MAX_COMPARE, View, decode
+
+INIT = "_ae_init"  # the URL was read once for this session
+VALID = "_ae_valid"  # last valid sidebar config
+ERROR = "_ae_error"  # ConfigError of the sidebar fields, or None
+CUSTOM = "_ae_custom"  # name -> ModelConfig added to the comparison by the user
+COMPARE = "_ae_compare"  # names compared side by side, in order
+CONTROL_STORE = "_ae_controls"  # control name -> value
+URL_WARNINGS = "_ae_url_warnings"  # what the opened link got wrong
+NOTICES = "_ae_notices"  # (level, text) from callbacks, shown once
+
+
+def field_key(name: str) -> str:
+    return f"f.{name}"
+
+
+def init() -> None:
+    """Read the URL once per session; later runs keep what the user changed."""
+    ss = st.session_state
+    if ss.get(INIT):
+        return
+    view, warnings = decode(st.query_params.to_dict())
+    apply_view(view)
+    ss[URL_WARNINGS] = warnings
+    ss[NOTICES] = []
+    ss[INIT] = True
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    i = 2
+    while f"{name[:70]} #{i}" in taken:
+        i += 1
+    return f"{name[:70]} #{i}"
+
+
+def apply_view(view: View) -> None:
+    """Put a decoded view into the session (widget keys included)."""
+    ss = st.session_state
+    ss["preset"] = view.preset
+    set_fields(view.config)
+    custom: dict[str, ModelConfig] = {}
+    names: list[str] = []
+    for cfg in view.compare[:MAX_COMPARE]:
+        if cfg.name in PRESETS and PRESETS[cfg.name] == cfg:
+            if cfg.name not in names:
+                names.append(cfg.name)
+            continue
+        name = _unique(cfg.name, set(PRESETS) | set(custom))
+        custom[name] = cfg.replace(name=name)
+        names.append(name)
+    ss[CUSTOM] = custom
+    ss[COMPARE] = names
+    ss["compare"] = list(names)
+    ss[CONTROL_STORE] = {k: view.controls.get(k, c.default) for k, c in CONTROLS.items()}
+    for k in CONTROLS:
+        ss.pop(f"ctl.{k}", None)
+
+
+def set_fields(cfg: ModelConfig) -> None:
+    """Show cfg in the sidebar's field widgets and make it the valid config."""
+    ss = st.session_state
+    for f in FIELD_NAMES:
+        ss[field_key(f)] = getattr(cfg, f)
+    ss[VALID] = cfg
+    ss[ERROR] = None
+
+
+def on_preset_change() -> None:
+    set_fields(PRESETS[st.session_state["preset"]])
+
+
+def read_fields() -> ModelConfig:
+    """The config the field widgets describe; if invalid, remember the error and keep the last valid one."""
+    ss = st.session_state
+    raw = {f: ss.get(field_key(f), getattr(ss[VALID], f)) for f in FIELD_NAMES}
+    try:
+        cfg = ModelConfig(**raw)
+    except ConfigError as e:
+        ss[ERROR] = e
+        return ss[VALID]
+    ss[VALID] = cfg
+    ss[ERROR] = None
+    return cfg
+
+
+def config() -> ModelConfig:
+    """The sidebar config (last valid one)."""
+    return st.session_state[VALID]
+
+
+def preset() -> str:
+    return st.session_state.get("preset", DEFAULT_PRESET)
+
+
+def compare() -> list[ModelConfig]:
+    """Compared configs, in the order the user chose them."""
+    ss = st.session_state
+    custom = ss.get(CUSTOM, {})
+    return [PRESETS[n] if n in PRESETS else custom[n] for n in ss.get(COMPARE, []) if n in PRESETS or n in custom]
+
+
+def shown_configs() -> list[ModelConfig]:
+    """The sidebar config first, then the compared ones; names made unique for legends.
+
+    A preset edited in the sidebar keeps its fields but shows as "<preset> (edited)".
+    """
+    first = config()
+    if first.name in PRESETS and PRESETS[first.name] != first:
+        first = first.replace(name=f"{first.name[:70]} (edited)")
+    out = [first]
+    for cfg in compare():
+        if cfg == first or any(cfg == o for o in out):
+            continue
+        out.append(cfg.replace(name=_unique(cfg.name, {o.name for o in out})))
+    return out
+
+
+def add_current_to_compare() -> None:
+    """Button callback: snapshot the sidebar config into the comparison."""
+    ss = st.session_state
+    cfg = config()
+    names = list(ss.get(COMPARE, []))
+    if cfg.name in PRESETS and PRESETS[cfg.name] == cfg:
+        name = cfg.name
+    else:
+        custom = dict(ss.get(CUSTOM, {}))
+        existing = next((n for n, c in custom.items() if c.replace(name=n) == cfg.replace(name=n)), None)
+        name = existing or _unique(cfg.name if cfg.name not in PRESETS else f"{cfg.name[:70]} (custom)",
+                                   set(PRESETS) | set(custom))
+        custom[name] = cfg.replace(name=name)
+        ss[CUSTOM] = custom
+    if name not in names:
+        if len(names) >= MAX_COMPARE:
+            notice("warning", f"At most {MAX_COMPARE} configs can be compared; remove one first.")
+            return
+        names.append(name)
+    ss[COMPARE] = names
+    ss["compare"] = names
+
+
+def on_compare_change() -> None:
+    st.session_state[COMPARE] = list(st.session_state["compare"])
+
+
+def controls() -> dict[str, Any]:
+    return st.session_state[CONTROL_STORE]
+
+
+def view() -> View:
+    """The current view, as the URL encodes it."""
+    return View(config=config(), preset=preset(), compare=tuple(compare()), controls=dict(controls()))
+
+
+def notice(level: str, text: str) -> None:
+    st.session_state.setdefault(NOTICES, []).append((level, text))
+
+
+def pop_notices() -> list[tuple[str, str]]:
+    out = list(st.session_state.get(NOTICES, []))
+    st.session_state[NOTICES] = []
+    return out

@@ -1,0 +1,35 @@
+"""Tables for people (exact numbers with separators, plus 109.5M / 1.42 GiB columns) and their CSV downloads."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from albert_core.units import format_bytes, format_count, format_flops
+
+_FMT = {"count": format_count, "bytes": format_bytes, "flops": format_flops}
+
+
+def humanize(df: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+    """Add a readable column next to each exact one: {"total": "count"} adds "total (≈)" = "109.5M"."""
+    out = df.copy()
+    for col, kind in columns.items():
+        if col not in out:
+            continue
+        pos = out.columns.get_loc(col) + 1
+        out.insert(pos, f"{col} (≈)", [_FMT[kind](int(v)) if pd.notna(v) else "" for v in out[col]])
+    return out
+
+
+def show(df: pd.DataFrame, key: str, *, file_name: str, readable: dict[str, str] | None = None,
+         pct: tuple[str, ...] = ()) -> None:
+    """st.dataframe of df (readable columns added) and a CSV download of the exact numbers."""
+    shown = humanize(df, readable or {})
+    cfg = {c: st.column_config.NumberColumn(c, format="%.2f%%") for c in pct if c in shown}
+    st.dataframe(shown, key=key, hide_index=True, column_config=cfg)
+    csv_button(df, file_name, key=f"{key}_csv")
+
+
+def csv_button(df: pd.DataFrame, file_name: str, *, key: str) -> None:
+    st.download_button(f"Download {file_name}", df.to_csv(index=False).encode(), file_name=file_name,
+                       mime="text/csv", key=key, on_click="ignore")

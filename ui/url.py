@@ -1,0 +1,40 @@
+"""Keep the browser's query string equal to the view, and show a link that reproduces it."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from albert_core.share import encode
+
+from . import state
+
+
+def sync() -> dict[str, str]:
+    """Write the current view into st.query_params (only when it changed); return it."""
+    q = encode(state.view())
+    if st.query_params.to_dict() != q:
+        st.query_params.from_dict(q)
+    return q
+
+
+def link(q: dict[str, str]) -> str:
+    """The full URL of this page and view (relative when the browser's URL is unknown)."""
+    base = st.context.url or ""
+    return base + ("?" + urlencode(q, safe=",") if q else "")
+
+
+def show_link(where, q: dict[str, str]) -> None:
+    with where:
+        st.subheader("Share this view")
+        st.caption("Opening this link reproduces the configs and controls of this page.")
+        st.code(link(q), language=None, wrap_lines=True)
+
+
+def show_url_warnings() -> None:
+    """Problems in the link that opened the session: each names its key and what was used instead."""
+    warnings = st.session_state.get(state.URL_WARNINGS, [])
+    if warnings:
+        st.warning("Some values in the link were ignored:\n\n" + "\n".join(f"- {w}" for w in warnings))
+        st.session_state[state.URL_WARNINGS] = []
