@@ -178,7 +178,8 @@ def _config_from(fields_: Mapping[str, str], preset: str, where: str, warnings: 
     try:
         return base.replace(**kw)
     except ConfigError as e:
-        warnings.append(f"{where}config is not valid ({e}); using preset {preset} instead")
+        who = f"{where[:-1]}: the" if where else "The sidebar"
+        warnings.append(f"{who} config is not valid ({e}); using preset {preset} instead")
         return None
 
 

@@ -1,0 +1,199 @@
+"""albert_core.share: the URL scheme round-trips every view, and garbage gives warnings, never exceptions."""
+
+from urllib.parse import parse_qs, urlencode
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
+from albert_core.presets import DEFAULT_PRESET, PRESETS
+from albert_core.share import CONTROLS, DEFAULT_COMPARE, MAX_COMPARE, View, decode, encode
+
+NAMES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(
+    lambda s: s.strip())
+
+_CHANGES = {
+    "vocab_size": st.integers(1, 10**7),
+    "max_position": st.integers(1, 8192),
+    "type_vocab_size": st.integers(1, 16),
+    "intermediate_dim": st.integers(1, 20000),
+    "dropout": st.floats(0, 0.99, allow_nan=False),
+    "attention_dropout": st.floats(0, 0.99, allow_nan=False),
+    "sharing": st.sampled_from(("none", "attention", "ffn", "all")),
+    "hidden_act": st.sampled_from(("gelu", "relu", "gelu_new", "silu")),
+    "inner_group_num": st.integers(1, 4),
+}
+
+
+@st.composite
+def configs(draw):
+    base = PRESETS[draw(st.sampled_from(list(PRESETS)))]
+    changes = {k: draw(v) for k, v in _CHANGES.items() if draw(st.booleans())}
+    if draw(st.booleans()):
+        heads = draw(st.integers(1, 32))
+        head_dim = draw(st.integers(1, 128))
+        changes.update(num_heads=heads, hidden_dim=heads * head_dim)
+        changes["embedding_dim"] = heads * head_dim if base.family == "bert" else draw(st.integers(1, 512))
+    if draw(st.booleans()):
+        layers = draw(st.integers(1, 48))
+        changes.update(num_layers=layers, num_groups=draw(st.sampled_from([d for d in range(1, layers + 1)
+                                                                            if layers % d == 0])))
+    if draw(st.booleans()):
+        changes["name"] = draw(NAMES)
+    return base.replace(**changes)
+
+
+def control_values():
+    out = {}
+    for name, c in CONTROLS.items():
+        if c.kind == "int":
+            out[name] = st.integers(c.lo, c.hi)
+        elif c.kind == "bool":
+            out[name] = st.booleans()
+        else:
+            out[name] = st.sampled_from(c.choices)
+    return st.fixed_dictionaries(out)
+
+
+@st.composite
+def views(draw):
+    preset = draw(st.sampled_from(list(PRESETS)))
+    config = draw(configs()) if draw(st.booleans()) else PRESETS[preset]
+    compare = draw(st.lists(st.one_of(st.sampled_from(list(PRESETS.values())), configs()), max_size=MAX_COMPARE))
+    return View(config=config, preset=preset, compare=tuple(compare), controls=draw(control_values()))
+
+
+@settings(max_examples=150, deadline=None)
+@given(views())
+def test_encode_decode_round_trip(view):
+    q = encode(view)
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in q.items())
+    back, warnings = decode(q)
+    assert warnings == []
+    assert back == view
+
+
+@settings(max_examples=60, deadline=None)
+@given(views())
+def test_round_trip_through_a_real_query_string(view):
+    """urlencode -> parse_qs (what a browser and st.query_params do) loses nothing."""
+    text = urlencode(encode(view))
+    parsed = {k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()}
+    back, warnings = decode(parsed)
+    assert warnings == [] and back == view
+
+
+def test_default_view_is_an_empty_query():
+    assert encode(View()) == {}
+    view, warnings = decode({})
+    assert warnings == [] and view == View()
+    assert view.config == PRESETS[DEFAULT_PRESET]
+    assert [c.name for c in view.compare] == list(DEFAULT_COMPARE)
+
+
+def test_keys_are_model_config_fields_and_control_names():
+    cfg = PRESETS["bert-base"].replace(hidden_dim=1024, embedding_dim=1024, num_heads=16, name="wide")
+    custom = PRESETS["albert-base"].replace(name="deep", num_layers=48)
+    view = View(config=cfg, preset="bert-base", compare=(PRESETS["albert-xxlarge"], custom),
+                controls={**{k: c.default for k, c in CONTROLS.items()}, "seq_len": 1024, "dtype": "bfloat16"})
+    q = encode(view)
+    assert q == {"preset": "bert-base", "name": "wide", "embedding_dim": "1024", "hidden_dim": "1024",
+                 "num_heads": "16", "compare": "albert-xxlarge,c1", "c1.preset": "albert-base", "c1.name": "deep",
+                 "c1.num_layers": "48", "seq_len": "1024", "dtype": "bfloat16"}
+    assert set(q) - {"preset", "compare"} - {k for k in q if k.startswith("c1.")} <= set(FIELD_NAMES) | set(CONTROLS)
+
+
+GARBAGE = st.dictionaries(
+    st.one_of(st.sampled_from(list(FIELD_NAMES) + list(CONTROLS) + ["preset", "compare", "c1.hidden_dim", "c2.name",
+                                                                    "c1.preset", "c0.x", "c100.name", "x.y"]),
+              st.text(max_size=12)),
+    st.one_of(st.text(max_size=30), st.lists(st.text(max_size=10), max_size=3), st.text(min_size=190, max_size=260)),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(GARBAGE)
+def test_garbage_gives_warnings_never_exceptions(params):
+    view, warnings = decode(params)
+    assert isinstance(view.config, ModelConfig)
+    assert all(isinstance(c, ModelConfig) for c in view.compare) and len(view.compare) <= MAX_COMPARE
+    assert all(isinstance(w, str) and w for w in warnings)
+    for name, c in CONTROLS.items():  # every control holds an allowed value
+        v = view.controls[name]
+        assert (c.lo <= v <= c.hi) if c.kind == "int" else (v in (True, False)) if c.kind == "bool" else v in c.choices
+    # what decode accepted encodes again, and decodes to itself without warnings
+    again, w2 = decode(encode(view))
+    assert w2 == [] and again == view
+
+
+def _one(params):
+    view, warnings = decode(params)
+    assert len(warnings) == 1, warnings
+    return view, warnings[0]
+
+
+def test_bad_field_value_is_named_and_falls_back():
+    view, w = _one({"hidden_dim": "wide"})
+    assert "hidden_dim" in w and "'wide'" in w
+    assert view.config == PRESETS[DEFAULT_PRESET]
+
+
+def test_head_count_that_does_not_divide_is_explained():
+    view, w = _one({"num_heads": "7"})
+    assert "num_heads (7) must divide hidden_dim (768)" in w
+    assert view.config == PRESETS[DEFAULT_PRESET]
+
+
+def test_bad_field_keeps_the_good_ones():
+    view, warnings = decode({"vocab_size": "50000", "dropout": "nan"})
+    assert len(warnings) == 1 and "dropout" in warnings[0]
+    assert view.config.vocab_size == 50000 and view.config.dropout == PRESETS[DEFAULT_PRESET].dropout
+
+
+def test_unknown_preset():
+    view, w = _one({"preset": "gpt-5"})
+    assert "preset" in w and "'gpt-5'" in w and view.preset == DEFAULT_PRESET
+
+
+def test_unknown_key():
+    view, w = _one({"hiden_dim": "1024"})
+    assert "'hiden_dim'" in w and view == View()
+
+
+def test_bad_control_values():
+    for key, raw in (("seq_len", "0"), ("seq_len", "12abc"), ("batch_size", "-3"), ("dtype", "float8"),
+                     ("attention", "flash"), ("checkpointing", "maybe"), ("gpu", "toaster")):
+        view, w = _one({key: raw})
+        assert w.startswith(key) and view.controls[key] == CONTROLS[key].default
+
+
+def test_bad_compare_tokens_and_customs():
+    view, warnings = decode({"compare": "bert-base,nope,c3", "c1.hidden_dim": "100", "c2.sharing": "some"})
+    text = " | ".join(warnings)
+    assert "'nope'" in text and "'c3'" in text  # named tokens that exist nowhere
+    assert "c1: the config is not valid" in text and "must divide hidden_dim (100)" in text
+    assert "c2: the config is not valid" in text and "sharing must be one of" in text
+    names = [c.name for c in view.compare]
+    assert names[0] == "bert-base" and len(names) == 3  # bert-base, then c1 and c2 fallen back to their preset
+
+
+def test_too_long_and_repeated_values():
+    view, w = _one({"name": "x" * 500})
+    assert "too long" in w and view.config == PRESETS[DEFAULT_PRESET]
+    view, warnings = decode({"seq_len": ["128", "256"]})  # a repeated key: the last wins
+    assert warnings == [] and view.controls["seq_len"] == 256
+
+
+def test_too_many_compared_configs():
+    view, warnings = decode({"compare": ",".join(list(PRESETS) * 2)})
+    assert len(view.compare) == MAX_COMPARE and any("at most" in w for w in warnings)
+
+
+def test_every_decoded_config_is_valid():
+    view, _ = decode({"family": "bert", "embedding_dim": "128"})  # bert needs E == H
+    try:
+        ModelConfig(**view.config.to_dict())
+    except ConfigError:  # pragma: no cover - the assertion below reports it
+        raise AssertionError("decode returned an invalid config") from None
+    assert view.config == PRESETS[DEFAULT_PRESET]
