@@ -153,3 +153,19 @@ def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
     if activations is not None:
         t["activations_512"] = [activations.activation_memory(c, batch_size=1, seq_len=512).total for c in cfgs]
     return t
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def compute_table(cfgs: tuple[ModelConfig, ...], seq_len: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per config: stored parameters, forward and training FLOPs at seq_len (batch 1); and the breakdowns."""
+    from albert_core.flops import forward_flops, training_flops
+
+    rows, parts = [], []
+    for cfg in cfgs:
+        f = forward_flops(cfg, seq_len, 1)
+        rows.append(dict(config=cfg.name, params=count_parameters(cfg).total, forward_flops=f.total,
+                         training_flops=training_flops(cfg, seq_len, 1), layer_applications=cfg.layer_applications))
+        b = f.breakdown()
+        b.insert(0, "config", cfg.name)
+        parts.append(b)
+    return pd.DataFrame(rows), pd.concat(parts, ignore_index=True)

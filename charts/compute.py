@@ -1,0 +1,65 @@
+"""Compute charts: FLOPs against stored parameters, and where the FLOPs go."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .base import counts, flops, style
+from .colors import color_map
+
+FLOP_LABELS = {
+    "embedding_projection": "E→H projection",
+    "qkv": "Q, K, V projections",
+    "attention_scores": "attention scores (S²)",
+    "attention_values": "attention × V (S²)",
+    "attention_output": "attention output",
+    "ffn": "feed-forward",
+    "pooler": "pooler",
+}
+FLOP_COLORS = {
+    "embedding_projection": "#F2A541", "qkv": "#3D7DD8", "attention_scores": "#E4572E",
+    "attention_values": "#C0392B", "attention_output": "#17A589", "ffn": "#7D5BA6", "pooler": "#9AA5B1",
+}
+
+
+def flops_vs_params(df: pd.DataFrame, seq_len: int) -> go.Figure:
+    """One marker per config: stored parameters (x) against forward FLOPs of one sequence (y), log-log.
+
+    df: columns config, params, forward_flops, training_flops.
+    """
+    fig = go.Figure()
+    colors = color_map(df["config"])
+    for _, r in df.iterrows():
+        fig.add_scatter(
+            x=[int(r["params"])], y=[int(r["forward_flops"])], mode="markers+text", name=r["config"],
+            text=[r["config"]], textposition="top center", marker=dict(size=14, color=colors[r["config"]]),
+            customdata=[(counts([r["params"]])[0], flops([r["forward_flops"]])[0], int(r["training_flops"]),
+                         flops([r["training_flops"]])[0])],
+            hovertemplate="<b>%{text}</b><br>%{x:,} parameters (%{customdata[0]})<br>"
+                          f"forward, one sequence of {seq_len:,} tokens: %{{y:,}} FLOPs (%{{customdata[1]}})<br>"
+                          "training step: %{customdata[2]:,} FLOPs (%{customdata[3]})<extra></extra>",
+        )
+    return style(fig, x="stored parameters (log scale)", y=f"forward FLOPs per {seq_len:,}-token sequence (log scale)",
+                 log_x=True, log_y=True)
+
+
+def flops_breakdown(df: pd.DataFrame, seq_len: int) -> go.Figure:
+    """Stacked bars of forward FLOPs by component per config.
+
+    df: columns config, component, flops, pct (FlopCount.breakdown() of each config, stacked).
+    """
+    fig = go.Figure()
+    order = list(dict.fromkeys(df["config"]))
+    for comp, label in FLOP_LABELS.items():
+        d = df[df["component"] == comp].set_index("config").reindex(order)
+        if d["flops"].isna().all():
+            continue
+        fig.add_bar(
+            name=label, x=order, y=[int(v) for v in d["flops"]], marker_color=FLOP_COLORS[comp],
+            customdata=list(zip(flops(d["flops"]), d["pct"], strict=True)),
+            hovertemplate="<b>%{x}</b><br>" + label
+            + ": %{y:,} FLOPs (%{customdata[0]})<br>%{customdata[1]:.1f}% of the forward<extra></extra>",
+        )
+    fig.update_layout(barmode="stack")
+    return style(fig, x="config", y=f"forward FLOPs per {seq_len:,}-token sequence")
