@@ -8,8 +8,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from albert_core.config import SHARING_MODES, ModelConfig
-from albert_core.params import count_parameters, factorization_savings
+from albert_core.config import ModelConfig
+from albert_core.params import count_parameters
 
 COMPONENTS = ("embedding", "layers", "pooler")
 
@@ -38,21 +38,6 @@ def params_long(table: pd.DataFrame) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=64)
 def breakdown(cfg: ModelConfig) -> pd.DataFrame:
     return count_parameters(cfg).breakdown()
-
-
-def _sweep(cfg: ModelConfig, field: str, values: list[int]) -> pd.DataFrame:
-    try:
-        from albert_core.sweeps import sweep
-    except ImportError:
-        sweep = None
-    if sweep is not None:
-        return sweep(cfg, field, values)
-    rows = []
-    for v in values:
-        c = count_parameters(cfg.replace(**{field: v}))
-        rows.append(dict(value=v, embedding=c.embedding, all_layers=c.all_layers, pooler=c.pooler, total=c.total,
-                         embedding_pct=c.embedding_pct, layers_pct=c.layers_pct))
-    return pd.DataFrame(rows)
 
 
 SWEEP_VALUES = {
@@ -105,31 +90,39 @@ EMBEDDING_DIMS = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def factorization_sweep(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
-    """Each config made ALBERT-style at embedding_dim E in EMBEDDING_DIMS (E ≤ H)."""
-    rows = []
+    """Each config made ALBERT-style at embedding_dim E in EMBEDDING_DIMS (E ≤ H): albert_core.sweeps."""
+    from albert_core.sweeps import embedding_sweep
+
+    frames = []
     for cfg in cfgs:
-        for e in EMBEDDING_DIMS:
-            if e > cfg.hidden_dim:
-                continue
-            f = cfg.replace(family="albert", embedding_dim=e)
-            saved = factorization_savings(f)
-            emb = count_parameters(f).embedding
-            rows.append(dict(config=cfg.name, embedding_dim=e, embedding=emb, saved=saved,
-                             unfactorized=count_parameters(cfg.replace(family="bert",
-                                                                       embedding_dim=cfg.hidden_dim)).embedding))
-    return pd.DataFrame(rows)
+        df = embedding_sweep(cfg, [e for e in EMBEDDING_DIMS if e <= cfg.hidden_dim])
+        df = df[df["valid"]]
+        frames.append(pd.DataFrame({
+            "config": cfg.name, "embedding_dim": [int(v) for v in df["embedding_dim"]],
+            "embedding": [int(v) for v in df["embedding"]],
+            "saved": [int(v) for v in df["factorization_savings"]],
+            "unfactorized": [int(v) for v in df["unfactorized_embedding"]],
+            "savings_pct": list(df["savings_pct"]),
+        }))
+    return pd.concat(frames, ignore_index=True)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def sharing_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
-    rows = []
-    for cfg in cfgs:
-        for mode in SHARING_MODES:
-            c = count_parameters(cfg.replace(sharing=mode))
-            rows.append(dict(config=cfg.name, sharing=mode, embedding=c.embedding, all_layers=c.all_layers,
-                             total=c.total))
-    return pd.DataFrame(rows)
+    """Each config under the four sharing modes: albert_core.sweeps.sharing_sweep."""
+    from albert_core.sweeps import sharing_sweep
 
+    frames = []
+    for cfg in cfgs:
+        df = sharing_sweep(cfg)
+        df = df[df["valid"]]
+        frames.append(pd.DataFrame({
+            "config": cfg.name, "sharing": list(df["sharing"]),
+            "embedding": [int(v) for v in df["embedding"]], "all_layers": [int(v) for v in df["all_layers"]],
+            "total": [int(v) for v in df["total"]], "saved_vs_none": [int(v) for v in df["saved_vs_none"]],
+            "saved_pct": list(df["saved_pct"]),
+        }))
+    return pd.concat(frames, ignore_index=True)
 
 def _module(name: str):
     """An albert_core module written in parallel; None until it lands."""
