@@ -1,0 +1,237 @@
+"""Parameter counts over many configs at once: tidy DataFrames for charts and tables.
+
+`sweep(base, field, values)` varies one ModelConfig field, `grid(base, **fields)` several (every
+combination); `sharing_sweep` compares the sharing modes and `embedding_sweep` ALBERT's factorized
+embedding. Integer fields are counted with numpy, vectorized (10,000 configs in a few ms), with the
+same formulas as albert_core.params.parameter_groups; a test checks every row against
+count_parameters. Exact: int64 only when the largest possible count stays below 2**62, else
+Python ints in object columns. A combination that is not a valid config (e.g. num_heads not
+dividing a swept hidden_dim) is kept as a row with valid=False, the reason in `error` and no
+counts, so a chart can show the gap instead of the whole sweep failing. For family "bert",
+sweeping hidden_dim (without embedding_dim) moves embedding_dim with it, as BERT has no separate E.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+from .config import (
+    _INT_FIELDS,
+    FAMILIES,
+    FIELD_NAMES,
+    HIDDEN_ACTS,
+    MAX_DIM,
+    MAX_LAYERS,
+    MAX_NAME_LEN,
+    MAX_VOCAB,
+    SHARING_MODES,
+    ModelConfig,
+    coerce_field,
+    validate,
+)
+from .params import count_parameters
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+# upper bounds of config.validate, per integer field
+_MAX = {"vocab_size": MAX_VOCAB, "embedding_dim": MAX_DIM, "hidden_dim": MAX_DIM, "num_layers": MAX_LAYERS,
+        "num_heads": MAX_DIM, "intermediate_dim": MAX_DIM * 8, "max_position": MAX_DIM, "type_vocab_size": MAX_DIM,
+        "num_groups": MAX_LAYERS, "inner_group_num": 1024}
+INT64_SAFE = 1 << 62  # counts at or above this switch to exact Python ints
+COUNT_COLUMNS = ("embedding", "per_layer", "all_layers", "pooler", "heads", "total")
+PCT_COLUMNS = ("embedding_pct", "layers_pct")
+
+
+def sweep(base: ModelConfig, field: str, values: Iterable[Any], *, heads: bool = False) -> pd.DataFrame:
+    """One row per value of `field` (others as in `base`): the field, valid, error, the ParameterCount fields."""
+    return grid(base, heads=heads, **{field: values})
+
+
+def grid(base: ModelConfig, *, heads: bool = False, **fields: Iterable[Any]) -> pd.DataFrame:
+    """One row per combination of the given field values (the first field varies slowest)."""
+    import pandas as pd
+
+    if not fields:
+        raise ValueError("give at least one field to sweep, e.g. hidden_dim=[256, 512, 768]")
+    for f in fields:
+        if f not in FIELD_NAMES:
+            raise ValueError(f"unknown field '{f}': choose one of {', '.join(FIELD_NAMES)}")
+    numeric = [f for f in fields if f in _INT_FIELDS]  # vectorized
+    other = [f for f in fields if f not in _INT_FIELDS]  # text and float fields: few values, an outer loop
+    cols = {f: _coerced(f, fields[f]) for f in numeric}
+    other_vals = [_coerced(f, fields[f]) for f in other]
+    frames = []
+    for combo in itertools.product(*(zip(*ov, strict=True) for ov in other_vals)):
+        scalars = {f: v for f, (v, _, _) in zip(other, combo, strict=True)}
+        shown = {f: s for f, (_, s, _) in zip(other, combo, strict=True)}
+        errors = [e for _, _, e in combo if e]
+        if errors:  # a text/float value that is not even of the right type: report it, count nothing
+            scalars = {}
+        frames.append(_block(base.to_dict() | scalars, shown, errors, numeric, cols, heads))
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return df[["name", *fields, "valid", "error", *COUNT_COLUMNS, *PCT_COLUMNS]]
+
+
+def _coerced(field: str, values: Iterable[Any]) -> tuple[list | np.ndarray, list | np.ndarray, list | None]:
+    """(values to compute with, values to show, per-value coercion error or None) for one field."""
+    import numpy as np
+
+    arr = values if isinstance(values, np.ndarray) else None
+    if arr is None and isinstance(values, range):
+        arr = np.arange(values.start, values.stop, values.step, dtype=np.int64) if len(values) else None
+    if field in _INT_FIELDS and arr is not None and arr.dtype.kind == "i" and arr.ndim == 1:
+        return arr, arr, None  # the fast path: already whole numbers
+    vals = list(arr.tolist() if arr is not None else values)
+    if not vals:
+        raise ValueError(f"no values given for {field}")
+    out, errs = [], []
+    for v in vals:
+        try:
+            out.append(coerce_field(field, v))
+            errs.append(None)
+        except ValueError as e:
+            out.append(1 if field in _INT_FIELDS else v)  # placeholder; the row is invalid
+            errs.append(str(e))
+    if field in _INT_FIELDS:
+        return np.array(out, dtype=object), np.array(vals, dtype=object), errs
+    return out, vals, errs
+
+
+def _valid(v: dict[str, Any]) -> Any:
+    """config.validate's rules, vectorized over the numpy arrays in v (scalars broadcast)."""
+    import numpy as np
+
+    ok = np.bool_(True)
+    for f, hi in _MAX.items():
+        ok = ok & (v[f] >= 1) & (v[f] <= hi)
+    for f in ("dropout", "attention_dropout"):
+        ok = ok & bool(0.0 <= v[f] < 1.0)
+    ok = ok & bool(v["family"] in FAMILIES and v["sharing"] in SHARING_MODES and v["hidden_act"] in HIDDEN_ACTS)
+    ok = ok & bool(len(v["name"]) <= MAX_NAME_LEN and v["name"].strip())
+    return ok
+
+
+def _block(d: dict[str, Any], shown: dict[str, Any], errors: list[str], numeric: list[str], cols: dict,
+           heads: bool) -> pd.DataFrame:
+    """Rows for one combination of the text/float fields; every numeric combination vectorized."""
+    import numpy as np
+    import pandas as pd
+
+    sizes = [len(cols[f][0]) for f in numeric]
+    idx = np.indices(sizes).reshape(len(numeric), -1) if numeric else np.zeros((0, 1), dtype=np.int64)
+    n = idx.shape[1]
+    raw = {f: cols[f][0][idx[i]] for i, f in enumerate(numeric)}  # coerced values, object or int64
+    if d["family"] == "bert" and "hidden_dim" in raw and "embedding_dim" not in raw:
+        raw["embedding_dim"] = raw["hidden_dim"]  # BERT has no separate E: its embeddings are H wide
+    ok = np.full(n, not errors)
+    for i, f in enumerate(numeric):
+        if cols[f][2] is not None:
+            ok &= ~np.array([e is not None for e in cols[f][2]])[idx[i]]
+    ok &= np.broadcast_to(_valid({**d, **raw}), (n,))
+    safe = {f: np.where(ok, raw[f], 1).astype(np.int64) for f in raw}  # valid values fit easily
+    v = {**d, **safe}
+    # the cross-field rules, which _valid leaves out
+    ok &= np.broadcast_to(v["hidden_dim"] % v["num_heads"] == 0, (n,))
+    if d["family"] == "bert":
+        ok &= np.broadcast_to(v["embedding_dim"] == v["hidden_dim"], (n,))
+    if d["sharing"] != "none":
+        ok &= np.broadcast_to((v["num_groups"] <= v["num_layers"]) & (v["num_layers"] % v["num_groups"] == 0), (n,))
+    v = {**d, **{f: np.where(ok, safe[f], 1) for f in raw}}
+    # exact: int64 unless the count at every field's largest value (all terms grow with every field) reaches 2**62
+    top = {**d, **{f: int(v[f].max()) for f in raw}}
+    big = _total(top, d, heads)["total"] >= INT64_SAFE
+    if big:
+        v = {**d, **{f: v[f].astype(object) for f in raw}}
+    counts = _total(v, d, heads)
+    out: dict[str, Any] = {"name": d["name"]}
+    for i, f in enumerate(numeric):
+        out[f] = cols[f][1][idx[i]]
+    for f, shown_value in shown.items():
+        out[f] = shown_value
+    out["valid"] = ok
+    err = np.full(n, None, dtype=object)
+    for j in np.flatnonzero(~ok):  # the reasons, in config.validate's own words
+        msgs = list(errors)
+        for i, f in enumerate(numeric):
+            if cols[f][2] is not None and cols[f][2][idx[i][j]]:
+                msgs.append(cols[f][2][idx[i][j]])
+        if not msgs:
+            msgs = validate(SimpleNamespace(**{**d, **{f: _py(raw[f][j]) for f in raw}}))
+        err[j] = "; ".join(msgs)
+    out["error"] = err
+    df = pd.DataFrame(out, index=pd.RangeIndex(n))
+    for c in COUNT_COLUMNS:
+        a = np.broadcast_to(np.asarray(counts[c], dtype=object if big else np.int64), (n,))
+        if big:
+            df[c] = pd.Series(np.where(ok, a, None), dtype=object)
+        else:
+            df[c] = pd.arrays.IntegerArray(np.ascontiguousarray(a), ~ok)
+    tot = np.broadcast_to(np.asarray(counts["total"], dtype=object if big else np.int64), (n,)).astype(float)
+    for c, part in (("embedding_pct", "embedding"), ("layers_pct", "all_layers")):
+        p = np.broadcast_to(np.asarray(counts[part], dtype=object if big else np.int64), (n,)).astype(float)
+        df[c] = np.where(ok, 100 * p / tot, np.nan)
+    return df
+
+
+def _py(x: Any) -> Any:
+    return x.item() if hasattr(x, "item") else x
+
+
+def _total(v: dict[str, Any], d: dict[str, Any], heads: bool) -> dict[str, Any]:
+    """The ParameterCount fields from (array or scalar) field values; params.parameter_groups' formulas."""
+    V, E, H, L, I = v["vocab_size"], v["embedding_dim"], v["hidden_dim"], v["num_layers"], v["intermediate_dim"]
+    P, T, G, K = v["max_position"], v["type_vocab_size"], v["num_groups"], v["inner_group_num"]
+    factorized = d["family"] == "albert"
+    emb = V * E + P * E + T * E + 2 * E + ((E * H + H) if factorized else 0)  # ALBERT Sec. 3.1
+    att = 4 * (H * H + H) + 2 * H  # query, key, value, dense + LayerNorm
+    ffn = (H * I + I) + (I * H + H) + 2 * H  # two Linear + LayerNorm
+    sharing = d["sharing"]
+    n_att = (G if sharing in ("all", "attention") else L) * K  # params.stored_copies
+    n_ffn = (G if sharing in ("all", "ffn") else L) * K
+    all_layers = n_att * att + n_ffn * ffn
+    pooler = H * H + H
+    if heads:
+        transform = (H * E + E) + 2 * E if factorized else (H * H + H) + 2 * H
+        head = transform + V + (2 * H + 2)  # MLM transform, decoder bias (weight tied), NSP/SOP
+    else:
+        head = 0 * H
+    return {"embedding": emb, "per_layer": att + ffn, "all_layers": all_layers, "pooler": pooler,
+            "heads": head, "total": emb + all_layers + pooler + head}
+
+
+def sharing_sweep(base: ModelConfig, num_groups: Iterable[int] | None = None, *, heads: bool = False) -> pd.DataFrame:
+    """Every sharing mode (× num_groups when given), with what each saves against no sharing."""
+    groups = list(num_groups) if num_groups is not None else [base.num_groups]
+    df = grid(base, heads=heads, sharing=list(SHARING_MODES), num_groups=groups)
+    unshared = count_parameters(base.replace(sharing="none", num_groups=1), heads=heads).total
+    return _with_savings(df, unshared, "saved_vs_none")
+
+
+def embedding_sweep(base: ModelConfig, values: Iterable[int], *, heads: bool = False) -> pd.DataFrame:
+    """ALBERT's factorized embedding at each E against BERT's unfactorized V×H table (ALBERT Sec. 3.1).
+
+    factorization_savings = embedding of the same config as BERT (E = H) − embedding at E; negative
+    when E = H, where the E→H projection is pure cost.
+    """
+    albert = base if base.factorized else base.replace(family="albert")
+    df = sweep(albert, "embedding_dim", values, heads=heads)
+    unfactorized = count_parameters(albert.replace(family="bert", embedding_dim=albert.hidden_dim)).embedding
+    df["unfactorized_embedding"] = unfactorized
+    df = _with_savings(df, unfactorized, "factorization_savings", column="embedding")
+    return df
+
+
+def _with_savings(df: pd.DataFrame, reference: int, name: str, column: str = "total") -> pd.DataFrame:
+    """Add reference − df[column] (exact, object column; missing for invalid rows) and its share of reference."""
+    import pandas as pd
+
+    saved = [reference - int(x) if ok else None for x, ok in zip(df[column], df["valid"], strict=True)]
+    df[name] = pd.Series(saved, dtype=object, index=df.index)
+    df[name.replace("saved_vs_none", "saved") + "_pct"] = [
+        100 * s / reference if s is not None else float("nan") for s in saved]
+    return df
