@@ -1,4 +1,51 @@
+"""Memory: what activations and training cost as sequences grow, and where each config stops fitting."""
+
 import streamlit as st
 
-st.title("memory")
-st.info("Coming soon.")
+from charts import memory as charts
+from ui import controls, data, state, tables
+
+cfgs = tuple(state.shown_configs())
+cfg = cfgs[0]
+st.title("What memory still costs")
+st.markdown(
+    "Sharing shrinks the weights, not the activations: every layer application keeps its own inputs for "
+    "backward, and the attention scores and probabilities grow with **seq_len²**. Activations are counted "
+    "as the bytes PyTorch saves for backward in one training-mode forward (CUDA kernels), for sequences as "
+    "long as max_position."
+)
+
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    batch = controls.number("batch_size", "Batch size (sequences)")
+with c2:
+    seq_max = controls.number("seq_max", "Longest sequence on the charts", step=512)
+with c3:
+    dtype = controls.select("dtype", "dtype", help="mixed_*: autocast with float32 weights.")
+with c4:
+    attention = controls.select("attention", "Attention", help="eager materializes the S×S scores; sdpa (flash / "
+                                "memory-efficient kernels) does not.")
+c5, c6, c7 = st.columns(3)
+with c5:
+    training = controls.toggle("training", "Training (keep activations for backward)")
+with c6:
+    checkpointing = controls.toggle("checkpointing", "Gradient checkpointing",
+                                    help="Keep only each layer's input; recompute the rest in backward.")
+with c7:
+    scale = controls.radio("scale", "Axis scale")
+if checkpointing and not training:
+    st.warning("Gradient checkpointing only applies to training; showing it off.")
+    checkpointing = False
+
+seqs = tuple(data.seq_points(seq_max))
+log = scale == "log"
+st.header("Activation memory against max_position")
+act = data.activation_table(cfgs, seqs, batch, dtype, attention, training, checkpointing)
+st.plotly_chart(charts.activation_vs_seq(act, log=log), key="memory_activations", width="stretch")
+tables.csv_button(act, "activation-memory.csv", key="activation_csv")
+
+if training:
+    st.subheader(f"{cfg.name}: eager against sdpa, with and without checkpointing")
+    var = data.variant_table(cfg, seqs, batch, dtype)
+    st.plotly_chart(charts.variants(var, cfg.name, log=log), key="memory_variants", width="stretch")
+    tables.csv_button(var, "activation-variants.csv", key="variants_csv")

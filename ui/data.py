@@ -162,3 +162,46 @@ def compute_table(cfgs: tuple[ModelConfig, ...], seq_len: int) -> tuple[pd.DataF
         b.insert(0, "config", cfg.name)
         parts.append(b)
     return pd.DataFrame(rows), pd.concat(parts, ignore_index=True)
+
+
+def seq_points(seq_max: int, lo: int = 128) -> list[int]:
+    """Sequence lengths for the memory sweeps: 128, 192, 256, 384, 512, ... up to seq_max (included)."""
+    out, s = [], lo
+    while s < seq_max:
+        out.append(s)
+        if s * 3 // 2 < seq_max:
+            out.append(s * 3 // 2)
+        s *= 2
+    return out + [seq_max]
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def activation_table(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], batch_size: int, dtype: str,
+                     attention: str, training: bool, checkpointing: bool) -> pd.DataFrame:
+    """Activation memory of each config at max_position = seq_len = S: rows (config, seq_len, part, bytes)."""
+    from albert_core.activations import activation_memory
+
+    rows = []
+    for cfg in cfgs:
+        for s in seq_lens:
+            a = activation_memory(cfg.replace(max_position=s), batch_size=batch_size, seq_len=s, dtype=dtype,
+                                  attention=attention, training=training, checkpointing=checkpointing)
+            rows += [dict(config=cfg.name, seq_len=s, part="quadratic", bytes=a.quadratic),
+                     dict(config=cfg.name, seq_len=s, part="linear", bytes=a.linear)]
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def variant_table(cfg: ModelConfig, seq_lens: tuple[int, ...], batch_size: int, dtype: str) -> pd.DataFrame:
+    """Training activation memory of one config: eager / sdpa, with and without checkpointing."""
+    from albert_core.activations import activation_memory
+
+    rows = []
+    for attention in ("eager", "sdpa"):
+        for ckpt in (False, True):
+            label = f"{attention}, {dtype}" + (", checkpointing" if ckpt else "")
+            for s in seq_lens:
+                a = activation_memory(cfg.replace(max_position=s), batch_size=batch_size, seq_len=s, dtype=dtype,
+                                      attention=attention, checkpointing=ckpt)
+                rows.append(dict(variant=label, seq_len=s, bytes=a.total))
+    return pd.DataFrame(rows)
