@@ -1,0 +1,5 @@
+"""python -m albert_core: see albert_core.cli."""
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,142 @@
+"""Command line: `python -m albert_core params --preset albert-base` prints where the parameters are.
+
+    python -m albert_core params --preset bert-base [--heads] [--json]
+    python -m albert_core params --config config.json     # ours (ModelConfig fields) or a HF config.json
+    python -m albert_core flops --preset albert-xxlarge --seq-len 512 [--batch-size 8] [--json]
+
+Bad input (unknown preset, unreadable or malformed JSON, invalid config) prints one clear message on
+stderr and exits with status 2, never a traceback. No torch here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .config import ConfigError, ModelConfig
+from .flops import forward_flops, training_flops
+from .hf import from_hf_config
+from .params import count_parameters
+from .presets import DEFAULT_PRESET, PRESETS
+from .units import format_count, format_flops
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A problem with the user's input; main() prints it and exits 2."""
+
+
+def load_config(args: argparse.Namespace) -> ModelConfig:
+    if args.config is None:
+        return PRESETS[args.preset or DEFAULT_PRESET]
+    try:
+        with open(args.config, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as e:
+        raise CliError(f"cannot read {args.config}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{args.config} is not UTF-8 text; give a JSON config file") from None
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CliError(f"{args.config} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+    if not isinstance(d, dict):
+        raise CliError(f"{args.config} must hold a JSON object of config fields, got {type(d).__name__}")
+    try:
+        # a Hugging Face config.json names its model_type; ours holds ModelConfig fields
+        return from_hf_config(d) if "model_type" in d else ModelConfig.from_dict(d)
+    except ConfigError as e:
+        raise CliError(f"invalid config in {args.config}: {e}") from None
+
+
+def _pct(part: int, total: int) -> str:
+    return f"{100 * part / total:5.1f}%" if total else "  -  "
+
+
+def params_text(cfg: ModelConfig, heads: bool) -> str:
+    c = count_parameters(cfg, heads=heads)
+    rows = [("module", "shape", "copies", "params", "exact", "share")]
+    for g in c.groups:
+        rows.append((g.module, g.shape, str(g.copies), format_count(g.params), f"{g.params:,}", _pct(g.params, c.total)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    right = {2, 3, 4, 5}
+    lines = [f"{cfg.name}: {cfg.family}, V={cfg.vocab_size:,} E={cfg.embedding_dim:,} H={cfg.hidden_dim:,} "
+             f"L={cfg.num_layers:,} A={cfg.num_heads:,} I={cfg.intermediate_dim:,}, sharing={cfg.sharing} "
+             f"(groups={cfg.num_groups}, inner={cfg.inner_group_num})", ""]
+    for k, r in enumerate(rows):
+        lines.append("  ".join(x.rjust(w) if i in right else x.ljust(w) for i, (x, w) in enumerate(zip(r, widths, strict=True))))
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines.append("")
+    parts = [("embedding", c.embedding), ("layers", c.all_layers), ("pooler", c.pooler)]
+    if heads:
+        parts.append(("heads", c.heads))
+    for name, n in parts:
+        lines.append(f"{name:<10} {format_count(n):>8}  {n:>20,}  {_pct(n, c.total)}")
+    lines.append(f"{'total':<10} {format_count(c.total):>8}  {c.total:>20,}  100.0%")
+    lines.append(f"one layer: {c.per_layer:,} parameters; {cfg.layer_applications:,} layer applications")
+    return "\n".join(lines)
+
+
+def params_json(cfg: ModelConfig, heads: bool) -> dict[str, Any]:
+    c = count_parameters(cfg, heads=heads)
+    return {
+        "config": cfg.to_dict(),
+        "embedding": c.embedding, "per_layer": c.per_layer, "all_layers": c.all_layers, "pooler": c.pooler,
+        "heads": c.heads, "total": c.total, "embedding_pct": c.embedding_pct, "layers_pct": c.layers_pct,
+        "groups": [{**g._asdict(), "params": g.params} for g in c.groups],
+    }
+
+
+def flops_text(cfg: ModelConfig, seq_len: int, batch_size: int) -> str:
+    f = forward_flops(cfg, seq_len, batch_size)
+    lines = [f"{cfg.name}: forward over {batch_size} × {seq_len} tokens, matmul FLOPs (2 per multiply-add)", ""]
+    for name in ("embedding_projection", "qkv", "attention_scores", "attention_values", "attention_output", "ffn",
+                 "pooler"):
+        n = getattr(f, name)
+        lines.append(f"{name:<22} {format_flops(n):>14}  {n:>28,}  {_pct(n, f.total)}")
+    lines.append(f"{'forward':<22} {format_flops(f.total):>14}  {f.total:>28,}")
+    t = training_flops(cfg, seq_len, batch_size)
+    lines.append(f"{'training (3× forward)':<22} {format_flops(t):>14}  {t:>28,}")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m albert_core", description="Where BERT/ALBERT parameters and FLOPs go.")
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, help_ in (("params", "parameter breakdown"), ("flops", "forward and training FLOPs")):
+        s = sub.add_parser(name, help=help_)
+        src = s.add_mutually_exclusive_group()
+        src.add_argument("--preset", choices=sorted(PRESETS), help=f"a published config (default {DEFAULT_PRESET})")
+        src.add_argument("--config", metavar="FILE", help="a JSON file: ModelConfig fields or a HF config.json")
+        s.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        if name == "params":
+            s.add_argument("--heads", action="store_true", help="include the MLM and NSP/SOP pretraining heads")
+        else:
+            s.add_argument("--seq-len", type=int, default=512, help="tokens per sequence (default 512)")
+            s.add_argument("--batch-size", type=int, default=1, help="sequences (default 1)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)  # usage errors: argparse prints them and exits 2
+    try:
+        cfg = load_config(args)
+        if args.command == "params":
+            out = json.dumps(params_json(cfg, args.heads), indent=2) if args.json else params_text(cfg, args.heads)
+        else:
+            f = forward_flops(cfg, args.seq_len, args.batch_size)
+            if args.json:
+                d = {k: getattr(f, k) for k in f.__dataclass_fields__}
+                d.update(total=f.total, training=training_flops(cfg, args.seq_len, args.batch_size))
+                out = json.dumps({"config": cfg.to_dict(), **d}, indent=2)
+            else:
+                out = flops_text(cfg, args.seq_len, args.batch_size)
+    except (CliError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(out)
+    return 0

@@ -1,0 +1,105 @@
+"""`python -m albert_core`: tables, JSON, and clean failures (exit 2, one message, no traceback)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from albert_core.flops import forward_flops, training_flops
+from albert_core.hf import to_hf_config
+from albert_core.params import count_parameters
+from albert_core.presets import PRESETS
+from albert_core.units import format_count
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "albert_core", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60)
+
+
+@pytest.mark.parametrize("preset", ["albert-base", "bert-base"])
+def test_params_table(preset):
+    r = run("params", "--preset", preset)
+    assert r.returncode == 0 and r.stderr == ""
+    c = count_parameters(PRESETS[preset])
+    assert f"{c.total:,}" in r.stdout and format_count(c.total) in r.stdout
+    assert f"{c.embedding:,}" in r.stdout and f"{c.embedding_pct:5.1f}%" in r.stdout
+    assert "word_embeddings" in r.stdout and "pooler.dense" in r.stdout
+    assert ("embedding_hidden_mapping_in" in r.stdout) == PRESETS[preset].factorized
+
+
+def test_params_heads_and_json():
+    r = run("params", "--preset", "albert-xxlarge", "--heads", "--json")
+    assert r.returncode == 0
+    d = json.loads(r.stdout)
+    c = count_parameters(PRESETS["albert-xxlarge"], heads=True)
+    assert d["total"] == c.total and d["heads"] == c.heads > 0
+    assert sum(g["params"] for g in d["groups"]) == c.total
+    assert d["config"] == PRESETS["albert-xxlarge"].to_dict()
+
+
+def test_config_files_ours_and_hf(tmp_path):
+    cfg = PRESETS["albert-large"].replace(name="mine", sharing="ffn", num_groups=4, embedding_dim=64)
+    ours = tmp_path / "ours.json"
+    ours.write_text(json.dumps(cfg.to_dict()))
+    hf = tmp_path / "config.json"
+    hf.write_text(json.dumps(to_hf_config(cfg)))
+    for path in (ours, hf):
+        r = run("params", "--config", str(path), "--json")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["total"] == count_parameters(cfg).total
+
+
+def test_flops():
+    r = run("flops", "--preset", "albert-xxlarge", "--seq-len", "128", "--batch-size", "4", "--json")
+    assert r.returncode == 0
+    d = json.loads(r.stdout)
+    assert d["total"] == forward_flops(PRESETS["albert-xxlarge"], 128, 4).total
+    assert d["training"] == training_flops(PRESETS["albert-xxlarge"], 128, 4)
+    r = run("flops", "--preset", "bert-base")
+    assert r.returncode == 0 and "attention_scores" in r.stdout
+
+
+def _bad_files(tmp_path):
+    (tmp_path / "malformed.json").write_text('{"hidden_dim": 768,')
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "heads.json").write_text('{"hidden_dim": 770}')
+    (tmp_path / "unknown.json").write_text('{"width": 3}')
+    (tmp_path / "hf_bad.json").write_text('{"model_type": "albert", "vocab_size": "many"}')
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
+    (tmp_path / "adir").mkdir()
+    return {
+        "malformed": (["params", "--config", str(tmp_path / "malformed.json")], "not valid JSON"),
+        "list": (["params", "--config", str(tmp_path / "list.json")], "JSON object"),
+        "heads": (["params", "--config", str(tmp_path / "heads.json")], "num_heads (12) must divide hidden_dim (770)"),
+        "unknown": (["params", "--config", str(tmp_path / "unknown.json")], "unknown field 'width'"),
+        "hf_bad": (["params", "--config", str(tmp_path / "hf_bad.json")], "vocab_size"),
+        "binary": (["params", "--config", str(tmp_path / "binary.json")], "UTF-8"),
+        "dir": (["params", "--config", str(tmp_path / "adir")], "cannot read"),
+        "missing": (["params", "--config", str(tmp_path / "nope.json")], "No such file"),
+        "preset": (["params", "--preset", "albert-huge"], "invalid choice: 'albert-huge'"),
+        "both": (["params", "--preset", "bert-base", "--config", "x.json"], "not allowed with"),
+        "seq": (["flops", "--preset", "bert-base", "--seq-len", "4096"], "must be at most max_position (512)"),
+        "nocmd": ([], "required"),
+    }
+
+
+@pytest.mark.parametrize("case", ["malformed", "list", "heads", "unknown", "hf_bad", "binary", "dir", "missing",
+                                  "preset", "both", "seq", "nocmd"])
+def test_bad_input_exits_2_with_a_message(tmp_path, case):
+    args, needle = _bad_files(tmp_path)[case]
+    r = run(*args)
+    assert r.returncode == 2
+    assert needle in r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_main_in_process_keeps_torch_out():
+    code = ("import sys; from albert_core.cli import main; assert main(['params', '--preset', 'bert-large']) == 0; "
+            "assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert r.returncode == 0, r.stderr
