@@ -558,6 +558,219 @@ def activation_sweep(cfgs: Any, seq_lens: Any, batch_size: int = 1, dtype: str =
     return df.astype({"bytes": object})
 
 
-def inference_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str, attention: str,
-                   device: str) -> tuple[int, int]:
-    raise NotImplementedError
+
+# ---- training=False: peak working memory of a no_grad forward ---------------------------------------
+class _Live:
+    """Allocations and frees of one no_grad forward, in order; live bytes as MONOMIALS coefficients."""
+
+    def __init__(self) -> None:
+        self.live = [0, 0, 0, 0, 0]
+        self.snapshots: set[tuple[int, ...]] = set()
+        self._n = itertools.count()
+        self.sizes: dict[int, tuple[int, ...]] = {}
+
+    def alloc(self, *sizes: tuple[int, ...]) -> int | tuple[int, ...]:
+        """One op's new outputs (all allocated before the op returns); the live total is a candidate peak."""
+        hs = []
+        for size in sizes:
+            h = next(self._n)
+            self.sizes[h] = size
+            self.live = [a + b for a, b in zip(self.live, size, strict=True)]
+            hs.append(h)
+        self.snapshots.add(tuple(self.live))
+        return hs[0] if len(hs) == 1 else tuple(hs)
+
+    def free(self, *hs: int | None) -> None:
+        for h in hs:
+            if h is not None:
+                self.live = [a - b for a, b in zip(self.live, self.sizes.pop(h), strict=True)]
+
+
+def _inference_snapshots(cfg: ModelConfig, dtype: str, attention: str, device: str, copy_qkv: bool,
+                         copy_ctx: bool) -> tuple[tuple[int, ...], ...]:
+    """Replays HF's eval forward under torch.no_grad: what each op allocates and when Python drops it.
+
+    Lifetimes follow transformers 5.23's code: locals live until their function returns (q, k, v
+    until BertSelfAttention/AlbertAttention returns, the attention probabilities until the layer
+    returns, embedding_output until the model returns), temporaries die after the op that reads them.
+    """
+    w = _BYTES[dtype]
+    st = 4 if device == "cuda" else w  # LayerNorm mean/rstd dtype
+    E, H, I, A = cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim, cfg.num_heads
+    m = _Live()
+    TH, TI, TE = _sz(bs=H * w), _sz(bs=I * w), _sz(bs=E * w)
+    sq = _sz(bss=A * w)
+
+    def layer_norm(n: int) -> int:
+        out, mean, rstd = m.alloc(_sz(bs=n * w), _sz(bs=st), _sz(bs=st))
+        m.free(mean, rstd)
+        return out
+
+    # embeddings (BertEmbeddings / AlbertEmbeddings.forward)
+    tt = m.alloc(_sz(s=8))  # gather: token_type_ids (1, S)
+    we = m.alloc(TE)  # inputs_embeds
+    te = m.alloc(TE)  # token_type_embeddings
+    e1 = m.alloc(TE)  # inputs_embeds + token_type_embeddings
+    pe = m.alloc(_sz(s=E * w))  # position_embeddings (1, S, E)
+    e2 = m.alloc(TE)  # + position_embeddings
+    m.free(e1)
+    emb = layer_norm(E)  # dropout is the identity in eval
+    m.free(e2, tt, we, te, pe)  # locals of the embeddings' forward; emb lives until the model returns
+    x = m.alloc(TH) if cfg.factorized else emb  # embedding_hidden_mapping_in
+
+    def attention_core() -> tuple[int, int | None]:
+        """Returns (context, probabilities or None)."""
+        if attention == "sdpa":  # flash (CPU or CUDA) / memory-efficient (CUDA) kernels: output, logsumexp
+            pad = 31 * A * 4 if device == "cuda" and w == 4 else 0  # memory-efficient pads S up to 32·k
+            out, lse = m.alloc(TH, _sz(bs=A * 4, b=pad))  # lse (B, A, S) float32
+            m.free(lse)
+            return out, None
+        # torch.matmul reshapes the (B,A,S,D) views to (B·A,S,D): copies unless B, A or S is 1 (then views)
+        c1 = (m.alloc(TH), m.alloc(TH)) if copy_qkv else ()  # Q and K^T copies
+        scores = m.alloc(sq)  # bmm
+        m.free(*c1)
+        scaled = m.alloc(sq)  # * scaling
+        m.free(scores)
+        probs = m.alloc(sq)  # softmax; dropout is the identity in eval
+        m.free(scaled)
+        cv = m.alloc(TH) if copy_qkv else None  # V copy
+        o = m.alloc(TH)  # bmm
+        m.free(cv)
+        if not copy_ctx:  # (B,S,A,D) is already contiguous when A or S is 1
+            return o, probs
+        ctx = m.alloc(TH)  # transpose(1, 2).contiguous() copy
+        m.free(o)
+        return ctx, probs
+
+    def ffn_activation(xi: int) -> int:
+        act = cfg.hidden_act
+        if act in ("gelu", "relu", "tanh", "silu"):
+            return m.alloc(TI)
+        if act == "gelu_new":  # 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*pow(x,3))))
+            a = m.alloc(TI)
+            t = m.alloc(TI)  # pow
+            for _ in range(5):  # 0.044715*p, x+., c*., tanh, 1+.
+                t2 = m.alloc(TI)
+                m.free(t)
+                t = t2
+            y = m.alloc(TI)
+            m.free(t, a)
+            return y
+        if act == "gelu_python":  # x*0.5*(1+erf(x/sqrt(2)))
+            a = m.alloc(TI)
+            t = m.alloc(TI)  # x / sqrt(2)
+            for _ in range(2):  # erf, 1+.
+                t2 = m.alloc(TI)
+                m.free(t)
+                t = t2
+            y = m.alloc(TI)
+            m.free(t, a)
+            return y
+        if act == "gelu_fast":  # 0.5*x*(1+tanh(x*0.7978845608*(1+0.044715*x*x)))
+            a = m.alloc(TI)
+            b = m.alloc(TI)
+            c = m.alloc(TI)
+            d = m.alloc(TI)  # c * x
+            m.free(c)
+            e = m.alloc(TI)  # 1 + d
+            m.free(d)
+            f = m.alloc(TI)  # b * e
+            m.free(b, e)
+            g = m.alloc(TI)  # tanh
+            m.free(f)
+            h = m.alloc(TI)  # 1 + g
+            m.free(g)
+            y = m.alloc(TI)
+            m.free(a, h)
+            return y
+        if act == "quick_gelu":  # x * sigmoid(1.702 * x)
+            a = m.alloc(TI)
+            s_ = m.alloc(TI)
+            m.free(a)
+            y = m.alloc(TI)
+            m.free(s_)
+            return y
+        raise ValueError(f"no activation model for hidden_act {act!r}")
+
+    def bert_layer(xin: int) -> int:
+        q, k, v = m.alloc(TH), m.alloc(TH), m.alloc(TH)
+        ctx, probs = attention_core()
+        m.free(q, k, v)  # BertSelfAttention returns
+        d = m.alloc(TH)  # BertSelfOutput.dense
+        s_ = m.alloc(TH)  # + input_tensor
+        a1 = layer_norm(H)
+        m.free(s_, d, ctx)
+        xi = m.alloc(TI)  # BertIntermediate.dense
+        y = ffn_activation(xi)
+        m.free(xi)
+        d2 = m.alloc(TH)  # BertOutput.dense
+        s2 = m.alloc(TH)
+        out = layer_norm(H)
+        m.free(s2, d2, y, probs, a1)  # BertOutput, feed_forward_chunk, BertLayer return
+        return out
+
+    def albert_layer(xin: int) -> int:
+        q, k, v = m.alloc(TH), m.alloc(TH), m.alloc(TH)
+        ctx, probs = attention_core()
+        d = m.alloc(TH)  # dense; the context dies when attn_output is rebound
+        m.free(ctx)
+        s_ = m.alloc(TH)  # hidden_states + attn_output
+        a1 = layer_norm(H)
+        m.free(s_, d, q, k, v)  # AlbertAttention returns
+        xi = m.alloc(TI)  # ffn
+        y = ffn_activation(xi)
+        m.free(xi)
+        o = m.alloc(TH)  # ffn_output
+        m.free(y)
+        s2 = m.alloc(TH)  # ffn_output + attention_output
+        out = layer_norm(H)
+        m.free(s2, o, a1, probs)  # AlbertLayer returns
+        return out
+
+    # encoder: BertEncoder loop / AlbertTransformer -> AlbertLayerGroup loops; replay two steps, the
+    # rest repeat the second one's allocations exactly
+    steps = min(cfg.num_layers, 2)
+    layer = bert_layer if cfg.family == "bert" else albert_layer
+    inner = cfg.inner_group_num if cfg.family == "albert" else 1
+    for _ in range(steps):
+        g_in = x
+        h = g_in
+        for _k in range(inner):
+            out = layer(h)
+            if h != g_in:
+                m.free(h)  # AlbertLayerGroup rebinds hidden_states
+            h = out
+        if g_in != emb:
+            m.free(g_in)  # the encoder rebinds hidden_states
+        x = h
+    pd_ = m.alloc(_sz(b=H * w))  # pooler dense on sequence_output[:, 0]
+    m.alloc(_sz(b=H * w))  # tanh
+    m.free(pd_)
+    return tuple(m.snapshots)
+
+
+def inference_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "float32",
+                   attention: str = "eager", device: str = DEFAULT_DEVICE) -> tuple[int, int]:
+    """(peak bytes, of which seq_len² bytes) of a torch.no_grad eval forward beyond the weights.
+
+    Peak, over the forward, of the bytes of tensors it creates that are alive at once (outputs
+    included); measured by measure.peak_live_bytes. Mixed precision is not modelled for inference:
+    cast the model (dtype "bfloat16"/"float16") instead.
+    """
+    _check(cfg, batch_size, seq_len, dtype, attention, device)
+    if dtype.startswith("mixed"):
+        raise ValueError("training=False is modelled for cast models only: use dtype 'bfloat16' or 'float16' "
+                         "instead of mixed precision for inference")
+    B, S = batch_size, seq_len
+    copy_qkv = B > 1 and S > 1 and cfg.num_heads > 1  # torch.matmul copies Q, K^T, V only then
+    copy_ctx = S > 1 and cfg.num_heads > 1
+    key = ("inference", cfg, dtype, attention, device, copy_qkv, copy_ctx)
+    snaps = _CACHE.get(key)
+    if snaps is None:
+        snaps = _CACHE[key] = _inference_snapshots(cfg, dtype, attention, device, copy_qkv, copy_ctx)
+    best, best_q = -1, 0
+    for c in snaps:
+        v = c[0] * B * S * S + c[1] * B * S + c[2] * S + c[3] * B + c[4]
+        if v > best:
+            best, best_q = v, c[0] * B * S * S
+    return best, best_q
