@@ -102,7 +102,6 @@ def factorization_sweep(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
             "embedding": [int(v) for v in df["embedding"]],
             "saved": [int(v) for v in df["factorization_savings"]],
             "unfactorized": [int(v) for v in df["unfactorized_embedding"]],
-            "savings_pct": list(df["savings_pct"]),
         }))
     return pd.concat(frames, ignore_index=True)
 
@@ -120,7 +119,6 @@ def sharing_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
             "config": cfg.name, "sharing": list(df["sharing"]),
             "embedding": [int(v) for v in df["embedding"]], "all_layers": [int(v) for v in df["all_layers"]],
             "total": [int(v) for v in df["total"]], "saved_vs_none": [int(v) for v in df["saved_vs_none"]],
-            "saved_pct": list(df["saved_pct"]),
         }))
     return pd.concat(frames, ignore_index=True)
 

@@ -1,0 +1,122 @@
+"""AppTest: changed controls change the numbers (to albert_core's), survive page changes, and bad input is explained."""
+
+import pytest
+from test_app_pages import figure, goto, no_errors, open_app, table_with, traces
+
+from albert_core.activations import activation_memory
+from albert_core.flops import forward_flops
+from albert_core.params import count_parameters
+from albert_core.presets import PRESETS
+
+
+def test_changed_batch_and_dtype_on_memory_page():
+    at = goto(open_app(), "memory")
+    at.number_input(key="ctl.batch_size").set_value(3).run()
+    at.selectbox(key="ctl.dtype").set_value("bfloat16").run()
+    at.selectbox(key="ctl.attention").set_value("sdpa").run()
+    no_errors(at)
+    t = traces(figure(at, "memory_activations"))["albert-base: linear in seq_len"]
+    for s, gib in zip(t["x"], t["y"], strict=True):
+        a = activation_memory(PRESETS["albert-base"].replace(max_position=s), batch_size=3, seq_len=s,
+                              dtype="bfloat16", attention="sdpa")
+        assert gib * 2**30 == pytest.approx(a.linear, rel=1e-12)
+    assert at.query_params["batch_size"] == "3" and at.query_params["dtype"] == "bfloat16"
+
+
+def test_log_scale_and_checkpointing():
+    at = goto(open_app(), "memory")
+    at.radio(key="ctl.scale").set_value("log").run()
+    at.toggle(key="ctl.checkpointing").set_value(True).run()
+    no_errors(at)
+    fig = figure(at, "memory_activations")
+    assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis"]["type"] == "log"
+    t = traces(fig)["bert-base: attention (grows with seq_len²)"]
+    s = t["x"][0]
+    a = activation_memory(PRESETS["bert-base"].replace(max_position=s), batch_size=8, seq_len=s, checkpointing=True)
+    assert t["y"][0] * 2**30 == pytest.approx(a.quadratic, rel=1e-12)
+
+
+def test_controls_keep_their_values_across_pages():
+    at = goto(open_app(), "compute")
+    at.number_input(key="ctl.flops_seq_len").set_value(128).run()
+    goto(at, "parameters")
+    at.radio(key="ctl.sweep").set_value("num_layers").run()
+    goto(at, "overview")
+    goto(at, "compute")
+    assert at.number_input(key="ctl.flops_seq_len").value == 128
+    t = traces(figure(at, "compute_scatter"))["bert-large"]
+    assert t["y"] == [forward_flops(PRESETS["bert-large"], 128).total]
+    goto(at, "parameters")
+    assert at.radio(key="ctl.sweep").value == "num_layers"
+    assert at.query_params["flops_seq_len"] == "128" and at.query_params["sweep"] == "num_layers"
+
+
+def test_sidebar_field_change_updates_every_number():
+    at = goto(open_app(), "parameters")
+    at.sidebar.number_input(key="f.num_layers").set_value(24).run()
+    at.sidebar.selectbox(key="f.sharing").set_value("none").run()
+    no_errors(at)
+    cfg = PRESETS["albert-base"].replace(num_layers=24, sharing="none")
+    t = table_with(at, "per_layer", "total")
+    assert t["config"][0] == "albert-base (edited)" and t["total"][0] == count_parameters(cfg).total
+    assert at.query_params["num_layers"] == "24" and at.query_params["sharing"] == "none"
+
+
+def test_head_count_that_does_not_divide_is_explained_and_last_valid_config_kept():
+    at = goto(open_app(), "parameters")
+    at.sidebar.number_input(key="f.hidden_dim").set_value(1024).run()  # 12 heads do not divide 1024
+    assert not at.exception
+    (err,) = at.sidebar.error
+    assert "num_heads (12) must divide hidden_dim (1024)" in err.value and "try 8 heads" in err.value
+    assert table_with(at, "per_layer")["total"][0] == count_parameters(PRESETS["albert-base"]).total
+    at.sidebar.number_input(key="f.num_heads").set_value(16).run()
+    assert not at.sidebar.error
+    cfg = PRESETS["albert-base"].replace(hidden_dim=1024, num_heads=16)
+    assert table_with(at, "per_layer")["total"][0] == count_parameters(cfg).total
+
+
+def test_bert_family_needs_equal_widths():
+    at = open_app()
+    at.sidebar.selectbox(key="f.family").set_value("bert").run()
+    (err,) = at.sidebar.error
+    assert "embedding_dim (128) must equal hidden_dim (768)" in err.value
+    assert "family" not in at.query_params  # the URL keeps the last valid config
+
+
+def test_preset_picker_resets_every_field():
+    at = open_app()
+    at.sidebar.number_input(key="f.vocab_size").set_value(50000).run()
+    at.sidebar.selectbox(key="preset").set_value("bert-large").run()
+    assert at.sidebar.number_input(key="f.vocab_size").value == PRESETS["bert-large"].vocab_size
+    assert at.sidebar.number_input(key="f.hidden_dim").value == 1024
+    assert dict(at.query_params) == {"preset": "bert-large"}
+
+
+def test_add_custom_config_to_comparison():
+    at = goto(open_app(), "parameters")
+    at.sidebar.text_input(key="f.name").set_value("deep-albert").run()
+    at.sidebar.number_input(key="f.num_layers").set_value(48).run()
+    at.sidebar.button(key="add_compare").click().run()
+    assert "deep-albert" in at.sidebar.multiselect(key="compare").value
+    at.sidebar.selectbox(key="preset").set_value("bert-base").run()  # the custom one stays compared
+    t = table_with(at, "per_layer", "total")
+    row = t[t["config"] == "deep-albert"].iloc[0]
+    assert row["total"] == count_parameters(PRESETS["albert-base"].replace(num_layers=48)).total
+    assert at.query_params["compare"].endswith("c1") and at.query_params["c1.num_layers"] == "48"
+
+
+def test_comparison_can_be_emptied():
+    at = goto(open_app(), "parameters")
+    at.sidebar.multiselect(key="compare").set_value([]).run()
+    no_errors(at)
+    assert list(table_with(at, "per_layer")["config"]) == ["albert-base"]
+    assert at.query_params["compare"] == ""
+
+
+def test_compute_seq_len_beyond_max_position_is_explained():
+    at = goto(open_app(), "compute")
+    at.number_input(key="ctl.flops_seq_len").set_value(4096).run()
+    assert not at.exception
+    assert any("exceeds the max_position" in w.value for w in at.warning)
+    t = traces(figure(at, "compute_scatter"))["bert-base"]
+    assert t["y"] == [forward_flops(PRESETS["bert-base"], 512).total]

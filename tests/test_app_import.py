@@ -1,0 +1,78 @@
+"""AppTest: uploading a config.json (every problem explained), downloading config.json and tables."""
+
+import json
+
+from test_app_pages import goto, open_app, table_with
+
+from albert_core.hf import to_hf_config
+from albert_core.params import count_parameters
+from albert_core.presets import PRESETS
+from ui.sidebar import MAX_UPLOAD_BYTES
+
+
+def upload(at, name: str, content: bytes):
+    at.sidebar.file_uploader(key="upload").set_value((name, content, "application/json"))
+    return at.run()
+
+
+def test_upload_a_hf_config_sets_every_field():
+    cfg = PRESETS["albert-base"].replace(name="my-albert", hidden_dim=1024, num_heads=16, num_layers=6,
+                                         vocab_size=32000)
+    at = upload(goto(open_app(), "parameters"), "config.json", json.dumps(to_hf_config(cfg)).encode())
+    assert not at.exception and not at.sidebar.error
+    assert any("Loaded config.json" in s.value for s in at.sidebar.success)
+    assert at.sidebar.number_input(key="f.hidden_dim").value == 1024
+    assert at.sidebar.number_input(key="f.vocab_size").value == 32000
+    t = table_with(at, "per_layer", "total")
+    assert t["config"][0] == "my-albert" and t["total"][0] == count_parameters(cfg).total
+    assert at.query_params["name"] == "my-albert"
+
+
+def test_upload_a_plain_hf_bert_config():
+    d = {"model_type": "bert", "vocab_size": 30522, "hidden_size": 512, "num_hidden_layers": 4,
+         "num_attention_heads": 8, "intermediate_size": 2048, "_name_or_path": "tiny-bert"}
+    at = upload(open_app(), "config.json", json.dumps(d).encode())
+    assert at.sidebar.selectbox(key="f.family").value == "bert"
+    assert at.sidebar.number_input(key="f.embedding_dim").value == 512
+
+
+def _error(at) -> str:
+    assert not at.exception
+    (err,) = at.sidebar.error
+    return err.value
+
+
+def test_upload_not_json():
+    assert "is not valid JSON" in _error(upload(open_app(), "config.json", b"{vocab_size: 3"))
+    assert "is not valid JSON" in _error(upload(open_app(), "config.json", b"\xff\xfe\x00"))
+
+
+def test_upload_too_big():
+    at = upload(open_app(), "config.json", b" " * (MAX_UPLOAD_BYTES + 1))
+    assert "64 KiB" in _error(at)
+
+
+def test_upload_wrong_model_and_bad_fields_are_all_named():
+    assert "model_type must be 'bert' or 'albert'" in _error(upload(open_app(), "c.json", b'{"model_type": "gpt2"}'))
+    d = {"model_type": "albert", "vocab_size": "many", "hidden_size": 768, "num_hidden_layers": 12,
+         "num_attention_heads": 7, "intermediate_size": 3072}
+    msg = _error(upload(open_app(), "c.json", json.dumps(d).encode()))
+    assert "vocab_size" in msg
+    d["vocab_size"] = 30000
+    msg = _error(upload(open_app(), "c.json", json.dumps(d).encode()))
+    assert "num_heads (7) must divide hidden_dim (768)" in msg
+    assert "missing field 'hidden_size'" in _error(upload(open_app(), "c.json", b'{"model_type": "bert"}'))
+    assert "JSON object" in _error(upload(open_app(), "c.json", b"[1, 2]"))
+
+
+def test_failed_upload_keeps_the_config():
+    at = upload(open_app({"preset": "bert-large"}), "c.json", b"nope")
+    assert at.sidebar.number_input(key="f.hidden_dim").value == 1024
+    assert dict(at.query_params) == {"preset": "bert-large"}
+
+
+def test_download_buttons_exist_for_config_and_tables():
+    at = goto(open_app(), "parameters")
+    labels = {b.label for b in at.download_button}
+    assert "Download config.json" in labels
+    assert {"Download parameters.csv", "Download sharing-modes.csv", "Download factorization.csv"} <= labels

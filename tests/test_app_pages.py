@@ -1,0 +1,134 @@
+"""AppTest: every page renders for every preset, and the numbers on it are albert_core's."""
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from albert_core.activations import activation_memory
+from albert_core.flops import forward_flops
+from albert_core.params import count_parameters
+from albert_core.presets import PRESETS
+from albert_core.share import CONTROLS, DEFAULT_COMPARE
+from albert_core.units import format_bytes, format_count
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGES = ("overview", "parameters", "memory", "fit", "compute", "verify")
+
+
+def open_app(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query or {})
+    return at.run()
+
+
+def goto(at: AppTest, page: str) -> AppTest:
+    return at.switch_page(f"app_pages/{page}.py").run()
+
+
+def figure(at: AppTest, key: str) -> dict:
+    (el,) = [e for e in at.get("plotly_chart") if getattr(e, "key", None) == key]
+    return json.loads(el.proto.spec)
+
+
+def traces(fig: dict) -> dict[str, dict]:
+    return {t["name"]: t for t in fig["data"] if "name" in t}
+
+
+def table_with(at: AppTest, *columns: str):
+    for d in at.dataframe:
+        if set(columns) <= set(d.value.columns):
+            return d.value
+    raise AssertionError(f"no table with columns {columns}")
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def shown_names(preset: str) -> list[str]:
+    return [preset] + [n for n in DEFAULT_COMPARE if n != preset]
+
+
+@pytest.fixture(scope="module", params=list(PRESETS))
+def preset_app(request):
+    """The app opened on one preset; every page visited once (the test below checks each)."""
+    at = open_app({"preset": request.param} if request.param != "albert-base" else {})
+    pages = {}
+    for page in PAGES:
+        goto(at, page)
+        no_errors(at)
+        pages[page] = {
+            "titles": [t.value for t in at.title],
+            "figures": {e.key: json.loads(e.proto.spec) for e in at.get("plotly_chart")},
+            "tables": [d.value for d in at.dataframe],
+            "info": [i.value for i in at.info],
+            "warning": [w.value for w in at.warning],
+        }
+    return request.param, pages, at
+
+
+def test_every_page_has_a_title_and_no_error(preset_app):
+    _, pages, at = preset_app
+    for page, content in pages.items():
+        assert content["titles"], page
+    assert at.sidebar.selectbox(key="preset").value == preset_app[0]
+
+
+def test_overview_numbers(preset_app):
+    _, pages, _ = preset_app
+    (t,) = [t for t in pages["overview"]["tables"] if "total" in t.columns]
+    assert list(t["config"]) == list(PRESETS)
+    for _, r in t.iterrows():
+        c = count_parameters(PRESETS[r["config"]])
+        assert (r["total"], r["embedding"], r["all_layers"]) == (c.total, c.embedding, c.all_layers)
+        assert r["total (≈)"] == format_count(c.total)
+        assert r["embedding_pct"] == pytest.approx(c.embedding_pct)
+        a = activation_memory(PRESETS[r["config"]], batch_size=1, seq_len=512)
+        assert r["activations_512"] == a.total and r["activations_512 (≈)"] == format_bytes(a.total)
+    bars = traces(pages["overview"]["figures"]["overview_components"])
+    assert bars["Embedding"]["y"] == [count_parameters(p).embedding for p in PRESETS.values()]
+
+
+def test_parameters_numbers(preset_app):
+    preset, pages, _ = preset_app
+    names = shown_names(preset)
+    (t,) = [t for t in pages["parameters"]["tables"] if "per_layer" in t.columns]
+    assert list(t["config"]) == names
+    assert list(t["total"]) == [count_parameters(PRESETS[n]).total for n in names]
+    figs = pages["parameters"]["figures"]
+    assert traces(figs["params_components"])["Layers"]["y"] == [count_parameters(PRESETS[n]).all_layers for n in names]
+    sun = figs["params_sunburst"]["data"][0]
+    assert sun["values"][0] == count_parameters(PRESETS[preset]).total
+    assert set(figs) == {"params_components", "params_sunburst", "params_share_sweep", "params_factorization",
+                         "params_sharing"}
+
+
+def test_memory_numbers(preset_app):
+    preset, pages, _ = preset_app
+    fig = pages["memory"]["figures"]["memory_activations"]
+    t = traces(fig)[f"{preset}: attention (grows with seq_len²)"]
+    cfg = PRESETS[preset]
+    batch = CONTROLS["batch_size"].default
+    for s, gib in zip(t["x"], t["y"], strict=True):
+        a = activation_memory(cfg.replace(max_position=s), batch_size=batch, seq_len=s)
+        assert gib * 2**30 == pytest.approx(a.quadratic, rel=1e-12)
+    assert t["x"][-1] == CONTROLS["seq_max"].default
+    assert "GiB" in fig["layout"]["yaxis"]["title"]["text"]
+
+
+def test_compute_numbers(preset_app):
+    preset, pages, _ = preset_app
+    fig = pages["compute"]["figures"]["compute_scatter"]
+    seq = CONTROLS["flops_seq_len"].default
+    for name, cfg in PRESETS.items():
+        t = traces(fig)[name]
+        assert t["x"] == [count_parameters(cfg).total] and t["y"] == [forward_flops(cfg, seq).total]
+
+
+def test_verify_waits_for_the_button(preset_app):
+    _, pages, at = preset_app
+    assert any("Press the button" in i for i in pages["verify"]["info"])
+    assert at.button(key="verify_run").label == "Build, count and measure"
