@@ -1,0 +1,99 @@
+"""Fit planner: the largest batch and sequence length whose training step fits a memory budget.
+
+Uses training_memory (weights, gradients, optimizer state, master weights, activations per GPU).
+Activation bytes are a polynomial in batch B and sequence S with non-negative coefficients
+(activations.py), so memory grows with each: the largest batch is a closed-form integer division,
+the largest seq_len a binary search over 1..max_position. Exact ints throughout.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .config import ModelConfig
+from .gpus import GPUS
+from .training import training_memory
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _budget(budget_bytes: Any, overhead_bytes: int) -> int:
+    if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes < 1:
+        raise ValueError(f"budget_bytes must be a whole number of bytes of at least 1, got {budget_bytes!r}")
+    if isinstance(overhead_bytes, bool) or not isinstance(overhead_bytes, int) or overhead_bytes < 0:
+        raise ValueError(f"overhead_bytes must be a whole number of bytes of at least 0, got {overhead_bytes!r}")
+    return budget_bytes - overhead_bytes
+
+
+def max_batch_size(cfg: ModelConfig, budget_bytes: int, *, seq_len: int, overhead_bytes: int = 0,
+                   **kw: Any) -> int:
+    """Largest micro-batch per GPU whose training step fits budget_bytes - overhead_bytes (0: not even 1).
+
+    kw: training_memory's options (precision, optimizer, num_gpus, sharding, attention,
+    checkpointing, device).
+    """
+    budget = _budget(budget_bytes, overhead_bytes)
+    m1 = training_memory(cfg, batch_size=1, seq_len=seq_len, **kw).total
+    if m1 > budget:
+        return 0
+    m2 = training_memory(cfg, batch_size=2, seq_len=seq_len, **kw).total
+    per_sample = m2 - m1  # memory is affine in the batch: fixed + B·per_sample
+    if per_sample <= 0:
+        raise ValueError("memory does not grow with the batch size; cannot plan a batch")
+    fixed = m1 - per_sample
+    return (budget - fixed) // per_sample
+
+
+def max_seq_len(cfg: ModelConfig, budget_bytes: int, *, batch_size: int, overhead_bytes: int = 0,
+                **kw: Any) -> int:
+    """Largest seq_len (at most max_position) whose training step fits; 0 when not even 1 token does."""
+    budget = _budget(budget_bytes, overhead_bytes)
+
+    def fits(s: int) -> bool:
+        return training_memory(cfg, batch_size=batch_size, seq_len=s, **kw).total <= budget
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, cfg.max_position  # fits(lo) holds
+    if fits(hi):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def fit_table(cfgs: Any, *, batch_size: int = 8, seq_len: int = 512, gpus: dict[str, int] | None = None,
+              custom_budget: int | None = None, overhead_bytes: int = 0, **kw: Any) -> pd.DataFrame:
+    """Tidy table, one row per (config, GPU): memory needed at (batch_size, seq_len), whether it
+    fits, the largest batch at seq_len and the largest seq_len at batch_size.
+
+    cfgs: a ModelConfig, a list, or a dict name -> ModelConfig. gpus: name -> bytes (default GPUS);
+    custom_budget adds a row "custom". seq_len is clipped to each config's max_position.
+    """
+    import pandas as pd
+
+    if isinstance(cfgs, ModelConfig):
+        cfgs = [cfgs]
+    items = list(cfgs.items()) if isinstance(cfgs, dict) else [(c.name, c) for c in cfgs]
+    table = dict(GPUS if gpus is None else gpus)
+    if custom_budget is not None:
+        _budget(custom_budget, 0)
+        table["custom"] = custom_budget
+    rows = []
+    for name, cfg in items:
+        s = min(seq_len, cfg.max_position)
+        need = training_memory(cfg, batch_size=batch_size, seq_len=s, **kw).total
+        for gpu, mem in table.items():
+            rows.append({
+                "config": name, "gpu": gpu, "gpu_bytes": mem, "seq_len": s, "batch_size": batch_size,
+                "needed_bytes": need, "fits": need <= mem - overhead_bytes,
+                "max_batch_size": max_batch_size(cfg, mem, seq_len=s, overhead_bytes=overhead_bytes, **kw),
+                "max_seq_len": max_seq_len(cfg, mem, batch_size=batch_size, overhead_bytes=overhead_bytes, **kw),
+            })
+    df = pd.DataFrame(rows)
+    return df.astype({"gpu_bytes": object, "needed_bytes": object, "max_batch_size": object, "max_seq_len": object})
