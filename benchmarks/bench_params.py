@@ -56,7 +56,7 @@ def main() -> None:
 
     print(f"{time.strftime('%Y-%m-%d')}  {cpu_model()}  python {platform.python_version()}")
     print("\ncount_parameters vs building on the meta device (median seconds)")
-    for name in ("albert-base", "bert-large", "albert-xxlarge"):
+    for name in ("albert-base", "bert-base", "bert-large", "albert-xxlarge"):
         cfg = PRESETS[name]
         t_count = median_seconds(lambda cfg=cfg: count_parameters(cfg), args.repeats, inner=200)
         t_hf = median_seconds(lambda cfg=cfg: hf_model(cfg, device="meta"), args.repeats)
@@ -73,7 +73,8 @@ def main() -> None:
         "grid hidden 100 x layers 100 (67% invalid)": lambda: grid(base, hidden_dim=range(64, 6464, 64),
                                                                    num_layers=range(1, 101)),
         "sweep hidden_dim, 10,000 values, huge (Python ints)": lambda: sweep(
-            base.replace(vocab_size=10**7, num_layers=100_000, inner_group_num=1024, sharing="none", num_heads=1),
+            base.replace(vocab_size=10**7, num_layers=100_000, inner_group_num=1024, sharing="none", num_heads=1,
+                         intermediate_dim=8 * 2**20),
             "hidden_dim", range(1, 10_001)),
     }
     for label, fn in cases.items():
