@@ -1,0 +1,64 @@
+"""Fit planner: the answers bracket the budget exactly; the GPU table's sizes."""
+
+import pytest
+
+from albert_core.fit import fit_table, max_batch_size, max_seq_len
+from albert_core.gpus import GPUS
+from albert_core.presets import PRESETS
+from albert_core.training import training_memory
+
+GIB = 1 << 30
+
+
+@pytest.mark.parametrize("name", ["bert-base", "albert-xxlarge", "bert-large"])
+@pytest.mark.parametrize("budget", [16 * GIB, 40 * GIB, 141 * 10**9])
+def test_max_batch_brackets_the_budget(name, budget):
+    cfg = PRESETS[name]
+    kw = dict(precision="mixed_bf16", optimizer="adamw", attention="eager")
+    b = max_batch_size(cfg, budget, seq_len=512, **kw)
+    if b > 0:
+        assert training_memory(cfg, batch_size=b, seq_len=512, **kw).total <= budget
+    assert training_memory(cfg, batch_size=b + 1, seq_len=512, **kw).total > budget
+
+
+@pytest.mark.parametrize("name", ["bert-base", "albert-xxlarge"])
+def test_max_seq_len_brackets_the_budget(name):
+    cfg = PRESETS[name].replace(max_position=8192)
+    kw = dict(precision="bfloat16", optimizer="sgd", attention="eager")
+    for budget in (4 * GIB, 24 * GIB):
+        s = max_seq_len(cfg, budget, batch_size=4, **kw)
+        assert 0 < s < cfg.max_position
+        assert training_memory(cfg, batch_size=4, seq_len=s, **kw).total <= budget
+        assert training_memory(cfg, batch_size=4, seq_len=s + 1, **kw).total > budget
+
+
+def test_edges():
+    cfg = PRESETS["bert-base"]
+    assert max_seq_len(cfg, 10**15, batch_size=1) == cfg.max_position
+    assert max_seq_len(cfg, 10**6, batch_size=1) == 0
+    assert max_batch_size(cfg, 10**6, seq_len=8) == 0
+    with pytest.raises(ValueError):
+        max_batch_size(cfg, -5, seq_len=8)
+    with pytest.raises(ValueError):
+        max_batch_size(cfg, 16 * GIB, seq_len=8, overhead_bytes=-1)
+
+
+def test_gpu_sizes():
+    assert GPUS["A100 80 GB"] == 80 * GIB  # nvidia-smi: 81920 MiB
+    assert GPUS["A100 40 GB"] == 40 * GIB
+    assert GPUS["H200 141 GB"] == 141 * 10**9  # datasheet decimal GB
+    assert GPUS["H100 80 GB"] == 81559 << 20
+    assert list(GPUS) == ["T4 16 GB", "L4 24 GB", "A10 24 GB", "A100 40 GB", "A100 80 GB", "H100 80 GB",
+                          "H200 141 GB"]
+
+
+def test_fit_table():
+    cfgs = {n: PRESETS[n] for n in ("bert-base", "albert-xxlarge")}
+    df = fit_table(cfgs, batch_size=8, seq_len=512, custom_budget=12 * GIB)
+    assert len(df) == 2 * (len(GPUS) + 1)
+    for _, r in df.iterrows():
+        assert r["fits"] == (r["needed_bytes"] <= r["gpu_bytes"])
+        assert r["fits"] == (r["max_batch_size"] >= 8)
+    for name in cfgs:  # more memory never fits less
+        sub = df[df["config"] == name].sort_values("gpu_bytes")
+        assert list(sub["max_batch_size"]) == sorted(sub["max_batch_size"])

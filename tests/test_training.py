@@ -1,0 +1,108 @@
+"""training_memory: parts sum exactly; bytes per parameter as in the papers; optimizer state as torch keeps it."""
+
+import pytest
+
+from albert_core.activations import activation_memory
+from albert_core.config import ModelConfig
+from albert_core.params import count_parameters
+from albert_core.presets import PRESETS
+from albert_core.training import optimizer_state_elements, parameter_shapes, training_memory
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@pytest.mark.parametrize("precision", ["float32", "bfloat16", "mixed_bf16"])
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd", "adafactor"])
+def test_parts_sum_to_total(name, precision, optimizer):
+    t = training_memory(PRESETS[name], batch_size=4, seq_len=256, precision=precision, optimizer=optimizer,
+                        checkpointing=True)
+    parts = [t.weights, t.gradients, t.optimizer, t.master_weights, t.activations]
+    assert all(isinstance(p, int) for p in parts)
+    assert sum(parts) == t.total
+    assert sum(t.breakdown()["bytes"]) == t.total
+    assert t.activations == t.activations_saved + t.activations_recompute
+
+
+def test_bytes_per_parameter():
+    cfg = PRESETS["bert-base"]
+    n = count_parameters(cfg).total
+    f32 = training_memory(cfg, batch_size=1, seq_len=8, precision="float32", optimizer="adamw")
+    assert (f32.weights, f32.gradients, f32.optimizer, f32.master_weights) == (4 * n, 4 * n, 8 * n, 0)
+    mixed = training_memory(cfg, batch_size=1, seq_len=8, precision="mixed_bf16", optimizer="adamw")
+    # ZeRO paper Sec. 3.1: 2Ψ + 2Ψ + 12Ψ (fp32 master + momentum + variance) = 16Ψ
+    assert mixed.weights + mixed.gradients + mixed.optimizer + mixed.master_weights == 16 * n
+    pure = training_memory(cfg, batch_size=1, seq_len=8, precision="bfloat16", optimizer="sgd")
+    assert (pure.weights, pure.gradients, pure.optimizer, pure.master_weights) == (2 * n, 2 * n, 2 * n, 0)
+    assert mixed.activations == activation_memory(cfg, batch_size=1, seq_len=8, dtype="bfloat16",
+                                                  attention="sdpa").total
+
+
+@pytest.mark.parametrize("N", [2, 3, 8])
+def test_zero_stages(N):
+    cfg = PRESETS["albert-large"]
+    n = count_parameters(cfg).total
+    kw = dict(batch_size=2, seq_len=128, precision="mixed_bf16", optimizer="adamw", num_gpus=N)
+    dp = training_memory(cfg, sharding="none", **kw)
+    z1 = training_memory(cfg, sharding="zero1", **kw)
+    z2 = training_memory(cfg, sharding="zero2", **kw)
+    z3 = training_memory(cfg, sharding="zero3", **kw)
+    fsdp = training_memory(cfg, sharding="fsdp", **kw)
+    per = -(-n // N)  # ceil(n / N) elements of each partitioned buffer
+    assert (dp.weights, dp.gradients, dp.optimizer, dp.master_weights) == (2 * n, 2 * n, 8 * n, 4 * n)
+    assert (z1.weights, z1.gradients, z1.optimizer, z1.master_weights) == (2 * n, 2 * n, 8 * per, 4 * per)
+    assert (z2.gradients, z2.weights) == (2 * per, 2 * n)
+    assert (z3.weights, z3.gradients) == (2 * per, 2 * per)
+    assert fsdp.total == z3.total
+    assert dp.activations == z1.activations == z2.activations == z3.activations  # ZeRO does not shard activations
+    assert dp.total > z1.total > z2.total > z3.total
+
+
+def test_sharing_cuts_state_not_activations():
+    shared = PRESETS["albert-base"]
+    unshared = shared.replace(sharing="none")
+    a = training_memory(shared, batch_size=8, seq_len=512)
+    b = training_memory(unshared, batch_size=8, seq_len=512)
+    for part in ("weights", "gradients", "optimizer", "master_weights"):
+        assert getattr(a, part) < getattr(b, part)
+    assert a.activations == b.activations
+
+
+def _tiny():
+    return ModelConfig(name="t", family="albert", vocab_size=31, embedding_dim=6, hidden_dim=8, num_layers=2,
+                       num_heads=2, intermediate_dim=12, max_position=10, sharing="attention")
+
+
+def test_parameter_shapes_match_the_reference_model():
+    from albert_core.build import reference_model
+
+    cfg = _tiny()
+    model = reference_model(cfg, device="meta")
+    assert sorted(tuple(p.shape) for p in model.parameters()) == sorted(parameter_shapes(cfg))
+
+
+@pytest.mark.parametrize("name,cls,kwargs", [
+    ("adamw", "AdamW", {}), ("sgd", "SGD", {"momentum": 0.9}), ("adafactor", "Adafactor", {}),
+])
+def test_optimizer_state_matches_torch(name, cls, kwargs):
+    """Run one real step and count the elements of every state tensor torch.optim keeps (not 'step')."""
+    import torch
+
+    from albert_core.build import reference_model
+
+    cfg = _tiny()
+    model = reference_model(cfg, device="cpu")
+    opt = getattr(torch.optim, cls)(model.parameters(), lr=1e-3, **kwargs)
+    seq, pooled = model(torch.randint(0, cfg.vocab_size, (2, 5)))
+    (seq.sum() + pooled.sum()).backward()
+    opt.step()
+    elems = sum(v.numel() for st in opt.state.values() for k, v in st.items()
+                if torch.is_tensor(v) and k != "step")
+    assert elems == optimizer_state_elements(cfg, name)
+
+
+@pytest.mark.parametrize("bad", [dict(precision="fp8"), dict(optimizer="lion"), dict(sharding="zero4"),
+                                 dict(num_gpus=0), dict(seq_len=10_000)])
+def test_bad_input(bad):
+    kw = dict(batch_size=1, seq_len=8)
+    kw.update(bad)
+    with pytest.raises(ValueError):
+        training_memory(PRESETS["bert-base"], **kw)
