@@ -17,8 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .activations import ATTENTIONS, DTYPES
 from .config import FIELD_NAMES, ConfigError, ModelConfig, coerce_field
+from .gpus import GPUS
 from .presets import DEFAULT_PRESET, PRESETS
+from .training import OPTIMIZERS, PRECISIONS, SHARDINGS
 
 MAX_COMPARE = 12  # configs compared side by side, beyond the sidebar one
 MAX_VALUE_LEN = 200  # longer query values are refused, not parsed
@@ -36,37 +39,23 @@ class Control:
     hi: int = 1  # largest allowed "int"
 
 
-def _choices(module: str, attr: str, fallback: tuple[str, ...]) -> tuple[str, ...]:
-    """Choices published by another albert_core module (dict keys or a tuple), or a fallback."""
-    import importlib
-
-    try:
-        value = getattr(importlib.import_module(f"albert_core.{module}"), attr)
-    except (ImportError, AttributeError):
-        return fallback
-    return tuple(value.keys()) if isinstance(value, Mapping) else tuple(value)
-
-
 def _controls() -> dict[str, Control]:
-    gpus = _choices("fit", "GPUS", ("A100-80GB",))
     return {
         # Memory page
         "seq_len": Control(512, "int", lo=1, hi=1 << 20),  # tokens per sequence for the training-memory bars
-        "batch_size": Control(8, "int", lo=1, hi=1 << 16),  # sequences per step
+        "batch_size": Control(8, "int", lo=1, hi=1 << 16),  # sequences per step (per GPU)
         "seq_max": Control(4096, "int", lo=128, hi=1 << 17),  # right end of the memory-vs-length sweep
-        "dtype": Control("float32", "choice", _choices("activations", "DTYPES", ("float32", "float16", "bfloat16"))),
-        "attention": Control("eager", "choice", ("eager", "sdpa")),
-        "training": Control(True, "bool"),  # keep what backward needs
+        "dtype": Control("float32", "choice", DTYPES),  # activation dtype of the activation charts
+        "attention": Control("eager", "choice", ATTENTIONS),
+        "training": Control(True, "bool"),  # keep what backward needs (else: inference peak)
         "checkpointing": Control(False, "bool"),  # recompute layer internals in backward
         "scale": Control("linear", "choice", ("linear", "log")),  # axis scale of the sweep charts
-        "precision": Control("mixed-bf16" if "mixed-bf16" in _choices("training", "PRECISIONS", ()) else
-                             _choices("training", "PRECISIONS", ("fp32",))[0], "choice",
-                             _choices("training", "PRECISIONS", ("fp32",))),
-        "optimizer": Control("adamw", "choice", _choices("training", "OPTIMIZERS", ("adamw", "sgd"))),
-        # Fit planner (also the Memory page's budget line)
-        "gpu": Control("A100-80GB" if "A100-80GB" in gpus else gpus[0], "choice", gpus),
+        "precision": Control("mixed_bf16", "choice", PRECISIONS),  # training precision
+        "optimizer": Control("adamw", "choice", OPTIMIZERS),
+        # Fit planner (also the Memory page's budget)
+        "gpu": Control("A100 80 GB", "choice", tuple(GPUS)),
         "num_gpus": Control(1, "int", lo=1, hi=4096),
-        "sharding": Control("none", "choice", _choices("training", "SHARDINGS", ("none",))),
+        "sharding": Control("none", "choice", SHARDINGS),
         # Parameters page
         "sweep": Control("hidden_dim", "choice", ("vocab_size", "hidden_dim", "num_layers")),
         # Compute page

@@ -1,4 +1,50 @@
+"""Fit planner: the largest batch and the longest sequence per config on the chosen GPUs."""
+
 import streamlit as st
 
-st.title("fit")
-st.info("Coming soon.")
+from charts.fit import fit_bars
+from ui import controls, data, state, tables
+
+cfgs = tuple(state.shown_configs())
+st.title("Fit planner")
+st.markdown("Choose the GPUs and how the training state is split across them; the planner finds, for each "
+            "config, the largest micro-batch per GPU at the sequence length, and the longest sequence (up to "
+            "max_position) at the batch size. ZeRO-1/2/3 partition the optimizer state, then the gradients, then "
+            "the weights over the GPUs (FSDP ≈ ZeRO-3); activations are never partitioned.")
+c1, c2, c3 = st.columns(3)
+with c1:
+    gpu = controls.select("gpu", "GPU")
+with c2:
+    num_gpus = controls.number("num_gpus", "Number of GPUs")
+with c3:
+    sharding = controls.select("sharding", "Sharding", help="none: every GPU holds everything (data parallel).")
+c4, c5, c6, c7 = st.columns(4)
+with c4:
+    batch = controls.number("batch_size", "Batch size per GPU (sequences)")
+with c5:
+    seq_len = controls.number("seq_len", "Sequence length (tokens)", step=128,
+                              help="Clipped to each config's max_position.")
+with c6:
+    precision = controls.select("precision", "Precision")
+with c7:
+    optimizer = controls.select("optimizer", "Optimizer")
+c8, c9 = st.columns(2)
+with c8:
+    attention = controls.select("attention", "Attention")
+with c9:
+    checkpointing = controls.toggle("checkpointing", "Gradient checkpointing")
+if sharding != "none" and num_gpus == 1:
+    st.info("Sharding over a single GPU partitions nothing: planning as 'none'.")
+
+kw = (("precision", precision), ("optimizer", optimizer), ("num_gpus", num_gpus), ("sharding", sharding),
+      ("attention", attention), ("checkpointing", checkpointing))
+plan = data.fit_plan(cfgs, gpu, batch, seq_len, kw)
+title = f"{num_gpus:,} × {gpu}, sharding {sharding}, {precision}, {optimizer}"
+st.plotly_chart(fit_bars(plan, title), key="fit_bars", width="stretch")
+shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "gpu_bytes", "fits", "max_batch_size",
+              "max_seq_len"]]
+tables.show(shown, "fit_table", file_name="fit-plan.csv", readable={"needed_bytes": "bytes", "gpu_bytes": "bytes"})
+no_fit = [r["config"] for _, r in plan.iterrows() if int(r["max_batch_size"]) == 0]
+if no_fit:
+    st.warning(f"Not even one sequence of the chosen length fits for: {', '.join(no_fit)}. Add GPUs, shard, "
+               "checkpoint, or shorten the sequence.")

@@ -49,3 +49,32 @@ if training:
     var = data.variant_table(cfg, seqs, batch, dtype)
     st.plotly_chart(charts.variants(var, cfg.name, log=log), key="memory_variants", width="stretch")
     tables.csv_button(var, "activation-variants.csv", key="variants_csv")
+
+st.header("Training memory per GPU")
+st.markdown("One training step: weights, gradients, optimizer state, float32 master weights (mixed precision) "
+            "and activations. Dashed lines: the memory of common GPUs.")
+d1, d2, d3, d4 = st.columns(4)
+with d1:
+    seq_len = controls.number("seq_len", "Sequence length for the bars (tokens)", step=128,
+                              help="Clipped to each config's max_position.")
+with d2:
+    precision = controls.select("precision", "Precision", help="mixed_*: 16-bit compute with float32 master "
+                                "weights; bfloat16/float16: pure 16-bit.")
+with d3:
+    optimizer = controls.select("optimizer", "Optimizer")
+with d4:
+    gpu = controls.select("gpu", "GPU for the fit table")
+kw = (("precision", precision), ("optimizer", optimizer), ("attention", attention), ("checkpointing", checkpointing))
+train = data.training_table(cfgs, batch, seq_len, kw)
+st.plotly_chart(charts.training_stack(train[train["part"] != "total"], data.GPUS,
+                                      title=f"batch {batch:,}, {precision}, {optimizer}"),
+                key="memory_training", width="stretch")
+tables.csv_button(train, "training-memory.csv", key="training_csv")
+
+st.subheader("Where each config stops fitting")
+sweep = data.training_sweep(cfgs, seqs, batch, kw)
+st.plotly_chart(charts.training_vs_seq(sweep, data.GPUS, log=log), key="memory_training_sweep", width="stretch")
+stops = data.stop_fitting(cfgs, (gpu,), batch, kw)
+st.markdown(f"The longest max_position whose training step (batch {batch:,}, sequences as long as max_position) "
+            f"fits one **{gpu}**; the position table grows with it.")
+tables.show(stops, "stop_table", file_name="stop-fitting.csv", readable={"gpu_bytes": "bytes"})

@@ -24,9 +24,10 @@ table = data.overview_table(presets)
 st.subheader("The presets")
 tables.show(table, "overview_table", file_name="presets.csv",
             readable={"total": "count", "embedding": "count", "all_layers": "count",
-                      "weights_fp32": "bytes", "activations_512": "bytes"},
+                      "weights_fp32": "bytes", "activations_512": "bytes", "training_512": "bytes"},
             pct=("embedding_pct", "layers_pct"))
-st.caption("Activations: one sequence of max_position 512 tokens, float32, eager attention, kept for "
-           "backward. Weights: 4 bytes per parameter.")
+st.caption("At max_position 512, one sequence, float32, eager attention: weights_fp32 = 4 bytes per "
+           "parameter; activations_512 = what the forward keeps for backward; training_512 = one AdamW training "
+           "step (weights, gradients, optimizer state, activations).")
 st.plotly_chart(component_bars(data.params_long(data.params_table(presets))), key="overview_components",
                 width="stretch")

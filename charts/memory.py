@@ -68,8 +68,19 @@ def variants(df: pd.DataFrame, name: str, *, log: bool = False) -> go.Figure:
                  y="activation memory (GiB)" + (" (log scale)" if log else ""), log_x=log, log_y=log)
 
 
+def merge_budgets(budgets: dict[str, int], within: float = 0.02) -> dict[str, int]:
+    """GPUs whose memory differs by less than `within` share one line ("L4 24 GB / A10 24 GB", the smaller size)."""
+    merged: list[tuple[list[str], int]] = []
+    for gpu, b in sorted(budgets.items(), key=lambda kv: kv[1]):
+        if merged and b - merged[-1][1] <= within * b:
+            merged[-1][0].append(gpu)
+        else:
+            merged.append(([gpu], b))
+    return {" / ".join(names): b for names, b in merged}
+
+
 def _budget_lines(fig: go.Figure, budgets: dict[str, int]) -> None:
-    for i, (gpu, b) in enumerate(budgets.items()):
+    for i, (gpu, b) in enumerate(merge_budgets(budgets).items()):
         fig.add_hline(y=gib(b), line=dict(color="rgba(128,128,128,0.8)", dash=BUDGET_DASHES[i % len(BUDGET_DASHES)],
                                           width=1.5),
                       annotation_text=f"{gpu}: {sizes([b])[0]}", annotation_position="top left",

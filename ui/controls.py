@@ -1,7 +1,8 @@
 """Page controls bound to the session store, so a value survives a page change and goes into the URL.
 
-Each helper draws one widget with key "ctl.<name>" (a stable handle for tests), seeds it from the
-store when Streamlit has dropped it, and writes the widget's value back to the store.
+Each helper draws one widget with key "ctl.<name>" (a stable handle for tests). Before drawing, the
+widget's value is set from the store (Streamlit forgets a widget's state, or keeps a stale one, when
+the same key appears on another page); the widget's on_change callback writes a new value back.
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ from . import state
 
 def _seed(name: str) -> str:
     key = f"ctl.{name}"
-    if key not in st.session_state:
-        st.session_state[key] = state.controls()[name]
+    st.session_state[key] = state.controls()[name]
     return key
+
+
+def _store(name: str) -> None:
+    """on_change: the user changed the widget; keep its value."""
+    state.controls()[name] = st.session_state[f"ctl.{name}"]
 
 
 def _keep(name: str, value: Any) -> Any:
@@ -31,22 +36,25 @@ def _keep(name: str, value: Any) -> Any:
 def number(name: str, label: str, *, help: str | None = None, step: int = 1, where: Any = st) -> int:
     ctl = CONTROLS[name]
     key = _seed(name)
-    value = where.number_input(label, min_value=ctl.lo, max_value=ctl.hi, step=step, key=key, help=help)
+    value = where.number_input(label, min_value=ctl.lo, max_value=ctl.hi, step=step, key=key, help=help,
+                               on_change=_store, args=(name,))
     return _keep(name, int(value))
 
 
 def select(name: str, label: str, *, help: str | None = None, fmt: Callable[[str], str] = str, where: Any = st) -> str:
     ctl = CONTROLS[name]
     key = _seed(name)
-    return _keep(name, where.selectbox(label, ctl.choices, key=key, help=help, format_func=fmt))
+    return _keep(name, where.selectbox(label, ctl.choices, key=key, help=help, format_func=fmt,
+                                       on_change=_store, args=(name,)))
 
 
 def radio(name: str, label: str, *, help: str | None = None, fmt: Callable[[str], str] = str, where: Any = st) -> str:
     ctl = CONTROLS[name]
     key = _seed(name)
-    return _keep(name, where.radio(label, ctl.choices, key=key, help=help, format_func=fmt, horizontal=True))
+    return _keep(name, where.radio(label, ctl.choices, key=key, help=help, format_func=fmt, horizontal=True,
+                                   on_change=_store, args=(name,)))
 
 
 def toggle(name: str, label: str, *, help: str | None = None, where: Any = st) -> bool:
     key = _seed(name)
-    return _keep(name, bool(where.toggle(label, key=key, help=help)))
+    return _keep(name, bool(where.toggle(label, key=key, help=help, on_change=_store, args=(name,))))

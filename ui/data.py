@@ -8,8 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from albert_core.activations import activation_memory
 from albert_core.config import ModelConfig
+from albert_core.fit import fit_table
+from albert_core.gpus import GPUS
 from albert_core.params import count_parameters
+from albert_core.training import training_memory
 
 COMPONENTS = ("embedding", "layers", "pooler")
 
@@ -122,27 +126,15 @@ def sharing_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
         }))
     return pd.concat(frames, ignore_index=True)
 
-def _module(name: str):
-    """An albert_core module written in parallel; None until it lands."""
-    import importlib
-
-    try:
-        return importlib.import_module(f"albert_core.{name}")
-    except ImportError:
-        return None
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
 def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
     """Parameters, shares, and memory at max_position 512 (batch 1, float32, eager, training)."""
     t = params_table(cfgs)[["config", "family", "total", "embedding", "embedding_pct", "all_layers", "layers_pct"]]
     t = t.copy()
-    training, activations = _module("training"), _module("activations")
-    if training is not None:
-        t["weights_fp32"] = [training.training_memory(c, batch_size=1, seq_len=512, precision="fp32",
-                                                      optimizer="adamw").weights for c in cfgs]
-    if activations is not None:
-        t["activations_512"] = [activations.activation_memory(c, batch_size=1, seq_len=512).total for c in cfgs]
+    t["weights_fp32"] = [training_memory(c, batch_size=1, seq_len=512, precision="float32").weights for c in cfgs]
+    t["activations_512"] = [activation_memory(c, batch_size=1, seq_len=512).total for c in cfgs]
+    t["training_512"] = [training_memory(c, batch_size=1, seq_len=512, precision="float32", attention="eager").total
+                         for c in cfgs]
     return t
 
 
@@ -177,8 +169,6 @@ def seq_points(seq_max: int, lo: int = 128) -> list[int]:
 def activation_table(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], batch_size: int, dtype: str,
                      attention: str, training: bool, checkpointing: bool) -> pd.DataFrame:
     """Activation memory of each config at max_position = seq_len = S: rows (config, seq_len, part, bytes)."""
-    from albert_core.activations import activation_memory
-
     rows = []
     for cfg in cfgs:
         for s in seq_lens:
@@ -192,8 +182,6 @@ def activation_table(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], b
 @st.cache_data(show_spinner=False, max_entries=64)
 def variant_table(cfg: ModelConfig, seq_lens: tuple[int, ...], batch_size: int, dtype: str) -> pd.DataFrame:
     """Training activation memory of one config: eager / sdpa, with and without checkpointing."""
-    from albert_core.activations import activation_memory
-
     rows = []
     for attention in ("eager", "sdpa"):
         for ckpt in (False, True):
@@ -203,3 +191,64 @@ def variant_table(cfg: ModelConfig, seq_lens: tuple[int, ...], batch_size: int, 
                                       attention=attention, checkpointing=ckpt)
                 rows.append(dict(variant=label, seq_len=s, bytes=a.total))
     return pd.DataFrame(rows)
+
+
+TRAINING_PARTS = ("weights", "master_weights", "gradients", "optimizer", "activations")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def training_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw: tuple) -> pd.DataFrame:
+    """training_memory of each config (seq_len clipped to its max_position): one row per (config, part)."""
+    rows = []
+    for cfg in cfgs:
+        m = training_memory(cfg, batch_size=batch_size, seq_len=min(seq_len, cfg.max_position), **dict(kw))
+        rows += [dict(config=cfg.name, seq_len=m.seq_len, part=p, bytes=getattr(m, p)) for p in TRAINING_PARTS]
+        rows.append(dict(config=cfg.name, seq_len=m.seq_len, part="total", bytes=m.total))
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def training_sweep(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], batch_size: int,
+                   kw: tuple) -> pd.DataFrame:
+    """Total training memory per GPU at max_position = seq_len = S."""
+    rows = [dict(config=cfg.name, seq_len=s, bytes=training_memory(cfg.replace(max_position=s), batch_size=batch_size,
+                                                                  seq_len=s, **dict(kw)).total)
+            for cfg in cfgs for s in seq_lens]
+    return pd.DataFrame(rows)
+
+
+def longest_fitting_position(cfg: ModelConfig, budget: int, batch_size: int, kw: dict, cap: int = 1 << 20) -> int:
+    """Largest P such that cfg with max_position = P, run on sequences of P tokens, fits the budget (0: none).
+
+    fit.max_seq_len keeps the position table at cfg.max_position; here the table grows with P (its
+    weights, gradients and optimizer state count too). Memory grows with P, so a binary search.
+    """
+    def fits(p: int) -> bool:
+        return training_memory(cfg.replace(max_position=p), batch_size=batch_size, seq_len=p, **kw).total <= budget
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, 2
+    while hi <= cap and fits(hi):
+        lo, hi = hi, hi * 2
+    if hi > cap:
+        return cap
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], batch_size: int, kw: tuple) -> pd.DataFrame:
+    """Per config and GPU: the longest max_position whose training step still fits."""
+    rows = [dict(config=cfg.name, gpu=g, gpu_bytes=GPUS[g],
+                 longest_max_position=longest_fitting_position(cfg, GPUS[g], batch_size, dict(kw)))
+            for cfg in cfgs for g in gpus]
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, batch_size: int, seq_len: int, kw: tuple) -> pd.DataFrame:
+    """albert_core.fit.fit_table for the chosen GPU."""
+    return fit_table(list(cfgs), batch_size=batch_size, seq_len=seq_len, gpus={gpu: GPUS[gpu]}, **dict(kw))

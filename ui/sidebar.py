@@ -56,13 +56,12 @@ CHOICE_FIELDS = {
 def _field_widgets() -> None:
     k = state.field_key
     st.text_input("name", key=k("name"), max_chars=MAX_NAME_LEN, help="Shown in legends and tables.")
-    c1, c2 = st.columns(2)
-    for i, f in enumerate(("vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads",
-                           "intermediate_dim", "max_position")):
+    for f in ("vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads", "intermediate_dim",
+              "max_position"):
         label, lo, hi, step, help_ = INT_FIELDS[f]
-        (c1 if i % 2 == 0 else c2).number_input(label, min_value=lo, max_value=hi, step=step, key=k(f), help=help_)
-    label, lo, hi, help_ = FLOAT_FIELDS["dropout"][0], 0.0, 0.99, FLOAT_FIELDS["dropout"][1]
-    c2.number_input(label, min_value=lo, max_value=hi, step=0.05, key=k("dropout"), help=help_)
+        st.number_input(label, min_value=lo, max_value=hi, step=step, key=k(f), help=help_)
+    label, help_ = FLOAT_FIELDS["dropout"]
+    st.number_input(label, min_value=0.0, max_value=0.99, step=0.05, key=k("dropout"), help=help_)
     for f in ("family", "sharing"):
         label, options, help_ = CHOICE_FIELDS[f]
         st.selectbox(label, options, key=k(f), help=help_)

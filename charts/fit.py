@@ -1,0 +1,45 @@
+"""Fit planner charts: the largest batch and the longest sequence per config on the chosen GPUs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .base import sizes
+from .colors import color_map
+
+
+def fit_bars(df: pd.DataFrame, title: str) -> go.Figure:
+    """Two panels, one bar per config: largest batch at seq_len, longest seq_len at the batch size.
+
+    df: albert_core.fit.fit_table rows for one GPU (config, max_batch_size, max_seq_len, seq_len, batch_size,
+    needed_bytes, gpu_bytes).
+    """
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=("largest batch per GPU", "longest sequence per GPU"))
+    colors = color_map(df["config"])
+    for _, r in df.iterrows():
+        name = r["config"]
+        fig.add_bar(
+            name=name, x=[name], y=[int(r["max_batch_size"])], marker_color=colors[name], legendgroup=name,
+            customdata=[(int(r["seq_len"]), int(r["needed_bytes"]), sizes([r["needed_bytes"]])[0])],
+            hovertemplate=f"<b>{name}</b><br>largest batch %{{y:,}} sequences of %{{customdata[0]:,}} tokens<br>"
+                          "(batch as set needs %{customdata[1]:,} bytes, %{customdata[2]})<extra></extra>",
+            row=1, col=1,
+        )
+        fig.add_bar(
+            name=name, x=[name], y=[int(r["max_seq_len"])], marker_color=colors[name], legendgroup=name,
+            showlegend=False, customdata=[(int(r["batch_size"]),)],
+            hovertemplate=f"<b>{name}</b><br>longest sequence %{{y:,}} tokens at batch %{{customdata[0]:,}}"
+                          "<br>(at most max_position)<extra></extra>",
+            row=1, col=2,
+        )
+    fig.update_layout(template="none", title=title, paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.12, x=0), margin=dict(l=70, r=20, t=90, b=60),
+                      font=dict(size=13), barmode="group")
+    grid = "rgba(128,128,128,0.25)"
+    fig.update_xaxes(title_text="config", gridcolor=grid)
+    fig.update_yaxes(title_text="batch size (sequences)", gridcolor=grid, row=1, col=1)
+    fig.update_yaxes(title_text="sequence length (tokens)", gridcolor=grid, row=1, col=2)
+    return fig

@@ -1,0 +1,71 @@
+"""Screenshot every page of the running app with headless Chromium (Playwright), for docs/app.md.
+
+    streamlit run app.py --server.headless true --server.port 8599 --browser.gatherUsageStats false &
+    python docs/screenshots/take_screenshots.py http://localhost:8599 [--theme dark]
+
+Writes docs/screenshots/<page>.png (JPEG-like palette reduction keeps each under 300 KB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+PAGES = {
+    "overview": "",  # the default page lives at the root URL
+    "parameters": "parameters?sweep=hidden_dim",
+    "memory": "memory",
+    "fit": "fit",
+    "compute": "compute",
+    "verify": "verify",
+}
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+OUT = Path(__file__).resolve().parent
+
+
+def shrink(png: bytes, limit: int = 300_000) -> bytes:
+    """Quantize to a palette (and scale down if needed) so the file stays small."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return png
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    for scale in (1.0, 0.85, 0.7, 0.55):
+        im = img if scale == 1.0 else img.resize((int(img.width * scale), int(img.height * scale)))
+        buf = io.BytesIO()
+        im.quantize(colors=128).save(buf, format="PNG", optimize=True)
+        if buf.tell() < limit:
+            return buf.getvalue()
+    return buf.getvalue()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("base", nargs="?", default="http://localhost:8599")
+    ap.add_argument("--theme", choices=("light", "dark"), default="light")
+    ap.add_argument("--pages", nargs="*", default=list(PAGES))
+    a = ap.parse_args()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 2400}, color_scheme=a.theme)
+        for name in a.pages:
+            page.goto(f"{a.base}/{PAGES[name]}", wait_until="networkidle")
+            page.wait_for_selector("h1", timeout=30_000)
+            page.wait_for_timeout(2500)  # let Plotly draw
+            if name == "verify":
+                page.get_by_role("button", name="Build, count and measure").click()
+                page.get_by_text("Activation memory", exact=False).last.wait_for(timeout=120_000)
+                page.wait_for_timeout(1500)
+            png = page.screenshot(full_page=True)
+            suffix = "" if a.theme == "light" else "-dark"
+            (OUT / f"{name}{suffix}.png").write_bytes(shrink(png))
+            print(name, len(png))
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
