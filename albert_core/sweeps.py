@@ -132,15 +132,18 @@ def _block(d: dict[str, Any], shown: dict[str, Any], errors: list[str], numeric:
     for i, f in enumerate(numeric):
         if cols[f][2] is not None:
             ok &= ~np.array([e is not None for e in cols[f][2]])[idx[i]]
-    ok &= np.broadcast_to(_valid({**d, **raw}), (n,))
-    safe = {f: np.where(ok, raw[f], 1).astype(np.int64) for f in raw}  # valid values fit easily
+    ok &= np.broadcast_to(_valid(d), (n,))  # text and float fields, and the fields not swept
+    # config.validate's rules, vectorized: ranges per field, then the cross-field rules
+    range_ok = {f: np.asarray((raw[f] >= 1) & (raw[f] <= _MAX[f]), dtype=bool) for f in raw}
+    safe = {f: np.where(range_ok[f], raw[f], 1).astype(np.int64) for f in raw}  # in range: fits int64
     v = {**d, **safe}
-    # the cross-field rules, which _valid leaves out
-    ok &= np.broadcast_to(v["hidden_dim"] % v["num_heads"] == 0, (n,))
+    rules = {"heads": v["hidden_dim"] % v["num_heads"] == 0}
     if d["family"] == "bert":
-        ok &= np.broadcast_to(v["embedding_dim"] == v["hidden_dim"], (n,))
+        rules["bert"] = v["embedding_dim"] == v["hidden_dim"]
     if d["sharing"] != "none":
-        ok &= np.broadcast_to((v["num_groups"] <= v["num_layers"]) & (v["num_layers"] % v["num_groups"] == 0), (n,))
+        rules["groups"] = (v["num_groups"] <= v["num_layers"]) & (v["num_layers"] % v["num_groups"] == 0)
+    for good in (*range_ok.values(), *rules.values()):
+        ok &= np.broadcast_to(good, (n,))
     v = {**d, **{f: np.where(ok, safe[f], 1) for f in raw}}
     # exact: int64 unless the count at every field's largest value (all terms grow with every field) reaches 2**62
     top = {**d, **{f: int(v[f].max()) for f in raw}}
@@ -155,14 +158,9 @@ def _block(d: dict[str, Any], shown: dict[str, Any], errors: list[str], numeric:
         out[f] = shown_value
     out["valid"] = ok
     err = np.full(n, None, dtype=object)
-    for j in np.flatnonzero(~ok):  # the reasons, in config.validate's own words
-        msgs = list(errors)
-        for i, f in enumerate(numeric):
-            if cols[f][2] is not None and cols[f][2][idx[i][j]]:
-                msgs.append(cols[f][2][idx[i][j]])
-        if not msgs:
-            msgs = validate(SimpleNamespace(**{**d, **{f: _py(raw[f][j]) for f in raw}}))
-        err[j] = "; ".join(msgs)
+    bad = np.flatnonzero(~ok)
+    if len(bad):
+        err[bad] = _reasons(d, errors, numeric, cols, idx, raw, range_ok, rules, bad)
     out["error"] = err
     df = pd.DataFrame(out, index=pd.RangeIndex(n))
     for c in COUNT_COLUMNS:
@@ -176,6 +174,64 @@ def _block(d: dict[str, Any], shown: dict[str, Any], errors: list[str], numeric:
         p = np.broadcast_to(np.asarray(counts[part], dtype=object if big else np.int64), (n,)).astype(float)
         df[c] = np.where(ok, 100 * p / tot, np.nan)
     return df
+
+
+# fields tied by a cross-field rule of config.validate: heads divide hidden; bert E == H; groups divide layers
+_LINKED = (("hidden_dim", "num_heads", "embedding_dim"), ("num_groups", "num_layers"))
+_RULE_FIELDS = {"heads": _LINKED[0], "bert": _LINKED[0], "groups": _LINKED[1]}
+
+
+def _reasons(d: dict[str, Any], errors: list[str], numeric: list[str], cols: dict, idx: Any, raw: dict,
+             range_ok: dict, rules: dict, rows: Any) -> list[str]:
+    """config.validate's message for each invalid row, computed once per distinct cause.
+
+    A row's message depends only on the swept fields that fail a range check or share a failing
+    rule (with everything they are linked to, and all fields of a rule the base alone breaks);
+    validate of the base with just those fields set gives the same problems, so rows with the
+    same such values share one validate call.
+    """
+    import numpy as np
+
+    n = idx.shape[1]
+    fails = {f: ~np.broadcast_to(range_ok[f], (n,)) for f in raw}
+    for rule, good in rules.items():
+        bad_rule = ~np.broadcast_to(good, (n,))
+        for f in _RULE_FIELDS[rule]:
+            if f in raw:
+                fails[f] = fails[f] | bad_rule
+    # a rule the base itself breaks (e.g. family "bert" swept in with E != H) must see the row's own values
+    base_breaks = {"heads": d["hidden_dim"] % d["num_heads"] != 0,
+                   "bert": d["family"] == "bert" and d["embedding_dim"] != d["hidden_dim"],
+                   "groups": d["sharing"] != "none" and not (d["num_groups"] <= d["num_layers"]
+                                                             and d["num_layers"] % d["num_groups"] == 0)}
+    for rule, broken in base_breaks.items():
+        for f in _RULE_FIELDS[rule]:
+            if broken and f in raw:
+                fails[f] = np.ones(n, dtype=bool)
+    for group in _LINKED:  # a failing field drags in the swept fields linked to it
+        members = [f for f in group if f in raw]
+        any_bad = np.zeros(n, dtype=bool)
+        for f in members:
+            any_bad |= fails[f]
+        for f in members:
+            fails[f] = any_bad
+    coerce_err = [(i, f) for i, f in enumerate(numeric) if cols[f][2] is not None]
+    memo: dict[tuple, str] = {}
+    out = []
+    for j in rows:
+        msgs = list(errors)
+        for i, f in coerce_err:
+            e = cols[f][2][idx[i][j]]
+            if e:
+                msgs.append(e)
+        if msgs:
+            out.append("; ".join(msgs))
+            continue
+        key = tuple((f, _py(raw[f][j])) for f in raw if fails[f][j])
+        if key not in memo:
+            memo[key] = "; ".join(validate(SimpleNamespace(**{**d, **dict(key)})))
+        out.append(memo[key])
+    return out
 
 
 def _py(x: Any) -> Any:

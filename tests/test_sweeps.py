@@ -17,9 +17,9 @@ def check_rows(df: pd.DataFrame, base: ModelConfig, fields: list[str], heads: bo
     for _, row in df.iterrows():
         changes = {f: row[f] for f in fields}
         changes = {f: (v.item() if hasattr(v, "item") else v) for f, v in changes.items()}
-        if base.family == "bert" and "hidden_dim" in changes and "embedding_dim" not in changes \
-                and changes.get("family", "bert") == "bert":
-            changes["embedding_dim"] = changes["hidden_dim"]
+        if changes.get("family", base.family) == "bert" and "hidden_dim" in changes \
+                and "embedding_dim" not in changes:
+            changes["embedding_dim"] = changes["hidden_dim"]  # sweeps: BERT's E follows a swept H
         try:
             cfg = base.replace(**changes)
         except (ConfigError, TypeError) as e:
@@ -164,3 +164,21 @@ def test_embedding_sweep_is_factorization_savings():
 def test_bad_sweep_arguments(kwargs, needle):
     with pytest.raises(ValueError, match=needle):
         grid(PRESETS["albert-base"], **kwargs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=sweep_cases(), data=st.data())
+def test_random_grids_match_count_parameters_and_validate(case, data):
+    """Two or three fields at once, linked ones (heads/hidden/E, groups/layers) included: every row's count,
+    and every invalid row's message, equal what count_parameters and ModelConfig say for that config."""
+    base, _, _, heads = case
+    fields = data.draw(st.lists(st.sampled_from(["hidden_dim", "num_heads", "embedding_dim", "num_groups",
+                                                 "num_layers", "vocab_size", "sharing", "family"]),
+                                min_size=2, max_size=3, unique=True))
+    text = {"sharing": [*SHARING_MODES, "half"], "family": ["bert", "albert", "gpt"]}
+    values = {f: (data.draw(st.lists(st.sampled_from(text[f]), min_size=1, max_size=3)) if f in text
+                  else data.draw(st.lists(st.integers(-1, 40), min_size=1, max_size=6)))
+              for f in fields}
+    df = grid(base, heads=heads, **values)
+    assert len(df) == np.prod([len(v) for v in values.values()])
+    check_rows(df, base, fields, heads=heads)
