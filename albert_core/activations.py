@@ -284,7 +284,7 @@ def _attention_core(r: _Replay, cfg: ModelConfig, q: _T, k: _T, v: _T, attention
     probs = r.dropout(probs, p, "attention dropout mask")
     if r.amp and not cpu_math and probs.dtype != r.amp:  # matmul under autocast casts probs to 16 bits
         probs = r.new(sq, r.amp)
-    r.save(probs, "attention probabilities after dropout", "aten::bmm (probs)")
+    r.save(probs, "attention probabilities (bmm input: dropped or cast)", "aten::bmm (probs)")
     r.save(r.new(tok, dt), "Q/K/V", "aten::bmm (V, reshaped copy)")
     out_dt = q.dtype if cpu_math else dt  # math path casts back to the input dtype
     return r.new(tok, out_dt)  # transpose(1, 2).contiguous(): a copy, saved by the output dense
