@@ -262,6 +262,11 @@ def measure_activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if checkpointing and not training:
         raise ValueError("checkpointing only applies to training=True")
+    if kind == "reference" and not training:
+        raise ValueError(
+            "the inference peak depends on when the model's Python code drops its tensors, and albert_core "
+            "models Hugging Face's code: use kind='hf' for training=False"
+        )
     check_measurable(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dtype, attention=attention,
                      training=training, checkpointing=checkpointing, max_bytes=max_bytes)
     est_cfg = cfg

@@ -65,6 +65,8 @@ def test_bad_kind_and_bad_sizes():
         measure_activation_memory(cfg, batch_size=1, seq_len=4, kind="tf")
     with pytest.raises(ValueError, match="max_position"):
         measure_activation_memory(cfg, batch_size=1, seq_len=10_000)
+    with pytest.raises(ValueError, match="kind='hf'"):
+        measure_activation_memory(cfg, batch_size=1, seq_len=4, kind="reference", training=False)
 
 
 def test_cuda_peak_measures_or_says_clearly_that_there_is_no_cuda():
