@@ -39,10 +39,12 @@ if sharding != "none" and num_gpus == 1:
 kw = (("precision", precision), ("optimizer", optimizer), ("num_gpus", num_gpus), ("sharding", sharding),
       ("attention", attention), ("checkpointing", checkpointing))
 plan = data.fit_plan(cfgs, gpu, batch, seq_len, kw)
-title = f"{num_gpus:,} × {gpu}, sharding {sharding}, {precision}, {optimizer}"
-st.plotly_chart(fit_bars(plan, title), key="fit_bars", width="stretch")
+st.caption(f"{num_gpus:,} × {gpu}, sharding {sharding}, {precision}, {optimizer}, {attention} attention"
+           f"{', checkpointing' if checkpointing else ''}. max_seq_len stops at the config's max_position; "
+           "longest_max_position raises max_position (and the position table) with the sequence.")
+st.plotly_chart(fit_bars(plan), key="fit_bars", width="stretch")
 shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "gpu_bytes", "fits", "max_batch_size",
-              "max_seq_len"]]
+              "max_seq_len", "longest_max_position"]]
 tables.show(shown, "fit_table", file_name="fit-plan.csv", readable={"needed_bytes": "bytes", "gpu_bytes": "bytes"})
 no_fit = [r["config"] for _, r in plan.iterrows() if int(r["max_batch_size"]) == 0]
 if no_fit:

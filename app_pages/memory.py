@@ -63,15 +63,17 @@ with d2:
 with d3:
     optimizer = controls.select("optimizer", "Optimizer")
 with d4:
-    gpu = controls.select("gpu", "GPU for the fit table")
+    gpu = controls.select("gpu", "GPU")
 kw = (("precision", precision), ("optimizer", optimizer), ("attention", attention), ("checkpointing", checkpointing))
 train = data.training_table(cfgs, batch, seq_len, kw)
-st.plotly_chart(charts.training_stack(train[train["part"] != "total"], data.GPUS,
-                                      title=f"batch {batch:,}, {precision}, {optimizer}"),
+st.caption(f"Batch {batch:,}, sequences of {seq_len:,} tokens (at most max_position), {precision}, {optimizer}, "
+           f"{attention} attention{', checkpointing' if checkpointing else ''}; dashed line: one {gpu}.")
+st.plotly_chart(charts.training_stack(train[train["part"] != "total"], {gpu: data.GPUS[gpu]}),
                 key="memory_training", width="stretch")
 tables.csv_button(train, "training-memory.csv", key="training_csv")
 
 st.subheader("Where each config stops fitting")
+st.markdown("Total training memory per GPU as max_position (and the sequence) grows; dashed: common GPUs.")
 sweep = data.training_sweep(cfgs, seqs, batch, kw)
 st.plotly_chart(charts.training_vs_seq(sweep, data.GPUS, log=log), key="memory_training_sweep", width="stretch")
 stops = data.stop_fitting(cfgs, (gpu,), batch, kw)

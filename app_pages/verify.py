@@ -11,8 +11,7 @@ from albert_core.units import format_bytes
 from ui import controls, state, tables
 
 MAX_BUILD_LAYERS = 2048  # layer modules built on the meta device; beyond this the build itself takes minutes
-SOURCES = {"reference": "albert_core's reference encoder (every sharing mode)",
-           "hf": "Hugging Face's BertModel / AlbertModel"}
+SOURCES = {"reference": "reference encoder (any sharing)", "hf": "Hugging Face BertModel / AlbertModel"}
 
 cfg = state.config()
 st.title("Verify in PyTorch")

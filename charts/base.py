@@ -21,8 +21,10 @@ def style(fig: go.Figure, *, x: str, y: str, title: str | None = None, log_x: bo
         font=dict(size=13),
     )
     grid = "rgba(128,128,128,0.25)"
-    fig.update_xaxes(title_text=x, type="log" if log_x else None, gridcolor=grid, zerolinecolor=grid)
-    fig.update_yaxes(title_text=y, type="log" if log_y else None, gridcolor=grid, zerolinecolor=grid)
+    fig.update_xaxes(title_text=x, type="log" if log_x else None, gridcolor=grid, zerolinecolor=grid,
+                     dtick=1 if log_x else None)  # log axes: ticks at powers of ten only
+    fig.update_yaxes(title_text=y, type="log" if log_y else None, gridcolor=grid, zerolinecolor=grid,
+                     dtick=1 if log_y else None)
     return fig
 
 

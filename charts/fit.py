@@ -10,14 +10,15 @@ from .base import sizes
 from .colors import color_map
 
 
-def fit_bars(df: pd.DataFrame, title: str) -> go.Figure:
-    """Two panels, one bar per config: largest batch at seq_len, longest seq_len at the batch size.
+def fit_bars(df: pd.DataFrame) -> go.Figure:
+    """Two panels, one bar per config: largest batch at seq_len, longest sequence at the batch size.
 
     df: albert_core.fit.fit_table rows for one GPU (config, max_batch_size, max_seq_len, seq_len, batch_size,
-    needed_bytes, gpu_bytes).
+    needed_bytes, gpu_bytes) plus longest_max_position (the position table grown with the sequence).
     """
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=("largest batch per GPU", "longest sequence per GPU"))
+                        subplot_titles=("largest batch per GPU at the sequence length",
+                                        "longest sequence (= max_position) at the batch size"))
     colors = color_map(df["config"])
     for _, r in df.iterrows():
         name = r["config"]
@@ -29,14 +30,15 @@ def fit_bars(df: pd.DataFrame, title: str) -> go.Figure:
             row=1, col=1,
         )
         fig.add_bar(
-            name=name, x=[name], y=[int(r["max_seq_len"])], marker_color=colors[name], legendgroup=name,
-            showlegend=False, customdata=[(int(r["batch_size"]),)],
+            name=name, x=[name], y=[int(r["longest_max_position"])], marker_color=colors[name], legendgroup=name,
+            showlegend=False, customdata=[(int(r["batch_size"]), int(r["max_seq_len"]))],
             hovertemplate=f"<b>{name}</b><br>longest sequence %{{y:,}} tokens at batch %{{customdata[0]:,}}"
-                          "<br>(at most max_position)<extra></extra>",
+                          "<br>(max_position raised to it; at the config's own max_position: "
+                          "%{customdata[1]:,})<extra></extra>",
             row=1, col=2,
         )
-    fig.update_layout(template="none", title=title, paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.12, x=0), margin=dict(l=70, r=20, t=90, b=60),
+    fig.update_layout(template="none", paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.1, x=0), margin=dict(l=70, r=20, t=80, b=60),
                       font=dict(size=13), barmode="group")
     grid = "rgba(128,128,128,0.25)"
     fig.update_xaxes(title_text="config", gridcolor=grid)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from .base import gib, sizes, style
 from .colors import MEMORY_COLORS, color_map
@@ -18,27 +19,37 @@ def _hover_bytes(values) -> list[tuple[int, str]]:
     return [(int(v), s) for v, s in zip(values, sizes(values), strict=True)]
 
 
-def activation_vs_seq(df: pd.DataFrame, *, log: bool = False) -> go.Figure:
-    """Activation memory against sequence length (= max_position), the seq_len² part and the linear part stacked.
+def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 4) -> go.Figure:
+    """Activation memory against sequence length (= max_position): one panel per config, the seq_len² part
+    stacked on the linear part (on log axes the two parts are drawn as separate lines).
 
-    df: columns config, seq_len, part ("quadratic" | "linear"), bytes. One stack per config.
+    df: columns config, seq_len, part ("quadratic" | "linear"), bytes. Each trace carries its config in `meta`.
     """
-    fig = go.Figure()
-    colors = color_map(df["config"].unique())
-    for name, d in df.groupby("config", sort=False):
-        for part, dash, opacity in (("linear", "solid", 0.25), ("quadratic", "dot", 0.5)):
+    names = list(dict.fromkeys(df["config"]))
+    cols = min(per_row, len(names))
+    rows = -(-len(names) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, shared_yaxes=True,
+                        horizontal_spacing=0.03, vertical_spacing=0.12)
+    for i, name in enumerate(names):
+        d = df[df["config"] == name]
+        r, c = i // cols + 1, i % cols + 1
+        for part in ("linear", "quadratic"):
             p = d[d["part"] == part].sort_values("seq_len")
             fig.add_scatter(
                 x=[int(s) for s in p["seq_len"]], y=[gib(int(b)) for b in p["bytes"]], mode="lines+markers",
-                name=f"{name}: {PART_LABELS[part]}", legendgroup=name, stackgroup=None if log else name,
-                line=dict(color=colors[name], dash=dash), marker=dict(size=5), opacity=1,
-                fillcolor=_rgba(colors[name], opacity),
+                name=PART_LABELS[part], legendgroup=part, showlegend=i == 0, meta=name,
+                stackgroup=None if log else f"stack{i}", line=dict(color=MEMORY_COLORS[part]), marker=dict(size=4),
                 customdata=_hover_bytes(p["bytes"]),
                 hovertemplate=f"<b>{name}</b><br>seq_len %{{x:,}}<br>{PART_LABELS[part]}: "
                               "%{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
+                row=r, col=c,
             )
-    style(fig, x="sequence length = max_position (tokens)" + (" (log scale)" if log else ""),
-          y="activation memory (GiB)" + (" (log scale)" if log else ""), log_x=log, log_y=log)
+    style(fig, x="", y="", log_x=log, log_y=log)
+    fig.update_layout(height=320 * rows + 110, margin=dict(t=90),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0 + 0.12 / rows, x=0))
+    fig.update_xaxes(title_text="seq_len = max_position (tokens)" + (" (log)" if log else ""), row=rows, col=1)
+    for r in range(1, rows + 1):
+        fig.update_yaxes(title_text="activation memory (GiB)" + (" (log)" if log else ""), row=r, col=1)
     return fig
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -58,8 +60,11 @@ def breakdown_sunburst(df: pd.DataFrame, name: str) -> go.Figure:
                 values.append(int(r["params"]))
                 text.append(f"{r['shape']} × {int(r['copies'])} stored")
     total = values[0]
+    top = {i: i.split("/")[0] for i in ids}  # every node takes the color of its component
+    colors = ["rgba(0,0,0,0)"] + [COMPONENT_COLORS.get(top[i], "#9AA5B1") for i in ids[1:]]
     fig = go.Figure(go.Sunburst(
         ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
+        marker=dict(colors=colors, line=dict(color="rgba(128,128,128,0.6)", width=1)),
         customdata=[(c, 100 * v / total, t) for c, v, t in zip(counts(values), values, text, strict=True)],
         hovertemplate="<b>%{label}</b><br>%{value:,} parameters (%{customdata[0]})<br>"
                       "%{customdata[1]:.2f}% of the model<br>%{customdata[2]}<extra></extra>",
@@ -99,7 +104,8 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
     """
     fig = go.Figure()
     colors = color_map(df["config"].unique())
-    fig.add_vrect(x0=band[0], x1=band[1], fillcolor="rgba(128,128,128,0.15)", line_width=0,
+    # shapes on a log axis take log10 coordinates
+    fig.add_vrect(x0=math.log10(band[0]), x1=math.log10(band[1]), fillcolor="rgba(128,128,128,0.15)", line_width=0,
                   annotation_text=f"E = {band[0]}-{band[1]}: the reasonable band", annotation_position="top left")
     for name, d in df.groupby("config", sort=False):
         fig.add_scatter(

@@ -33,7 +33,8 @@ def figure(at: AppTest, key: str) -> dict:
 
 
 def traces(fig: dict) -> dict[str, dict]:
-    return {t["name"]: t for t in fig["data"] if "name" in t}
+    """Traces by legend name; in faceted figures (one panel per config) by "<config>: <name>"."""
+    return {(f"{t['meta']}: {t['name']}" if "meta" in t else t["name"]): t for t in fig["data"] if "name" in t}
 
 
 def table_with(at: AppTest, *columns: str):

@@ -250,5 +250,7 @@ def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], batch_siz
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, batch_size: int, seq_len: int, kw: tuple) -> pd.DataFrame:
-    """albert_core.fit.fit_table for the chosen GPU."""
-    return fit_table(list(cfgs), batch_size=batch_size, seq_len=seq_len, gpus={gpu: GPUS[gpu]}, **dict(kw))
+    """albert_core.fit.fit_table for the chosen GPU, plus the longest max_position that fits (table grown)."""
+    df = fit_table(list(cfgs), batch_size=batch_size, seq_len=seq_len, gpus={gpu: GPUS[gpu]}, **dict(kw))
+    df["longest_max_position"] = [longest_fitting_position(c, GPUS[gpu], batch_size, dict(kw)) for c in cfgs]
+    return df

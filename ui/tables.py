@@ -25,9 +25,15 @@ def show(df: pd.DataFrame, key: str, *, file_name: str, readable: dict[str, str]
          pct: tuple[str, ...] = ()) -> None:
     """st.dataframe of df (readable columns added) and a CSV download of the exact numbers."""
     shown = humanize(df, readable or {})
-    cfg = {c: st.column_config.NumberColumn(c, format="%.2f%%") for c in pct if c in shown}
+    cfg = {c: st.column_config.NumberColumn(c, format="localized") for c in shown
+           if pd.api.types.is_integer_dtype(shown[c]) or shown[c].dtype == object and _all_ints(shown[c])}
+    cfg |= {c: st.column_config.NumberColumn(c, format="%.2f%%") for c in pct if c in shown}
     st.dataframe(shown, key=key, hide_index=True, column_config=cfg)
     csv_button(df, file_name, key=f"{key}_csv")
+
+
+def _all_ints(col: pd.Series) -> bool:
+    return len(col) > 0 and all(isinstance(v, int) and not isinstance(v, bool) for v in col)
 
 
 def csv_button(df: pd.DataFrame, file_name: str, *, key: str) -> None:

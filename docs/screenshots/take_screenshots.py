@@ -43,6 +43,17 @@ def shrink(png: bytes, limit: int = 300_000) -> bytes:
     return buf.getvalue()
 
 
+IDLE_JS = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+    && document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
+    && document.querySelectorAll('.js-plotly-plot').length === document.querySelectorAll('[data-testid="stPlotlyChart"]').length"""
+
+
+def idle(page) -> None:
+    """Wait until the script run has finished and every chart is drawn."""
+    page.wait_for_timeout(500)
+    page.wait_for_function(IDLE_JS, timeout=120_000, polling=250)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("base", nargs="?", default="http://localhost:8599")
@@ -51,19 +62,23 @@ def main() -> None:
     a = ap.parse_args()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 2400}, color_scheme=a.theme)
         for name in a.pages:
+            height = {"parameters": 3900, "memory": 3700}.get(name, 2000)
+            page = browser.new_page(viewport={"width": 1400, "height": height}, color_scheme=a.theme)
             page.goto(f"{a.base}/{PAGES[name]}", wait_until="networkidle")
             page.wait_for_selector("h1", timeout=30_000)
-            page.wait_for_timeout(2500)  # let Plotly draw
+            idle(page)
+            page.wait_for_timeout(1500)  # let Plotly draw
             if name == "verify":
                 page.get_by_role("button", name="Build, count and measure").click()
-                page.get_by_text("Activation memory", exact=False).last.wait_for(timeout=120_000)
+                page.get_by_text("Measured (saved tensors)").first.wait_for(timeout=180_000)
+                idle(page)
                 page.wait_for_timeout(1500)
             png = page.screenshot(full_page=True)
             suffix = "" if a.theme == "light" else "-dark"
             (OUT / f"{name}{suffix}.png").write_bytes(shrink(png))
             print(name, len(png))
+            page.close()
         browser.close()
 
 
