@@ -120,3 +120,48 @@ def test_compute_seq_len_beyond_max_position_is_explained():
     assert any("exceeds the max_position" in w.value for w in at.warning)
     t = traces(figure(at, "compute_scatter"))["bert-base"]
     assert t["y"] == [forward_flops(PRESETS["bert-base"], 512).total]
+
+
+def test_memory_training_bars_and_stop_table():
+    from albert_core.gpus import GPUS
+    from albert_core.training import training_memory
+    from ui.data import longest_fitting_position
+
+    at = goto(open_app({"precision": "float32", "optimizer": "sgd", "gpu": "A100 40 GB", "attention": "sdpa"}),
+              "memory")
+    no_errors(at)
+    kw = dict(precision="float32", optimizer="sgd", attention="sdpa", checkpointing=False)
+    t = traces(figure(at, "memory_training"))["activations"]
+    assert [cd[0] for cd in t["customdata"]] == [
+        training_memory(PRESETS[n], batch_size=8, seq_len=512, **kw).activations
+        for n in ("albert-base", "bert-base", "bert-large", "albert-xxlarge")]
+    stops = table_with(at, "longest_max_position")
+    assert list(stops["gpu"]) == ["A100 40 GB"] * 4
+    assert stops["longest_max_position"][1] == longest_fitting_position(PRESETS["bert-base"], GPUS["A100 40 GB"], 8, kw)
+
+
+def test_fit_planner_page():
+    from albert_core.fit import max_batch_size
+    from albert_core.gpus import GPUS
+
+    at = goto(open_app(), "fit")
+    at.selectbox(key="ctl.gpu").set_value("H100 80 GB").run()
+    at.number_input(key="ctl.num_gpus").set_value(8).run()
+    at.selectbox(key="ctl.sharding").set_value("zero3").run()
+    no_errors(at)
+    t = table_with(at, "max_batch_size", "max_seq_len")
+    kw = dict(precision="mixed_bf16", optimizer="adamw", num_gpus=8, sharding="zero3", attention="eager",
+              checkpointing=False)
+    assert list(t["max_batch_size"]) == [max_batch_size(PRESETS[n], GPUS["H100 80 GB"], seq_len=512, **kw)
+                                         for n in ("albert-base", "bert-base", "bert-large", "albert-xxlarge")]
+    assert at.query_params["gpu"] == "H100 80 GB" and at.query_params["sharding"] == "zero3"
+    at.selectbox(key="ctl.sharding").set_value("zero1").run()
+    at.number_input(key="ctl.num_gpus").set_value(1).run()
+    assert any("single GPU" in i.value for i in at.info)
+
+
+def test_fit_planner_says_when_nothing_fits():
+    at = goto(open_app({"preset": "bert-xlarge", "gpu": "T4 16 GB", "seq_len": "512", "batch_size": "1",
+                        "precision": "float32"}), "fit")
+    assert not at.exception
+    assert any("Not even one sequence" in w.value and "bert-xlarge" in w.value for w in at.warning)

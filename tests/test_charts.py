@@ -5,12 +5,18 @@ import json
 import plotly.graph_objects as go
 import pytest
 
+from albert_core.activations import activation_memory
 from albert_core.config import SHARING_MODES
+from albert_core.fit import max_batch_size, max_seq_len
 from albert_core.flops import forward_flops, training_flops
+from albert_core.gpus import GPUS
 from albert_core.params import count_parameters, factorization_savings
 from albert_core.presets import PRESETS
+from albert_core.training import training_memory
 from albert_core.units import format_count
 from charts import compute as ccharts
+from charts import fit as fcharts
+from charts import memory as mcharts
 from charts import params as pcharts
 from charts.colors import PRESET_COLORS, config_color
 from ui import data
@@ -155,3 +161,66 @@ def test_backgrounds_are_transparent_for_both_themes():
                 ccharts.flops_vs_params(data.compute_table(CFGS, 128)[0], 128)):
         lay = spec(fig)["layout"]
         assert lay["paper_bgcolor"] == "rgba(0,0,0,0)" and lay["plot_bgcolor"] == "rgba(0,0,0,0)"
+
+
+# ---- memory and fit -----------------------------------------------------------------------------------------
+
+KW = (("precision", "mixed_bf16"), ("optimizer", "adamw"), ("attention", "sdpa"), ("checkpointing", False))
+
+
+def test_activation_panels_stack_the_two_parts():
+    seqs = (128, 512, 2048)
+    df = data.activation_table(CFGS[:2], seqs, 4, "bfloat16", "eager", True, False)
+    fig = mcharts.activation_vs_seq(df)
+    s = spec(fig)
+    for cfg in CFGS[:2]:
+        for part in ("quadratic", "linear"):
+            (t,) = [t for t in s["data"] if t["meta"] == cfg.name and t["name"] == mcharts.PART_LABELS[part]]
+            for x, y, cd in zip(t["x"], t["y"], t["customdata"], strict=True):
+                a = activation_memory(cfg.replace(max_position=x), batch_size=4, seq_len=x, dtype="bfloat16")
+                assert cd[0] == getattr(a, part) and y * 2**30 == pytest.approx(cd[0], rel=1e-12)
+            assert t["stackgroup"]  # stacked on linear axes
+    assert [a["text"] for a in s["layout"]["annotations"][:2]] == [c.name for c in CFGS[:2]]  # one panel per config
+    log = spec(mcharts.activation_vs_seq(df, log=True))
+    assert log["layout"]["yaxis"]["type"] == "log" and "stackgroup" not in log["data"][0]
+
+
+def test_training_stack_equals_training_memory_and_budget_line():
+    df = data.training_table(CFGS, 8, 512, KW)
+    fig = mcharts.training_stack(df[df["part"] != "total"], {"A100 80 GB": GPUS["A100 80 GB"]})
+    for label, field in (("weights", "weights"), ("gradients", "gradients"), ("optimizer state", "optimizer"),
+                         ("fp32 master weights", "master_weights"), ("activations", "activations")):
+        t = trace(fig, label)
+        want = [getattr(training_memory(c, batch_size=8, seq_len=512, **dict(KW)), field) for c in CFGS]
+        assert [cd[0] for cd in t["customdata"]] == want
+    (line,) = spec(fig)["layout"]["shapes"]
+    assert line["y0"] * 2**30 == pytest.approx(GPUS["A100 80 GB"])
+    assert axis_titles(fig)[1] == "memory per GPU (GiB)"
+
+
+def test_merge_budgets_joins_near_equal_gpus():
+    merged = mcharts.merge_budgets(GPUS)
+    assert "L4 24 GB / A10 24 GB" in merged or "A10 24 GB / L4 24 GB" in merged
+    assert len(merged) < len(GPUS) and min(merged.values()) == min(GPUS.values())
+
+
+def test_longest_fitting_position_is_the_boundary():
+    kw = dict(KW)
+    for cfg in CFGS[:3]:
+        p = data.longest_fitting_position(cfg, GPUS["A100 40 GB"], 8, kw)
+        assert p > 0
+        fits = training_memory(cfg.replace(max_position=p), batch_size=8, seq_len=p, **kw).total
+        over = training_memory(cfg.replace(max_position=p + 1), batch_size=8, seq_len=p + 1, **kw).total
+        assert fits <= GPUS["A100 40 GB"] < over
+
+
+def test_fit_bars_equal_albert_core_fit():
+    kw = KW + (("num_gpus", 4), ("sharding", "zero2"))
+    plan = data.fit_plan(CFGS, "A100 40 GB", 8, 512, kw)
+    fig = fcharts.fit_bars(plan)
+    s = spec(fig)
+    for cfg in CFGS:
+        batch_bar, seq_bar = [t for t in s["data"] if t["name"] == cfg.name]
+        assert batch_bar["y"] == [max_batch_size(cfg, GPUS["A100 40 GB"], seq_len=512, **dict(kw))]
+        assert seq_bar["y"] == [data.longest_fitting_position(cfg, GPUS["A100 40 GB"], 8, dict(kw))]
+        assert seq_bar["customdata"][0][1] == max_seq_len(cfg, GPUS["A100 40 GB"], batch_size=8, **dict(kw))
