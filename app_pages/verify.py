@@ -43,9 +43,12 @@ if st.button("Build, count and measure", type="primary", key="verify_run"):
     result: dict = {"key": run_key}
     with st.status("Building the model and running one forward...", expanded=True) as status:
         st.write("Counting parameters on the meta device...")
-        if cfg.layer_applications > MAX_BUILD_LAYERS and cfg.sharing == "none":
-            result["count_error"] = (f"{cfg.name} has {cfg.layer_applications:,} layer applications; this server "
-                                     f"builds at most {MAX_BUILD_LAYERS:,} layer modules. Lower num_layers.")
+        # layer modules the build creates: whole-layer sharing builds one per (group, slot), else one per application
+        shares_layers = cfg.sharing == "all" and (source == "reference" or cfg.family == "albert")
+        built_layers = cfg.num_groups * cfg.inner_group_num if shares_layers else cfg.layer_applications
+        if built_layers > MAX_BUILD_LAYERS:
+            result["count_error"] = (f"Building {cfg.name} creates {built_layers:,} layer modules; this server "
+                                     f"builds at most {MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
         else:
             model = (build.reference_model(cfg, device="meta") if source == "reference"
                      else build.hf_model(cfg, device="meta"))
