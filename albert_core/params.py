@@ -104,7 +104,8 @@ class ParameterCount:
     pooler: int
     heads: int  # MLM + NSP/SOP heads when asked for, else 0
     total: int
-    groups: tuple[ParamGroup, ...]
+    cfg: ModelConfig  # what was counted
+    with_heads: bool = False  # whether the MLM and NSP/SOP heads are included
 
     @property
     def embedding_pct(self) -> float:
@@ -117,6 +118,11 @@ class ParameterCount:
     @property
     def pooler_pct(self) -> float:
         return 100 * self.pooler / self.total
+
+    @property
+    def groups(self) -> tuple[ParamGroup, ...]:
+        """Every weight-and-bias group (built on demand: counting alone needs only the closed form)."""
+        return tuple(parameter_groups(self.cfg, heads=self.with_heads))
 
     def breakdown(self) -> pd.DataFrame:
         """Tidy table: one row per weight-and-bias group, with its share of the total."""
@@ -131,17 +137,26 @@ class ParameterCount:
 
 
 def count_parameters(cfg: ModelConfig, *, heads: bool = False) -> ParameterCount:
-    """Exact parameter count of cfg (HF BertModel/AlbertModel layout, pooler included)."""
-    groups = parameter_groups(cfg, heads=heads)
-    by: dict[str, int] = {"embedding": 0, "layers": 0, "pooler": 0, "heads": 0}
-    per_layer = 0
-    for grp in groups:
-        by[grp.component] += grp.params
-        if grp.component == "layers":
-            per_layer += grp.per_copy
+    """Exact parameter count of cfg (HF BertModel/AlbertModel layout, pooler included).
+
+    The closed form below is the sum of parameter_groups(cfg) component by component;
+    tests check both against each other and against the modules PyTorch builds.
+    """
+    V, E, H, I = cfg.vocab_size, cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim
+    embedding = (V + cfg.max_position + cfg.type_vocab_size) * E + layer_norm(E)
+    if cfg.factorized:
+        embedding += linear(E, H)  # ALBERT Sec. 3.1: V×E + E×H instead of V×H
+    attention = 4 * linear(H, H) + layer_norm(H)  # Q, K, V, output dense + LayerNorm
+    ffn = linear(H, I) + linear(I, H) + layer_norm(H)  # Vaswani et al. 2017 Sec. 3.3 + LayerNorm
+    all_layers = attention * stored_copies(cfg, "attention") + ffn * stored_copies(cfg, "ffn")
+    pooler = linear(H, H)
+    n_heads = 0
+    if heads:  # MLM transform (H→E or H→H) + LayerNorm + decoder bias (weight tied) + 2-way classifier
+        width = E if cfg.factorized else H
+        n_heads = linear(H, width) + layer_norm(width) + V + linear(H, 2)
     return ParameterCount(
-        embedding=by["embedding"], per_layer=per_layer, all_layers=by["layers"], pooler=by["pooler"],
-        heads=by["heads"], total=sum(by.values()), groups=tuple(groups),
+        embedding=embedding, per_layer=attention + ffn, all_layers=all_layers, pooler=pooler, heads=n_heads,
+        total=embedding + all_layers + pooler + n_heads, cfg=cfg, with_heads=heads,
     )
 
 
