@@ -586,6 +586,15 @@ class _Live:
                 self.live = [a - b for a, b in zip(self.live, self.sizes.pop(h), strict=True)]
 
 
+def _stored_range(cfg: ModelConfig, sublayer: str, first_step: int, last_step: int) -> tuple[int, int]:
+    """[start, stop) of the stored-copy indexes that steps first_step..last_step use (contiguous)."""
+    inner = cfg.inner_group_num
+    if cfg.sharing in ("all", sublayer):  # step i runs group i // (L / G), copies g·inner + k
+        per = cfg.num_layers // cfg.num_groups
+        return (first_step // per) * inner, (last_step // per + 1) * inner
+    return first_step * inner, (last_step + 1) * inner  # one copy per application
+
+
 def _inference_snapshots(cfg: ModelConfig, dtype: str, attention: str, device: str, copy_qkv: bool,
                          copy_ctx: bool) -> tuple[tuple[int, ...], ...]:
     """Replays HF's eval forward under torch.no_grad: what each op allocates and when Python drops it.
@@ -593,160 +602,235 @@ def _inference_snapshots(cfg: ModelConfig, dtype: str, attention: str, device: s
     Lifetimes follow transformers 5.23's code: locals live until their function returns (q, k, v
     until BertSelfAttention/AlbertAttention returns, the attention probabilities until the layer
     returns, embedding_output until the model returns), temporaries die after the op that reads them.
+    Under autocast each Linear casts its bias and weight once per forward (autocast's weight cache,
+    alive until the forward ends) and its input, when not already 16-bit, into a temporary.
     """
-    w = _BYTES[dtype]
-    st = 4 if device == "cuda" else w  # LayerNorm mean/rstd dtype
+    md, amp = _dtypes(dtype)
+    cuda = device == "cuda"
+    c = amp or md  # dtype of matmul-like outputs
     E, H, I, A = cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim, cfg.num_heads
     m = _Live()
-    TH, TI, TE = _sz(bs=H * w), _sz(bs=I * w), _sz(bs=E * w)
-    sq = _sz(bss=A * w)
+    info: dict[int, tuple[tuple[int, ...], str]] = {}  # handle -> (elements, dtype)
 
-    def layer_norm(n: int) -> int:
-        out, mean, rstd = m.alloc(_sz(bs=n * w), _sz(bs=st), _sz(bs=st))
-        m.free(mean, rstd)
+    def new(*specs: tuple[tuple[int, ...], str]) -> Any:
+        hs = m.alloc(*[tuple(x * _BYTES[d] for x in el) for el, d in specs])
+        hs_t = hs if isinstance(hs, tuple) else (hs,)
+        for h, spec in zip(hs_t, specs, strict=True):
+            info[h] = spec
+        return hs
+
+    def el(h: int) -> tuple[int, ...]:
+        return info[h][0]
+
+    def dt(h: int) -> str:
+        return info[h][1]
+
+    TH, TI, TE, SQ = _sz(bs=H), _sz(bs=I), _sz(bs=E), _sz(bss=A)
+    hi = {"attention": 0, "ffn": 0}  # stored copies whose 16-bit casts are cached: indexes below hi
+    cached: set[str] = set()
+
+    def cast_weights(key: str, n_in: int, n_out: int) -> None:
+        if amp and key not in cached:  # autocast's cache: bias, then weight, alive to the end
+            cached.add(key)
+            new((_sz(one=n_out), amp))
+            new((_sz(one=n_in * n_out), amp))
+
+    def linear(x: int, n_in: int, n_out: int, key: str, out_el: tuple[int, ...] | None = None,
+               in_el: tuple[int, ...] | None = None) -> int:
+        out_el = out_el or _scale(el(x), n_out, n_in)
+        if not amp:
+            return new((out_el, md))
+        cast_weights(key, n_in, n_out)
+        xc = new((in_el or el(x), amp)) if dt(x) != amp else None  # the input's cast, a temporary
+        out = new((out_el, amp))
+        m.free(xc)
         return out
 
-    # embeddings (BertEmbeddings / AlbertEmbeddings.forward)
-    tt = m.alloc(_sz(s=8))  # gather: token_type_ids (1, S)
-    we = m.alloc(TE)  # inputs_embeds
-    te = m.alloc(TE)  # token_type_embeddings
-    e1 = m.alloc(TE)  # inputs_embeds + token_type_embeddings
-    pe = m.alloc(_sz(s=E * w))  # position_embeddings (1, S, E)
-    e2 = m.alloc(TE)  # + position_embeddings
+    def layer_linears(j: int, sub: str) -> str:
+        """Cache key of application j's stored copy of a sublayer; marks it cached."""
+        idx = _stored_index(cfg, sub, j)
+        key = f"{sub}{idx}"
+        if idx < hi[sub]:  # cast by an earlier application (possibly one the replay skipped)
+            names = ("q", "k", "v", "dense") if sub == "attention" else ("ffn", "ffn_output")
+            cached.update(f"{key}.{n}" for n in names)
+        hi[sub] = max(hi[sub], idx + 1)
+        return key
+
+    def layer_norm(x: int, n: int) -> int:
+        tmp = None
+        if amp and cuda and dt(x) != F32:  # CUDA autocast runs layer_norm in float32: a cast temporary
+            tmp = x = new((el(x), F32))
+        d = dt(x)
+        stat = F32 if cuda else (F32 if d != md else d)  # CPU: param dtype when input and weight differ
+        rows = _scale(el(x), 1, n)
+        out, mean, rstd = new((el(x), d), (rows, stat), (rows, stat))
+        m.free(mean, rstd, tmp)
+        return out
+
+    def add(a: int, b: int) -> int:
+        return new((el(a), _promote(dt(a), dt(b))))
+
+    # embeddings (BertEmbeddings / AlbertEmbeddings.forward); embedding is on no autocast list
+    tt = new((_sz(s=1), "int64"))  # gather: token_type_ids (1, S)
+    we = new((TE, md))  # inputs_embeds
+    te = new((TE, md))  # token_type_embeddings
+    e1 = new((TE, md))  # inputs_embeds + token_type_embeddings
+    pe = new((_sz(s=E), md))  # position_embeddings (1, S, E)
+    e2 = new((TE, md))  # + position_embeddings
     m.free(e1)
-    emb = layer_norm(E)  # dropout is the identity in eval
+    emb = layer_norm(e2, E)  # dropout is the identity in eval
     m.free(e2, tt, we, te, pe)  # locals of the embeddings' forward; emb lives until the model returns
-    x = m.alloc(TH) if cfg.factorized else emb  # embedding_hidden_mapping_in
+    x = linear(emb, E, H, "mapping") if cfg.factorized else emb  # embedding_hidden_mapping_in
 
     def attention_core() -> tuple[int, int | None]:
         """Returns (context, probabilities or None)."""
-        if attention == "sdpa":  # flash (CPU or CUDA) / memory-efficient (CUDA) kernels: output, logsumexp
-            pad = 31 * A * 4 if device == "cuda" and w == 4 else 0  # memory-efficient pads S up to 32·k
-            out, lse = m.alloc(TH, _sz(bs=A * 4, b=pad))  # lse (B, A, S) float32
+        if attention == "sdpa":  # flash (CPU or CUDA) / memory-efficient (CUDA): output, float32 logsumexp
+            pad = 31 * A if cuda and c == F32 else 0  # memory-efficient pads S up to 32·k
+            out, lse = new((TH, c), (_sz(bs=A, b=pad), F32))
             m.free(lse)
             return out, None
         # torch.matmul reshapes the (B,A,S,D) views to (B·A,S,D): copies unless B, A or S is 1 (then views)
-        c1 = (m.alloc(TH), m.alloc(TH)) if copy_qkv else ()  # Q and K^T copies
-        scores = m.alloc(sq)  # bmm
+        c1 = (new((TH, c)), new((TH, c))) if copy_qkv else ()  # Q and K^T copies
+        scores = new((SQ, c))  # bmm
         m.free(*c1)
-        scaled = m.alloc(sq)  # * scaling
+        scaled = new((SQ, c))  # * scaling
         m.free(scores)
-        probs = m.alloc(sq)  # softmax; dropout is the identity in eval
-        m.free(scaled)
-        cv = m.alloc(TH) if copy_qkv else None  # V copy
-        o = m.alloc(TH)  # bmm
-        m.free(cv)
+        tmp = new((SQ, F32)) if amp and cuda and c != F32 else None  # CUDA autocast: softmax in float32
+        probs = new((SQ, dt(tmp) if tmp is not None else c))  # softmax; dropout is the identity in eval
+        m.free(scaled, tmp)
+        pc = new((SQ, amp)) if amp and dt(probs) != amp else None  # matmul under autocast casts probs
+        cv = new((TH, c)) if copy_qkv else None  # V copy
+        o = new((TH, c))  # bmm
+        m.free(cv, pc)
         if not copy_ctx:  # (B,S,A,D) is already contiguous when A or S is 1
             return o, probs
-        ctx = m.alloc(TH)  # transpose(1, 2).contiguous() copy
+        ctx = new((TH, c))  # transpose(1, 2).contiguous() copy
         m.free(o)
         return ctx, probs
 
-    def ffn_activation(xi: int) -> int:
-        act = cfg.hidden_act
+    def ffn_activation(x: int) -> int:
+        act, d = cfg.hidden_act, dt(x)
         if act in ("gelu", "relu", "tanh", "silu"):
-            return m.alloc(TI)
+            return new((TI, d))
         if act == "gelu_new":  # 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*pow(x,3))))
-            a = m.alloc(TI)
-            t = m.alloc(TI)  # pow
+            a = new((TI, d))
+            f = F32 if amp and cuda else d  # CUDA autocast runs pow in float32
+            xc = new((TI, F32)) if f != d else None
+            t = new((TI, f))  # pow
+            m.free(xc)
             for _ in range(5):  # 0.044715*p, x+., c*., tanh, 1+.
-                t2 = m.alloc(TI)
+                t2 = new((TI, f))
                 m.free(t)
                 t = t2
-            y = m.alloc(TI)
+            y = new((TI, _promote(d, f)))
             m.free(t, a)
             return y
         if act == "gelu_python":  # x*0.5*(1+erf(x/sqrt(2)))
-            a = m.alloc(TI)
-            t = m.alloc(TI)  # x / sqrt(2)
+            a = new((TI, d))
+            t = new((TI, d))  # x / sqrt(2)
             for _ in range(2):  # erf, 1+.
-                t2 = m.alloc(TI)
+                t2 = new((TI, d))
                 m.free(t)
                 t = t2
-            y = m.alloc(TI)
+            y = new((TI, d))
             m.free(t, a)
             return y
         if act == "gelu_fast":  # 0.5*x*(1+tanh(x*0.7978845608*(1+0.044715*x*x)))
-            a = m.alloc(TI)
-            b = m.alloc(TI)
-            c = m.alloc(TI)
-            d = m.alloc(TI)  # c * x
-            m.free(c)
-            e = m.alloc(TI)  # 1 + d
-            m.free(d)
-            f = m.alloc(TI)  # b * e
+            a, b, cc = new((TI, d)), new((TI, d)), new((TI, d))
+            dd = new((TI, d))  # cc * x
+            m.free(cc)
+            e = new((TI, d))  # 1 + dd
+            m.free(dd)
+            f = new((TI, d))  # b * e
             m.free(b, e)
-            g = m.alloc(TI)  # tanh
+            g = new((TI, d))  # tanh
             m.free(f)
-            h = m.alloc(TI)  # 1 + g
+            h = new((TI, d))  # 1 + g
             m.free(g)
-            y = m.alloc(TI)
+            y = new((TI, d))
             m.free(a, h)
             return y
         if act == "quick_gelu":  # x * sigmoid(1.702 * x)
-            a = m.alloc(TI)
-            s_ = m.alloc(TI)
+            a = new((TI, d))
+            s_ = new((TI, d))
             m.free(a)
-            y = m.alloc(TI)
+            y = new((TI, d))
             m.free(s_)
             return y
         raise ValueError(f"no activation model for hidden_act {act!r}")
 
-    def bert_layer(xin: int) -> int:
-        q, k, v = m.alloc(TH), m.alloc(TH), m.alloc(TH)
+    def bert_layer(xin: int, j: int) -> int:
+        ka, kf = layer_linears(j, "attention"), layer_linears(j, "ffn")
+        q, k, v = (linear(xin, H, H, f"{ka}.{n}") for n in "qkv")
         ctx, probs = attention_core()
         m.free(q, k, v)  # BertSelfAttention returns
-        d = m.alloc(TH)  # BertSelfOutput.dense
-        s_ = m.alloc(TH)  # + input_tensor
-        a1 = layer_norm(H)
+        d = linear(ctx, H, H, f"{ka}.dense")  # BertSelfOutput.dense
+        s_ = add(d, xin)  # + input_tensor
+        a1 = layer_norm(s_, H)
         m.free(s_, d, ctx)
-        xi = m.alloc(TI)  # BertIntermediate.dense
+        xi = linear(a1, H, I, f"{kf}.ffn")  # BertIntermediate.dense
         y = ffn_activation(xi)
         m.free(xi)
-        d2 = m.alloc(TH)  # BertOutput.dense
-        s2 = m.alloc(TH)
-        out = layer_norm(H)
+        d2 = linear(y, I, H, f"{kf}.ffn_output")  # BertOutput.dense
+        s2 = add(d2, a1)
+        out = layer_norm(s2, H)
         m.free(s2, d2, y, probs, a1)  # BertOutput, feed_forward_chunk, BertLayer return
         return out
 
-    def albert_layer(xin: int) -> int:
-        q, k, v = m.alloc(TH), m.alloc(TH), m.alloc(TH)
+    def albert_layer(xin: int, j: int) -> int:
+        ka, kf = layer_linears(j, "attention"), layer_linears(j, "ffn")
+        q, k, v = (linear(xin, H, H, f"{ka}.{n}") for n in "qkv")
         ctx, probs = attention_core()
-        d = m.alloc(TH)  # dense; the context dies when attn_output is rebound
+        d = linear(ctx, H, H, f"{ka}.dense")  # the context dies when attn_output is rebound
         m.free(ctx)
-        s_ = m.alloc(TH)  # hidden_states + attn_output
-        a1 = layer_norm(H)
+        s_ = add(xin, d)  # hidden_states + attn_output
+        a1 = layer_norm(s_, H)
         m.free(s_, d, q, k, v)  # AlbertAttention returns
-        xi = m.alloc(TI)  # ffn
+        xi = linear(a1, H, I, f"{kf}.ffn")  # ffn
         y = ffn_activation(xi)
         m.free(xi)
-        o = m.alloc(TH)  # ffn_output
+        o = linear(y, I, H, f"{kf}.ffn_output")  # ffn_output
         m.free(y)
-        s2 = m.alloc(TH)  # ffn_output + attention_output
-        out = layer_norm(H)
+        s2 = add(o, a1)  # ffn_output + attention_output
+        out = layer_norm(s2, H)
         m.free(s2, o, a1, probs)  # AlbertLayer returns
         return out
 
-    # encoder: BertEncoder loop / AlbertTransformer -> AlbertLayerGroup loops; replay two steps, the
-    # rest repeat the second one's allocations exactly
-    steps = min(cfg.num_layers, 2)
+    # encoder: BertEncoder loop / AlbertTransformer -> AlbertLayerGroup loops. Steps 0 and 1, then the
+    # last step; the steps between repeat step 1's allocations, only adding cached weight copies
+    L = cfg.num_layers
     layer = bert_layer if cfg.family == "bert" else albert_layer
-    inner = cfg.inner_group_num if cfg.family == "albert" else 1
-    for _ in range(steps):
+    inner = cfg.inner_group_num
+    steps = list(range(L)) if L <= 3 else [0, 1, L - 1]
+    for i in steps:
+        if amp and i == L - 1 and L > 3:  # casts cached by steps 2..L-2: a constant, already alive
+            sizes = {"attention": 4 * (H * H + H), "ffn": H * I + I + I * H + H}
+            for sub, per_copy in sizes.items():
+                stop = _stored_range(cfg, sub, 0, L - 2)[1]
+                if stop > hi[sub]:
+                    new((_sz(one=(stop - hi[sub]) * per_copy), amp))
+                    hi[sub] = stop
         g_in = x
         h = g_in
-        for _k in range(inner):
-            out = layer(h)
+        for kk in range(inner):
+            out = layer(h, i * inner + kk)
             if h != g_in:
                 m.free(h)  # AlbertLayerGroup rebinds hidden_states
             h = out
         if g_in != emb:
             m.free(g_in)  # the encoder rebinds hidden_states
         x = h
-    pd_ = m.alloc(_sz(b=H * w))  # pooler dense on sequence_output[:, 0]
-    m.alloc(_sz(b=H * w))  # tanh
+    # pooler dense on sequence_output[:, 0] (a view; autocast casts a (B, H) copy), then tanh
+    pd_ = linear(x, H, H, "pooler", out_el=_sz(b=H), in_el=_sz(b=H))
+    new((_sz(b=H), dt(pd_)))
     m.free(pd_)
     return tuple(m.snapshots)
+
+
+def _stored_index(cfg: ModelConfig, sublayer: str, application: int) -> int:
+    """Stored copy that layer application j uses (reference.ReferenceModel's layout, HF's for ALBERT)."""
+    step, k = divmod(application, cfg.inner_group_num)
+    return _stored_range(cfg, sublayer, step, step)[0] + k
 
 
 def inference_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "float32",
@@ -754,13 +838,10 @@ def inference_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: st
     """(peak bytes, of which seq_len² bytes) of a torch.no_grad eval forward beyond the weights.
 
     Peak, over the forward, of the bytes of tensors it creates that are alive at once (outputs
-    included); measured by measure.peak_live_bytes. Mixed precision is not modelled for inference:
-    cast the model (dtype "bfloat16"/"float16") instead.
+    included); measured by measure.peak_live_bytes. Under autocast the cached 16-bit weight copies
+    count too (they live until the forward ends).
     """
     _check(cfg, batch_size, seq_len, dtype, attention, device)
-    if dtype.startswith("mixed"):
-        raise ValueError("training=False is modelled for cast models only: use dtype 'bfloat16' or 'float16' "
-                         "instead of mixed precision for inference")
     B, S = batch_size, seq_len
     copy_qkv = B > 1 and S > 1 and cfg.num_heads > 1  # torch.matmul copies Q, K^T, V only then
     copy_ctx = S > 1 and cfg.num_heads > 1

@@ -114,19 +114,18 @@ def test_checkpointing_against_measurement(seed):
     assert m.total < full.total  # checkpointing keeps less
 
 
-@pytest.mark.parametrize("seed", range(500, 512))
+@pytest.mark.parametrize("seed", range(500, 516))
 def test_inference_peak_against_measurement(seed):
     rng = random.Random(seed)
-    cfg = random_config(rng, ("bert", "albert")[seed % 2])
+    family = ("bert", "albert")[seed % 2]
+    L = rng.choice([1, 2, 3, 5, 6])
+    cfg = random_config(rng, family, num_layers=L,
+                        num_groups=rng.choice([g for g in (1, 2, 3) if L % g == 0]) if family == "albert" else 1)
     B, S = rng.randint(1, 3), rng.randint(1, cfg.max_position)
-    dtype, attention = rng.choice(["float32", "bfloat16", "float16"]), rng.choice(["eager", "sdpa"])
+    dtype = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")[seed % 5]
+    attention = rng.choice(["eager", "sdpa"])
     m = measure_activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention, training=False)
-    assert m.estimate == m.total > 0
-
-
-def test_mixed_precision_inference_is_refused():
-    with pytest.raises(ValueError, match="bfloat16"):
-        activation_memory(PRESETS["bert-base"], batch_size=1, seq_len=8, dtype="mixed_bf16", training=False)
+    assert m.estimate == m.total > 0, (cfg, B, S, dtype, attention)
 
 
 # ---- properties that need no measurement ------------------------------------------------------------
