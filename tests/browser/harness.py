@@ -1,0 +1,94 @@
+"""Run the real app (`streamlit run app.py`) on a free loopback port and drive it in Debian's Chromium.
+
+Shared by the browser tests and benchmarks/bench_browser.py.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-quic",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def streamlit_server(timeout: float = 60.0):
+    """Yield (base_url, started_at) for `streamlit run app.py` on 127.0.0.1; stopped on exit."""
+    port = free_port()
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+        "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]
+    started = time.perf_counter()
+    log = open(os.devnull, "w")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with code {proc.returncode}")
+            try:
+                with urllib.request.urlopen(base + "/_stcore/health", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise RuntimeError("streamlit did not answer /_stcore/health in time")
+            time.sleep(0.1)
+        yield base, started
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def launch_browser(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def wait_until_idle(page, timeout_ms: int = 30_000) -> None:
+    """Wait until the app has finished running: the script-running indicator is gone and the page is stable."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            if (!app || app.getAttribute('data-test-script-state') === 'running') return false;
+            if (document.querySelector('[data-testid="stStatusWidgetRunningIcon"]')) return false;
+            return !!document.querySelector('[data-testid="stMain"] h1');
+        }""",
+        timeout=timeout_ms,
+    )
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        """() => document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state') !== 'running'""",
+        timeout=timeout_ms,
+    )
+
+
+def error_blocks(page) -> list[str]:
+    """Texts of exception and error blocks on the page (there must be none in a healthy view)."""
+    sel = '[data-testid="stException"], [data-testid="stAlertContentError"]'
+    return [e.inner_text() for e in page.query_selector_all(sel)]
