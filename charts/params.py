@@ -104,9 +104,11 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
     """
     fig = go.Figure()
     colors = color_map(df["config"].unique())
-    # shapes on a log axis take log10 coordinates
-    fig.add_vrect(x0=math.log10(band[0]), x1=math.log10(band[1]), fillcolor="rgba(128,128,128,0.15)", line_width=0,
-                  annotation_text=f"E = {band[0]}-{band[1]}: the reasonable band", annotation_position="top left")
+    # on a log axis plotly.js 3 places shapes in data coordinates but annotations in log10 units
+    fig.add_vrect(x0=band[0], x1=band[1], fillcolor="rgba(128,128,128,0.15)", line_width=0, layer="below")
+    fig.add_annotation(x=math.log10(band[0]), y=0.02, xref="x", yref="paper", xanchor="left", yanchor="bottom",
+                       showarrow=False, text=f"E = {band[0]}-{band[1]}: the reasonable band",
+                       font=dict(color="rgba(128,128,128,1)"))
     for name, d in df.groupby("config", sort=False):
         fig.add_scatter(
             x=[int(v) for v in d["embedding_dim"]], y=[int(v) for v in d["embedding"]], mode="lines+markers",
@@ -122,7 +124,10 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
             name=f"{name}: unfactorized V×H", legendgroup=name, line=dict(color=colors[name], dash="dash"),
             hovertemplate=f"<b>{name}</b><br>unfactorized embedding {un:,} ({counts([un])[0]})<extra></extra>",
         )
-    return style(fig, x="embedding_dim E (log scale)", y="embedding parameters (log scale)", log_x=True, log_y=True)
+    style(fig, x="embedding_dim E (log scale)", y="embedding parameters (log scale)", log_x=True, log_y=True)
+    ticks = sorted({int(v) for v in df["embedding_dim"]})
+    fig.update_xaxes(tickvals=ticks, ticktext=[str(t) for t in ticks], dtick=None)
+    return fig
 
 
 def sharing_modes(df: pd.DataFrame) -> go.Figure:

@@ -109,8 +109,9 @@ def test_factorization_saves_what_albert_core_says():
         un = trace(fig, f"{cfg.name}: unfactorized V×H")
         bert = cfg.replace(family="bert", embedding_dim=cfg.hidden_dim)
         assert set(un["y"]) == {count_parameters(bert).embedding}
-    band = spec(fig)["layout"]["shapes"][0]  # on the log axis, in log10 units
-    assert (10 ** band["x0"], 10 ** band["x1"]) == (pytest.approx(64), pytest.approx(256))
+    band = spec(fig)["layout"]["shapes"][0]  # shapes: data coordinates; annotations: log10 units
+    assert (band["x0"], band["x1"]) == (64, 256)
+    assert 10 ** spec(fig)["layout"]["annotations"][0]["x"] == pytest.approx(64)
     assert spec(fig)["layout"]["xaxis"]["type"] == "log"
     assert "embedding_dim" in axis_titles(fig)[0] and "parameters" in axis_titles(fig)[1]
 
