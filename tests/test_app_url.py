@@ -106,3 +106,17 @@ def test_warnings_show_once_then_clear():
     assert len(at.warning) == 1
     goto(at, "parameters")
     assert not at.warning
+
+
+def test_unnamed_custom_configs_get_distinct_names():
+    at = goto(open_app({"compare": "c1,c2", "c1.num_layers": "48", "c2.hidden_dim": "1024", "c2.num_heads": "16"}),
+              "parameters")
+    no_errors(at)
+    assert not at.warning
+    assert at.sidebar.multiselect(key="compare").value == ["albert-base (custom)", "albert-base (custom) #2"]
+    t = table_with(at, "per_layer", "total")
+    assert list(t["total"])[1:] == [count_parameters(PRESETS["albert-base"].replace(num_layers=48)).total,
+                                    count_parameters(PRESETS["albert-base"].replace(hidden_dim=1024,
+                                                                                   num_heads=16)).total]
+    again = goto(open_app(link_query(at)), "parameters")  # the rewritten link names them
+    assert view_of(again) == view_of(at)

@@ -62,7 +62,8 @@ def apply_view(view: View) -> None:
             if cfg.name not in names:
                 names.append(cfg.name)
             continue
-        name = _unique(cfg.name, set(PRESETS) | set(custom))
+        base = f"{cfg.name[:70]} (custom)" if cfg.name in PRESETS else cfg.name
+        name = _unique(base, set(PRESETS) | set(custom))
         custom[name] = cfg.replace(name=name)
         names.append(name)
     ss[CUSTOM] = custom
