@@ -87,9 +87,10 @@ def test_share_sweep_points_are_count_parameters(field):
             assert getattr(cfg.replace(**data._follow(cfg, field, x)), field) == x
             assert e == pytest.approx(c.embedding_pct, rel=1e-12) and lp == pytest.approx(c.layers_pct, rel=1e-12)
     # at the config's own value the point is the config itself
-    if field == "hidden_dim":
-        emb = trace(fig, "bert-base: embedding share")
-        assert emb["y"][emb["x"].index(768)] == pytest.approx(count_parameters(PRESETS["bert-base"]).embedding_pct)
+    for cfg in CFGS[:2]:
+        emb = trace(fig, f"{cfg.name}: embedding share")
+        own = emb["x"].index(getattr(cfg, field))
+        assert emb["y"][own] == pytest.approx(count_parameters(cfg).embedding_pct, rel=1e-12)
 
 
 def test_share_sweep_log_axis():

@@ -52,9 +52,9 @@ SWEEP_VALUES = {
 
 
 def sweep_values(cfg: ModelConfig, field: str) -> list[int]:
-    """Values of the swept field that give a valid config (hidden_dim: multiples of the head count)."""
+    """Values of the swept field (the config's own value included) that give a valid config."""
     out = []
-    for v in SWEEP_VALUES[field]:
+    for v in sorted(set(SWEEP_VALUES[field]) | {getattr(cfg, field)}):
         try:
             cfg.replace(**_follow(cfg, field, v))
         except ValueError:
