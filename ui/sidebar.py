@@ -109,7 +109,7 @@ def render() -> None:
         with st.expander("Model fields", expanded=True):
             _field_widgets()
         cfg = state.read_fields()
-        err = state.st.session_state.get(state.ERROR)
+        err = st.session_state.get(state.ERROR)
         if err is not None:
             st.error("This config cannot be built: " + "; ".join(err.problems)
                      + f". Showing the last valid config, '{cfg.name}'.")
@@ -129,14 +129,15 @@ def render() -> None:
                                file_name="config.json", mime="application/json", on_click="ignore",
                                key="download_config")
             if not hf_expressible(cfg):
-                st.caption(f"Hugging Face cannot share only {cfg.sharing}: the file describes the unshared "
-                           "layout and keeps the real sharing mode under 'albert_explorer'.")
+                model = "BertModel" if cfg.family == "bert" else "AlbertModel"
+                st.caption(f"Hugging Face's {model} cannot express sharing '{cfg.sharing}' here: the file "
+                           "describes the unshared layout and keeps the real sharing under 'albert_explorer'.")
     for level, text in state.pop_notices():
         getattr(sb, level)(text)
 
 
 def _compare_options() -> list[str]:
-    ss = state.st.session_state
+    ss = st.session_state
     opts = list(PRESETS) + [n for n in ss.get(state.CUSTOM, {}) if n not in PRESETS]
     # keep widget state consistent with the store (names removed from the options would raise)
     ss["compare"] = [n for n in ss.get(state.COMPARE, []) if n in opts]
