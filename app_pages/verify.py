@@ -5,7 +5,7 @@ The only page that uses torch: albert_core.build and albert_core.measure import 
 
 import streamlit as st
 
-from albert_core.hf import hf_expressible
+from albert_core.hf import EXPLORER_KEY, from_hf_config, hf_expressible, to_hf_config
 from albert_core.params import count_parameters
 from albert_core.units import format_bytes
 from ui import controls, state, tables
@@ -70,9 +70,13 @@ def show(result: dict) -> None:
     expected = count_parameters(cfg).total
     note = ""
     if source == "hf" and not hf_expressible(cfg):
-        expected = count_parameters(cfg.replace(sharing="none")).total
-        note = (f"Hugging Face cannot share only {cfg.sharing}: it builds every layer unshared, so its count is "
-                "compared with albert_core's count of the unshared layout.")
+        # what Hugging Face builds: the config.json without our own key, read back
+        as_hf = from_hf_config({k: v for k, v in to_hf_config(cfg).items() if k != EXPLORER_KEY})
+        expected = count_parameters(as_hf).total
+        model = "BertModel" if cfg.family == "bert" else "AlbertModel"
+        note = (f"Hugging Face's {model} cannot express sharing '{cfg.sharing}' (num_groups {cfg.num_groups}, "
+                f"inner_group_num {cfg.inner_group_num}): it builds the layout of to_hf_config, whose count "
+                f"albert_core gives as {expected:,} (this config itself: {count_parameters(cfg).total:,}).")
     if "count_error" in result:
         st.error(result["count_error"])
     else:
