@@ -94,6 +94,6 @@ def test_verify_hf_bert_with_shared_layers_counts_what_hf_builds():
     assert not at.exception and not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Difference"] == "0"  # HF's BertModel: 3 unshared layers, counted by albert_core too
-    unshared = PRESETS["bert-base"].replace(**{k: (v if k == "name" else int(v)) for k, v in TINY.items()},
-                                            embedding_dim=64)
+    unshared = PRESETS["bert-base"].replace(**{k: (v if k == "name" else int(v)) for k, v in TINY.items()
+                                               if k != "embedding_dim"}, embedding_dim=64)
     assert metrics["Built in PyTorch"] == f"{count_parameters(unshared).total:,}"
