@@ -11,12 +11,12 @@ from ui import sidebar, state, url
 st.set_page_config(page_title="ALBERT Explorer", page_icon=":material/insights:", layout="wide")
 
 PAGES = [
-    st.Page("app_pages/overview.py", title="Overview", icon=":material/home:", url_path="overview", default=True),
-    st.Page("app_pages/parameters.py", title="Parameters", icon=":material/bar_chart:", url_path="parameters"),
-    st.Page("app_pages/memory.py", title="Memory", icon=":material/memory:", url_path="memory"),
-    st.Page("app_pages/fit.py", title="Fit planner", icon=":material/dns:", url_path="fit"),
-    st.Page("app_pages/compute.py", title="Compute", icon=":material/speed:", url_path="compute"),
-    st.Page("app_pages/verify.py", title="Verify", icon=":material/fact_check:", url_path="verify"),
+    st.Page("pages/overview.py", title="Overview", icon=":material/home:", url_path="overview", default=True),
+    st.Page("pages/parameters.py", title="Parameters", icon=":material/bar_chart:", url_path="parameters"),
+    st.Page("pages/memory.py", title="Memory", icon=":material/memory:", url_path="memory"),
+    st.Page("pages/fit.py", title="Fit planner", icon=":material/dns:", url_path="fit"),
+    st.Page("pages/compute.py", title="Compute", icon=":material/speed:", url_path="compute"),
+    st.Page("pages/verify.py", title="Verify", icon=":material/fact_check:", url_path="verify"),
 ]
 
 state.init()

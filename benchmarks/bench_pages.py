@@ -38,7 +38,7 @@ def main() -> None:
     print(f"{'page':<12}{'first ms':>9}{'median ms':>10}{'min ms':>9}{'max ms':>9}{'changed control ms':>20}")
     for page in PAGES:
         t = time.perf_counter()
-        at.switch_page(f"app_pages/{page}.py").run()  # warm-up: the first visit fills the caches
+        at.switch_page(f"pages/{page}.py").run()  # warm-up: the first visit fills the caches
         first = 1000 * (time.perf_counter() - t)
         assert not at.exception, [e.message for e in at.exception]
         at.run()

@@ -24,7 +24,7 @@ def open_app(query: dict | None = None) -> AppTest:
 
 
 def goto(at: AppTest, page: str) -> AppTest:
-    return at.switch_page(f"app_pages/{page}.py").run()
+    return at.switch_page(f"pages/{page}.py").run()
 
 
 def figure(at: AppTest, key: str) -> dict:

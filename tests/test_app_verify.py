@@ -28,7 +28,7 @@ at.query_params.update({{"checkpointing": "1", "scale": "log"}})
 at.run()
 seen = []
 for page in ("overview", "parameters", "memory", "fit", "compute", "verify"):
-    at.switch_page(f"app_pages/{{page}}.py").run()
+    at.switch_page(f"pages/{{page}}.py").run()
     assert not at.exception, (page, [e.message for e in at.exception])
     seen.append(page)
 print(json.dumps({{"pages": seen, "torch": sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))[:5],

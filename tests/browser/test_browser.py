@@ -166,3 +166,21 @@ def test_broken_upload_is_explained(server, page, payload, expected):
     assert expected in sidebar
     assert page.locator('[data-testid="stException"]').count() == 0
     assert charts(page)["params_components"] == before  # the view is unchanged
+
+
+def test_deep_link_is_the_first_request_after_start(browser):
+    """A fresh process whose first visitor opens a shared link to a page other than the default.
+
+    Streamlit starts a process in its legacy pages/ mode; ui/legacy.py must hand that run to app.py.
+    """
+    with streamlit_server() as (base, _):
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        try:
+            open_view(page, f"{base}/parameters?vocab_size=40000")
+            assert error_blocks(page) == []
+            assert page.get_by_role("spinbutton", name="vocab_size (V)").input_value() == "40000"
+            comp = charts(page)["params_components"]
+            embedding = next(t for t in comp if t["name"].lower().startswith("embedding"))
+            assert embedding["y"][0] == count_parameters(PRESETS[DEFAULT_PRESET].replace(vocab_size=40_000)).embedding
+        finally:
+            page.context.close()

@@ -2,6 +2,10 @@
 
 import streamlit as st
 
+from ui.legacy import through_app
+
+through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
+
 from albert_core.presets import PRESETS
 from charts import compute as charts
 from ui import controls, data, state, tables

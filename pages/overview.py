@@ -2,6 +2,10 @@
 
 import streamlit as st
 
+from ui.legacy import through_app
+
+through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
+
 from albert_core.presets import PRESETS
 from charts.params import component_bars
 from ui import data, tables
@@ -15,9 +19,9 @@ st.markdown(
     "every layer still runs."
 )
 c1, c2, c3 = st.columns(3)
-c1.page_link("app_pages/parameters.py", label="Where the parameters go", icon=":material/bar_chart:")
-c2.page_link("app_pages/memory.py", label="What memory still costs", icon=":material/memory:")
-c3.page_link("app_pages/compute.py", label="Fewer parameters, more compute", icon=":material/speed:")
+c1.page_link("pages/parameters.py", label="Where the parameters go", icon=":material/bar_chart:")
+c2.page_link("pages/memory.py", label="What memory still costs", icon=":material/memory:")
+c3.page_link("pages/compute.py", label="Fewer parameters, more compute", icon=":material/speed:")
 
 presets = tuple(PRESETS.values())
 table = data.overview_table(presets)

@@ -5,6 +5,10 @@ The only page that uses torch: albert_core.build and albert_core.measure import 
 
 import streamlit as st
 
+from ui.legacy import through_app
+
+through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
+
 from albert_core.hf import EXPLORER_KEY, from_hf_config, hf_expressible, to_hf_config
 from albert_core.params import count_parameters
 from albert_core.units import format_bytes
