@@ -14,14 +14,12 @@ from albert_core.config import (
     MAX_NAME_LEN,
     MAX_VOCAB,
     SHARING_MODES,
-    ConfigError,
 )
-from albert_core.hf import from_hf_config, hf_expressible, to_hf_config
+from albert_core.hf import hf_expressible, to_hf_config
 from albert_core.presets import PRESETS
+from albert_core.upload import MAX_UPLOAD_BYTES, parse_upload
 
 from . import state
-
-MAX_UPLOAD_BYTES = 64 * 1024  # a config.json is a few hundred bytes
 
 # field -> (label, widget kind, min, max, step, help); help follows the source text's key parameters
 INT_FIELDS = {
@@ -76,27 +74,16 @@ def _field_widgets() -> None:
 
 
 def _on_upload() -> None:
-    """Callback of the config.json uploader: parse with json.loads only, explain every problem."""
+    """Callback of the config.json uploader: albert_core.upload parses (json.loads only) and explains."""
     up = st.session_state.get("upload")
     if up is None:
         return
-    data = up.getvalue()
-    if len(data) > MAX_UPLOAD_BYTES:
-        state.notice("error", f"{up.name} is {len(data):,} bytes; a config.json must be at most "
-                              f"{MAX_UPLOAD_BYTES // 1024} KiB.")
+    result = parse_upload(up.name, up.getvalue())
+    if isinstance(result, str):
+        state.notice("error", result)
         return
-    try:
-        d = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        state.notice("error", f"{up.name} is not valid JSON: {e}")
-        return
-    try:
-        cfg = from_hf_config(d)
-    except ConfigError as e:
-        state.notice("error", f"{up.name} cannot be used: " + "; ".join(e.problems))
-        return
-    state.set_fields(cfg)
-    state.notice("success", f"Loaded {up.name} as '{cfg.name}'.")
+    state.set_fields(result)
+    state.notice("success", f"Loaded {up.name} as '{result.name}'.")
 
 
 def render() -> None:
