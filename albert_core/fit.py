@@ -67,6 +67,34 @@ def max_seq_len(cfg: ModelConfig, budget_bytes: int, *, batch_size: int, overhea
     return lo
 
 
+def max_position_that_fits(cfg: ModelConfig, budget_bytes: int, *, batch_size: int, overhead_bytes: int = 0,
+                           cap: int = 1 << 20, **kw: Any) -> int:
+    """Largest max_position P whose training step on sequences of P tokens fits (0: not even P = 1).
+
+    Unlike max_seq_len, the position table grows with P (its weights, gradients and optimizer
+    state count too): where a config stops fitting as max_position grows. Memory grows with P,
+    so a doubling search then a binary search; at most `cap`.
+    """
+    budget = _budget(budget_bytes, overhead_bytes)
+
+    def fits(p: int) -> bool:
+        return training_memory(cfg.replace(max_position=p), batch_size=batch_size, seq_len=p, **kw).total <= budget
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, 2  # fits(lo) holds
+    while hi <= cap and fits(hi):
+        lo, hi = hi, hi * 2
+    if hi > cap:
+        if fits(cap):
+            return cap
+        hi = cap  # fits(lo) holds, fits(hi) does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
 def fit_table(cfgs: Any, *, batch_size: int = 8, seq_len: int = 512, gpus: dict[str, int] | None = None,
               custom_budget: int | None = None, overhead_bytes: int = 0, **kw: Any) -> pd.DataFrame:
     """Tidy table, one row per (config, GPU): memory needed at (batch_size, seq_len), whether it

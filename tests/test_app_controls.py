@@ -123,9 +123,9 @@ def test_compute_seq_len_beyond_max_position_is_explained():
 
 
 def test_memory_training_bars_and_stop_table():
+    from albert_core.fit import max_position_that_fits
     from albert_core.gpus import GPUS
     from albert_core.training import training_memory
-    from ui.data import longest_fitting_position
 
     at = goto(open_app({"precision": "float32", "optimizer": "sgd", "gpu": "A100 40 GB", "attention": "sdpa"}),
               "memory")
@@ -137,7 +137,7 @@ def test_memory_training_bars_and_stop_table():
         for n in ("albert-base", "bert-base", "bert-large", "albert-xxlarge")]
     stops = table_with(at, "longest_max_position")
     assert list(stops["gpu"]) == ["A100 40 GB"] * 4
-    assert stops["longest_max_position"][1] == longest_fitting_position(PRESETS["bert-base"], GPUS["A100 40 GB"], 8, kw)
+    assert stops["longest_max_position"][1] == max_position_that_fits(PRESETS["bert-base"], GPUS["A100 40 GB"], batch_size=8, **kw)
 
 
 def test_fit_planner_page():

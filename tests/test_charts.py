@@ -7,7 +7,7 @@ import pytest
 
 from albert_core.activations import activation_memory
 from albert_core.config import SHARING_MODES
-from albert_core.fit import max_batch_size, max_seq_len
+from albert_core.fit import max_batch_size, max_position_that_fits, max_seq_len
 from albert_core.flops import forward_flops, training_flops
 from albert_core.gpus import GPUS
 from albert_core.params import count_parameters, factorization_savings
@@ -206,16 +206,6 @@ def test_merge_budgets_joins_near_equal_gpus():
     assert len(merged) < len(GPUS) and min(merged.values()) == min(GPUS.values())
 
 
-def test_longest_fitting_position_is_the_boundary():
-    kw = dict(KW)
-    for cfg in CFGS[:3]:
-        p = data.longest_fitting_position(cfg, GPUS["A100 40 GB"], 8, kw)
-        assert p > 0
-        fits = training_memory(cfg.replace(max_position=p), batch_size=8, seq_len=p, **kw).total
-        over = training_memory(cfg.replace(max_position=p + 1), batch_size=8, seq_len=p + 1, **kw).total
-        assert fits <= GPUS["A100 40 GB"] < over
-
-
 def test_fit_bars_equal_albert_core_fit():
     kw = KW + (("num_gpus", 4), ("sharding", "zero2"))
     plan = data.fit_plan(CFGS, "A100 40 GB", 8, 512, kw)
@@ -224,5 +214,5 @@ def test_fit_bars_equal_albert_core_fit():
     for cfg in CFGS:
         batch_bar, seq_bar = [t for t in s["data"] if t["name"] == cfg.name]
         assert batch_bar["y"] == [max_batch_size(cfg, GPUS["A100 40 GB"], seq_len=512, **dict(kw))]
-        assert seq_bar["y"] == [data.longest_fitting_position(cfg, GPUS["A100 40 GB"], 8, dict(kw))]
+        assert seq_bar["y"] == [max_position_that_fits(cfg, GPUS["A100 40 GB"], batch_size=8, **dict(kw))]
         assert seq_bar["customdata"][0][1] == max_seq_len(cfg, GPUS["A100 40 GB"], batch_size=8, **dict(kw))

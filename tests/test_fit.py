@@ -2,7 +2,7 @@
 
 import pytest
 
-from albert_core.fit import fit_table, max_batch_size, max_seq_len
+from albert_core.fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
 from albert_core.gpus import GPUS
 from albert_core.presets import PRESETS
 from albert_core.training import training_memory
@@ -62,3 +62,23 @@ def test_fit_table():
     for name in cfgs:  # more memory never fits less
         sub = df[df["config"] == name].sort_values("gpu_bytes")
         assert list(sub["max_batch_size"]) == sorted(sub["max_batch_size"])
+
+
+@pytest.mark.parametrize("name", ["albert-base", "bert-base", "albert-xxlarge"])
+@pytest.mark.parametrize("gpu", ["T4 16 GB", "A100 40 GB"])
+def test_max_position_that_fits_is_the_boundary(name, gpu):
+    """The position table grows with P: fits at P, not at P + 1."""
+    cfg, budget = PRESETS[name], GPUS[gpu]
+    kw = dict(precision="float32", optimizer="adamw", attention="eager")
+    p = max_position_that_fits(cfg, budget, batch_size=8, **kw)
+    assert p > 0
+    assert training_memory(cfg.replace(max_position=p), batch_size=8, seq_len=p, **kw).total <= budget
+    assert training_memory(cfg.replace(max_position=p + 1), batch_size=8, seq_len=p + 1, **kw).total > budget
+
+
+def test_max_position_that_fits_edges():
+    cfg = PRESETS["albert-base"]
+    assert max_position_that_fits(cfg, 1000, batch_size=1) == 0  # not even the weights fit
+    assert max_position_that_fits(cfg, 10**15, batch_size=1, cap=4096) == 4096  # capped
+    with pytest.raises(ValueError, match="budget_bytes"):
+        max_position_that_fits(cfg, -5, batch_size=1)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from albert_core.activations import activation_memory
 from albert_core.config import ModelConfig
-from albert_core.fit import fit_table
+from albert_core.fit import fit_table, max_position_that_fits
 from albert_core.gpus import GPUS
 from albert_core.params import count_parameters
 from albert_core.training import training_memory
@@ -217,33 +217,11 @@ def training_sweep(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], bat
     return pd.DataFrame(rows)
 
 
-def longest_fitting_position(cfg: ModelConfig, budget: int, batch_size: int, kw: dict, cap: int = 1 << 20) -> int:
-    """Largest P such that cfg with max_position = P, run on sequences of P tokens, fits the budget (0: none).
-
-    fit.max_seq_len keeps the position table at cfg.max_position; here the table grows with P (its
-    weights, gradients and optimizer state count too). Memory grows with P, so a binary search.
-    """
-    def fits(p: int) -> bool:
-        return training_memory(cfg.replace(max_position=p), batch_size=batch_size, seq_len=p, **kw).total <= budget
-
-    if not fits(1):
-        return 0
-    lo, hi = 1, 2
-    while hi <= cap and fits(hi):
-        lo, hi = hi, hi * 2
-    if hi > cap:
-        return cap
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo
-
-
 @st.cache_data(show_spinner=False, max_entries=64)
 def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], batch_size: int, kw: tuple) -> pd.DataFrame:
     """Per config and GPU: the longest max_position whose training step still fits."""
     rows = [dict(config=cfg.name, gpu=g, gpu_bytes=GPUS[g],
-                 longest_max_position=longest_fitting_position(cfg, GPUS[g], batch_size, dict(kw)))
+                 longest_max_position=max_position_that_fits(cfg, GPUS[g], batch_size=batch_size, **dict(kw)))
             for cfg in cfgs for g in gpus]
     return pd.DataFrame(rows)
 
@@ -252,5 +230,5 @@ def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], batch_siz
 def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, batch_size: int, seq_len: int, kw: tuple) -> pd.DataFrame:
     """albert_core.fit.fit_table for the chosen GPU, plus the longest max_position that fits (table grown)."""
     df = fit_table(list(cfgs), batch_size=batch_size, seq_len=seq_len, gpus={gpu: GPUS[gpu]}, **dict(kw))
-    df["longest_max_position"] = [longest_fitting_position(c, GPUS[gpu], batch_size, dict(kw)) for c in cfgs]
+    df["longest_max_position"] = [max_position_that_fits(c, GPUS[gpu], batch_size=batch_size, **dict(kw)) for c in cfgs]
     return df
