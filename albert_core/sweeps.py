@@ -260,6 +260,25 @@ def _total(v: dict[str, Any], d: dict[str, Any], heads: bool) -> dict[str, Any]:
             "heads": head, "total": emb + all_layers + pooler + head}
 
 
+def scaled(cfg: ModelConfig, field: str, value: int) -> ModelConfig:
+    """cfg with `field` = value and the fields that move with it, for the share-vs-size charts.
+
+    Growing hidden_dim keeps the FFN ratio I/H and the head width H/A (else the head count),
+    and BERT's E tracks H; changing num_layers drops uneven groups to one group.
+    Raises ConfigError when the result is still invalid.
+    """
+    ch: dict[str, Any] = {field: value}
+    if field == "hidden_dim":
+        ch["intermediate_dim"] = max(1, value * cfg.intermediate_dim // cfg.hidden_dim)
+        heads = max(1, value // cfg.head_dim)
+        ch["num_heads"] = heads if value % heads == 0 else cfg.num_heads
+        if cfg.family == "bert":
+            ch["embedding_dim"] = value
+    if field == "num_layers" and cfg.sharing != "none" and value % cfg.num_groups:
+        ch["num_groups"] = 1
+    return cfg.replace(**ch)
+
+
 def sharing_sweep(base: ModelConfig, num_groups: Iterable[int] | None = None, *, heads: bool = False) -> pd.DataFrame:
     """Every sharing mode (× num_groups when given), with what each saves against no sharing."""
     groups = list(num_groups) if num_groups is not None else [base.num_groups]

@@ -12,6 +12,7 @@ from albert_core.flops import forward_flops, training_flops
 from albert_core.gpus import GPUS
 from albert_core.params import count_parameters, factorization_savings
 from albert_core.presets import PRESETS
+from albert_core.sweeps import scaled
 from albert_core.training import training_memory
 from albert_core.units import format_count
 from charts import compute as ccharts
@@ -83,8 +84,8 @@ def test_share_sweep_points_are_count_parameters(field):
         assert len(emb["x"]) >= 5
         for x, e, lp in zip(emb["x"], emb["y"], lay["y"], strict=True):
             # the swept config has field == x and is otherwise cfg (with the fields that must follow)
-            c = count_parameters(cfg.replace(**data._follow(cfg, field, x)))
-            assert getattr(cfg.replace(**data._follow(cfg, field, x)), field) == x
+            c = count_parameters(scaled(cfg, field, x))
+            assert getattr(scaled(cfg, field, x), field) == x
             assert e == pytest.approx(c.embedding_pct, rel=1e-12) and lp == pytest.approx(c.layers_pct, rel=1e-12)
     # at the config's own value the point is the config itself
     for cfg in CFGS[:2]:

@@ -182,3 +182,16 @@ def test_random_grids_match_count_parameters_and_validate(case, data):
     df = grid(base, heads=heads, **values)
     assert len(df) == np.prod([len(v) for v in values.values()])
     check_rows(df, base, fields, heads=heads)
+
+
+@pytest.mark.parametrize("name", ["bert-base", "albert-xxlarge"])
+def test_scaled_keeps_ratios_and_validity(name):
+    from albert_core.sweeps import scaled
+
+    cfg = PRESETS[name]
+    wide = scaled(cfg, "hidden_dim", 2 * cfg.hidden_dim)
+    assert wide.intermediate_dim == 2 * cfg.intermediate_dim  # FFN ratio kept
+    assert wide.head_dim == cfg.head_dim  # head width kept, so the head count doubles
+    assert wide.embedding_dim == (wide.hidden_dim if cfg.family == "bert" else cfg.embedding_dim)
+    grouped = cfg.replace(sharing="all", num_groups=cfg.num_layers // 2 if cfg.num_layers % 2 == 0 else 1)
+    assert scaled(grouped, "num_layers", 7).num_groups == 1  # uneven groups drop to one group

@@ -13,6 +13,7 @@ from albert_core.config import ModelConfig
 from albert_core.fit import fit_table, max_position_that_fits
 from albert_core.gpus import GPUS
 from albert_core.params import count_parameters
+from albert_core.sweeps import scaled
 from albert_core.training import training_memory
 
 COMPONENTS = ("embedding", "layers", "pooler")
@@ -56,24 +57,11 @@ def sweep_values(cfg: ModelConfig, field: str) -> list[int]:
     out = []
     for v in sorted(set(SWEEP_VALUES[field]) | {getattr(cfg, field)}):
         try:
-            cfg.replace(**_follow(cfg, field, v))
+            scaled(cfg, field, v)
         except ValueError:
             continue
         out.append(v)
     return out
-
-
-def _follow(cfg: ModelConfig, field: str, v: int) -> dict:
-    """Fields that move with the swept one: bert's E tracks H, FFN stays 4H-style ratio, groups stay valid."""
-    ch: dict = {field: v}
-    if field == "hidden_dim":
-        ch["intermediate_dim"] = v * cfg.intermediate_dim // cfg.hidden_dim
-        ch["num_heads"] = max(1, v // cfg.head_dim) if v % max(1, v // cfg.head_dim) == 0 else cfg.num_heads
-        if cfg.family == "bert":
-            ch["embedding_dim"] = v
-    if field == "num_layers" and cfg.sharing != "none" and v % cfg.num_groups:
-        ch["num_groups"] = 1
-    return ch
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -82,7 +70,7 @@ def share_sweep(cfgs: tuple[ModelConfig, ...], field: str) -> pd.DataFrame:
     for cfg in cfgs:
         rows = []
         for v in sweep_values(cfg, field):
-            c = count_parameters(cfg.replace(**_follow(cfg, field, v)))
+            c = count_parameters(scaled(cfg, field, v))
             rows.append(dict(config=cfg.name, value=v, embedding=c.embedding, all_layers=c.all_layers,
                              total=c.total, embedding_pct=c.embedding_pct, layers_pct=c.layers_pct))
         frames.append(pd.DataFrame(rows))
