@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 
 from albert_core.units import GIB, format_bytes, format_count, format_flops
@@ -26,6 +28,13 @@ def style(fig: go.Figure, *, x: str, y: str, title: str | None = None, log_x: bo
     fig.update_yaxes(title_text=y, type="log" if log_y else None, gridcolor=grid, zerolinecolor=grid,
                      dtick=1 if log_y else None)
     return fig
+
+
+def plotly_text(name: str) -> str:
+    """A config name as Plotly text. Plotly renders tags (<b>, <br>, <a href>) in legends, tick labels,
+    subplot titles and hover text, and fills %{...} in a hovertemplate: escape both, so the name shows as typed
+    (Plotly turns the entities back into characters)."""
+    return html.escape(str(name), quote=False).replace("%{", "%&#123;")
 
 
 def gib(n: int) -> float:

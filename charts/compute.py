@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import counts, flops, style
+from .base import counts, flops, plotly_text, style
 from .colors import color_map
 
 FLOP_LABELS = {
@@ -32,8 +32,8 @@ def flops_vs_params(df: pd.DataFrame, seq_len: int) -> go.Figure:
     colors = color_map(df["config"])
     for _, r in df.iterrows():
         fig.add_scatter(
-            x=[int(r["params"])], y=[int(r["forward_flops"])], mode="markers+text", name=r["config"],
-            text=[r["config"]], textposition="top center", marker=dict(size=14, color=colors[r["config"]]),
+            x=[int(r["params"])], y=[int(r["forward_flops"])], mode="markers+text", name=plotly_text(r["config"]),
+            text=[plotly_text(r["config"])], textposition="top center", marker=dict(size=14, color=colors[r["config"]]),
             customdata=[(counts([r["params"]])[0], flops([r["forward_flops"]])[0], int(r["training_flops"]),
                          flops([r["training_flops"]])[0])],
             hovertemplate="<b>%{text}</b><br>%{x:,} parameters (%{customdata[0]})<br>"
@@ -56,7 +56,7 @@ def flops_breakdown(df: pd.DataFrame, seq_len: int) -> go.Figure:
         if d["flops"].isna().all():
             continue
         fig.add_bar(
-            name=label, x=order, y=[int(v) for v in d["flops"]], marker_color=FLOP_COLORS[comp],
+            name=label, x=[plotly_text(n) for n in order], y=[int(v) for v in d["flops"]], marker_color=FLOP_COLORS[comp],
             customdata=list(zip(flops(d["flops"]), d["pct"], strict=True)),
             hovertemplate="<b>%{x}</b><br>" + label
             + ": %{y:,} FLOPs (%{customdata[0]})<br>%{customdata[1]:.1f}% of the forward<extra></extra>",

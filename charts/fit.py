@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import sizes
+from .base import plotly_text, sizes
 from .colors import color_map
 
 
@@ -21,18 +21,18 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
                                         "longest sequence (= max_position) at the batch size"))
     colors = color_map(df["config"])
     for _, r in df.iterrows():
-        name = r["config"]
+        name, shown = r["config"], plotly_text(r["config"])
         fig.add_bar(
-            name=name, x=[name], y=[int(r["max_batch_size"])], marker_color=colors[name], legendgroup=name,
+            name=shown, x=[shown], y=[int(r["max_batch_size"])], marker_color=colors[name], legendgroup=name,
             customdata=[(int(r["seq_len"]), int(r["needed_bytes"]), sizes([r["needed_bytes"]])[0])],
-            hovertemplate=f"<b>{name}</b><br>largest batch %{{y:,}} sequences of %{{customdata[0]:,}} tokens<br>"
+            hovertemplate=f"<b>{shown}</b><br>largest batch %{{y:,}} sequences of %{{customdata[0]:,}} tokens<br>"
                           "(batch as set needs %{customdata[1]:,} bytes, %{customdata[2]})<extra></extra>",
             row=1, col=1,
         )
         fig.add_bar(
-            name=name, x=[name], y=[int(r["longest_max_position"])], marker_color=colors[name], legendgroup=name,
+            name=shown, x=[shown], y=[int(r["longest_max_position"])], marker_color=colors[name], legendgroup=name,
             showlegend=False, customdata=[(int(r["batch_size"]), int(r["max_seq_len"]))],
-            hovertemplate=f"<b>{name}</b><br>longest sequence %{{y:,}} tokens at batch %{{customdata[0]:,}}"
+            hovertemplate=f"<b>{shown}</b><br>longest sequence %{{y:,}} tokens at batch %{{customdata[0]:,}}"
                           "<br>(max_position raised to it; at the config's own max_position: "
                           "%{customdata[1]:,})<extra></extra>",
             row=1, col=2,

@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import gib, sizes, style
+from .base import gib, plotly_text, sizes, style
 from .colors import MEMORY_COLORS, color_map
 
 PART_LABELS = {"quadratic": "attention (grows with seq_len²)", "linear": "linear in seq_len"}
@@ -28,7 +28,7 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 4) 
     names = list(dict.fromkeys(df["config"]))
     cols = min(per_row, len(names))
     rows = -(-len(names) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, shared_yaxes=True,
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[plotly_text(n) for n in names], shared_yaxes=True,
                         horizontal_spacing=0.03, vertical_spacing=0.12)
     for i, name in enumerate(names):
         d = df[df["config"] == name]
@@ -40,7 +40,7 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 4) 
                 name=PART_LABELS[part], legendgroup=part, showlegend=i == 0, meta=name,
                 stackgroup=None if log else f"stack{i}", line=dict(color=MEMORY_COLORS[part]), marker=dict(size=4),
                 customdata=_hover_bytes(p["bytes"]),
-                hovertemplate=f"<b>{name}</b><br>seq_len %{{x:,}}<br>{PART_LABELS[part]}: "
+                hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>{PART_LABELS[part]}: "
                               "%{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
                 row=r, col=c,
             )
@@ -72,7 +72,7 @@ def variants(df: pd.DataFrame, name: str, *, log: bool = False) -> go.Figure:
             x=[int(s) for s in d["seq_len"]], y=[gib(int(b)) for b in d["bytes"]], mode="lines+markers",
             name=variant, line=dict(color=palette[i % len(palette)], dash=dashes[i % len(dashes)]),
             customdata=_hover_bytes(d["bytes"]),
-            hovertemplate=f"<b>{name}</b>, {variant}<br>seq_len %{{x:,}}<br>"
+            hovertemplate=f"<b>{plotly_text(name)}</b>, {variant}<br>seq_len %{{x:,}}<br>"
                           "%{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
         )
     return style(fig, x="sequence length = max_position (tokens)" + (" (log scale)" if log else ""),
@@ -111,7 +111,7 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
             continue
         vals = [int(b) for b in d["bytes"]]
         fig.add_bar(
-            name=label, x=order, y=[gib(v) for v in vals], marker_color=MEMORY_COLORS[part],
+            name=label, x=[plotly_text(n) for n in order], y=[gib(v) for v in vals], marker_color=MEMORY_COLORS[part],
             customdata=_hover_bytes(vals),
             hovertemplate="<b>%{x}</b><br>" + label + ": %{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
         )
@@ -131,8 +131,8 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
         d = d.sort_values("seq_len")
         fig.add_scatter(
             x=[int(s) for s in d["seq_len"]], y=[gib(int(b)) for b in d["bytes"]], mode="lines+markers",
-            name=name, line=dict(color=colors[name]), customdata=_hover_bytes(d["bytes"]),
-            hovertemplate=f"<b>{name}</b><br>seq_len %{{x:,}}<br>"
+            name=plotly_text(name), line=dict(color=colors[name]), customdata=_hover_bytes(d["bytes"]),
+            hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>"
                           "training memory %{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>",
         )
     _budget_lines(fig, budgets)

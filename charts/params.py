@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import counts, style
+from .base import counts, plotly_text, style
 from .colors import COMPONENT_COLORS, color_map
 
 COMPONENT_LABELS = {"embedding": "Embedding", "layers": "Layers", "pooler": "Pooler", "heads": "Pre-training heads"}
@@ -23,7 +23,7 @@ def component_bars(df: pd.DataFrame) -> go.Figure:
     for comp in [c for c in COMPONENT_LABELS if c in set(df["component"])]:
         d = df[df["component"] == comp].set_index("config").reindex(order).dropna(subset=["params"])
         fig.add_bar(
-            name=COMPONENT_LABELS[comp], x=list(d.index), y=[int(v) for v in d["params"]],
+            name=COMPONENT_LABELS[comp], x=[plotly_text(n) for n in d.index], y=[int(v) for v in d["params"]],
             marker_color=COMPONENT_COLORS[comp],
             customdata=list(zip(counts(d["params"]), d["pct"], strict=True)),
             hovertemplate="<b>%{x}</b><br>" + COMPONENT_LABELS[comp]
@@ -38,11 +38,17 @@ def breakdown_sunburst(df: pd.DataFrame, name: str) -> go.Figure:
 
     df: ParameterCount.breakdown() (component, sublayer, module, shape, per_copy, copies, params, pct).
     """
-    ids, labels, parents, values, text = [name], [name], [""], [int(df["params"].sum())], [""]
+    # the root's id is the name, made distinct from the component ids below it (a config named "layers")
+    cs = list(zip(df["component"], df["sublayer"], df["module"], strict=True))
+    taken = {c for c, _, _ in cs} | {f"{c}/{s}" for c, s, _ in cs} | {f"{c}/{s}/{m}" for c, s, m in cs}
+    root = name
+    while root in taken:
+        root += " (config)"
+    ids, labels, parents, values, text = [root], [plotly_text(name)], [""], [int(df["params"].sum())], [""]
     for comp, dc in df.groupby("component", sort=False):
         ids.append(comp)
         labels.append(COMPONENT_LABELS.get(comp, comp))
-        parents.append(name)
+        parents.append(root)
         values.append(int(dc["params"].sum()))
         text.append("")
         for sub, ds in dc.groupby("sublayer", sort=False):
@@ -85,10 +91,10 @@ def share_sweep(df: pd.DataFrame, field: str, *, log_x: bool = False) -> go.Figu
         for col, label, dash in (("embedding_pct", "embedding share", "solid"), ("layers_pct", "layer share", "dot")):
             fig.add_scatter(
                 x=[int(v) for v in d["value"]], y=list(d[col]), mode="lines+markers",
-                name=f"{name}: {label}", legendgroup=name,
+                name=f"{plotly_text(name)}: {label}", legendgroup=name,
                 line=dict(color=colors[name], dash=dash),
                 customdata=list(zip(counts(d["total"]), [int(t) for t in d["total"]], strict=True)),
-                hovertemplate=f"<b>{name}</b><br>{field} = %{{x:,}}<br>{label}: %{{y:.2f}}%<br>"
+                hovertemplate=f"<b>{plotly_text(name)}</b><br>{field} = %{{x:,}}<br>{label}: %{{y:.2f}}%<br>"
                               "total %{customdata[1]:,} (%{customdata[0]})<extra></extra>",
             )
     style(fig, x=f"{field} (log scale)" if log_x else field, y="share of all parameters (%)", log_x=log_x)
@@ -112,17 +118,17 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
     for name, d in df.groupby("config", sort=False):
         fig.add_scatter(
             x=[int(v) for v in d["embedding_dim"]], y=[int(v) for v in d["embedding"]], mode="lines+markers",
-            name=f"{name}: factorized V×E + E×H", legendgroup=name, line=dict(color=colors[name]),
+            name=f"{plotly_text(name)}: factorized V×E + E×H", legendgroup=name, line=dict(color=colors[name]),
             customdata=list(zip(counts(d["embedding"]), [int(v) for v in d["saved"]], counts(d["saved"]),
                                 strict=True)),
-            hovertemplate=f"<b>{name}</b><br>E = %{{x:,}}<br>embedding %{{y:,}} (%{{customdata[0]}})<br>"
+            hovertemplate=f"<b>{plotly_text(name)}</b><br>E = %{{x:,}}<br>embedding %{{y:,}} (%{{customdata[0]}})<br>"
                           "saves %{customdata[1]:,} (%{customdata[2]}) against V×H<extra></extra>",
         )
         un = int(d["unfactorized"].iloc[0])
         fig.add_scatter(
             x=[int(d["embedding_dim"].min()), int(d["embedding_dim"].max())], y=[un, un], mode="lines",
-            name=f"{name}: unfactorized V×H", legendgroup=name, line=dict(color=colors[name], dash="dash"),
-            hovertemplate=f"<b>{name}</b><br>unfactorized embedding {un:,} ({counts([un])[0]})<extra></extra>",
+            name=f"{plotly_text(name)}: unfactorized V×H", legendgroup=name, line=dict(color=colors[name], dash="dash"),
+            hovertemplate=f"<b>{plotly_text(name)}</b><br>unfactorized embedding {un:,} ({counts([un])[0]})<extra></extra>",
         )
     style(fig, x="embedding_dim E (log scale)", y="embedding parameters (log scale)", log_x=True, log_y=True)
     ticks = sorted({int(v) for v in df["embedding_dim"]})
@@ -139,10 +145,10 @@ def sharing_modes(df: pd.DataFrame) -> go.Figure:
     colors = color_map(df["config"].unique())
     for name, d in df.groupby("config", sort=False):
         fig.add_bar(
-            name=name, x=list(d["sharing"]), y=[int(v) for v in d["total"]], marker_color=colors[name],
+            name=plotly_text(name), x=list(d["sharing"]), y=[int(v) for v in d["total"]], marker_color=colors[name],
             customdata=list(zip(counts(d["total"]), [int(v) for v in d["all_layers"]], counts(d["all_layers"]),
                                 strict=True)),
-            hovertemplate=f"<b>{name}</b>, sharing %{{x}}<br>total %{{y:,}} (%{{customdata[0]}})<br>"
+            hovertemplate=f"<b>{plotly_text(name)}</b>, sharing %{{x}}<br>total %{{y:,}} (%{{customdata[0]}})<br>"
                           "layers %{customdata[1]:,} (%{customdata[2]})<extra></extra>",
         )
     fig.update_layout(barmode="group")

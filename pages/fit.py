@@ -8,6 +8,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 
 from charts.fit import fit_bars
 from ui import controls, data, state, tables
+from ui.text import md
 
 cfgs = tuple(state.shown_configs())
 st.title("Fit planner")
@@ -52,5 +53,5 @@ shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "gpu_bytes", "f
 tables.show(shown, "fit_table", file_name="fit-plan.csv", readable={"needed_bytes": "bytes", "gpu_bytes": "bytes"})
 no_fit = [r["config"] for _, r in plan.iterrows() if int(r["max_batch_size"]) == 0]
 if no_fit:
-    st.warning(f"Not even one sequence of the chosen length fits for: {', '.join(no_fit)}. Add GPUs, shard, "
+    st.warning(f"Not even one sequence of the chosen length fits for: {', '.join(md(n) for n in no_fit)}. Add GPUs, shard, "
                "checkpoint, or shorten the sequence.")

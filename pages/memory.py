@@ -8,6 +8,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 
 from charts import memory as charts
 from ui import controls, data, state, tables
+from ui.text import md
 
 cfgs = tuple(state.shown_configs())
 cfg = cfgs[0]
@@ -49,7 +50,7 @@ st.plotly_chart(charts.activation_vs_seq(act, log=log), key="memory_activations"
 tables.csv_button(act, "activation-memory.csv", key="activation_csv")
 
 if training:
-    st.subheader(f"{cfg.name}: eager against sdpa, with and without checkpointing")
+    st.subheader(f"{md(cfg.name)}: eager against sdpa, with and without checkpointing")
     var = data.variant_table(cfg, seqs, batch, dtype)
     st.plotly_chart(charts.variants(var, cfg.name, log=log), key="memory_variants", width="stretch")
     tables.csv_button(var, "activation-variants.csv", key="variants_csv")

@@ -8,6 +8,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 
 from charts import params as charts
 from ui import controls, data, state, tables
+from ui.text import file_stem, md
 
 cfgs = tuple(state.shown_configs())
 cfg = cfgs[0]
@@ -22,13 +23,13 @@ tables.show(table, "params_table", file_name="parameters.csv",
             pct=("embedding_pct", "layers_pct", "pooler_pct"))
 
 st.header("The fine breakdown")
-st.markdown(f"Every weight-and-bias group of **{cfg.name}** (the sidebar config). A shared tensor is stored "
+st.markdown(f"Every weight-and-bias group of **{md(cfg.name)}** (the sidebar config). A shared tensor is stored "
             "once per group; click a ring to zoom in.")
 left, right = st.columns([3, 2])
 bd = data.breakdown(cfg)
 left.plotly_chart(charts.breakdown_sunburst(bd, cfg.name), key="params_sunburst", width="stretch")
 with right:
-    tables.show(bd, "breakdown_table", file_name=f"{cfg.name}-breakdown.csv", readable={"params": "count"},
+    tables.show(bd, "breakdown_table", file_name=f"{file_stem(cfg.name)}-breakdown.csv", readable={"params": "count"},
                 pct=("pct",))
 
 st.header("How the shares move")

@@ -13,6 +13,7 @@ from albert_core.hf import EXPLORER_KEY, from_hf_config, hf_expressible, to_hf_c
 from albert_core.params import count_parameters
 from albert_core.units import format_bytes
 from ui import controls, state, tables
+from ui.text import file_stem, md
 
 MAX_BUILD_LAYERS = 2048  # layer modules built on the meta device; beyond this the build itself takes minutes
 SOURCES = {"reference": "reference encoder (any sharing)", "hf": "Hugging Face BertModel / AlbertModel"}
@@ -51,7 +52,7 @@ if st.button("Build, count and measure", type="primary", key="verify_run"):
         shares_layers = cfg.sharing == "all" and (source == "reference" or cfg.family == "albert")
         built_layers = cfg.num_groups * cfg.inner_group_num if shares_layers else cfg.layer_applications
         if built_layers > MAX_BUILD_LAYERS:
-            result["count_error"] = (f"Building {cfg.name} creates {built_layers:,} layer modules; this server "
+            result["count_error"] = (f"Building {md(cfg.name)} creates {built_layers:,} layer modules; this server "
                                      f"builds at most {MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
         else:
             model = (build.reference_model(cfg, device="meta") if source == "reference"
@@ -97,7 +98,7 @@ def show(result: dict) -> None:
 
     st.header("Activation memory")
     if "measure_error" in result:
-        st.error(f"Not measured: {result['measure_error']}")
+        st.error(f"Not measured: {md(result['measure_error'])}")
     else:
         m = result["measurement"]
         a1, a2, a3 = st.columns(3)
@@ -107,7 +108,7 @@ def show(result: dict) -> None:
         st.caption(f"{m.kind}, batch {m.batch_size}, seq_len {m.seq_len}, {m.dtype}, {m.attention} attention"
                    + (", checkpointing" if m.checkpointing else "") + ". Exact bytes: estimated "
                    f"{m.estimate:,}, measured {m.total:,}.")
-        tables.show(m.breakdown(), "verify_breakdown", file_name=f"{cfg.name}-measured.csv", readable={"bytes": "bytes"})
+        tables.show(m.breakdown(), "verify_breakdown", file_name=f"{file_stem(cfg.name)}-measured.csv", readable={"bytes": "bytes"})
 
 
 result = st.session_state.get("_ae_verify")

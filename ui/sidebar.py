@@ -20,6 +20,7 @@ from albert_core.presets import PRESETS
 from albert_core.upload import MAX_UPLOAD_BYTES, parse_upload
 
 from . import state
+from .text import md
 
 # field -> (label, widget kind, min, max, step, help); help follows the source text's key parameters
 INT_FIELDS = {
@@ -80,10 +81,10 @@ def _on_upload() -> None:
         return
     result = parse_upload(up.name, up.getvalue())
     if isinstance(result, str):
-        state.notice("error", result)
+        state.notice("error", md(result))
         return
     state.set_fields(result)
-    state.notice("success", f"Loaded {up.name} as '{result.name}'.")
+    state.notice("success", f"Loaded {md(up.name)} as '{md(result.name)}'.")
 
 
 def render() -> None:
@@ -98,8 +99,8 @@ def render() -> None:
         cfg = state.read_fields()
         err = st.session_state.get(state.ERROR)
         if err is not None:
-            st.error("This config cannot be built: " + "; ".join(err.problems)
-                     + f". Showing the last valid config, '{cfg.name}'.")
+            st.error("This config cannot be built: " + md("; ".join(err.problems))
+                     + f". Showing the last valid config, '{md(cfg.name)}'.")
 
         st.header("Compare")
         st.multiselect("Configs compared side by side", _compare_options(), key="compare",

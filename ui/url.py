@@ -9,6 +9,7 @@ import streamlit as st
 from albert_core.share import encode
 
 from . import state
+from .text import md
 
 
 def sync() -> dict[str, str]:
@@ -36,5 +37,5 @@ def show_url_warnings() -> None:
     """Problems in the link that opened the session: each names its key and what was used instead."""
     warnings = st.session_state.get(state.URL_WARNINGS, [])
     if warnings:
-        st.warning("Some values in the link were ignored:\n\n" + "\n".join(f"- {w}" for w in warnings))
+        st.warning("Some values in the link were ignored:\n\n" + "\n".join(f"- {md(w)}" for w in warnings))
         st.session_state[state.URL_WARNINGS] = []

@@ -1,0 +1,32 @@
+"""User text (a config's name, an uploaded file's name, a link's values) shown literally in Markdown.
+
+st.markdown, st.caption, st.success, st.warning, st.error and st.subheader read their text as Markdown
+(with Streamlit's :color[...] directives and $...$ math): a name like `**x** [y](javascript:z)` would be
+formatted or linked. `md` backslash-escapes (CommonMark, "Backslash escapes") every character that can
+start Markdown inside a line, a list marker at its start, and turns control characters such as newlines
+into spaces, so the text reads as typed. Plain punctuation that is inert mid-line ( . , ' ( ) - ) and an
+underscore inside a word (hidden_dim, which can never open emphasis) are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# \ ` * [ ] < > # | ~ $ : & ! always; _ unless it follows a letter or digit (CommonMark left-flanking rule)
+_SPECIAL = re.compile(r"([\\`*\[\]<>#|~$:&!{}]|(?<![^\W_])_)")
+_LIST_START = re.compile(r"^(\s*)([-+=]|\d+(?=[.)]))")
+
+
+def md(text: str) -> str:
+    """text escaped for Markdown: rendered, it shows exactly `text` (control characters as spaces)."""
+    s = _SPECIAL.sub(r"\\\1", _CONTROL.sub(" ", str(text)))
+    m = _LIST_START.match(s)
+    if m and m.group(2)[0].isdigit():
+        return s[: m.end()] + "\\" + s[m.end():]  # "1." -> "1\."
+    return _LIST_START.sub(r"\1\\\2", s, count=1)  # "- x" -> "\- x"
+
+
+def file_stem(name: str) -> str:
+    """A config name as part of a download's file name: letters, digits, '.', '-', '_' only."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "config"
