@@ -7,8 +7,10 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from albert_core.presets import PRESETS
+from albert_core.units import format_bytes, format_count
 from charts.params import component_bars
-from ui import data, tables
+from ui import data, state, tables
+from ui.text import md
 
 st.title("BERT against ALBERT at a glance")
 st.markdown(
@@ -23,9 +25,22 @@ c1.page_link("pages/parameters.py", label="Where the parameters go", icon=":mate
 c2.page_link("pages/memory.py", label="What memory still costs", icon=":material/memory:")
 c3.page_link("pages/compute.py", label="Fewer parameters, more compute", icon=":material/speed:")
 
+cfg = state.config()
+mine = data.overview_table((cfg,)).iloc[0]
+st.subheader(f"Your config: {md(cfg.name)}")
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Parameters", format_count(int(mine["total"])), help=f"{int(mine['total']):,} exactly")
+m2.metric("Embedding share", f"{mine['embedding_pct']:.1f}%", help=f"{int(mine['embedding']):,} parameters")
+m3.metric("Layer share", f"{mine['layers_pct']:.1f}%", help=f"{int(mine['all_layers']):,} parameters")
+m4.metric(f"Training step at {min(512, cfg.max_position)} tokens", format_bytes(int(mine["training_512"])),
+          help="One sequence, float32, AdamW, eager attention: weights, gradients, optimizer state, activations "
+               f"({int(mine['training_512']):,} bytes).")
+
 presets = tuple(PRESETS.values())
-table = data.overview_table(presets)
 st.subheader("The presets")
+st.plotly_chart(component_bars(data.params_long(data.params_table(presets))), key="overview_components",
+                width="stretch")
+table = data.overview_table(presets)
 tables.show(table, "overview_table", file_name="presets.csv",
             readable={"total": "count", "embedding": "count", "all_layers": "count",
                       "weights_fp32": "bytes", "activations_512": "bytes", "training_512": "bytes"},
@@ -33,5 +48,3 @@ tables.show(table, "overview_table", file_name="presets.csv",
 st.caption("At max_position 512, one sequence, float32, eager attention: weights_fp32 = 4 bytes per "
            "parameter; activations_512 = what the forward keeps for backward; training_512 = one AdamW training "
            "step (weights, gradients, optimizer state, activations).")
-st.plotly_chart(component_bars(data.params_long(data.params_table(presets))), key="overview_components",
-                width="stretch")

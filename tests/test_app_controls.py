@@ -165,3 +165,22 @@ def test_fit_planner_says_when_nothing_fits():
                         "precision": "float32"}), "fit")
     assert not at.exception
     assert any("Not even one sequence" in w.value and "bert-xlarge" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("query", [{}, {"vocab_size": "50000", "num_layers": "6", "sharing": "none"},
+                                   {"preset": "bert-large", "max_position": "256"}])
+def test_overview_headline_is_the_sidebar_config(query):
+    from albert_core.share import decode
+    from albert_core.training import training_memory
+    from albert_core.units import format_bytes, format_count
+
+    at = open_app(query)
+    no_errors(at)
+    cfg = decode(query)[0].config
+    c = count_parameters(cfg)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Parameters"] == format_count(c.total)
+    assert metrics["Embedding share"] == f"{c.embedding_pct:.1f}%"
+    seq = min(512, cfg.max_position)
+    step = training_memory(cfg, batch_size=1, seq_len=seq, precision="float32", attention="eager").total
+    assert metrics[f"Training step at {seq} tokens"] == format_bytes(step)

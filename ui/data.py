@@ -116,13 +116,15 @@ def sharing_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
-    """Parameters, shares, and memory at max_position 512 (batch 1, float32, eager, training)."""
+    """Parameters, shares, and memory at seq_len = min(512, max_position) (batch 1, float32, eager, training)."""
     t = params_table(cfgs)[["config", "family", "total", "embedding", "embedding_pct", "all_layers", "layers_pct"]]
     t = t.copy()
-    t["weights_fp32"] = [training_memory(c, batch_size=1, seq_len=512, precision="float32").weights for c in cfgs]
-    t["activations_512"] = [activation_memory(c, batch_size=1, seq_len=512).total for c in cfgs]
-    t["training_512"] = [training_memory(c, batch_size=1, seq_len=512, precision="float32", attention="eager").total
-                         for c in cfgs]
+    seq = [min(512, c.max_position) for c in cfgs]
+    t["weights_fp32"] = [training_memory(c, batch_size=1, seq_len=s, precision="float32").weights
+                         for c, s in zip(cfgs, seq, strict=True)]
+    t["activations_512"] = [activation_memory(c, batch_size=1, seq_len=s).total for c, s in zip(cfgs, seq, strict=True)]
+    t["training_512"] = [training_memory(c, batch_size=1, seq_len=s, precision="float32", attention="eager").total
+                         for c, s in zip(cfgs, seq, strict=True)]
     return t
 
 

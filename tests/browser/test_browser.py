@@ -107,6 +107,13 @@ def test_control_change_updates_number_and_chart(server, page):
     assert f"{count_parameters(changed).total}{format_count(count_parameters(changed).total)}" in table
     assert "vocab_size=50000" in page.url  # the URL holds the view
 
+    page.get_by_role("link", name="Overview").first.click()  # the control keeps its value across pages
+    page.wait_for_timeout(300)
+    wait_until_idle(page)
+    headline = page.locator('[data-testid="stMetricValue"]').first.inner_text()
+    assert headline == format_count(count_parameters(changed).total)
+    assert page.get_by_role("spinbutton", name="vocab_size (V)").input_value() == "50000"
+
 
 def test_shared_url_opens_the_same_view(server, browser, page):
     open_view(page, f"{server}/parameters")
