@@ -9,6 +9,7 @@ layers are split evenly into `num_groups` groups, each owning its parameters.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -115,7 +116,7 @@ def coerce_field(name: str, value: Any) -> Any:
             return value
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             return int(value)
-        if isinstance(value, str) and value.strip().lstrip("+-").isdigit() and len(value) < 20:
+        if isinstance(value, str) and _WHOLE.match(value) and len(value) < 20:
             return int(value.strip())
         raise ValueError(f"{name} must be a whole number, got {_short(value)}")
     if name in _FLOAT_FIELDS:
@@ -135,9 +136,21 @@ def coerce_field(name: str, value: Any) -> Any:
     raise ValueError(f"unknown field '{name}'")
 
 
+_WHOLE = re.compile(r"^\s*[+-]?[0-9]+\s*$")  # ASCII digits only ("+-5", "²" are not numbers)
+
+
 def _short(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return _num(value)  # repr of an int over 4,300 digits raises ValueError
     s = repr(value)
     return s if len(s) <= 40 else s[:37] + "..."
+
+
+def _num(v: int) -> str:
+    """v with thousands separators, or its order of magnitude when it is absurdly long."""
+    if v.bit_length() <= 256:
+        return f"{v:,}"
+    return f"a {'negative ' if v < 0 else ''}number of about {int(v.bit_length() * math.log10(2)) + 1:,} digits"
 
 
 def validate(c: ModelConfig) -> list[str]:
@@ -160,10 +173,10 @@ def validate(c: ModelConfig) -> list[str]:
     def positive(name: str, hi: int) -> bool:
         v = getattr(c, name)
         if v < 1:
-            p.append(f"{name} must be at least 1, got {v}")
+            p.append(f"{name} must be at least 1, got {_num(v)}")
             return False
         if v > hi:
-            p.append(f"{name} must be at most {hi:,}, got {v:,}")
+            p.append(f"{name} must be at most {hi:,}, got {_num(v)}")
             return False
         return True
 

@@ -95,7 +95,8 @@ def from_hf_config(d: Any) -> ModelConfig:
         kw["sharing"] = "none" if unshared else "all"
         if unshared:
             kw["num_groups"] = 1
-    kw["name"] = str(d.get("_name_or_path") or model_type)[-80:] or model_type
+    path = d.get("_name_or_path")  # HF writes text; anything else is not a name
+    kw["name"] = path[-80:] if isinstance(path, str) and path.strip() else model_type
     if extra:
         for k in ("name", "sharing", "num_groups", "inner_group_num"):
             if k in extra:
