@@ -217,7 +217,8 @@ def _promote(a: str, b: str) -> str:
 
 
 # ---- the forward, replayed --------------------------------------------------------------------------
-def _check(cfg: Any, batch_size: Any, seq_len: Any, dtype: str, attention: str, device: str) -> None:
+def check_inputs(cfg: Any, batch_size: Any, seq_len: Any, dtype: str, attention: str, device: str) -> None:
+    """ValueError saying what to change when the arguments of an estimate or a measurement are invalid."""
     if not isinstance(cfg, ModelConfig):
         raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
     for name, v in (("batch_size", batch_size), ("seq_len", seq_len)):
@@ -456,7 +457,7 @@ def activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype:
     dimensions: sharing reuses weights, not activations (module docstring); only autocast's
     weight copies, one per stored weight, differ.
     """
-    _check(cfg, batch_size, seq_len, dtype, attention, device)
+    check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
     if checkpointing and not training:
         raise ValueError("checkpointing only applies to training=True (an inference forward keeps nothing)")
     if not training:
@@ -527,7 +528,7 @@ def activation_sweep(cfgs: Any, seq_lens: Any, batch_size: int = 1, dtype: str =
     frames = []
     for name, cfg in items:
         for s in (min(S), max(S)):
-            _check(cfg, batch_size, s, dtype, attention, device)
+            check_inputs(cfg, batch_size, s, dtype, attention, device)
         terms = _terms(cfg, dtype, attention, device, checkpointing)
         B = batch_size
         quad_c = [0] * 5
@@ -841,7 +842,7 @@ def inference_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: st
     included); measured by measure.peak_live_bytes. Under autocast the cached 16-bit weight copies
     count too (they live until the forward ends).
     """
-    _check(cfg, batch_size, seq_len, dtype, attention, device)
+    check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
     B, S = batch_size, seq_len
     copy_qkv = B > 1 and S > 1 and cfg.num_heads > 1  # torch.matmul copies Q, K^T, V only then
     copy_ctx = S > 1 and cfg.num_heads > 1

@@ -27,7 +27,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .activations import DTYPES, activation_memory
+from .activations import activation_memory, check_inputs
 from .config import ModelConfig
 from .hf import hf_expressible
 from .params import count_parameters
@@ -84,7 +84,7 @@ class Measurement:
 def check_measurable(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str, attention: str,
                      training: bool, checkpointing: bool, max_bytes: int = MAX_MEASURE_BYTES) -> int:
     """Estimated bytes the measurement needs (weights + activations); ValueError when too big for this server."""
-    _check_args(cfg, batch_size, seq_len, dtype, attention)
+    check_inputs(cfg, batch_size, seq_len, dtype, attention, "cpu")
     params = count_parameters(cfg).total
     if params > MAX_MEASURE_PARAMS:
         raise ValueError(
@@ -101,20 +101,6 @@ def check_measurable(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: 
             "lower batch_size or seq_len, or choose a smaller config"
         )
     return need
-
-
-def _check_args(cfg: ModelConfig, batch_size: int, seq_len: int, dtype: str, attention: str) -> None:
-    if not isinstance(cfg, ModelConfig):
-        raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
-    for name, v in (("batch_size", batch_size), ("seq_len", seq_len)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"{name} must be a whole number of at least 1, got {v!r}")
-    if seq_len > cfg.max_position:
-        raise ValueError(f"seq_len ({seq_len}) must be at most max_position ({cfg.max_position})")
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    if attention not in ("eager", "sdpa"):
-        raise ValueError(f"attention must be 'eager' or 'sdpa', got {attention!r}")
 
 
 def _build(cfg: ModelConfig, kind: str, attention: str, dtype: str, checkpointing: bool, training: bool) -> Any:

@@ -10,38 +10,12 @@ table. Figures are recorded in docs/memory.md.
 from __future__ import annotations
 
 import argparse
-import platform
-import statistics
-import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
-
-def median_seconds(fn: Callable[[], object], repeats: int, setup: Callable[[], object] | None = None) -> float:
-    fn()  # warm up (imports)
-    times = []
-    for _ in range(repeats):
-        if setup:
-            setup()
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return platform.processor() or "unknown"
+from timing import machine_line, median_seconds  # noqa: E402
 
 
 def main() -> None:
@@ -54,7 +28,7 @@ def main() -> None:
     from albert_core.fit import fit_table
     from albert_core.presets import PRESETS
 
-    print(f"{time.strftime('%Y-%m-%d')}  {cpu_model()}  python {platform.python_version()}")
+    print(machine_line())
     cfgs = {n: c.replace(max_position=8192) for n, c in PRESETS.items()}
     seqs = list(range(64, 8192 + 1, 64))
     rows = None
@@ -65,7 +39,7 @@ def main() -> None:
 
     print(f"\nactivation_sweep: {len(cfgs)} presets × {len(seqs)} seq_lens (64..8192 step 64), tidy DataFrame")
     for label, setup in (("cold (replay cache cleared)", activations._CACHE.clear), ("warm", None)):
-        t = median_seconds(run, args.repeats, setup)
+        t = median_seconds(run, args.repeats, setup=setup)
         print(f"  {label:30s} median {1000 * t:7.2f} ms   (target < 50 ms)")
     print(f"  rows: {len(rows)}, bytes dtype: {rows['bytes'].dtype}, "
           f"max {max(rows['bytes']):,} B (albert-xxlarge at 8192, batch 8, bf16, eager)")
@@ -73,11 +47,11 @@ def main() -> None:
     for name in ("bert-base", "albert-xxlarge"):
         cfg = cfgs[name]
         t = median_seconds(lambda c=cfg: activation_memory(c, batch_size=8, seq_len=512), args.repeats,
-                           activations._CACHE.clear)
+                           setup=activations._CACHE.clear)
         tw = median_seconds(lambda c=cfg: activation_memory(c, batch_size=8, seq_len=512), args.repeats)
         print(f"\nactivation_memory({name}) cold {1e6 * t:8.1f} us, warm {1e6 * tw:8.1f} us")
         t = median_seconds(lambda c=cfg: activation_memory(c, batch_size=8, seq_len=512, training=False),
-                           args.repeats, activations._CACHE.clear)
+                           args.repeats, setup=activations._CACHE.clear)
         print(f"activation_memory({name}, training=False) cold {1e6 * t:8.1f} us")
 
     t = median_seconds(lambda: fit_table(PRESETS, batch_size=8, seq_len=512), max(3, args.repeats // 3))

@@ -9,39 +9,14 @@ device; 10,000 configs into a DataFrame in < 50 ms). Figures are recorded in doc
 from __future__ import annotations
 
 import argparse
-import platform
-import statistics
-import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
-
-def median_seconds(fn: Callable[[], object], repeats: int, inner: int = 1) -> float:
-    fn()  # warm up (imports, caches)
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        times.append((time.perf_counter() - t) / inner)
-    return statistics.median(times)
-
-
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return platform.processor() or "unknown"
+from timing import machine_line, median_seconds  # noqa: E402
 
 
 def main() -> None:
@@ -54,7 +29,7 @@ def main() -> None:
     from albert_core.presets import PRESETS
     from albert_core.sweeps import grid, sweep
 
-    print(f"{time.strftime('%Y-%m-%d')}  {cpu_model()}  python {platform.python_version()}")
+    print(machine_line())
     print("\ncount_parameters vs building on the meta device (median seconds)")
     for name in ("albert-base", "bert-base", "bert-large", "albert-xxlarge"):
         cfg = PRESETS[name]
