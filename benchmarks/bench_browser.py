@@ -10,15 +10,14 @@ Usage: .venv/bin/python benchmarks/bench_browser.py [--starts 3] [--edits 10] [-
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
-import subprocess
 import sys
 import time
-from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from timing import machine_line  # noqa: E402
 
 from tests.browser.harness import launch_browser, streamlit_server, wait_until_idle  # noqa: E402
 
@@ -62,19 +61,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--starts", type=int, default=3)
     ap.add_argument("--edits", type=int, default=10)
-    ap.add_argument("--page", default="parameters")
+    ap.add_argument("--page", action="append", help="path after the host ('' is the default page, Overview); "
+                    "repeatable; default: '' and parameters")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    cpu = subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True, text=True).stdout
-    print(f"{date.today()}  {cpu.strip() or platform.processor()}  {subprocess.check_output(['nproc']).decode().strip()} cores")
+    print(machine_line())
     with sync_playwright() as p:
         browser = launch_browser(p)
-        starts = [cold_start(browser, args.page) for _ in range(args.starts)]
-        print(f"streamlit run -> first chart on /{args.page}: median {statistics.median(starts):.2f} s "
-              f"(runs: {', '.join(f'{s:.2f}' for s in starts)}; target < 5 s)")
+        for path in args.page or ["", "parameters"]:
+            starts = [cold_start(browser, path) for _ in range(args.starts)]
+            print(f"streamlit run -> first chart on /{path}: median {statistics.median(starts):.2f} s "
+                  f"(runs: {', '.join(f'{s:.2f}' for s in starts)}; target < 5 s)")
         with streamlit_server() as (base, _):
-            lat = update_latencies(browser, base, args.page, args.edits)
+            lat = update_latencies(browser, base, "parameters", args.edits)
         print(f"control change -> chart updated: median {1000 * statistics.median(lat):.0f} ms, "
               f"max {1000 * max(lat):.0f} ms over {len(lat)} edits (target < 500 ms)")
         browser.close()
