@@ -4,12 +4,14 @@ albert_core.share.decode is driven with arbitrary query dicts (known keys, custo
 random keys; values at the edges, repeated keys); then every page is opened in AppTest with such links.
 """
 
+import re
 from pathlib import Path
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 from test_app_pages import PAGES
 
@@ -20,6 +22,7 @@ from albert_core.share import CONTROLS, MAX_COMPARE, MAX_VALUE_LEN, View, decode
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 # Streamlit keeps these query keys for itself (embedding options), so a page never sees them
 RESERVED = {"embed", "embed_options"}
+_MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 EDGE_TEXT = ["", " ", "0", "-1", "1", "+1", "10", " 12 ", "12 ", "1e3", "1e400", "-1e400", "1e-400", "0.5", "0.99",
              "0.995", "1.0", "-0.0", "nan", "NaN", "inf", "Infinity", "-inf", "1000000000000", "1_000", "0x10",
@@ -125,9 +128,13 @@ def _open(page: str, q: dict) -> AppTest:
 def _check_page(at: AppTest, q: dict) -> None:
     assert not at.exception, [e.message for e in at.exception]
     assert at.title, "the page has no title"
-    view, warnings = decode({k: v for k, v in q.items() if k not in RESERVED})
+    # what the page receives: the query string AppTest (like a browser) builds from q; an empty list is no key
+    seen = parse_qs(urlencode(q, doseq=True), keep_blank_values=True)
+    view, warnings = decode({k: v for k, v in seen.items() if k not in RESERVED})
     shown = [w.value for w in at.warning if w.value.startswith("Some values in the link")]
     assert bool(shown) == bool(warnings), (shown, warnings)
+    for text in shown:  # the link's text is shown as typed: no image, link, code, emphasis or heading from it
+        assert not re.search(r"<(img|a|script|code|strong|em|h\d|table|del)\b", _MD.render(text)), text
     # the sidebar shows the decoded config
     for f in ("vocab_size", "hidden_dim", "num_layers", "num_heads"):
         assert at.sidebar.number_input(key=f"f.{f}").value == getattr(view.config, f)
