@@ -135,10 +135,11 @@ def _check_page(at: AppTest, q: dict) -> None:
     assert bool(shown) == bool(warnings), (shown, warnings)
     for text in shown:  # the link's text is shown as typed: no image, link, code, emphasis or heading from it
         assert not re.search(r"<(img|a|script|code|strong|em|h\d|table|del)\b", _MD.render(text)), text
-    # the sidebar shows the decoded config
-    for f in ("vocab_size", "hidden_dim", "num_layers", "num_heads"):
-        assert at.sidebar.number_input(key=f"f.{f}").value == getattr(view.config, f)
-    assert at.sidebar.text_input(key="f.name").value == view.config.name
+    # the sidebar shows the decoded config, every field (no widget bound silently resets a value)
+    for f in FIELD_NAMES:
+        kind = "text_input" if f == "name" else "selectbox" if f in ("family", "sharing", "hidden_act") else "number_input"
+        assert getattr(at.sidebar, kind)(key=f"f.{f}").value == getattr(view.config, f), f
+    assert not at.sidebar.error
 
 
 APP_QUERIES = st.dictionaries(KEYS, VALUES, max_size=6) | QUERIES_WITH_COMPARE.filter(lambda q: len(q) <= 8)
@@ -166,6 +167,9 @@ HAND_WRITTEN = [
     {"c1.preset": "bert-base", "c1.family": "albert", "c1.embedding_dim": "0", "compare": "c1,c1,nope"},
     {"training": "maybe", "checkpointing": "2", "scale": "LOG", "dtype": "float8", "gpu": "<script>"},
     {"name": "a\nb\x00c", "utm_source": "x" * 201, "": "", "=": "="},
+    {"dropout": "0.995", "attention_dropout": "0.999999", "c1.dropout": "0.9999"},  # valid, above the old widget max
+    {"dropout": "1e-300", "attention_dropout": "5e-324", "hidden_act": "quick_gelu", "family": "bert",
+     "embedding_dim": "768"},
 ]
 
 

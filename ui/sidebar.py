@@ -22,6 +22,10 @@ from albert_core.upload import MAX_UPLOAD_BYTES, parse_upload
 from . import state
 from .text import md
 
+# largest dropout a widget offers: ModelConfig allows any value below 1, and a link may carry one (0.995);
+# a widget bound below it would silently reset that value to 0
+MAX_DROPOUT = 0.999999
+
 # field -> (label, widget kind, min, max, step, help); help follows the source text's key parameters
 INT_FIELDS = {
     "vocab_size": ("vocab_size (V)", 1, MAX_VOCAB, 1000, "Rows of the token embedding."),
@@ -60,7 +64,7 @@ def _field_widgets() -> None:
         label, lo, hi, step, help_ = INT_FIELDS[f]
         st.number_input(label, min_value=lo, max_value=hi, step=step, key=k(f), help=help_)
     label, help_ = FLOAT_FIELDS["dropout"]
-    st.number_input(label, min_value=0.0, max_value=0.99, step=0.05, key=k("dropout"), help=help_)
+    st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=k("dropout"), help=help_)
     for f in ("family", "sharing"):
         label, options, help_ = CHOICE_FIELDS[f]
         st.selectbox(label, options, key=k(f), help=help_)
@@ -69,7 +73,7 @@ def _field_widgets() -> None:
             label, lo, hi, step, help_ = INT_FIELDS[f]
             st.number_input(label, min_value=lo, max_value=hi, step=step, key=k(f), help=help_)
         label, help_ = FLOAT_FIELDS["attention_dropout"]
-        st.number_input(label, min_value=0.0, max_value=0.99, step=0.05, key=k("attention_dropout"), help=help_)
+        st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=k("attention_dropout"), help=help_)
         label, options, help_ = CHOICE_FIELDS["hidden_act"]
         st.selectbox(label, options, key=k("hidden_act"), help=help_)
 
