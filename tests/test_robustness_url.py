@@ -140,6 +140,11 @@ def _check_page(at: AppTest, q: dict) -> None:
         kind = "text_input" if f == "name" else "selectbox" if f in ("family", "sharing", "hidden_act") else "number_input"
         assert getattr(at.sidebar, kind)(key=f"f.{f}").value == getattr(view.config, f), f
     assert not at.sidebar.error
+    # and every page control at the link's value
+    drawn = [w for kind in ("number_input", "selectbox", "radio", "toggle") for w in at.main.get(kind)
+             if str(getattr(w, "key", "")).startswith("ctl.")]
+    for w in drawn:
+        assert w.value == view.controls[w.key[4:]], w.key
 
 
 APP_QUERIES = st.dictionaries(KEYS, VALUES, max_size=6) | QUERIES_WITH_COMPARE.filter(lambda q: len(q) <= 8)
