@@ -21,7 +21,7 @@ SOURCES = {"reference": "reference encoder (any sharing)", "hf": "Hugging Face B
 cfg = state.config()
 st.title("Verify in PyTorch")
 st.markdown(
-    f"Build **{cfg.name}** (the sidebar config) as a real PyTorch model, count its parameters on the meta "
+    f"Build **{md(cfg.name)}** (the sidebar config) as a real PyTorch model, count its parameters on the meta "
     "device (no memory, any size), and measure the activation memory of one training-mode forward on this "
     "server's CPU: the bytes of every tensor autograd saves for backward. Beside each: albert_core's estimate."
 )

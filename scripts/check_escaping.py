@@ -21,7 +21,7 @@ with streamlit_server() as (base, _), sync_playwright() as p:
     pg = b.new_page()
     alerts, failures = [], []
     pg.on("dialog", lambda d: (alerts.append(d.message), d.dismiss()))
-    for path in ("parameters", "memory", "fit", "compute", ""):
+    for path in ("parameters", "memory", "fit", "compute", "verify", ""):
         pg.goto(f"{base}/{path}?{urlencode(q)}")
         pg.wait_for_selector("h1", timeout=60000)
         time.sleep(6)

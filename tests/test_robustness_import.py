@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
-from test_app_pages import goto, open_app
+from test_app_pages import PAGES, goto, open_app
 
 from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
 from albert_core.hf import EXPLORER_KEY, from_hf_config, to_hf_config
@@ -305,10 +305,14 @@ def test_uploaded_names_are_shown_literally():
             for k in ("name", "hovertemplate"):
                 if isinstance(t.get(k), str):
                     assert "<img" not in t[k] and "**bold**" not in t[k] or "&lt;img" in t[k], t[k]
-    goto(at, "parameters")
-    for el in list(at.markdown) + list(at.subheader):
-        _no_markup(el.value)
-    assert any(evil[:30] in html.unescape(_rendered(m.value)) for m in at.markdown)
+    for page in PAGES:  # every text element of every page
+        goto(at, page)
+        assert not at.exception
+        for kind in ("markdown", "subheader", "caption", "header", "title", "warning", "error", "info", "success"):
+            for el in at.get(kind):
+                _no_markup(el.value)
+        if page in ("parameters", "verify"):  # they name the sidebar config in a paragraph
+            assert any(evil[:30] in html.unescape(_rendered(m.value)) for m in at.markdown), page
 
 
 def test_upload_errors_are_shown_literally():
