@@ -1,17 +1,26 @@
 """albert_core: the model of record for BERT/ALBERT parameters, memory and compute.
 
 Pure computation; torch is imported only by the modules that build or measure real
-models (reference, build, measure), and only when they are used.
+models (build, reference, measure), and only when they are used.
 """
 
+from .activations import activation_memory, activation_sweep, attention_quadratic_memory
 from .config import FAMILIES, HIDDEN_ACTS, SHARING_MODES, ConfigError, ModelConfig
+from .fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
+from .flops import forward_flops, training_flops
+from .gpus import GPUS
 from .hf import from_hf_config, hf_expressible, to_hf_config
 from .params import ParameterCount, count_parameters, factorization_savings, sharing_savings
 from .presets import DEFAULT_PRESET, PRESETS
+from .sweeps import embedding_sweep, sharing_sweep, sweep
+from .training import training_memory
 
 __all__ = [
     "FAMILIES", "HIDDEN_ACTS", "SHARING_MODES", "ConfigError", "ModelConfig",
     "from_hf_config", "hf_expressible", "to_hf_config",
     "ParameterCount", "count_parameters", "factorization_savings", "sharing_savings",
     "DEFAULT_PRESET", "PRESETS",
+    "activation_memory", "activation_sweep", "attention_quadratic_memory", "training_memory",
+    "GPUS", "fit_table", "max_batch_size", "max_position_that_fits", "max_seq_len",
+    "forward_flops", "training_flops", "embedding_sweep", "sharing_sweep", "sweep",
 ]
