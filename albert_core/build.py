@@ -10,9 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from .config import ModelConfig
-from .hf import EXPLORER_KEY, to_hf_config
+from .hf import hf_built_config, hf_dict
+from .params import stored_copies
 
 ATTENTION_IMPLS = ("eager", "sdpa")
+MAX_BUILD_LAYERS = 2048  # layer modules built on the meta device for the app; beyond this a build takes minutes
+
+
+def layer_modules(cfg: ModelConfig, kind: str) -> int:
+    """Layers whose weights a build creates: the larger of the stored attention and FFN copies.
+
+    kind "hf" builds the layout of hf_built_config(cfg); "reference" builds cfg itself. This,
+    not the number of layer applications, is what makes a build slow.
+    """
+    built = hf_built_config(cfg) if kind == "hf" else cfg
+    return max(stored_copies(built, "attention"), stored_copies(built, "ffn"))
 
 
 def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager", heads: bool = False) -> Any:
@@ -24,7 +36,7 @@ def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager"
     if attention not in ATTENTION_IMPLS:
         raise ValueError(f"attention must be one of {ATTENTION_IMPLS}, got {attention!r}")
     hf_logging.set_verbosity_error()
-    d = {k: v for k, v in to_hf_config(cfg).items() if k != EXPLORER_KEY}
+    d = hf_dict(cfg)
     if cfg.family == "bert":
         conf, cls = BertConfig(**d), (BertForPreTraining if heads else BertModel)
     else:

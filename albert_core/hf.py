@@ -63,6 +63,18 @@ def to_hf_config(cfg: ModelConfig) -> dict[str, Any]:
     return d
 
 
+def hf_dict(cfg: ModelConfig) -> dict[str, Any]:
+    """to_hf_config without our own key: exactly what Hugging Face's config classes are given."""
+    return {k: v for k, v in to_hf_config(cfg).items() if k != EXPLORER_KEY}
+
+
+def hf_built_config(cfg: ModelConfig) -> ModelConfig:
+    """The layout Hugging Face builds from to_hf_config(cfg): cfg itself when hf_expressible, else unshared."""
+    if hf_expressible(cfg):
+        return cfg
+    return from_hf_config(hf_dict(cfg)).replace(name=cfg.name)
+
+
 def from_hf_config(d: Any) -> ModelConfig:
     """Parse a config.json dict; every problem is reported in one ConfigError naming the field."""
     if not isinstance(d, dict):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .activations import activation_memory, check_inputs
 from .config import ModelConfig
-from .hf import hf_expressible
+from .hf import hf_built_config, hf_expressible
 from .params import count_parameters
 
 if TYPE_CHECKING:
@@ -260,7 +260,7 @@ def measure_activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int
         if cfg.family == "bert" and cfg.inner_group_num > 1:
             raise ValueError("Hugging Face's BertModel has no inner layer groups (inner_group_num > 1): use kind='reference'")
         # to_hf_config builds this sharing mode unshared: same activations, one autocast weight copy per layer
-        est_cfg = cfg.replace(sharing="none", num_groups=1)
+        est_cfg = hf_built_config(cfg)
     model = _build(cfg, kind, attention, dtype, checkpointing, training)
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, cfg.vocab_size, (batch_size, seq_len), generator=g)

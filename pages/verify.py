@@ -9,13 +9,13 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from albert_core.hf import EXPLORER_KEY, from_hf_config, hf_expressible, to_hf_config
+from albert_core import build  # no torch until a build function runs
+from albert_core.hf import hf_built_config, hf_expressible
 from albert_core.params import count_parameters
 from albert_core.units import format_bytes
 from ui import controls, state, tables
 from ui.text import file_stem, md
 
-MAX_BUILD_LAYERS = 2048  # layer modules built on the meta device; beyond this the build itself takes minutes
 SOURCES = {"reference": "reference encoder (any sharing)", "hf": "Hugging Face BertModel / AlbertModel"}
 
 cfg = state.config()
@@ -43,17 +43,15 @@ with c6:
 
 run_key = (cfg, source, batch, seq, dtype, attention, checkpointing)
 if st.button("Build, count and measure", type="primary", key="verify_run"):
-    from albert_core import build, measure  # torch is imported inside their functions, only now
+    from albert_core import measure  # torch is imported inside its functions, only now
 
     result: dict = {"key": run_key}
     with st.status("Building the model and running one forward...", expanded=True) as status:
         st.write("Counting parameters on the meta device...")
-        # layer modules the build creates: whole-layer sharing builds one per (group, slot), else one per application
-        shares_layers = cfg.sharing == "all" and (source == "reference" or cfg.family == "albert")
-        built_layers = cfg.num_groups * cfg.inner_group_num if shares_layers else cfg.layer_applications
-        if built_layers > MAX_BUILD_LAYERS:
+        built_layers = build.layer_modules(cfg, source)
+        if built_layers > build.MAX_BUILD_LAYERS:
             result["count_error"] = (f"Building {md(cfg.name)} creates {built_layers:,} layer modules; this server "
-                                     f"builds at most {MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
+                                     f"builds at most {build.MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
         else:
             model = (build.reference_model(cfg, device="meta") if source == "reference"
                      else build.hf_model(cfg, device="meta"))
@@ -75,9 +73,7 @@ def show(result: dict) -> None:
     expected = count_parameters(cfg).total
     note = ""
     if source == "hf" and not hf_expressible(cfg):
-        # what Hugging Face builds: the config.json without our own key, read back
-        as_hf = from_hf_config({k: v for k, v in to_hf_config(cfg).items() if k != EXPLORER_KEY})
-        expected = count_parameters(as_hf).total
+        expected = count_parameters(hf_built_config(cfg)).total  # the layout Hugging Face builds
         model = "BertModel" if cfg.family == "bert" else "AlbertModel"
         note = (f"Hugging Face's {model} cannot express sharing '{cfg.sharing}' (num_groups {cfg.num_groups}, "
                 f"inner_group_num {cfg.inner_group_num}): it builds the layout of to_hf_config, whose count "

@@ -115,3 +115,31 @@ def test_hf_defaults_fill_optional_fields():
     assert (cfg.embedding_dim, cfg.hidden_act, cfg.max_position, cfg.sharing) == (128, "gelu_new", 512, "all")
     bert = from_hf_config(dict(GOOD, model_type="bert"))
     assert (bert.embedding_dim, bert.hidden_act, bert.dropout, bert.sharing) == (768, "gelu", 0.1, "none")
+
+
+LAYOUTS = [
+    dict(family="bert", sharing="none"), dict(family="bert", sharing="all", num_groups=2),
+    dict(family="albert", sharing="all", num_groups=2, inner_group_num=2), dict(family="albert", sharing="none"),
+    dict(family="albert", sharing="attention", num_groups=2), dict(family="albert", sharing="ffn", inner_group_num=2),
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("kind", ["hf", "reference"])
+def test_layer_modules_and_hf_built_config_match_the_built_model(layout, kind):
+    """build.layer_modules counts the layer modules PyTorch creates; hf_built_config counts what HF builds."""
+    from albert_core.build import hf_model, layer_modules, reference_model
+    from albert_core.hf import hf_built_config
+
+    base = dict(name="t", vocab_size=50, hidden_dim=32, num_heads=4, intermediate_dim=64, num_layers=4)
+    embedding = {"embedding_dim": 32} if layout["family"] == "bert" else {"embedding_dim": 16}
+    cfg = ModelConfig(**base, **embedding, **layout)
+    model = hf_model(cfg) if kind == "hf" else reference_model(cfg)
+    def distinct(*names: str) -> int:
+        return len({id(m) for m in model.modules() if type(m).__name__ in names})
+
+    built = distinct("BertLayer", "AlbertLayer") if kind == "hf" else max(distinct("Attention"), distinct("FeedForward"))
+    assert built == layer_modules(cfg, kind)
+    if kind == "hf":
+        assert sum(p.numel() for p in model.parameters()) == count_parameters(hf_built_config(cfg)).total
+        assert hf_built_config(cfg).name == cfg.name
