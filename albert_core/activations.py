@@ -46,7 +46,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .config import ModelConfig
+from .config import ModelConfig, require_choice
 from .params import stored_copies
 
 if TYPE_CHECKING:
@@ -233,12 +233,9 @@ def check_inputs(cfg: Any, batch_size: Any, seq_len: Any, dtype: str, attention:
 
 
 def _check_modes(dtype: str, attention: str, device: str) -> None:
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    if attention not in ATTENTIONS:
-        raise ValueError(f"attention must be one of {', '.join(ATTENTIONS)}, got {attention!r}")
-    if device not in DEVICES:
-        raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
+    require_choice("dtype", dtype, DTYPES)
+    require_choice("attention", attention, ATTENTIONS)
+    require_choice("device", device, DEVICES)
 
 
 def _dtypes(dtype: str) -> tuple[str, str | None]:

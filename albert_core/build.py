@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import ModelConfig
+from .config import ModelConfig, require_choice
 from .hf import hf_built_config, hf_dict
 from .params import stored_copies
 
@@ -33,8 +33,7 @@ def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager"
     from transformers import AlbertConfig, AlbertForPreTraining, AlbertModel, BertConfig, BertForPreTraining, BertModel
     from transformers.utils import logging as hf_logging
 
-    if attention not in ATTENTION_IMPLS:
-        raise ValueError(f"attention must be one of {ATTENTION_IMPLS}, got {attention!r}")
+    require_choice("attention", attention, ATTENTION_IMPLS)
     hf_logging.set_verbosity_error()
     d = hf_dict(cfg)
     if cfg.family == "bert":

@@ -139,6 +139,12 @@ def coerce_field(name: str, value: Any) -> Any:
 _WHOLE = re.compile(r"^\s*[+-]?[0-9]+\s*$")  # ASCII digits only ("+-5", "²" are not numbers)
 
 
+def require_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) -> None:
+    """ValueError naming the argument and its allowed values when value is not one of them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(value)}")
+
+
 def _short(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
         return _num(value)  # repr of an int over 4,300 digits raises ValueError

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .activations import activation_memory, check_inputs
-from .config import ModelConfig
+from .config import ModelConfig, require_choice
 from .hf import hf_built_config, hf_expressible
 from .params import count_parameters
 
@@ -108,8 +108,7 @@ def _build(cfg: ModelConfig, kind: str, attention: str, dtype: str, checkpointin
 
     from .build import hf_model, reference_model
 
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    require_choice("kind", kind, KINDS)
     if kind == "hf" and checkpointing and cfg.family == "albert":
         raise ValueError(
             "Hugging Face's AlbertModel does not support gradient checkpointing (AlbertLayer is not a "
@@ -244,8 +243,7 @@ def measure_activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int
     """
     import torch
 
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    require_choice("kind", kind, KINDS)
     if checkpointing and not training:
         raise ValueError("checkpointing only applies to training=True")
     if kind == "reference" and not training:

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from .config import ModelConfig
+from .config import ModelConfig, require_choice
 from .params import stored_copies
 
 ATTENTION_IMPLS = ("eager", "sdpa")
@@ -160,8 +160,7 @@ class ReferenceModel(nn.Module):
 
     def __init__(self, cfg: ModelConfig, attention: str = "eager"):
         super().__init__()
-        if attention not in ATTENTION_IMPLS:
-            raise ValueError(f"attention must be one of {ATTENTION_IMPLS}, got {attention!r}")
+        require_choice("attention", attention, ATTENTION_IMPLS)
         self.cfg = cfg
         self.attention_impl = attention
         self.gradient_checkpointing = False  # in training, recompute each layer application in backward

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .activations import DEFAULT_DEVICE, activation_memory, recompute_memory
-from .config import ModelConfig
+from .config import ModelConfig, require_choice
 from .params import count_parameters, stored_copies
 
 if TYPE_CHECKING:
@@ -71,7 +71,8 @@ def optimizer_state_elements(cfg: ModelConfig, optimizer: str) -> int:
         return n  # momentum_buffer
     if optimizer == "adafactor":  # Shazeer & Stern 2018 Sec. 3: row + column factors for matrices
         return sum(s[0] + s[1] if len(s) == 2 else s[0] for s in parameter_shapes(cfg))
-    raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
+    require_choice("optimizer", optimizer, OPTIMIZERS)
+    raise AssertionError(f"optimizer {optimizer!r} is listed in OPTIMIZERS but has no state formula")
 
 
 @dataclass(frozen=True)
@@ -121,12 +122,9 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
                     attention: str = "sdpa", checkpointing: bool = False,
                     device: str = DEFAULT_DEVICE) -> TrainingMemory:
     """Memory per GPU of one training step of cfg's base model (see the module docstring)."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
-    if sharding not in SHARDINGS:
-        raise ValueError(f"sharding must be one of {', '.join(SHARDINGS)}, got {sharding!r}")
+    require_choice("precision", precision, PRECISIONS)
+    require_choice("optimizer", optimizer, OPTIMIZERS)
+    require_choice("sharding", sharding, SHARDINGS)
     if not isinstance(num_gpus, int) or isinstance(num_gpus, bool) or num_gpus < 1:
         raise ValueError(f"num_gpus must be a whole number of at least 1, got {num_gpus!r}")
     if sharding != "none" and num_gpus == 1:
