@@ -323,11 +323,11 @@ def test_upload_errors_are_shown_literally():
     assert "model_type must be" in err.value
 
 
+# a browser never sends a NUL in a file name (and Streamlit's test uploader refuses one), so none is drawn
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(list(BAD_BYTES.values())) | st.binary(max_size=200)
        | mutated_configs().map(lambda d: json.dumps(d, default=str).encode()),
        st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=30).map(lambda s: s + ".json"))
-# a browser never sends a NUL in a file name (and Streamlit's test uploader refuses one), so none is drawn
 def test_uploader_in_apptest_never_raises(data, name):
     at = _upload_app(open_app(), name, data)
     assert not at.exception, [e.message for e in at.exception]
