@@ -11,7 +11,9 @@ from ui import sidebar, state, url
 st.set_page_config(page_title="ALBERT Explorer", page_icon=":material/insights:", layout="wide")
 
 PAGES = [
-    st.Page("pages/overview.py", title="Overview", icon=":material/home:", url_path="overview", default=True),
+    st.Page("pages/overview.py", title="Overview", icon=":material/home:", url_path="home", default=True),
+    # the default page is served at / only; this hidden twin makes /overview open it too (not "Page not found")
+    st.Page("pages/overview.py", title="Overview", icon=":material/home:", url_path="overview", visibility="hidden"),
     st.Page("pages/parameters.py", title="Parameters", icon=":material/bar_chart:", url_path="parameters"),
     st.Page("pages/memory.py", title="Memory", icon=":material/memory:", url_path="memory"),
     st.Page("pages/fit.py", title="Fit planner", icon=":material/dns:", url_path="fit"),

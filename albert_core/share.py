@@ -58,6 +58,7 @@ def _controls() -> dict[str, Control]:
         "sharding": Control("none", "choice", SHARDINGS),
         # Parameters page
         "sweep": Control("hidden_dim", "choice", ("vocab_size", "hidden_dim", "num_layers")),
+        "params_scale": Control("log", "choice", ("linear", "log")),  # x axis of the share sweep (its own key)
         # Compute page
         "flops_seq_len": Control(512, "int", lo=1, hi=1 << 20),
         # Verify page

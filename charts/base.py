@@ -1,33 +1,71 @@
-"""Layout shared by every figure: neutral colors that read on Streamlit's light and dark themes."""
+"""Layout shared by every figure: slide-ready (title, settings caption, opaque white, dark text, legend below)."""
 
 from __future__ import annotations
 
 import html
+import re
+import textwrap
 
 import plotly.graph_objects as go
 
 from albert_core.units import GIB, format_bytes, format_count, format_flops
 
+INK = "#262730"  # text: Streamlit's light-theme text color, readable on the white background
+MUTED = "#5C5F6A"  # caption
+GRID = "rgba(38,39,48,0.12)"
+PAPER = "#FFFFFF"  # opaque: a PNG export pastes onto a dark slide unchanged
+HEIGHT = 520  # px of one chart, legend included
+
 
 def style(fig: go.Figure, *, x: str, y: str, title: str | None = None, log_x: bool = False,
           log_y: bool = False, hovermode: str = "closest") -> go.Figure:
-    """Axis titles with units, transparent backgrounds (the app's theme shows through), legend on top."""
-    fig.update_layout(
-        template="none",
-        title=title,
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(0,0,0,0)",
-        hovermode=hovermode,
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0, title_text=""),
-        margin=dict(l=70, r=20, t=60 if title else 30, b=60),
-        font=dict(size=13),
-    )
-    grid = "rgba(128,128,128,0.25)"
-    fig.update_xaxes(title_text=x, type="log" if log_x else None, gridcolor=grid, zerolinecolor=grid,
-                     dtick=1 if log_x else None)  # log axes: ticks at powers of ten only
-    fig.update_yaxes(title_text=y, type="log" if log_y else None, gridcolor=grid, zerolinecolor=grid,
-                     dtick=1 if log_y else None)
+    """Axis titles with units, white background, legend below the plot (clear of Plotly's toolbar)."""
+    fig.update_layout(template="none", hovermode=hovermode, height=HEIGHT)
+    _frame(fig)
+    if title:
+        slide(fig, title)
+    fig.update_xaxes(title_text=x, type="log" if log_x else None, dtick=1 if log_x else None)  # log: powers of ten
+    fig.update_yaxes(title_text=y, type="log" if log_y else None, dtick=1 if log_y else None)
     return fig
+
+
+def _frame(fig: go.Figure) -> None:
+    fig.update_layout(
+        paper_bgcolor=PAPER, plot_bgcolor=PAPER, font=dict(size=13, color=INK),
+        legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", xanchor="left", x=0,
+                    title_text="", font=dict(size=12, color=INK), bgcolor="rgba(255,255,255,0.9)"),
+        margin=dict(l=70, r=24, t=60, b=40),
+        hoverlabel=dict(font=dict(size=12)),
+    )
+    fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True)
+    fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True)
+
+
+def wrap(text: str, width: int = 90) -> list[str]:
+    """Caption lines short enough for a phone-width figure's title area."""
+    return textwrap.wrap(text, width) or [""]
+
+
+def slide(fig: go.Figure, title: str, caption: str = "") -> go.Figure:
+    """Title (bold) and a caption line with the settings, on an opaque white figure: what a PNG export keeps."""
+    _frame(fig)
+    lines = [f"<b>{plotly_text(title)}</b>"] + [
+        f"<span style='font-size:12px;color:{MUTED}'>{plotly_text(s)}</span>" for s in (wrap(caption) if caption else [])]
+    top = 44 + 17 * (len(lines) - 1)
+    fig.update_layout(title=dict(text="<br>".join(lines), x=0.01, xanchor="left", xref="container", y=0.99,
+                                 yanchor="top", yref="container", font=dict(size=16, color=INK)),
+                      margin=dict(t=top + 16))
+    fig.layout.meta = {"title": title, "caption": caption}
+    return fig
+
+
+def title_of(fig: go.Figure) -> str:
+    """The plain title of a figure made by slide() (for file names and tests)."""
+    meta = fig.layout.meta
+    if isinstance(meta, dict) and meta.get("title"):
+        return meta["title"]
+    text = fig.layout.title.text or ""
+    return html.unescape(re.sub(r"<[^>]+>", "", text.split("<br>")[0]))
 
 
 def plotly_text(name: str) -> str:

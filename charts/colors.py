@@ -1,46 +1,58 @@
-"""One color per config on every page: presets get fixed colors, other names a stable pick by hash."""
+"""One color per config on every page, distinct and colorblind-safe.
+
+Presets keep fixed colors from Okabe & Ito's palette ("Color Universal Design", 2008) and Paul Tol's
+muted scheme; every other config (an edited preset, a custom one) takes the next unused color of Tol's
+palette in the order the configs are shown. The app shows the sidebar config first and the compared
+ones after it on every page, so a config keeps its color from page to page.
+"""
 
 from __future__ import annotations
 
-import zlib
-
-# BERT presets warm, ALBERT presets cool; readable on light and dark backgrounds
+# Okabe-Ito (yellow and black left out: unreadable on white / on dark) plus Tol's muted wine
 PRESET_COLORS = {
-    "bert-base": "#E4572E",
-    "bert-large": "#C0392B",
-    "bert-xlarge": "#8E1B3A",
-    "albert-base": "#2E86DE",
-    "albert-large": "#17A589",
-    "albert-xlarge": "#7D5BA6",
-    "albert-xxlarge": "#0B5394",
+    "bert-base": "#E69F00",  # orange
+    "bert-large": "#D55E00",  # vermillion
+    "bert-xlarge": "#882255",  # wine (Tol muted)
+    "albert-base": "#56B4E9",  # sky blue
+    "albert-large": "#009E73",  # bluish green
+    "albert-xlarge": "#0072B2",  # blue
+    "albert-xxlarge": "#CC79A7",  # reddish purple
 }
-# for custom configs (Plotly's D3 palette minus the colors above)
-PALETTE = ("#FF9F1C", "#2CA02C", "#9467BD", "#8C564B", "#E377C2", "#BCBD22", "#17BECF", "#7F7F7F",
-           "#F4A261", "#6A994E")
+# for the other configs: Paul Tol's muted and bright schemes, minus near-duplicates of the colors above
+PALETTE = ("#332288", "#999933", "#EE6677", "#44AA99", "#AA4499", "#DDCC77", "#117733", "#66CCEE",
+           "#BBBBBB", "#CC6677", "#4477AA", "#AA3377")
 # parts of a model, the same on every chart
 COMPONENT_COLORS = {
-    "embedding": "#F2A541",
-    "layers": "#3D7DD8",
-    "pooler": "#9AA5B1",
-    "heads": "#B56576",
+    "embedding": "#E69F00",
+    "layers": "#0072B2",
+    "pooler": "#999999",
+    "heads": "#CC79A7",
 }
 MEMORY_COLORS = {
-    "weights": "#3D7DD8",
-    "gradients": "#F2A541",
-    "optimizer": "#B56576",
-    "master_weights": "#6A994E",
-    "activations": "#9467BD",
-    "quadratic": "#E4572E",
-    "linear": "#3D7DD8",
+    "weights": "#0072B2",
+    "gradients": "#E69F00",
+    "optimizer": "#CC79A7",
+    "master_weights": "#009E73",
+    "activations": "#56B4E9",
+    "quadratic": "#D55E00",
+    "linear": "#0072B2",
 }
-
-
-def config_color(name: str) -> str:
-    """Color of a config by name, stable across pages and sessions."""
-    if name in PRESET_COLORS:
-        return PRESET_COLORS[name]
-    return PALETTE[zlib.crc32(name.encode()) % len(PALETTE)]
 
 
 def color_map(names) -> dict[str, str]:
-    return {n: config_color(n) for n in names}
+    """Color of each config: presets fixed, the others the palette in order of appearance (distinct)."""
+    out: dict[str, str] = {}
+    free = [c for c in PALETTE]
+    i = 0
+    for n in dict.fromkeys(names):
+        if n in PRESET_COLORS:
+            out[n] = PRESET_COLORS[n]
+        else:
+            out[n] = free[i % len(free)]
+            i += 1
+    return out
+
+
+def config_color(name: str, names=None) -> str:
+    """Color of one config among `names` (the configs shown, in order; default: it alone)."""
+    return color_map(list(names) if names is not None else [name])[name]

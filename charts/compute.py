@@ -35,13 +35,14 @@ def flops_vs_params(df: pd.DataFrame, seq_len: int) -> go.Figure:
             x=[int(r["params"])], y=[int(r["forward_flops"])], mode="markers+text", name=plotly_text(r["config"]),
             text=[plotly_text(r["config"])], textposition="top center", marker=dict(size=14, color=colors[r["config"]]),
             customdata=[(counts([r["params"]])[0], flops([r["forward_flops"]])[0], int(r["training_flops"]),
-                         flops([r["training_flops"]])[0])],
+                         flops([r["training_flops"]])[0], int(r.get("seq_len", seq_len)))],
             hovertemplate="<b>%{text}</b><br>%{x:,} parameters (%{customdata[0]})<br>"
-                          f"forward, one sequence of {seq_len:,} tokens: %{{y:,}} FLOPs (%{{customdata[1]}})<br>"
+                          "forward, one sequence of %{customdata[4]:,} tokens: %{y:,} FLOPs (%{customdata[1]})<br>"
                           "training step: %{customdata[2]:,} FLOPs (%{customdata[3]})<extra></extra>",
         )
-    return style(fig, x="stored parameters (log scale)", y=f"forward FLOPs per {seq_len:,}-token sequence (log scale)",
-                 log_x=True, log_y=True)
+    style(fig, x="stored parameters (log scale)", y="forward FLOPs per sequence (log scale)", log_x=True, log_y=True)
+    fig.update_traces(cliponaxis=False)
+    return fig
 
 
 def flops_breakdown(df: pd.DataFrame, seq_len: int) -> go.Figure:
@@ -62,4 +63,4 @@ def flops_breakdown(df: pd.DataFrame, seq_len: int) -> go.Figure:
             + ": %{y:,} FLOPs (%{customdata[0]})<br>%{customdata[1]:.1f}% of the forward<extra></extra>",
         )
     fig.update_layout(barmode="stack")
-    return style(fig, x="config", y=f"forward FLOPs per {seq_len:,}-token sequence")
+    return style(fig, x="config", y="forward FLOPs per sequence")

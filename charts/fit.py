@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import plotly_text, sizes
+from .base import HEIGHT, _frame, plotly_text, sizes
 from .colors import color_map
 
 
@@ -37,11 +37,10 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
                           "%{customdata[1]:,})<extra></extra>",
             row=1, col=2,
         )
-    fig.update_layout(template="none", paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.1, x=0), margin=dict(l=70, r=20, t=80, b=60),
-                      font=dict(size=13), barmode="group")
-    grid = "rgba(128,128,128,0.25)"
-    fig.update_xaxes(title_text="config", gridcolor=grid)
-    fig.update_yaxes(title_text="batch size (sequences)", gridcolor=grid, row=1, col=1)
-    fig.update_yaxes(title_text="sequence length (tokens)", gridcolor=grid, row=1, col=2)
+    fig.update_layout(template="none", barmode="group", height=HEIGHT)
+    _frame(fig)
+    fig.update_xaxes(title_text="config", showticklabels=False)  # the legend names the colors
+    fig.update_yaxes(title_text="batch size (sequences)", row=1, col=1)
+    fig.update_yaxes(title_text="sequence length (tokens)", row=1, col=2)
+    fig.update_annotations(font=dict(size=13))
     return fig

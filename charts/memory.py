@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -19,17 +21,19 @@ def _hover_bytes(values) -> list[tuple[int, str]]:
     return [(int(v), s) for v, s in zip(values, sizes(values), strict=True)]
 
 
-def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 4) -> go.Figure:
+def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 3,
+                      marks: dict[str, tuple[int, int, int]] | None = None) -> go.Figure:
     """Activation memory against sequence length (= max_position): one panel per config, the seq_len² part
     stacked on the linear part (on log axes the two parts are drawn as separate lines).
 
     df: columns config, seq_len, part ("quadratic" | "linear"), bytes. Each trace carries its config in `meta`.
+    marks: config -> (its own max_position, attention bytes there, total bytes there): a dotted line and a label.
     """
     names = list(dict.fromkeys(df["config"]))
     cols = min(per_row, len(names))
     rows = -(-len(names) // cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[plotly_text(n) for n in names], shared_yaxes=True,
-                        horizontal_spacing=0.03, vertical_spacing=0.12)
+                        horizontal_spacing=0.04, vertical_spacing=0.16 if rows > 1 else 0.1)
     for i, name in enumerate(names):
         d = df[df["config"] == name]
         r, c = i // cols + 1, i % cols + 1
@@ -44,37 +48,74 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 4) 
                               "%{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
                 row=r, col=c,
             )
+        if marks and name in marks:
+            _mark_max_position(fig, i + 1, marks[name], log)
     style(fig, x="", y="", log_x=log, log_y=log)
-    fig.update_layout(height=320 * rows + 110, margin=dict(t=90),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0 + 0.12 / rows, x=0))
+    fig.update_layout(height=300 * rows + 170)
     fig.update_xaxes(title_text="seq_len = max_position (tokens)" + (" (log)" if log else ""), row=rows, col=1)
     for r in range(1, rows + 1):
         fig.update_yaxes(title_text="activation memory (GiB)" + (" (log)" if log else ""), row=r, col=1)
     return fig
 
 
-def _rgba(hex_color: str, alpha: float) -> str:
-    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
+def _axis(n: int, letter: str) -> str:
+    return letter if n == 1 else f"{letter}{n}"
 
 
-def variants(df: pd.DataFrame, name: str, *, log: bool = False) -> go.Figure:
+def _mark_max_position(fig: go.Figure, n: int, mark: tuple[int, int, int], log: bool) -> None:
+    """A dotted line at the config's max_position in panel n, labelled with the attention memory there.
+
+    On a log axis plotly.js 3 places shapes in data coordinates but annotations in log10 units."""
+    pos, quad, total = mark
+    xref, yref = _axis(n, "x"), _axis(n, "y")
+    fig.add_shape(type="line", x0=pos, x1=pos, y0=0, y1=1, xref=xref, yref=f"{yref} domain",
+                  line=dict(color="#262730", dash="dot", width=1.5))
+    fig.add_annotation(x=math.log10(pos) if log else pos, y=1, xref=xref, yref=f"{yref} domain", xanchor="right", yanchor="top",
+                       showarrow=False, align="right", font=dict(size=11, color="#262730"),
+                       bgcolor="rgba(255,255,255,0.85)",
+                       text=f"max_position {pos:,}<br>attention {sizes([quad])[0]} of {sizes([total])[0]}")
+    # an invisible point at the mark carries the exact numbers (hover; tests read it)
+    fig.add_scatter(x=[pos], y=[gib(total)], mode="markers", showlegend=False, name="max_position",
+                    meta=f"mark {n}", marker=dict(symbol="diamond", size=10, color="#262730"),
+                    customdata=[(quad, sizes([quad])[0], total, sizes([total])[0])],
+                    hovertemplate="max_position %{x:,}<br>attention (seq_len²): %{customdata[0]:,} bytes "
+                                  "(%{customdata[1]})<br>all activations: %{customdata[2]:,} bytes (%{customdata[3]})"
+                                  "<extra></extra>",
+                    xaxis=xref, yaxis=yref)
+
+
+def variants(df: pd.DataFrame, name: str, *, log: bool = False, max_position: int | None = None) -> go.Figure:
     """Total activation memory of one config under several settings (eager/sdpa, dtype, checkpointing).
 
-    df: columns variant, seq_len, bytes.
+    df: columns variant, seq_len, bytes. A variant equal to an earlier one at every length is drawn dotted with
+    open markers on top of it and says so in the legend ("= eager, checkpointing"), so neither hides the other.
     """
     fig = go.Figure()
-    dashes = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
-    palette = ("#E4572E", "#3D7DD8", "#17A589", "#7D5BA6", "#F2A541", "#8E1B3A")
+    dashes = ("solid", "dash", "solid", "dash")
+    symbols = ("circle", "square", "diamond", "x")
+    palette = ("#D55E00", "#0072B2", "#009E73", "#CC79A7")
+    seen: dict[tuple, str] = {}
     for i, (variant, d) in enumerate(df.groupby("variant", sort=False)):
         d = d.sort_values("seq_len")
+        key = tuple(int(b) for b in d["bytes"])
+        same = seen.get(key)
+        seen.setdefault(key, variant)
         fig.add_scatter(
             x=[int(s) for s in d["seq_len"]], y=[gib(int(b)) for b in d["bytes"]], mode="lines+markers",
-            name=variant, line=dict(color=palette[i % len(palette)], dash=dashes[i % len(dashes)]),
+            name=variant + (f" (= {same})" if same else ""),
+            line=dict(color=palette[i % len(palette)], dash="dot" if same else dashes[i % len(dashes)],
+                      width=2 if same else 3),
+            marker=dict(symbol=symbols[i % len(symbols)] + ("-open" if same else ""), size=11 if same else 7),
             customdata=_hover_bytes(d["bytes"]),
             hovertemplate=f"<b>{plotly_text(name)}</b>, {variant}<br>seq_len %{{x:,}}<br>"
                           "%{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
         )
+    if max_position:
+        fig.add_shape(type="line", x0=max_position, x1=max_position, y0=0, y1=1, yref="paper",
+                      line=dict(color="#262730", dash="dot", width=1.5))
+        fig.add_annotation(x=math.log10(max_position) if log else max_position, y=1, yref="paper", xanchor="right",
+                           yanchor="top", showarrow=False, text=f"max_position {max_position:,}",
+                           font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.85)")
     return style(fig, x="sequence length = max_position (tokens)" + (" (log scale)" if log else ""),
                  y="activation memory (GiB)" + (" (log scale)" if log else ""), log_x=log, log_y=log)
 
@@ -91,11 +132,14 @@ def merge_budgets(budgets: dict[str, int], within: float = 0.02) -> dict[str, in
 
 
 def _budget_lines(fig: go.Figure, budgets: dict[str, int]) -> None:
+    """Dashed GPU lines; neighbouring labels alternate between the left and the right end, so two GPUs of
+    close sizes (16 and 24 GB) never print over each other."""
     for i, (gpu, b) in enumerate(merge_budgets(budgets).items()):
-        fig.add_hline(y=gib(b), line=dict(color="rgba(128,128,128,0.8)", dash=BUDGET_DASHES[i % len(BUDGET_DASHES)],
+        fig.add_hline(y=gib(b), line=dict(color="rgba(38,39,48,0.6)", dash=BUDGET_DASHES[i % len(BUDGET_DASHES)],
                                           width=1.5),
-                      annotation_text=f"{gpu}: {sizes([b])[0]}", annotation_position="top left",
-                      name=f"budget {gpu}")
+                      annotation_text=f"{gpu}: {sizes([b])[0]}",
+                      annotation_position="top left" if i % 2 == 0 else "top right",
+                      annotation_font=dict(size=11, color="#262730"), name=f"budget {gpu}")
 
 
 def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None = None) -> go.Figure:
@@ -120,10 +164,11 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
     return style(fig, x="config", y="memory per GPU (GiB)", title=title)
 
 
-def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = False) -> go.Figure:
+def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = False,
+                    marks: dict[str, int] | None = None) -> go.Figure:
     """Total training memory per GPU against sequence length, one line per config, with the GPU budget lines.
 
-    df: columns config, seq_len, bytes.
+    df: columns config, seq_len, bytes. marks: config -> its own max_position (a point of df): a large diamond.
     """
     fig = go.Figure()
     colors = color_map(df["config"].unique())
@@ -131,10 +176,19 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
         d = d.sort_values("seq_len")
         fig.add_scatter(
             x=[int(s) for s in d["seq_len"]], y=[gib(int(b)) for b in d["bytes"]], mode="lines+markers",
-            name=plotly_text(name), line=dict(color=colors[name]), customdata=_hover_bytes(d["bytes"]),
+            name=plotly_text(name), legendgroup=name, line=dict(color=colors[name]),
+            customdata=_hover_bytes(d["bytes"]),
             hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>"
                           "training memory %{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>",
         )
+        own = d[d["seq_len"] == (marks or {}).get(name)]
+        if len(own):
+            fig.add_scatter(x=[int(own["seq_len"].iloc[0])], y=[gib(int(own["bytes"].iloc[0]))], mode="markers",
+                            name=f"{plotly_text(name)}: its max_position", showlegend=False, legendgroup=name,
+                            marker=dict(symbol="diamond-open", size=16, color=colors[name], line=dict(width=3)),
+                            customdata=_hover_bytes(own["bytes"]),
+                            hovertemplate=f"<b>{plotly_text(name)}</b> at its max_position %{{x:,}}<br>"
+                                          "%{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>")
     _budget_lines(fig, budgets)
     return style(fig, x="sequence length = max_position (tokens)" + (" (log scale)" if log else ""),
                  y="training memory per GPU (GiB)" + (" (log scale)" if log else ""), log_x=log, log_y=log)

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import counts, plotly_text, style
+from .base import HEIGHT, counts, plotly_text, style
 from .colors import COMPONENT_COLORS, color_map
 
 COMPONENT_LABELS = {"embedding": "Embedding", "layers": "Layers", "pooler": "Pooler", "heads": "Pre-training heads"}
@@ -31,6 +31,29 @@ def component_bars(df: pd.DataFrame) -> go.Figure:
         )
     fig.update_layout(barmode="stack")
     return style(fig, x="config", y="parameters")
+
+
+def share_bars(df: pd.DataFrame) -> go.Figure:
+    """100%-stacked bars: the embedding / layers / pooler share of each config's parameters.
+
+    df: one row per (config, component) with columns config, component, params, pct.
+    """
+    fig = go.Figure()
+    order = list(dict.fromkeys(df["config"]))
+    for comp in [c for c in COMPONENT_LABELS if c in set(df["component"])]:
+        d = df[df["component"] == comp].set_index("config").reindex(order).dropna(subset=["params"])
+        fig.add_bar(
+            name=COMPONENT_LABELS[comp], x=[plotly_text(n) for n in d.index], y=[float(v) for v in d["pct"]],
+            marker_color=COMPONENT_COLORS[comp], text=[f"{v:.1f}%" if v >= 4 else "" for v in d["pct"]],
+            textposition="inside", insidetextanchor="middle",
+            customdata=list(zip([int(v) for v in d["params"]], counts(d["params"]), strict=True)),
+            hovertemplate="<b>%{x}</b><br>" + COMPONENT_LABELS[comp]
+            + ": %{y:.2f}% of the model<br>%{customdata[0]:,} parameters (%{customdata[1]})<extra></extra>",
+        )
+    fig.update_layout(barmode="stack", uniformtext=dict(minsize=10, mode="hide"))
+    style(fig, x="config", y="share of all parameters (%)")
+    fig.update_yaxes(range=[0, 100])
+    return fig
 
 
 def breakdown_sunburst(df: pd.DataFrame, name: str) -> go.Figure:
@@ -67,7 +90,7 @@ def breakdown_sunburst(df: pd.DataFrame, name: str) -> go.Figure:
                 text.append(f"{r['shape']} × {int(r['copies'])} stored")
     total = values[0]
     top = {i: i.split("/")[0] for i in ids}  # every node takes the color of its component
-    colors = ["rgba(0,0,0,0)"] + [COMPONENT_COLORS.get(top[i], "#9AA5B1") for i in ids[1:]]
+    colors = ["#FFFFFF"] + [COMPONENT_COLORS.get(top[i], "#9AA5B1") for i in ids[1:]]
     fig = go.Figure(go.Sunburst(
         ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
         marker=dict(colors=colors, line=dict(color="rgba(128,128,128,0.6)", width=1)),
@@ -76,7 +99,7 @@ def breakdown_sunburst(df: pd.DataFrame, name: str) -> go.Figure:
                       "%{customdata[1]:.2f}% of the model<br>%{customdata[2]}<extra></extra>",
         insidetextorientation="radial", maxdepth=3,
     ))
-    fig.update_layout(margin=dict(l=10, r=10, t=30, b=10), paper_bgcolor="rgba(0,0,0,0)", template="none")
+    fig.update_layout(template="none", height=HEIGHT)
     return fig
 
 
@@ -97,9 +120,24 @@ def share_sweep(df: pd.DataFrame, field: str, *, log_x: bool = False) -> go.Figu
                 hovertemplate=f"<b>{plotly_text(name)}</b><br>{field} = %{{x:,}}<br>{label}: %{{y:.2f}}%<br>"
                               "total %{customdata[1]:,} (%{customdata[0]})<extra></extra>",
             )
+        _mark_own(fig, d, "value", "embedding_pct", name, colors[name],
+                  f"{plotly_text(name)}'s own {field}: %{{x:,}}<br>embedding share %{{y:.2f}}%")
     style(fig, x=f"{field} (log scale)" if log_x else field, y="share of all parameters (%)", log_x=log_x)
     fig.update_yaxes(range=[0, 100])
     return fig
+
+
+def _mark_own(fig: go.Figure, d: pd.DataFrame, x: str, y: str, name: str, color: str, hover: str) -> None:
+    """A large open diamond at the config's own value of the swept field (rows with own == True)."""
+    if "own" not in d:
+        return
+    own = d[d["own"]]
+    if own.empty:
+        return
+    fig.add_scatter(x=[int(v) for v in own[x]], y=[float(v) for v in own[y]], mode="markers",
+                    name=f"{plotly_text(name)}: its own value", legendgroup=name, showlegend=False,
+                    marker=dict(symbol="diamond-open", size=16, color=color, line=dict(width=3)),
+                    hovertemplate=f"<b>{hover}</b><extra></extra>")
 
 
 def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Figure:
@@ -130,6 +168,8 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
             name=f"{plotly_text(name)}: unfactorized V×H", legendgroup=name, line=dict(color=colors[name], dash="dash"),
             hovertemplate=f"<b>{plotly_text(name)}</b><br>unfactorized embedding {un:,} ({counts([un])[0]})<extra></extra>",
         )
+        _mark_own(fig, d, "embedding_dim", "embedding", name, colors[name],
+                  f"{plotly_text(name)}'s own embedding_dim: %{{x:,}}<br>embedding %{{y:,}}")
     style(fig, x="embedding_dim E (log scale)", y="embedding parameters (log scale)", log_x=True, log_y=True)
     ticks = sorted({int(v) for v in df["embedding_dim"]})
     fig.update_xaxes(tickvals=ticks, ticktext=[str(t) for t in ticks], dtick=None)

@@ -6,8 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from charts.fit import fit_bars
-from ui import controls, data, state, tables
+from ui import controls, figures, plots, state, tables
 from ui.text import md
 
 cfgs = tuple(state.shown_configs())
@@ -41,13 +40,11 @@ with c9:
 if sharding != "none" and num_gpus == 1:
     st.info("Sharding over a single GPU partitions nothing: planning as 'none'.")
 
-kw = (("precision", precision), ("optimizer", optimizer), ("num_gpus", num_gpus), ("sharding", sharding),
-      ("attention", attention), ("checkpointing", checkpointing))
-plan = data.fit_plan(cfgs, gpu, batch, seq_len, kw)
-st.caption(f"{num_gpus:,} × {gpu}, sharding {sharding}, {precision}, {optimizer}, {attention} attention"
-           f"{', checkpointing' if checkpointing else ''}. max_seq_len stops at the config's max_position; "
-           "longest_max_position raises max_position (and the position table) with the sequence.")
-st.plotly_chart(fit_bars(plan), key="fit_bars", width="stretch")
+ctl = dict(state.controls(), checkpointing=checkpointing)
+fig, plan = figures.fit_bars(cfgs, ctl)
+st.caption("max_seq_len stops at the config's max_position; longest_max_position raises max_position (and the "
+           "position table) with the sequence.")
+plots.show(fig, "fit_bars")
 shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "gpu_bytes", "fits", "max_batch_size",
               "max_seq_len", "longest_max_position"]]
 tables.show(shown, "fit_table", file_name="fit-plan.csv", readable={"needed_bytes": "bytes", "gpu_bytes": "bytes"})

@@ -7,7 +7,7 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from charts import memory as charts
-from ui import controls, data, state, tables
+from ui import controls, data, figures, plots, state, tables
 from ui.text import md
 
 cfgs = tuple(state.shown_configs())
@@ -24,7 +24,8 @@ c1, c2, c3, c4 = st.columns(4)
 with c1:
     batch = controls.number("batch_size", "Batch size (sequences)")
 with c2:
-    seq_max = controls.number("seq_max", "Longest sequence on the charts", step=512)
+    seq_max = controls.number("seq_max", "Longest sequence on the charts", step=512,
+                              help="The charts reach at least every shown config's own max_position.")
 with c3:
     dtype = controls.select("dtype", "dtype", help="mixed_*: autocast with float32 weights.")
 with c4:
@@ -42,17 +43,28 @@ if checkpointing and not training:
     st.warning("Gradient checkpointing only applies to training; showing it off.")
     checkpointing = False
 
-seqs = tuple(data.seq_points(seq_max))
+seqs = data.sweep_lengths(cfgs, seq_max)
 log = scale == "log"
+ctl = dict(state.controls(), checkpointing=checkpointing)
 st.header("Activation memory against max_position")
+plots.show(figures.memory_activations(cfgs, ctl), "memory_activations")
 act = data.activation_table(cfgs, seqs, batch, dtype, attention, training, checkpointing)
-st.plotly_chart(charts.activation_vs_seq(act, log=log), key="memory_activations", width="stretch")
 tables.csv_button(act, "activation-memory.csv", key="activation_csv")
+st.subheader("At each config's own max_position")
+at = data.at_max_position(cfgs, batch, dtype, attention, training, checkpointing)
+tables.show(at, "max_position_table", file_name="at-max-position.csv",
+            readable={"activations": "bytes", "attention_seq_len2": "bytes"}, pct=("attention_pct",))
+far = [c for c in cfgs if c.max_position > 131_072]
+if far:
+    st.info("max_position beyond 131,072 for " + ", ".join(md(c.name) for c in far) + ": far past any BERT or "
+            "ALBERT that was trained (512); the numbers are what such a model would need, not a recommendation.")
 
 if training:
     st.subheader(f"{md(cfg.name)}: eager against sdpa, with and without checkpointing")
     var = data.variant_table(cfg, seqs, batch, dtype)
-    st.plotly_chart(charts.variants(var, cfg.name, log=log), key="memory_variants", width="stretch")
+    plots.show(charts.variants(var, cfg.name, log=log, max_position=cfg.max_position), "memory_variants",
+               f"{cfg.name}: eager against sdpa, with and without checkpointing",
+               f"Batch {batch:,}, {dtype}, training; the dotted line is its max_position.")
     tables.csv_button(var, "activation-variants.csv", key="variants_csv")
 
 st.header("Training memory per GPU")
@@ -71,17 +83,17 @@ with d4:
     gpu = controls.select("gpu", "GPU")
 kw = (("precision", precision), ("optimizer", optimizer), ("attention", attention), ("checkpointing", checkpointing))
 train = data.training_table(cfgs, batch, seq_len, kw)
-st.caption(f"Batch {batch:,}, sequences of {seq_len:,} tokens (at most max_position), {precision}, {optimizer}, "
-           f"{attention} attention{', checkpointing' if checkpointing else ''}; dashed line: one {gpu}.")
-st.plotly_chart(charts.training_stack(train[train["part"] != "total"], {gpu: data.GPUS[gpu]}),
-                key="memory_training", width="stretch")
+plots.show(charts.training_stack(train[train["part"] != "total"], {gpu: data.GPUS[gpu]}), "memory_training",
+           "Training memory per GPU, by part",
+           figures.training_caption(ctl, f"sequences of {seq_len:,} tokens (at most max_position)"))
 tables.csv_button(train, "training-memory.csv", key="training_csv")
 
 st.subheader("Where each config stops fitting")
 st.markdown("Total training memory per GPU as max_position (and the sequence) grows; dashed: common GPUs.")
 sweep = data.training_sweep(cfgs, seqs, batch, kw)
-st.plotly_chart(charts.training_vs_seq(sweep, data.GPUS, log=log), key="memory_training_sweep", width="stretch")
+plots.show(figures.memory_training(cfgs, ctl), "memory_training_sweep")
 stops = data.stop_fitting(cfgs, (gpu,), batch, kw)
 st.markdown(f"The longest max_position whose training step (batch {batch:,}, sequences as long as max_position) "
             f"fits one **{gpu}**; the position table grows with it.")
 tables.show(stops, "stop_table", file_name="stop-fitting.csv", readable={"gpu_bytes": "bytes"})
+tables.csv_button(sweep, "training-memory-vs-length.csv", key="training_sweep_csv")

@@ -1,4 +1,4 @@
-"""Overview: BERT against ALBERT at a glance, for the published presets."""
+"""Overview: your configs against BERT and ALBERT at a glance, the side-by-side table, and the report."""
 
 import streamlit as st
 
@@ -8,8 +8,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 
 from albert_core.presets import PRESETS
 from albert_core.units import format_bytes, format_count
-from charts.params import component_bars
-from ui import data, state, tables
+from ui import comparison, data, figures, plots, report, state, tables
 from ui.text import md
 
 st.title("BERT against ALBERT at a glance")
@@ -25,7 +24,8 @@ c1.page_link("pages/parameters.py", label="Where the parameters go", icon=":mate
 c2.page_link("pages/memory.py", label="What memory still costs", icon=":material/memory:")
 c3.page_link("pages/compute.py", label="Fewer parameters, more compute", icon=":material/speed:")
 
-cfg = state.config()
+shown = tuple(state.shown_configs())
+cfg = shown[0]
 mine = data.overview_table((cfg,)).iloc[0]
 st.subheader(f"Your config: {md(cfg.name)}")
 m1, m2, m3, m4 = st.columns(4)
@@ -35,16 +35,33 @@ m3.metric("Layer share", f"{mine['layers_pct']:.1f}%", help=f"{int(mine['all_lay
 m4.metric(f"Training step at {min(512, cfg.max_position)} tokens", format_bytes(int(mine["training_512"])),
           help="One sequence, float32, AdamW, eager attention: weights, gradients, optimizer state, activations "
                f"({int(mine['training_512']):,} bytes).")
+report.button(shown)
 
-presets = tuple(PRESETS.values())
-st.subheader("The presets")
-st.plotly_chart(component_bars(data.params_long(data.params_table(presets))), key="overview_components",
-                width="stretch")
-table = data.overview_table(presets)
-tables.show(table, "overview_table", file_name="presets.csv",
+st.header("Side by side")
+st.markdown("Your configs (the sidebar config first, then the compared ones): every field, and the key results under "
+            "the Memory, Fit planner and Compute settings. Highlighted: what differs from the first column; in "
+            "brackets: the change against it.")
+settings = comparison.settings()
+comparison.show(data.comparison(shown, settings))
+st.caption(f"Settings: {settings.describe()}.")
+
+st.header("Your configs against the presets")
+with_presets = st.toggle("Show the seven presets as a reference", value=True, key="overview_presets",
+                         help="Your configs come first (shaded); the presets after them.")
+ref = shown + (tuple(p for p in PRESETS.values() if p not in shown) if with_presets else ())
+left, right = st.columns(2)
+shares = figures.params_shares(ref, "Shares of the parameters")
+counts = figures.params_counts(ref, "Parameter counts")
+for fig in (shares, counts):
+    fig.add_vrect(x0=-0.5, x1=len(shown) - 0.5, fillcolor="rgba(38,39,48,0.07)", line_width=0, layer="below",
+                  annotation_text="yours", annotation_position="top left")
+plots.show(shares, "overview_shares", where=left)
+plots.show(counts, "overview_components", where=right)
+table = data.overview_table(ref)
+tables.show(table, "overview_table", file_name="overview.csv",
             readable={"total": "count", "embedding": "count", "all_layers": "count",
                       "weights_fp32": "bytes", "activations_512": "bytes", "training_512": "bytes"},
             pct=("embedding_pct", "layers_pct"))
-st.caption("At max_position 512, one sequence, float32, eager attention: weights_fp32 = 4 bytes per "
+st.caption("At max_position 512 (or less), one sequence, float32, eager attention: weights_fp32 = 4 bytes per "
            "parameter; activations_512 = what the forward keeps for backward; training_512 = one AdamW training "
-           "step (weights, gradients, optimizer state, activations).")
+           "step (weights, gradients, optimizer state, activations). Exact numbers at the right and in the CSV.")

@@ -7,17 +7,20 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from charts import params as charts
-from ui import controls, data, state, tables
+from ui import controls, data, figures, plots, state, tables
 from ui.text import file_stem, md
 
 cfgs = tuple(state.shown_configs())
 cfg = cfgs[0]
 
 st.title("Where the parameters go")
-st.markdown("Embedding, layers and pooler for each config (sidebar config first, then the compared ones). "
-            "Hover a bar for the exact count; click a legend entry to hide it.")
+st.markdown("Embedding, layers and pooler for each config (sidebar config first, then the compared ones): the "
+            "shares on the left, the counts on the right. Hover a bar for the exact count; click a legend entry to "
+            "hide it.")
 table = data.params_table(cfgs)
-st.plotly_chart(charts.component_bars(data.params_long(table)), key="params_components", width="stretch")
+left, right = st.columns(2)
+plots.show(figures.params_shares(cfgs), "params_shares", where=left)
+plots.show(figures.params_counts(cfgs), "params_components", where=right)
 tables.show(table, "params_table", file_name="parameters.csv",
             readable={"total": "count", "embedding": "count", "per_layer": "count", "all_layers": "count"},
             pct=("embedding_pct", "layers_pct", "pooler_pct"))
@@ -27,7 +30,8 @@ st.markdown(f"Every weight-and-bias group of **{md(cfg.name)}** (the sidebar con
             "once per group; click a ring to zoom in.")
 left, right = st.columns([3, 2])
 bd = data.breakdown(cfg)
-left.plotly_chart(charts.breakdown_sunburst(bd, cfg.name), key="params_sunburst", width="stretch")
+plots.show(charts.breakdown_sunburst(bd, cfg.name), "params_sunburst", f"Every parameter group of {cfg.name}",
+           f"{int(bd['params'].sum()):,} stored parameters; a shared tensor counted once.", where=left)
 with right:
     tables.show(bd, "breakdown_table", file_name=f"{file_stem(cfg.name)}-breakdown.csv", readable={"params": "count"},
                 pct=("pct",))
@@ -35,22 +39,28 @@ with right:
 st.header("How the shares move")
 field = controls.radio("sweep", "Vary", help="The other fields stay as in each config; for hidden_dim the FFN "
                        "keeps its ratio to H and the head width stays fixed.")
-scale = controls.radio("scale", "Axis scale")
+scale = controls.radio("params_scale", "Axis scale")
 sweep = data.share_sweep(cfgs, field)
-st.plotly_chart(charts.share_sweep(sweep, field, log_x=scale == "log"), key="params_share_sweep", width="stretch")
+plots.show(charts.share_sweep(sweep, field, log_x=scale == "log"), "params_share_sweep",
+           f"Embedding and layer shares against {field}",
+           "Solid: embedding share; dotted: layer share; diamonds: each config's own value. Other fields as in "
+           "each config.")
 tables.csv_button(sweep, f"share-vs-{field}.csv", key="share_sweep_csv")
 
 st.header("What the factorization saves")
 st.markdown("ALBERT replaces the V×H embedding with V×E + E×H. The source text calls E between 64 and 256 "
             "reasonable (shaded); ALBERT uses 128. Dashed: the unfactorized embedding of the same config.")
 fact = data.factorization_sweep(cfgs)
-st.plotly_chart(charts.factorization(fact), key="params_factorization", width="stretch")
+plots.show(charts.factorization(fact), "params_factorization", "What the factorization saves: embedding parameters",
+           "Solid: V×E + E×H at embedding_dim E; dashed: the unfactorized V×H; diamonds: each config's own E; "
+           "shaded: E = 64-256.")
 tables.csv_button(fact, "factorization.csv", key="factorization_csv")
 
 st.header("The four sharing modes")
 st.markdown("none: every layer owns its weights (BERT). attention / ffn: the layers of a group share only that "
             "sublayer. all: whole layers are shared (ALBERT's default).")
 sharing = data.sharing_table(cfgs)
-st.plotly_chart(charts.sharing_modes(sharing), key="params_sharing", width="stretch")
+plots.show(charts.sharing_modes(sharing), "params_sharing", "Total parameters under the four sharing modes",
+           "Each config's own num_groups and inner_group_num; none = every layer owns its weights.")
 tables.show(sharing, "sharing_table", file_name="sharing-modes.csv",
             readable={"total": "count", "all_layers": "count"})

@@ -72,7 +72,8 @@ def share_sweep(cfgs: tuple[ModelConfig, ...], field: str) -> pd.DataFrame:
         for v in sweep_values(cfg, field):
             c = count_parameters(scaled(cfg, field, v))
             rows.append(dict(config=cfg.name, value=v, embedding=c.embedding, all_layers=c.all_layers,
-                             total=c.total, embedding_pct=c.embedding_pct, layers_pct=c.layers_pct))
+                             total=c.total, embedding_pct=c.embedding_pct, layers_pct=c.layers_pct,
+                             own=v == getattr(cfg, field)))
         frames.append(pd.DataFrame(rows))
     return pd.concat(frames, ignore_index=True)
 
@@ -87,10 +88,12 @@ def factorization_sweep(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
 
     frames = []
     for cfg in cfgs:
-        df = embedding_sweep(cfg, [e for e in EMBEDDING_DIMS if e <= cfg.hidden_dim])
+        dims = sorted({e for e in EMBEDDING_DIMS if e <= cfg.hidden_dim} | {cfg.embedding_dim})
+        df = embedding_sweep(cfg, dims)
         df = df[df["valid"]]
         frames.append(pd.DataFrame({
             "config": cfg.name, "embedding_dim": [int(v) for v in df["embedding_dim"]],
+            "own": [int(v) == cfg.embedding_dim for v in df["embedding_dim"]],
             "embedding": [int(v) for v in df["embedding"]],
             "saved": [int(v) for v in df["factorization_savings"]],
             "unfactorized": [int(v) for v in df["unfactorized_embedding"]],
@@ -130,18 +133,48 @@ def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def compute_table(cfgs: tuple[ModelConfig, ...], seq_len: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per config: stored parameters, forward and training FLOPs at seq_len (batch 1); and the breakdowns."""
+    """Per config: stored parameters, forward and training FLOPs of one sequence of seq_len tokens (at most the
+    config's max_position, batch 1); and the breakdowns."""
     from albert_core.flops import forward_flops, training_flops
 
     rows, parts = [], []
     for cfg in cfgs:
-        f = forward_flops(cfg, seq_len, 1)
-        rows.append(dict(config=cfg.name, params=count_parameters(cfg).total, forward_flops=f.total,
-                         training_flops=training_flops(cfg, seq_len, 1), layer_applications=cfg.layer_applications))
+        s = min(seq_len, cfg.max_position)
+        f = forward_flops(cfg, s, 1)
+        rows.append(dict(config=cfg.name, seq_len=s, params=count_parameters(cfg).total, forward_flops=f.total,
+                         training_flops=training_flops(cfg, s, 1), layer_applications=cfg.layer_applications))
         b = f.breakdown()
         b.insert(0, "config", cfg.name)
         parts.append(b)
     return pd.DataFrame(rows), pd.concat(parts, ignore_index=True)
+
+
+def sweep_lengths(cfgs, seq_max: int) -> tuple[int, ...]:
+    """Sequence lengths of the memory sweeps: seq_points up to seq_max or the longest shown max_position,
+    whichever is larger, plus every shown config's own max_position (so each one is a point of its curve)."""
+    end = max([seq_max] + [c.max_position for c in cfgs])
+    return tuple(sorted(set(seq_points(end)) | {c.max_position for c in cfgs}))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def at_max_position(cfgs: tuple[ModelConfig, ...], batch_size: int, dtype: str, attention: str, training: bool,
+                    checkpointing: bool) -> pd.DataFrame:
+    """Activation memory of each config at its own max_position: total and the seq_len² attention part."""
+    rows = []
+    for cfg in cfgs:
+        a = activation_memory(cfg, batch_size=batch_size, seq_len=cfg.max_position, dtype=dtype, attention=attention,
+                              training=training, checkpointing=checkpointing)
+        rows.append(dict(config=cfg.name, max_position=cfg.max_position, activations=a.total,
+                         attention_seq_len2=a.quadratic, attention_pct=100 * a.quadratic / a.total if a.total else 0.0))
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def comparison(cfgs: tuple[ModelConfig, ...], settings) -> pd.DataFrame:
+    """albert_core.compare.compare_table, cached."""
+    from albert_core.compare import compare_table
+
+    return compare_table(cfgs, settings)
 
 
 def seq_points(seq_max: int, lo: int = 128) -> list[int]:

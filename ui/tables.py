@@ -23,11 +23,23 @@ def humanize(df: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
 
 def show(df: pd.DataFrame, key: str, *, file_name: str, readable: dict[str, str] | None = None,
          pct: tuple[str, ...] = ()) -> None:
-    """st.dataframe of df (readable columns added) and a CSV download of the exact numbers."""
-    shown = humanize(df, readable or {})
+    """st.dataframe of df for people and a CSV download of the exact numbers.
+
+    Columns: the first (the config) and the shares (as percentages) first, then each readable column
+    (109.5M, 1.42 GiB) where its number was, and the exact numbers at the end (the CSV has them too).
+    """
+    readable = readable or {}
+    shown = humanize(df, readable)
+    first = list(shown.columns[:1])
+    shares = [c for c in pct if c in shown and c not in first]
+    exact = [c for c in readable if c in shown]
+    rest = [c for c in shown.columns if c not in first + shares + exact]
+    shown = shown[first + shares + rest + exact]
     cfg = {c: st.column_config.NumberColumn(c, format="localized") for c in shown
            if pd.api.types.is_integer_dtype(shown[c]) or shown[c].dtype == object and _all_ints(shown[c])}
-    cfg |= {c: st.column_config.NumberColumn(c, format="%.2f%%") for c in pct if c in shown}
+    cfg |= {c: st.column_config.NumberColumn(c, format="localized", help=f"exact value of '{c} (≈)'")
+            for c in exact}
+    cfg |= {c: st.column_config.NumberColumn(c, format="%.2f%%") for c in shares}
     st.dataframe(shown, key=key, hide_index=True, column_config=cfg)
     csv_button(df, file_name, key=f"{key}_csv")
 

@@ -1,0 +1,105 @@
+"""Side-by-side comparison of configs: every ModelConfig field and the key results, with deltas.
+
+compare_table() returns a tidy DataFrame, one row per (item, config): the app shows it one column per
+config, the CSV keeps the exact values. Fields are read with dataclasses.fields, so a field added to
+ModelConfig (a new family's) shows without a change here. pandas is imported when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .activations import activation_memory
+from .config import ModelConfig
+from .flops import forward_flops
+from .params import count_parameters
+from .training import training_memory
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The page settings the results depend on (Memory / Fit planner / Compute controls)."""
+
+    batch_size: int = 8  # sequences per GPU
+    seq_len: int = 512  # tokens of the training step (clipped to each config's max_position)
+    dtype: str = "float32"  # activation dtype of "activations at max_position"
+    attention: str = "eager"
+    training: bool = True
+    checkpointing: bool = False
+    precision: str = "mixed_bf16"
+    optimizer: str = "adamw"
+    num_gpus: int = 1
+    sharding: str = "none"
+    flops_seq_len: int = 512  # tokens of the forward FLOPs (clipped to each config's max_position)
+
+    def describe(self) -> str:
+        ckpt = ", checkpointing" if self.checkpointing and self.training else ""
+        mode = "training" if self.training else "inference"
+        return (f"batch {self.batch_size:,}, activations {self.dtype}, {self.attention} attention, {mode}{ckpt}; "
+                f"training step at {self.seq_len:,} tokens, {self.precision}, {self.optimizer}, "
+                f"{self.num_gpus:,} GPU(s), sharding {self.sharding}; FLOPs at {self.flops_seq_len:,} tokens")
+
+
+# (item, unit) of the results, in the order shown
+RESULTS = (
+    ("total parameters", "parameters"),
+    ("embedding share", "%"),
+    ("layer share", "%"),
+    ("activations at max_position", "bytes"),
+    ("attention (seq_len²) at max_position", "bytes"),
+    ("training memory per GPU", "bytes"),
+    ("forward FLOPs per sequence", "FLOPs"),
+)
+
+
+def results(cfg: ModelConfig, s: Settings) -> dict[str, int | float]:
+    """The key numbers of one config under the settings (exact ints; shares in percent)."""
+    c = count_parameters(cfg)
+    # the activation memory of one training forward at seq_len = max_position (albert_core.activations)
+    a = activation_memory(cfg, batch_size=s.batch_size, seq_len=cfg.max_position, dtype=s.dtype,
+                          attention=s.attention, training=s.training, checkpointing=s.checkpointing and s.training)
+    t = training_memory(cfg, batch_size=s.batch_size, seq_len=min(s.seq_len, cfg.max_position), precision=s.precision,
+                        optimizer=s.optimizer, num_gpus=s.num_gpus, sharding=s.sharding, attention=s.attention,
+                        checkpointing=s.checkpointing)
+    f = forward_flops(cfg, min(s.flops_seq_len, cfg.max_position), 1)
+    values = (c.total, c.embedding_pct, c.layers_pct, a.total, a.quadratic, t.total, f.total)
+    return {item: v for (item, _), v in zip(RESULTS, values, strict=True)}
+
+
+def _delta(v: Any, first: Any) -> tuple[Any, float | None]:
+    """v - first and the relative change (None when not numbers, or first is 0)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or isinstance(first, bool) \
+            or not isinstance(first, (int, float)):
+        return None, None
+    d = v - first
+    return d, (d / first if first else None)
+
+
+def compare_table(cfgs: Sequence[ModelConfig], settings: Settings | None = None):
+    """Tidy comparison: columns section ("field" | "result"), item, unit, config, value, delta, rel_delta, differs.
+
+    delta and rel_delta are against the first config (None for text fields); differs says whether the value
+    differs from the first config's.
+    """
+    import pandas as pd
+
+    if not cfgs:
+        raise ValueError("compare_table needs at least one config")
+    s = settings or Settings()
+    rows: list[dict[str, Any]] = []
+    first = cfgs[0]
+    for f in fields(ModelConfig):
+        for cfg in cfgs:
+            v, v0 = getattr(cfg, f.name), getattr(first, f.name)
+            d, r = _delta(v, v0) if f.name != "name" else (None, None)
+            rows.append(dict(section="field", item=f.name, unit="", config=cfg.name, value=v, delta=d,
+                             rel_delta=r, differs=f.name != "name" and v != v0))
+    res = [results(c, s) for c in cfgs]
+    for item, unit in RESULTS:
+        for cfg, r in zip(cfgs, res, strict=True):
+            d, rel = _delta(r[item], res[0][item])
+            rows.append(dict(section="result", item=item, unit=unit, config=cfg.name, value=r[item], delta=d,
+                             rel_delta=rel, differs=r[item] != res[0][item]))
+    return pd.DataFrame(rows)

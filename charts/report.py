@@ -1,0 +1,61 @@
+"""One self-contained HTML report: configs, comparison, figures (plotly.js inline, once), settings, date, link.
+
+Pure: no Streamlit. Opens offline: the first figure carries plotly.js, the others reuse it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .base import title_of
+
+CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#262730;background:#fff;margin:0 auto;
+max-width:1200px;padding:24px}
+h1{font-size:28px;margin-bottom:4px} h2{margin-top:36px;border-bottom:1px solid #ddd;padding-bottom:4px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0;display:block;overflow-x:auto}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;white-space:nowrap} th{background:#f4f4f6}
+td.diff{background:#FFE8A3;font-weight:600} .meta{color:#5C5F6A} code{word-break:break-all}
+.figure{margin:16px 0;border:1px solid #eee}
+"""
+
+
+def _table(df: pd.DataFrame, diff: pd.DataFrame | None = None) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in [df.index.name or ""] + list(df.columns))
+    body = []
+    for i, (idx, row) in enumerate(df.iterrows()):
+        cells = []
+        for j, v in enumerate(row):
+            cls = ' class="diff"' if diff is not None and bool(diff.iloc[i, j]) else ""
+            cells.append(f"<td{cls}>{html.escape(str(v))}</td>")
+        body.append(f"<tr><th>{html.escape(str(idx))}</th>{''.join(cells)}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def build(*, title: str, date: str, link: str, settings: str, configs: pd.DataFrame,
+          comparison: tuple[pd.DataFrame, pd.DataFrame], figures: Sequence[go.Figure]) -> str:
+    """The report as one HTML document.
+
+    configs: one column per config, one row per ModelConfig field; comparison: (text table, differs table);
+    figures: titled figures (charts.base.slide), in page order.
+    """
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{CSS}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1>",
+             f"<p class='meta'>Made {html.escape(date)} by the ALBERT Explorer. Settings: {html.escape(settings)}.</p>",
+             f"<p class='meta'>The link that reproduces this view: <a href='{html.escape(link, quote=True)}'>"
+             f"<code>{html.escape(link)}</code></a></p>",
+             "<h2>Configs</h2>", _table(configs),
+             "<h2>Side by side</h2><p class='meta'>Highlighted: differs from the first config; in brackets: the "
+             "change against it.</p>", _table(*comparison),
+             "<h2>Figures</h2>"]
+    for i, fig in enumerate(figures):
+        div = fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
+                          config={"displaylogo": False, "responsive": True}, div_id=f"figure-{i + 1}")
+        parts.append(f"<div class='figure' data-title='{html.escape(title_of(fig), quote=True)}'>{div}</div>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,64 @@
+"""The side-by-side comparison table: one column per shown config, differences from the first highlighted."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from albert_core.compare import Settings
+from albert_core.units import format_bytes, format_count, format_flops
+
+from . import state
+from .tables import csv_button
+
+HIGHLIGHT = "background-color: #FFE8A3; color: #262730; font-weight: 600"
+
+
+def settings() -> Settings:
+    """The comparison's settings from the page controls (Memory / Fit planner / Compute)."""
+    c = state.controls()
+    return Settings(batch_size=c["batch_size"], seq_len=c["seq_len"], dtype=c["dtype"], attention=c["attention"],
+                    training=c["training"], checkpointing=c["checkpointing"] and c["training"],
+                    precision=c["precision"], optimizer=c["optimizer"], num_gpus=c["num_gpus"],
+                    sharding=c["sharding"], flops_seq_len=c["flops_seq_len"])
+
+
+def _signed(d, fmt) -> str:
+    return ("+" if d > 0 else "−") + fmt(abs(d))
+
+
+def cell(unit: str, value, delta, rel) -> str:
+    """Text of one cell: the value for people, and its change against the first config."""
+    fmt = {"parameters": lambda v: f"{int(v):,} ({format_count(int(v))})", "bytes": lambda v: format_bytes(int(v)),
+           "FLOPs": lambda v: format_flops(int(v)), "%": lambda v: f"{v:.2f}%"}.get(unit)
+    if fmt is None:
+        return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+    text = fmt(value)
+    if delta:
+        short = {"parameters": lambda v: format_count(int(v)), "%": lambda v: f"{v:.2f} pts"}.get(unit, fmt)
+        text += f"  ({_signed(delta, short)}" + (f", {rel:+.0%})" if rel is not None and unit != "%" else ")")
+    return text
+
+
+def wide(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(text table one column per config, bool table of cells that differ from the first config)."""
+    names = list(dict.fromkeys(df["config"]))
+    items = list(dict.fromkeys(df["item"]))
+    text = {n: [] for n in names}
+    diff = {n: [] for n in names}
+    by = df.set_index(["item", "config"])
+    for item in items:
+        for n in names:
+            r = by.loc[(item, n)]
+            text[n].append(cell(r["unit"], r["value"], r["delta"], r["rel_delta"]))
+            diff[n].append(bool(r["differs"]))
+    index = pd.Index(items, name="field / result")
+    return pd.DataFrame(text, index=index), pd.DataFrame(diff, index=index)
+
+
+def show(df: pd.DataFrame, key: str = "compare_table") -> None:
+    text, diff = wide(df)
+    styled = text.style.apply(lambda col: [HIGHLIGHT if d else "" for d in diff[col.name]], axis=0)
+    st.dataframe(styled, key=key, height=36 * (len(text) + 1) + 3,
+                 column_config={n: st.column_config.TextColumn(n, width="medium") for n in text.columns})
+    csv_button(df, "comparison.csv", key=f"{key}_csv")

@@ -1,0 +1,50 @@
+"""The "Download report" button: the current view as one self-contained HTML file (charts/report.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import fields
+
+import pandas as pd
+import streamlit as st
+
+from albert_core.config import ModelConfig
+from charts.report import build
+
+from . import comparison, data, figures, state, url
+
+
+def configs_table(cfgs) -> pd.DataFrame:
+    """One column per config, one row per ModelConfig field (read generically)."""
+    names = [f.name for f in fields(ModelConfig) if f.name != "name"]
+    return pd.DataFrame({c.name: [getattr(c, n) for n in names] for c in cfgs}, index=pd.Index(names, name="field"))
+
+
+def main_figures(cfgs: tuple, ctl: dict) -> list:
+    """Every page's main figures for the configs and controls."""
+    fit, _ = figures.fit_bars(cfgs, ctl)
+    compute, _, _ = figures.compute_scatter(cfgs, ctl["flops_seq_len"])
+    return [figures.params_shares(cfgs), figures.params_counts(cfgs), figures.memory_activations(cfgs, ctl),
+            figures.memory_training(cfgs, ctl), fit, compute]
+
+
+def html(cfgs: tuple, ctl: dict, link: str, settings, when: dt.datetime) -> str:
+    return build(title="ALBERT Explorer report: " + ", ".join(c.name for c in cfgs),
+                 date=when.strftime("%Y-%m-%d %H:%M UTC"), link=link, settings=settings.describe(),
+                 configs=configs_table(cfgs), comparison=comparison.wide(data.comparison(cfgs, settings)),
+                 figures=main_figures(cfgs, ctl))
+
+
+def button(cfgs: tuple) -> None:
+    """A download button; the report is built when it is pressed (Streamlit's deferred data)."""
+    ctl = dict(state.controls())
+    link = url.link(url.sync())
+    settings = comparison.settings()
+
+    def make() -> bytes:
+        return html(cfgs, ctl, link, settings, dt.datetime.now(dt.UTC)).encode()
+
+    st.download_button("Download report", make, file_name="albert-explorer-report.html", mime="text/html",
+                       key="download_report", on_click="ignore", icon=":material/description:",
+                       help="One HTML file: the configs, the side-by-side table, every page's main figures "
+                            "(interactive, open offline), the settings, the date and the link to this view.")
