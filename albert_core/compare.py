@@ -102,4 +102,6 @@ def compare_table(cfgs: Sequence[ModelConfig], settings: Settings | None = None)
             d, rel = _delta(r[item], res[0][item])
             rows.append(dict(section="result", item=item, unit=unit, config=cfg.name, value=r[item], delta=d,
                              rel_delta=rel, differs=r[item] != res[0][item]))
-    return pd.DataFrame(rows)
+    cols = {k: [r[k] for r in rows] for k in rows[0]}
+    # value and delta stay Python objects: exact ints, not float64
+    return pd.DataFrame({k: pd.Series(v, dtype=object if k in ("value", "delta") else None) for k, v in cols.items()})

@@ -19,7 +19,8 @@ from charts import compute as ccharts
 from charts import fit as fcharts
 from charts import memory as mcharts
 from charts import params as pcharts
-from charts.colors import PRESET_COLORS, config_color
+from charts.base import slide, title_of
+from charts.colors import PRESET_COLORS, color_map, config_color
 from ui import data
 
 CFGS = (PRESETS["albert-base"], PRESETS["bert-base"], PRESETS["albert-xxlarge"],
@@ -159,11 +160,57 @@ def test_colors_are_stable_per_config_and_distinct_for_presets():
     assert trace(fig, "albert-base: embedding share")["line"]["color"] == PRESET_COLORS["albert-base"]
 
 
-def test_backgrounds_are_transparent_for_both_themes():
+def test_backgrounds_are_opaque_with_dark_text_for_exports():
+    """A PNG export keeps the figure's own colors: opaque white with dark text reads on light and dark slides."""
     for fig in (pcharts.component_bars(data.params_long(data.params_table(CFGS))),
-                ccharts.flops_vs_params(data.compute_table(CFGS, 128)[0], 128)):
-        lay = spec(fig)["layout"]
-        assert lay["paper_bgcolor"] == "rgba(0,0,0,0)" and lay["plot_bgcolor"] == "rgba(0,0,0,0)"
+                ccharts.flops_vs_params(data.compute_table(CFGS, 128)[0], 128),
+                fcharts.fit_bars(data.fit_plan(CFGS[:2], "A100 40 GB", 8, 512, KW + (("num_gpus", 1),))),
+                pcharts.breakdown_sunburst(data.breakdown(CFGS[0]), "x")):
+        lay = spec(slide(fig, "A title", "batch 8"))["layout"]
+        assert lay["paper_bgcolor"] == lay["plot_bgcolor"] == "#FFFFFF"
+        assert lay["font"]["color"] == lay["title"]["font"]["color"] == "#262730"
+
+
+def test_slide_puts_title_and_settings_caption_on_the_figure():
+    fig = slide(pcharts.share_bars(data.params_long(data.params_table(CFGS))), "Shares <of> params",
+                "batch 8, bfloat16, eager attention, A100 80 GB " * 3)
+    lay = spec(fig)["layout"]
+    assert lay["title"]["text"].startswith("<b>Shares &lt;of&gt; params</b><br>")  # escaped: shown as typed
+    assert "bfloat16, eager attention" in lay["title"]["text"] and lay["title"]["text"].count("<br>") >= 2  # wrapped
+    assert title_of(fig) == "Shares <of> params"
+    assert lay["margin"]["t"] > 60  # room for the caption lines
+    assert lay["legend"]["orientation"] == "h" and lay["legend"]["y"] == 0  # below the plot, clear of the toolbar
+
+
+def test_share_bars_are_the_parameter_shares_and_sum_to_100():
+    fig = pcharts.share_bars(data.params_long(data.params_table(CFGS)))
+    s = spec(fig)
+    assert s["layout"]["barmode"] == "stack" and s["layout"]["yaxis"]["range"] == [0, 100]
+    emb, lay_, pool = (trace(fig, n) for n in ("Embedding", "Layers", "Pooler"))
+    for i, cfg in enumerate(CFGS):
+        c = count_parameters(cfg)
+        assert emb["y"][i] == pytest.approx(c.embedding_pct) and emb["customdata"][i][0] == c.embedding
+        assert emb["y"][i] + lay_["y"][i] + pool["y"][i] == pytest.approx(100)
+
+
+def test_each_shown_config_gets_its_own_color_the_same_on_every_page():
+    customs = [f"custom {i}" for i in range(8)]
+    shown = ["albert-base (edited)", *customs[:3], "bert-base"]
+    colors = color_map(shown)
+    assert len(set(colors.values())) == len(shown)  # distinct
+    assert color_map(shown + [p for p in PRESETS if p not in shown])["custom 1"] == colors["custom 1"]  # Overview
+    everything = color_map(list(PRESETS) + customs)
+    assert len(set(everything.values())) == len(everything)  # presets and 8 custom configs: all distinct
+
+
+def test_share_sweep_and_factorization_mark_each_configs_own_value():
+    fig = pcharts.share_sweep(data.share_sweep(CFGS[:2], "hidden_dim"), "hidden_dim", log_x=True)
+    for cfg in CFGS[:2]:
+        (own,) = [t for t in spec(fig)["data"] if t["name"] == f"{cfg.name}: its own value"]
+        assert own["x"] == [cfg.hidden_dim] and own["y"] == [pytest.approx(count_parameters(cfg).embedding_pct)]
+    fig = pcharts.factorization(data.factorization_sweep(CFGS[:1]))
+    (own,) = [t for t in spec(fig)["data"] if t["name"] == f"{CFGS[0].name}: its own value"]
+    assert own["x"] == [CFGS[0].embedding_dim] and own["y"] == [count_parameters(CFGS[0]).embedding]
 
 
 # ---- memory and fit -----------------------------------------------------------------------------------------
@@ -217,3 +264,40 @@ def test_fit_bars_equal_albert_core_fit():
         assert batch_bar["y"] == [max_batch_size(cfg, GPUS["A100 40 GB"], seq_len=512, **dict(kw))]
         assert seq_bar["y"] == [max_position_that_fits(cfg, GPUS["A100 40 GB"], batch_size=8, **dict(kw))]
         assert seq_bar["customdata"][0][1] == max_seq_len(cfg, GPUS["A100 40 GB"], batch_size=8, **dict(kw))
+
+
+def test_activation_chart_marks_each_max_position_with_its_attention_memory():
+    cfgs = (PRESETS["albert-base"].replace(name="long", max_position=8192), PRESETS["bert-base"])
+    seqs = data.sweep_lengths(cfgs, 1024)
+    assert seqs[-1] == 8192 and 512 in seqs  # the sweep reaches every shown max_position
+    args = (2, "float32", "eager", True, False)
+    at = data.at_max_position(cfgs, *args)
+    marks = {r["config"]: (int(r["max_position"]), int(r["attention_seq_len2"]), int(r["activations"]))
+             for _, r in at.iterrows()}
+    s = spec(mcharts.activation_vs_seq(data.activation_table(cfgs, seqs, *args), marks=marks))
+    for i, cfg in enumerate(cfgs):
+        (m,) = [t for t in s["data"] if t.get("meta") == f"mark {i + 1}"]
+        a = activation_memory(cfg, batch_size=2, seq_len=cfg.max_position)
+        assert m["x"] == [cfg.max_position] and m["customdata"][0][0] == a.quadratic and m["customdata"][0][2] == a.total
+    assert sorted(sh["x0"] for sh in s["layout"]["shapes"]) == [512, 8192]
+    assert any("max_position 8,192" in a["text"] for a in s["layout"]["annotations"])
+
+
+def test_identical_variants_stay_visible():
+    cfg = PRESETS["bert-base"]
+    fig = mcharts.variants(data.variant_table(cfg, (128, 256, 512), 2, "float32"), cfg.name, max_position=512)
+    s = spec(fig)
+    ckpt = [t for t in s["data"] if "checkpointing" in t["name"]]
+    assert len(ckpt) == 2
+    e, sd = ckpt  # eager and sdpa keep the same bytes under checkpointing (only the layer inputs)
+    assert e["y"] == sd["y"]
+    assert "(= eager" in sd["name"] and sd["line"]["dash"] == "dot" and sd["marker"]["symbol"].endswith("-open")
+    assert e["line"]["dash"] != "dot"
+
+
+def test_neighbouring_gpu_labels_alternate_sides():
+    s = spec(mcharts.training_vs_seq(data.training_sweep(CFGS[:1], (128, 512), 2, KW), GPUS))
+    positions = [a.get("xanchor") for a in s["layout"]["annotations"]]
+    labels = [a["text"] for a in s["layout"]["annotations"]]
+    assert len(labels) == len(mcharts.merge_budgets(GPUS))
+    assert positions[0] != positions[1] and positions[1] != positions[2]  # 16 and 24 GB: opposite ends

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import streamlit as st
 
@@ -61,8 +62,7 @@ def _field_widgets() -> None:
     st.text_input("name", key=k("name"), max_chars=MAX_NAME_LEN, help="Shown in legends and tables.")
     for f in ("vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads", "intermediate_dim",
               "max_position"):
-        label, lo, hi, step, help_ = INT_FIELDS[f]
-        st.number_input(label, min_value=lo, max_value=hi, step=step, key=k(f), help=help_)
+        _int_widget(f)
     label, help_ = FLOAT_FIELDS["dropout"]
     st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=k("dropout"), help=help_)
     for f in ("family", "sharing"):
@@ -70,12 +70,41 @@ def _field_widgets() -> None:
         st.selectbox(label, options, key=k(f), help=help_)
     with st.expander("More fields"):
         for f in ("num_groups", "inner_group_num", "type_vocab_size"):
-            label, lo, hi, step, help_ = INT_FIELDS[f]
-            st.number_input(label, min_value=lo, max_value=hi, step=step, key=k(f), help=help_)
+            _int_widget(f)
         label, help_ = FLOAT_FIELDS["attention_dropout"]
         st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=k("attention_dropout"), help=help_)
         label, options, help_ = CHOICE_FIELDS["hidden_act"]
         st.selectbox(label, options, key=k("hidden_act"), help=help_)
+
+
+# valid, but far beyond any trained BERT/ALBERT (512 positions, 30k-vocabulary): computed, with a note
+FAR_OUTSIDE = {"max_position": (131_072, "far past any trained BERT or ALBERT (512 positions); computed anyway"),
+               "vocab_size": (1_000_000, "far past trained vocabularies (30,000-250,000); computed anyway")}
+
+
+def _int_widget(f: str) -> None:
+    """A whole-number field without the widget's own bounds: an out-of-range value reaches ModelConfig, whose
+    reason is shown under the field (the widget's bounds would refuse it silently in the browser)."""
+    label, _lo, _hi, step, help_ = INT_FIELDS[f]
+    st.number_input(label, step=step, key=state.field_key(f), help=help_)
+    _field_note(f)
+
+
+def field_problems(field: str) -> list[str]:
+    """The sidebar config's problems that name `field` first (ConfigError's words)."""
+    err = st.session_state.get(state.ERROR)
+    if err is None:
+        return []
+    return [p for p in err.problems if re.match(rf"{re.escape(field)}\b", p)]
+
+
+def _field_note(f: str) -> None:
+    for p in field_problems(f):
+        st.markdown(f":red[**Rejected:** {md(p)}]")
+    far = FAR_OUTSIDE.get(f)
+    v = st.session_state.get(state.field_key(f))
+    if far and not field_problems(f) and isinstance(v, int) and v > far[0]:
+        st.caption(f":orange[{v:,}: {far[1]}.]")
 
 
 def _on_upload() -> None:
@@ -98,13 +127,13 @@ def render() -> None:
         st.header("Model")
         st.selectbox("Preset", list(PRESETS), key="preset", on_change=state.on_preset_change,
                      help="Start from a published configuration; every field below stays editable.")
-        with st.expander("Model fields", expanded=True):
-            _field_widgets()
-        cfg = state.read_fields()
+        cfg = state.read_fields()  # before the fields are drawn: each shows its own problem under it
         err = st.session_state.get(state.ERROR)
         if err is not None:
             st.error("This config cannot be built: " + md("; ".join(err.problems))
-                     + f". Showing the last valid config, '{md(cfg.name)}'.")
+                     + f". Showing the last valid config: '{md(cfg.name)}' ({_summary(cfg)}).")
+        with st.expander("Model fields", expanded=True):
+            _field_widgets()
 
         st.header("Compare")
         st.multiselect("Configs compared side by side", _compare_options(), key="compare",
@@ -126,6 +155,11 @@ def render() -> None:
                            "describes the unshared layout and keeps the real sharing under 'albert_explorer'.")
     for level, text in state.pop_notices():
         getattr(sb, level)(text)
+
+
+def _summary(cfg) -> str:
+    return (f"{cfg.family}, V {cfg.vocab_size:,}, E {cfg.embedding_dim:,}, H {cfg.hidden_dim:,}, L {cfg.num_layers:,}, "
+            f"A {cfg.num_heads:,}, I {cfg.intermediate_dim:,}, P {cfg.max_position:,}")
 
 
 def _compare_options() -> list[str]:

@@ -1,0 +1,66 @@
+"""albert_core.compare: the side-by-side table, and the HTML report that carries it."""
+
+from dataclasses import fields
+
+import pytest
+
+from albert_core.activations import activation_memory
+from albert_core.compare import RESULTS, Settings, compare_table
+from albert_core.config import ModelConfig
+from albert_core.flops import forward_flops
+from albert_core.params import count_parameters
+from albert_core.presets import PRESETS
+from albert_core.training import training_memory
+
+CFGS = (PRESETS["albert-base"].replace(name="mine", max_position=4096), PRESETS["bert-base"], PRESETS["albert-xxlarge"])
+S = Settings(batch_size=2, seq_len=1024, dtype="bfloat16", attention="sdpa", precision="float32",
+             optimizer="sgd", num_gpus=2, sharding="zero2", flops_seq_len=2048)
+
+
+def value(df, item, name):
+    (v,) = df[(df["item"] == item) & (df["config"] == name)]["value"]
+    return v
+
+
+def test_every_field_of_modelconfig_is_compared():
+    df = compare_table(CFGS, S)
+    assert list(dict.fromkeys(df[df["section"] == "field"]["item"])) == [f.name for f in fields(ModelConfig)]
+    assert list(dict.fromkeys(df["config"])) == [c.name for c in CFGS]
+    for c in CFGS:
+        assert value(df, "hidden_dim", c.name) == c.hidden_dim and value(df, "family", c.name) == c.family
+
+
+def test_results_are_albert_cores_numbers():
+    df = compare_table(CFGS, S)
+    for c in CFGS:
+        p = count_parameters(c)
+        a = activation_memory(c, batch_size=2, seq_len=c.max_position, dtype="bfloat16", attention="sdpa")
+        t = training_memory(c, batch_size=2, seq_len=min(1024, c.max_position), precision="float32", optimizer="sgd",
+                            num_gpus=2, sharding="zero2", attention="sdpa")
+        assert value(df, "total parameters", c.name) == p.total
+        assert value(df, "embedding share", c.name) == pytest.approx(p.embedding_pct)
+        assert value(df, "activations at max_position", c.name) == a.total
+        assert value(df, "attention (seq_len²) at max_position", c.name) == a.quadratic
+        assert value(df, "training memory per GPU", c.name) == t.total
+        assert value(df, "forward FLOPs per sequence", c.name) == forward_flops(c, min(2048, c.max_position)).total
+    assert {i for i, _ in RESULTS} <= set(df["item"])
+
+
+def test_deltas_are_against_the_first_config():
+    df = compare_table(CFGS, S)
+    first, other = CFGS[0], CFGS[2]
+    row = df[(df["item"] == "total parameters") & (df["config"] == other.name)].iloc[0]
+    d = count_parameters(other).total - count_parameters(first).total
+    assert row["delta"] == d and row["rel_delta"] == pytest.approx(d / count_parameters(first).total)
+    assert isinstance(row["delta"], int)  # exact
+    firsts = df[df["config"] == first.name]
+    assert not firsts["differs"].any()
+    hd = df[(df["item"] == "hidden_dim")].set_index("config")["differs"]
+    assert list(hd) == [False, False, True]  # albert-base and bert-base share H = 768; xxlarge does not
+    fam = df[(df["item"] == "family") & (df["config"] == "bert-base")].iloc[0]
+    assert fam["differs"] and fam["delta"] is None  # text: highlighted, no delta
+
+
+def test_empty_comparison_is_refused():
+    with pytest.raises(ValueError, match="at least one config"):
+        compare_table(())
