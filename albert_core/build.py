@@ -1,6 +1,6 @@
 """Build real PyTorch models from a ModelConfig. Imports torch and transformers only when called.
 
-`hf_model` builds Hugging Face's BertModel/AlbertModel (pooler included) from to_hf_config(cfg);
+`hf_model` builds Hugging Face's base model of the family (the family module names the class) from to_hf_config(cfg);
 `reference_model` builds albert_core.reference, which also expresses attention-only and
 FFN-only sharing. On the meta device either builds instantly at any size, with no memory.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .config import ModelConfig, require_choice
+from .families import family
 from .hf import hf_built_config, hf_dict
 from .params import stored_copies
 
@@ -28,21 +29,21 @@ def layer_modules(cfg: ModelConfig, kind: str) -> int:
 
 
 def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager", heads: bool = False) -> Any:
-    """Hugging Face's BertModel/AlbertModel (or *ForPreTraining with heads=True) for cfg."""
+    """Hugging Face's base model of cfg's family (BertModel, AlbertModel, RobertaModel, ...), or with
+    heads=True BertForPreTraining/AlbertForPreTraining (other families refuse heads)."""
     import torch
-    from transformers import AlbertConfig, AlbertForPreTraining, AlbertModel, BertConfig, BertForPreTraining, BertModel
     from transformers.utils import logging as hf_logging
 
     require_choice("attention", attention, ATTENTION_IMPLS)
+    fam = family(cfg.family)
+    if heads and fam.HEADS is not None:
+        raise ValueError(f"heads: for family '{cfg.family}', {fam.HEADS}")
     hf_logging.set_verbosity_error()
-    d = hf_dict(cfg)
-    if cfg.family == "bert":
-        conf, cls = BertConfig(**d), (BertForPreTraining if heads else BertModel)
-    else:
-        conf, cls = AlbertConfig(**d), (AlbertForPreTraining if heads else AlbertModel)
+    conf_cls, model_cls = fam.hf_classes(heads)
+    conf = conf_cls(**hf_dict(cfg))
     conf._attn_implementation = attention
     with torch.device(device):
-        model = cls(conf)
+        model = model_cls(conf)
     return model
 
 

@@ -13,10 +13,14 @@ import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-FAMILIES = ("bert", "albert")
+# the families, one module each in albert_core/families/; FAMILIES is their names in order
+from .families import NAMES as FAMILIES  # noqa: E402  (no import cycle: the package imports its modules lazily)
+
 SHARING_MODES = ("none", "attention", "ffn", "all")
 # activations Hugging Face's ACT2FN maps that a BERT/ALBERT config.json may name
 HIDDEN_ACTS = ("gelu", "gelu_new", "relu", "gelu_python", "gelu_fast", "quick_gelu", "silu", "tanh")
+POS_ATT_TYPES = ("", "c2p", "p2c", "c2p|p2c")  # DeBERTa's disentangled terms beside content-to-content
+NORM_REL_EBD = ("none", "layer_norm")  # DeBERTa: whether the relative embeddings pass a LayerNorm
 
 # upper bounds that keep every count a sane integer; far beyond any real model
 MAX_DIM = 1 << 20  # 1,048,576 for any width
@@ -45,12 +49,26 @@ class ModelConfig:
     intermediate_dim: int = 3072  # I, FFN inner width, typically 4H
     dropout: float = 0.0  # hidden dropout probability (HF hidden_dropout_prob)
     attention_dropout: float = 0.0  # dropout on attention probabilities
-    max_position: int = 512  # P, rows of the position embedding = longest sequence
-    type_vocab_size: int = 2  # segment (token type) embedding rows
+    max_position: int = 512  # P, longest sequence (= position rows, plus position_offset where a table exists)
+    type_vocab_size: int = 2  # segment (token type) embedding rows; 0 = no segment table (distilbert, deberta-v3)
     hidden_act: str = "gelu_new"  # FFN activation, a key of HF's ACT2FN
     sharing: str = "all"  # which sublayers the layers of a group share: none/attention/ffn/all
     num_groups: int = 1  # layers split evenly into groups, each owning its params (HF num_hidden_groups)
     inner_group_num: int = 1  # distinct layers inside one group, all run at each step (HF inner_group_num)
+    # ---- fields of one or a few families; every other family keeps the default ----------
+    position_offset: int = 0  # roberta: position rows before position 0 (pad_token_id + 1)
+    relative_attention: bool = False  # deberta-v2: disentangled attention over relative positions
+    max_relative_positions: int = -1  # deberta-v2: relative span k; below 1 means max_position
+    position_buckets: int = -1  # deberta-v2: log buckets of relative distance; below 1 means none
+    share_att_key: bool = False  # deberta-v2: position terms reuse the content key/query projections
+    pos_att_type: str = ""  # deberta-v2: which position terms, "c2p", "p2c" or "c2p|p2c"
+    position_biased_input: bool = True  # deberta-v2: absolute position table added to the input (v3: False)
+    norm_rel_ebd: str = "none"  # deberta-v2: "layer_norm" normalizes the relative embeddings
+    attention_bias: bool = True  # modernbert: biases in Wqkv and Wo
+    mlp_bias: bool = True  # modernbert: biases in the gated FFN's Wi and Wo
+    norm_bias: bool = True  # modernbert: LayerNorm with a bias
+    global_attn_every_n_layers: int = 1  # modernbert: every n-th layer attends globally, the others locally
+    local_attention: int = 128  # modernbert: local (sliding) window width in tokens, both sides together
 
     def __post_init__(self) -> None:
         problems = validate(self)
@@ -64,6 +82,7 @@ class ModelConfig:
 
     @property
     def factorized(self) -> bool:
+        """ALBERT's factorized embedding (V×E + E×H); ELECTRA's/DeBERTa's projection is family-specific."""
         return self.family == "albert"
 
     @property
@@ -89,6 +108,8 @@ class ModelConfig:
             raise ConfigError([f"expected an object of ModelConfig fields, got {type(d).__name__}"])
         known = {f.name: f for f in fields(cls)}
         problems = [f"unknown field '{k}'" for k in d if k not in known]
+        if "sharing" not in d and isinstance(d.get("family", cls.family), str):
+            d = {**d, "sharing": default_sharing(d.get("family", cls.family))}  # the family's own default
         kwargs: dict[str, Any] = {}
         for k, v in d.items():
             if k in known:
@@ -104,6 +125,8 @@ class ModelConfig:
 _INT_FIELDS = {f.name for f in fields(ModelConfig) if f.type == "int"}
 _FLOAT_FIELDS = {f.name for f in fields(ModelConfig) if f.type == "float"}
 _STR_FIELDS = {f.name for f in fields(ModelConfig) if f.type == "str"}
+_BOOL_FIELDS = {f.name for f in fields(ModelConfig) if f.type == "bool"}
+FIELD_DEFAULTS = {f.name: f.default for f in fields(ModelConfig)}
 FIELD_NAMES = tuple(f.name for f in fields(ModelConfig))
 
 
@@ -129,6 +152,12 @@ def coerce_field(name: str, value: Any) -> Any:
         if x is None or not math.isfinite(x):
             raise ValueError(f"{name} must be a number between 0 and 1, got {_short(value)}")
         return x
+    if name in _BOOL_FIELDS:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        raise ValueError(f"{name} must be true or false (1 or 0), got {_short(value)}")
     if name in _STR_FIELDS:
         if not isinstance(value, str):
             raise ValueError(f"{name} must be text, got {_short(value)}")
@@ -136,7 +165,13 @@ def coerce_field(name: str, value: Any) -> Any:
     raise ValueError(f"unknown field '{name}'")
 
 
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # text a link or form may hold
 _WHOLE = re.compile(r"^\s*[+-]?[0-9]+\s*$")  # ASCII digits only ("+-5", "²" are not numbers)
+
+
+def default_sharing(family: str) -> str:
+    """Sharing a family uses when none is given: ALBERT shares all layers, every other family none."""
+    return "all" if family == "albert" else "none"
 
 
 def require_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) -> None:
@@ -161,25 +196,14 @@ def _num(v: int) -> str:
 
 def validate(c: ModelConfig) -> list[str]:
     """Every problem with a config, each saying what to change. Empty when the config is valid."""
-    p: list[str] = []
-    for name in _INT_FIELDS:
-        v = getattr(c, name)
-        if not isinstance(v, int) or isinstance(v, bool):
-            p.append(f"{name} must be a whole number, got {_short(v)}")
-    for name in _FLOAT_FIELDS:
-        v = getattr(c, name)
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
-            p.append(f"{name} must be a number between 0 and 1, got {_short(v)}")
-    for name in _STR_FIELDS:
-        if not isinstance(getattr(c, name), str):
-            p.append(f"{name} must be text, got {_short(getattr(c, name))}")
+    p = _type_problems(c)
     if p:  # types are wrong: the range checks below would only add noise
         return p
 
-    def positive(name: str, hi: int) -> bool:
+    def positive(name: str, hi: int, lo: int = 1) -> bool:
         v = getattr(c, name)
-        if v < 1:
-            p.append(f"{name} must be at least 1, got {_num(v)}")
+        if v < lo:
+            p.append(f"{name} must be at least {lo}, got {_num(v)}")
             return False
         if v > hi:
             p.append(f"{name} must be at most {hi:,}, got {_num(v)}")
@@ -193,9 +217,17 @@ def validate(c: ModelConfig) -> list[str]:
     a_ok = positive("num_heads", MAX_DIM)
     positive("intermediate_dim", MAX_DIM * 8)
     positive("max_position", MAX_DIM)
-    positive("type_vocab_size", MAX_DIM)
+    positive("type_vocab_size", MAX_DIM, lo=0)  # a family without a segment table says 0 (rule below)
     g_ok = positive("num_groups", MAX_LAYERS)
     positive("inner_group_num", 1024)
+    positive("position_offset", MAX_VOCAB, lo=0)
+    positive("global_attn_every_n_layers", MAX_LAYERS)
+    positive("local_attention", MAX_DIM)
+    for name in ("max_relative_positions", "position_buckets"):  # HF: below 1 means "not set"
+        if getattr(c, name) < 1 and getattr(c, name) != -1:
+            p.append(f"{name} must be -1 (not set) or at least 1, got {_num(getattr(c, name))}")
+        else:
+            positive(name, MAX_DIM, lo=-1)
     for name in ("dropout", "attention_dropout"):
         v = getattr(c, name)
         if not 0.0 <= v < 1.0:
@@ -207,11 +239,8 @@ def validate(c: ModelConfig) -> list[str]:
         )
     if c.family not in FAMILIES:
         p.append(f"family must be one of {', '.join(FAMILIES)}, got {_short(c.family)}")
-    elif c.family == "bert" and e_ok and h_ok and c.embedding_dim != c.hidden_dim:
-        p.append(
-            f"for family 'bert', embedding_dim ({c.embedding_dim}) must equal hidden_dim ({c.hidden_dim}); "
-            "choose family 'albert' to factorize the embedding"
-        )
+    else:
+        p += _family_problems(c, e_ok and h_ok)
     if c.sharing not in SHARING_MODES:
         p.append(f"sharing must be one of {', '.join(SHARING_MODES)}, got {_short(c.sharing)}")
     elif c.sharing != "none" and l_ok and g_ok:
@@ -221,11 +250,57 @@ def validate(c: ModelConfig) -> list[str]:
             p.append(f"num_groups ({c.num_groups}) must divide num_layers ({c.num_layers}) so groups are even")
     if c.hidden_act not in HIDDEN_ACTS:
         p.append(f"hidden_act must be one of {', '.join(HIDDEN_ACTS)}, got {_short(c.hidden_act)}")
+    for name, choices in (("pos_att_type", POS_ATT_TYPES), ("norm_rel_ebd", NORM_REL_EBD)):
+        if getattr(c, name) not in choices:
+            p.append(f"{name} must be one of {', '.join(repr(x) for x in choices)}, got {_short(getattr(c, name))}")
     if len(c.name) > MAX_NAME_LEN:
         p.append(f"name must be at most {MAX_NAME_LEN} characters, got {len(c.name)}")
     elif not c.name.strip():
         p.append("name must not be empty")
     return p
+
+
+def _type_problems(c: Any) -> list[str]:
+    p: list[str] = []
+    for name in _INT_FIELDS:
+        v = getattr(c, name)
+        if not isinstance(v, int) or isinstance(v, bool):
+            p.append(f"{name} must be a whole number, got {_short(v)}")
+    for name in _FLOAT_FIELDS:
+        v = getattr(c, name)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            p.append(f"{name} must be a number between 0 and 1, got {_short(v)}")
+    for name in _STR_FIELDS:
+        if not isinstance(getattr(c, name), str):
+            p.append(f"{name} must be text, got {_short(getattr(c, name))}")
+    for name in _BOOL_FIELDS:
+        if not isinstance(getattr(c, name), bool):
+            p.append(f"{name} must be true or false, got {_short(getattr(c, name))}")
+    return p
+
+
+def _family_problems(c: Any, widths_ok: bool) -> list[str]:
+    """The family's own rules: its width rule, its segment table, and the other families' fields left alone."""
+    from .families import family, family_fields
+
+    fam = family(c.family)
+    p: list[str] = []
+    if widths_ok and not fam.OWN_EMBEDDING_WIDTH and c.embedding_dim != c.hidden_dim:
+        p.append(
+            f"for family '{c.family}', embedding_dim ({c.embedding_dim}) must equal hidden_dim ({c.hidden_dim}); "
+            "choose family 'albert' to factorize the embedding"
+        )
+    if fam.SEGMENT_TABLE and c.type_vocab_size < 1:
+        p.append(f"type_vocab_size must be at least 1 for family '{c.family}' (it has a segment table), "
+                 f"got {c.type_vocab_size}")
+    elif fam.SEGMENT_TABLE is False and c.type_vocab_size != 0:
+        p.append(f"type_vocab_size must be 0 for family '{c.family}' (it has no segment table), "
+                 f"got {c.type_vocab_size}")
+    for name, owners in family_fields().items():
+        if c.family not in owners and getattr(c, name) != FIELD_DEFAULTS[name]:
+            p.append(f"{name} is a field of {' and '.join(owners)}; for family '{c.family}' leave it at "
+                     f"{FIELD_DEFAULTS[name]!r}, got {_short(getattr(c, name))}")
+    return p + fam.validate(c)
 
 
 def _divisor_near(n: int, k: int) -> int:

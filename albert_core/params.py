@@ -1,42 +1,26 @@
 """Exact parameter counts, the breakdown that explains them, and what ALBERT's two cuts save.
 
-Every number is a Python int (exact at any size). The layout mirrors Hugging Face's
-BertModel/AlbertModel (pooler included) and albert_core.reference in every sharing mode;
-tests compare with sum(p.numel()) of the real modules.
+Every number is a Python int (exact at any size). Each family's layout lives in its module in
+albert_core/families/ and mirrors Hugging Face's base model of that family (BertModel, AlbertModel,
+RobertaModel, ...); for bert and albert also albert_core.reference in every sharing mode. Tests
+compare with sum(p.numel()) of the real modules.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .config import ModelConfig
+from .families import family
+from .families.base import ParamGroup, layer_norm, linear  # noqa: F401  (re-exported: params.ParamGroup, ...)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-class ParamGroup(NamedTuple):
-    component: str  # embedding | layers | pooler | heads
-    sublayer: str  # embeddings, attention, ffn, pooler, mlm_head, nsp_head
-    module: str  # name as in Hugging Face's modules
-    shape: str  # tensor shape(s), e.g. "30000×128"
-    per_copy: int  # parameters in one copy
-    copies: int  # copies stored (a shared tensor is stored once per group)
-
-    @property
-    def params(self) -> int:
-        return self.per_copy * self.copies
-
-
-def linear(n_in: int, n_out: int) -> int:
-    """nn.Linear(n_in, n_out): weight n_out×n_in plus bias n_out."""
-    return n_in * n_out + n_out
-
-
-def layer_norm(n: int) -> int:
-    """nn.LayerNorm(n): weight and bias."""
-    return 2 * n
+def _family(cfg: ModelConfig) -> Any:
+    return family(cfg.family)
 
 
 def stored_copies(cfg: ModelConfig, sublayer: str) -> int:
@@ -51,47 +35,20 @@ def stored_copies(cfg: ModelConfig, sublayer: str) -> int:
 
 
 def parameter_groups(cfg: ModelConfig, *, heads: bool = False) -> list[ParamGroup]:
-    """Every weight-and-bias group of the model, in module order."""
-    V, E, H, I = cfg.vocab_size, cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim
-    P, T = cfg.max_position, cfg.type_vocab_size
-    n_att, n_ffn = stored_copies(cfg, "attention"), stored_copies(cfg, "ffn")
-    g = [
-        ParamGroup("embedding", "embeddings", "word_embeddings", f"{V}×{E}", V * E, 1),
-        ParamGroup("embedding", "embeddings", "position_embeddings", f"{P}×{E}", P * E, 1),
-        ParamGroup("embedding", "embeddings", "token_type_embeddings", f"{T}×{E}", T * E, 1),
-        ParamGroup("embedding", "embeddings", "embeddings.LayerNorm", f"2×{E}", layer_norm(E), 1),
-    ]
-    if cfg.factorized:  # ALBERT Sec. 3.1 factorized embedding: V×E + E×H instead of V×H
-        g.append(ParamGroup("embedding", "embeddings", "embedding_hidden_mapping_in", f"{E}×{H} + {H}", linear(E, H), 1))
-    g += [
-        ParamGroup("layers", "attention", "attention.query", f"{H}×{H} + {H}", linear(H, H), n_att),
-        ParamGroup("layers", "attention", "attention.key", f"{H}×{H} + {H}", linear(H, H), n_att),
-        ParamGroup("layers", "attention", "attention.value", f"{H}×{H} + {H}", linear(H, H), n_att),
-        ParamGroup("layers", "attention", "attention.dense", f"{H}×{H} + {H}", linear(H, H), n_att),
-        ParamGroup("layers", "attention", "attention.LayerNorm", f"2×{H}", layer_norm(H), n_att),
-        ParamGroup("layers", "ffn", "ffn (intermediate)", f"{H}×{I} + {I}", linear(H, I), n_ffn),
-        ParamGroup("layers", "ffn", "ffn_output", f"{I}×{H} + {H}", linear(I, H), n_ffn),
-        ParamGroup("layers", "ffn", "ffn.LayerNorm", f"2×{H}", layer_norm(H), n_ffn),
-        ParamGroup("pooler", "pooler", "pooler.dense", f"{H}×{H} + {H}", linear(H, H), 1),
-    ]
+    """Every weight-and-bias group of the model, in module order (the family module lists them)."""
+    fam = _family(cfg)
+    g = fam.groups(cfg, stored_copies(cfg, "attention"), stored_copies(cfg, "ffn"))
     if heads:
-        if cfg.factorized:  # AlbertMLMHead: dense H→E, LayerNorm(E), decoder tied to word_embeddings, bias V
-            g += [
-                ParamGroup("heads", "mlm_head", "predictions.dense", f"{H}×{E} + {E}", linear(H, E), 1),
-                ParamGroup("heads", "mlm_head", "predictions.LayerNorm", f"2×{E}", layer_norm(E), 1),
-            ]
-        else:  # BertLMPredictionHead: transform dense H→H, LayerNorm(H), decoder tied, bias V
-            g += [
-                ParamGroup("heads", "mlm_head", "predictions.transform.dense", f"{H}×{H} + {H}", linear(H, H), 1),
-                ParamGroup("heads", "mlm_head", "predictions.transform.LayerNorm", f"2×{H}", layer_norm(H), 1),
-            ]
-        g += [
-            ParamGroup("heads", "mlm_head", "predictions.bias (decoder weight tied)", f"{V}", V, 1),
-            # BERT's next-sentence (NSP) or ALBERT's sentence-order (SOP) classifier, 2 labels
-            ParamGroup("heads", "nsp_head", "sop_classifier" if cfg.factorized else "seq_relationship",
-                       f"{H}×2 + 2", linear(H, 2), 1),
-        ]
+        g += _heads_family(cfg).heads_groups(cfg)
     return g
+
+
+def _heads_family(cfg: ModelConfig) -> Any:
+    """The family module when it models the pretraining heads, else ValueError saying so."""
+    fam = _family(cfg)
+    if fam.HEADS is not None:
+        raise ValueError(f"heads: for family '{cfg.family}', {fam.HEADS}")
+    return fam
 
 
 @dataclass(frozen=True)
@@ -137,25 +94,17 @@ class ParameterCount:
 
 
 def count_parameters(cfg: ModelConfig, *, heads: bool = False) -> ParameterCount:
-    """Exact parameter count of cfg (HF BertModel/AlbertModel layout, pooler included).
+    """Exact parameter count of cfg (Hugging Face's base model of its family; BERT/ALBERT/RoBERTa with the pooler).
 
-    The closed form below is the sum of parameter_groups(cfg) component by component;
-    tests check both against each other and against the modules PyTorch builds.
+    The family's closed form (families/<name>.sizes) is the sum of its parameter_groups component by
+    component; tests check both against each other and against the modules PyTorch builds. heads=True
+    adds the MLM and NSP/SOP heads (bert, albert); other families refuse it with a ValueError.
     """
-    V, E, H, I = cfg.vocab_size, cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim
-    embedding = (V + cfg.max_position + cfg.type_vocab_size) * E + layer_norm(E)
-    if cfg.factorized:
-        embedding += linear(E, H)  # ALBERT Sec. 3.1: V×E + E×H instead of V×H
-    attention = 4 * linear(H, H) + layer_norm(H)  # Q, K, V, output dense + LayerNorm
-    ffn = linear(H, I) + linear(I, H) + layer_norm(H)  # Vaswani et al. 2017 Sec. 3.3 + LayerNorm
-    all_layers = attention * stored_copies(cfg, "attention") + ffn * stored_copies(cfg, "ffn")
-    pooler = linear(H, H)
-    n_heads = 0
-    if heads:  # MLM transform (H→E or H→H) + LayerNorm + decoder bias (weight tied) + 2-way classifier
-        width = E if cfg.factorized else H
-        n_heads = linear(H, width) + layer_norm(width) + V + linear(H, 2)
+    fam = _family(cfg)
+    embedding, per_layer, all_layers, pooler = fam.sizes(cfg, stored_copies(cfg, "attention"), stored_copies(cfg, "ffn"))
+    n_heads = _heads_family(cfg).heads_size(cfg) if heads else 0
     return ParameterCount(
-        embedding=embedding, per_layer=attention + ffn, all_layers=all_layers, pooler=pooler, heads=n_heads,
+        embedding=embedding, per_layer=per_layer, all_layers=all_layers, pooler=pooler, heads=n_heads,
         total=embedding + all_layers + pooler + n_heads, cfg=cfg, with_heads=heads,
     )
 

@@ -21,17 +21,21 @@ from typing import TYPE_CHECKING, Any
 from .config import (
     _INT_FIELDS,
     FAMILIES,
+    FIELD_DEFAULTS,
     FIELD_NAMES,
     HIDDEN_ACTS,
     MAX_DIM,
     MAX_LAYERS,
     MAX_NAME_LEN,
     MAX_VOCAB,
+    NORM_REL_EBD,
+    POS_ATT_TYPES,
     SHARING_MODES,
     ModelConfig,
     coerce_field,
     validate,
 )
+from .families import family, family_fields
 from .params import count_parameters
 
 if TYPE_CHECKING:
@@ -41,7 +45,11 @@ if TYPE_CHECKING:
 # upper bounds of config.validate, per integer field
 _MAX = {"vocab_size": MAX_VOCAB, "embedding_dim": MAX_DIM, "hidden_dim": MAX_DIM, "num_layers": MAX_LAYERS,
         "num_heads": MAX_DIM, "intermediate_dim": MAX_DIM * 8, "max_position": MAX_DIM, "type_vocab_size": MAX_DIM,
-        "num_groups": MAX_LAYERS, "inner_group_num": 1024}
+        "num_groups": MAX_LAYERS, "inner_group_num": 1024, "position_offset": MAX_VOCAB,
+        "max_relative_positions": MAX_DIM, "position_buckets": MAX_DIM, "global_attn_every_n_layers": MAX_LAYERS,
+        "local_attention": MAX_DIM}
+# lower bounds where they are not 1 (config.validate): no segment table, no offset, -1 = "not set"
+_MIN = {"type_vocab_size": 0, "position_offset": 0, "max_relative_positions": -1, "position_buckets": -1}
 INT64_SAFE = 1 << 62  # counts at or above this switch to exact Python ints
 COUNT_COLUMNS = ("embedding", "per_layer", "all_layers", "pooler", "heads", "total")
 PCT_COLUMNS = ("embedding_pct", "layers_pct")
@@ -108,11 +116,12 @@ def _valid(v: dict[str, Any]) -> Any:
 
     ok = np.bool_(True)
     for f, hi in _MAX.items():
-        ok = ok & (v[f] >= 1) & (v[f] <= hi)
+        ok = ok & (v[f] >= _MIN.get(f, 1)) & (v[f] <= hi)
     for f in ("dropout", "attention_dropout"):
         ok = ok & bool(0.0 <= v[f] < 1.0)
     ok = ok & bool(v["family"] in FAMILIES and v["sharing"] in SHARING_MODES and v["hidden_act"] in HIDDEN_ACTS)
     ok = ok & bool(len(v["name"]) <= MAX_NAME_LEN and v["name"].strip())
+    ok = ok & bool(v["pos_att_type"] in POS_ATT_TYPES and v["norm_rel_ebd"] in NORM_REL_EBD)
     return ok
 
 
@@ -126,20 +135,22 @@ def _block(d: dict[str, Any], shown: dict[str, Any], errors: list[str], numeric:
     idx = np.indices(sizes).reshape(len(numeric), -1) if numeric else np.zeros((0, 1), dtype=np.int64)
     n = idx.shape[1]
     raw = {f: cols[f][0][idx[i]] for i, f in enumerate(numeric)}  # coerced values, object or int64
-    if d["family"] == "bert" and "hidden_dim" in raw and "embedding_dim" not in raw:
-        raw["embedding_dim"] = raw["hidden_dim"]  # BERT has no separate E: its embeddings are H wide
+    if not _own_width(d) and "hidden_dim" in raw and "embedding_dim" not in raw:
+        raw["embedding_dim"] = raw["hidden_dim"]  # BERT-like families have no separate E: their embeddings are H wide
     ok = np.full(n, not errors)
     for i, f in enumerate(numeric):
         if cols[f][2] is not None:
             ok &= ~np.array([e is not None for e in cols[f][2]])[idx[i]]
     ok &= np.broadcast_to(_valid(d), (n,))  # text and float fields, and the fields not swept
     # config.validate's rules, vectorized: ranges per field, then the cross-field rules
-    range_ok = {f: np.asarray((raw[f] >= 1) & (raw[f] <= _MAX[f]), dtype=bool) for f in raw}
+    range_ok = {f: np.asarray((raw[f] >= _MIN.get(f, 1)) & (raw[f] <= _MAX[f]), dtype=bool) for f in raw}
     safe = {f: np.where(range_ok[f], raw[f], 1).astype(np.int64) for f in raw}  # in range: fits int64
     v = {**d, **safe}
     rules = {"heads": v["hidden_dim"] % v["num_heads"] == 0}
-    if d["family"] == "bert":
+    if not _own_width(d):
         rules["bert"] = v["embedding_dim"] == v["hidden_dim"]
+    if d["family"] in FAMILIES:
+        rules["family"] = _family_rule(v, d)
     if d["sharing"] != "none":
         rules["groups"] = (v["num_groups"] <= v["num_layers"]) & (v["num_layers"] % v["num_groups"] == 0)
     for good in (*range_ok.values(), *rules.values()):
@@ -177,8 +188,30 @@ def _block(d: dict[str, Any], shown: dict[str, Any], errors: list[str], numeric:
 
 
 # fields tied by a cross-field rule of config.validate: heads divide hidden; bert E == H; groups divide layers
-_LINKED = (("hidden_dim", "num_heads", "embedding_dim"), ("num_groups", "num_layers"))
-_RULE_FIELDS = {"heads": _LINKED[0], "bert": _LINKED[0], "groups": _LINKED[1]}
+_LINKED = (("hidden_dim", "num_heads", "embedding_dim"), ("num_groups", "num_layers"),
+           ("vocab_size", "position_offset"))
+_FAMILY_RULE_FIELDS = ("type_vocab_size", "position_offset", "vocab_size", "max_relative_positions",
+                       "position_buckets", "global_attn_every_n_layers", "local_attention")
+_RULE_FIELDS = {"heads": _LINKED[0], "bert": _LINKED[0], "groups": _LINKED[1], "family": _FAMILY_RULE_FIELDS}
+
+
+def _own_width(d: dict[str, Any]) -> bool:
+    """Whether d's family lets embedding_dim differ from hidden_dim (an unknown family: as BERT)."""
+    return d["family"] in FAMILIES and family(d["family"]).OWN_EMBEDDING_WIDTH
+
+
+def _family_rule(v: dict[str, Any], d: dict[str, Any]) -> Any:
+    """config._family_problems and the family validators, vectorized: segment table, other families' fields
+    at their defaults, RoBERTa's 1 <= position_offset <= vocab_size, -1 or >= 1 for DeBERTa's spans."""
+    fam = family(d["family"])
+    T = v["type_vocab_size"]
+    ok = (T >= 1) if fam.SEGMENT_TABLE else (T == 0) if fam.SEGMENT_TABLE is False else (T >= 0)
+    for f, owners in family_fields().items():
+        if d["family"] not in owners and f in _MAX:
+            ok = ok & (v[f] == FIELD_DEFAULTS[f])
+    if d["family"] == "roberta":
+        ok = ok & (v["position_offset"] >= 1) & (v["position_offset"] <= v["vocab_size"])
+    return ok & (v["max_relative_positions"] != 0) & (v["position_buckets"] != 0)
 
 
 def _reasons(d: dict[str, Any], errors: list[str], numeric: list[str], cols: dict, idx: Any, raw: dict,
@@ -201,7 +234,8 @@ def _reasons(d: dict[str, Any], errors: list[str], numeric: list[str], cols: dic
                 fails[f] = fails[f] | bad_rule
     # a rule the base itself breaks (e.g. family "bert" swept in with E != H) must see the row's own values
     base_breaks = {"heads": d["hidden_dim"] % d["num_heads"] != 0,
-                   "bert": d["family"] == "bert" and d["embedding_dim"] != d["hidden_dim"],
+                   "bert": not _own_width(d) and d["embedding_dim"] != d["hidden_dim"],
+                   "family": d["family"] in FAMILIES and not bool(_family_rule(d, d)),
                    "groups": d["sharing"] != "none" and not (d["num_groups"] <= d["num_layers"]
                                                              and d["num_layers"] % d["num_groups"] == 0)}
     for rule, broken in base_breaks.items():
@@ -239,24 +273,18 @@ def _py(x: Any) -> Any:
 
 
 def _total(v: dict[str, Any], d: dict[str, Any], heads: bool) -> dict[str, Any]:
-    """The ParameterCount fields from (array or scalar) field values; params.parameter_groups' formulas."""
-    V, E, H, L, I = v["vocab_size"], v["embedding_dim"], v["hidden_dim"], v["num_layers"], v["intermediate_dim"]
-    P, T, G, K = v["max_position"], v["type_vocab_size"], v["num_groups"], v["inner_group_num"]
-    factorized = d["family"] == "albert"
-    emb = V * E + P * E + T * E + 2 * E + ((E * H + H) if factorized else 0)  # ALBERT Sec. 3.1
-    att = 4 * (H * H + H) + 2 * H  # query, key, value, dense + LayerNorm
-    ffn = (H * I + I) + (I * H + H) + 2 * H  # two Linear + LayerNorm
+    """The ParameterCount fields from (array or scalar) field values: the family's closed form (sizes)."""
+    L, G, K = v["num_layers"], v["num_groups"], v["inner_group_num"]
     sharing = d["sharing"]
     n_att = (G if sharing in ("all", "attention") else L) * K  # params.stored_copies
     n_ffn = (G if sharing in ("all", "ffn") else L) * K
-    all_layers = n_att * att + n_ffn * ffn
-    pooler = H * H + H
-    if heads:
-        transform = (H * E + E) + 2 * E if factorized else (H * H + H) + 2 * H
-        head = transform + V + (2 * H + 2)  # MLM transform, decoder bias (weight tied), NSP/SOP
-    else:
-        head = 0 * H
-    return {"embedding": emb, "per_layer": att + ffn, "all_layers": all_layers, "pooler": pooler,
+    name = d["family"] if d["family"] in FAMILIES else "bert"  # an invalid family's rows are masked anyway
+    fam = family(name)
+    emb, per_layer, all_layers, pooler = fam.sizes(SimpleNamespace(**v), n_att, n_ffn)
+    if heads and fam.HEADS is not None:
+        raise ValueError(f"heads: for family '{name}', {fam.HEADS}")
+    head = fam.heads_size(SimpleNamespace(**v)) if heads else 0 * v["hidden_dim"]
+    return {"embedding": emb, "per_layer": per_layer, "all_layers": all_layers, "pooler": pooler,
             "heads": head, "total": emb + all_layers + pooler + head}
 
 
@@ -272,7 +300,7 @@ def scaled(cfg: ModelConfig, field: str, value: int) -> ModelConfig:
         ch["intermediate_dim"] = max(1, value * cfg.intermediate_dim // cfg.hidden_dim)
         heads = max(1, value // cfg.head_dim)
         ch["num_heads"] = heads if value % heads == 0 else cfg.num_heads
-        if cfg.family == "bert":
+        if not family(cfg.family).OWN_EMBEDDING_WIDTH:
             ch["embedding_dim"] = value
     if field == "num_layers" and cfg.sharing != "none" and value % cfg.num_groups:
         ch["num_groups"] = 1

@@ -64,6 +64,8 @@ def parse_upload(name: str, data: bytes) -> ModelConfig | str:
     except ValueError as e:
         return f"{name} cannot be read: {e}."
     try:
+        if isinstance(d, dict) and "model_type" not in d and "family" in d:  # ours: ModelConfig fields
+            return ModelConfig.from_dict(d)  # no "sharing": the family's default (none except albert)
         return from_hf_config(d)
     except ConfigError as e:
         return f"{name} cannot be used: " + "; ".join(e.problems)

@@ -1,0 +1,96 @@
+"""ALBERT (Lan et al., ICLR 2020): factorized embedding V×E + E×H and cross-layer sharing.
+
+Hugging Face: AlbertConfig / AlbertModel (AlbertForPreTraining with the MLM and SOP heads). HF shares
+whole layers within num_hidden_groups groups of inner_group_num layers; sharing only attention or only
+the FFN is modelled here (and in albert_core.reference) but not by HF.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import bert
+from .base import BERT_STYLE_REFUSED, ParamGroup, layer_norm, linear
+
+NAME = "albert"
+MODEL_TYPES = ("albert",)
+FIELDS: tuple[str, ...] = ()
+OWN_EMBEDDING_WIDTH = True
+SEGMENT_TABLE = True
+HEADS = None  # MLM + SOP heads modelled
+
+HF_KEYS = dict(bert.HF_KEYS, embedding_dim="embedding_size", num_groups="num_hidden_groups",
+               inner_group_num="inner_group_num")
+HF_DEFAULTS = {"type_vocab_size": 2, "max_position_embeddings": 512, "hidden_act": "gelu_new",
+               "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0,
+               "num_hidden_groups": 1, "inner_group_num": 1, "embedding_size": 128}
+REQUIRED = bert.REQUIRED
+REFUSED = BERT_STYLE_REFUSED
+
+
+def validate(c: Any) -> list[str]:
+    return []
+
+
+def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+    E, H = c.embedding_dim, c.hidden_dim
+    # ALBERT Sec. 3.1 factorized embedding: V×E + E×H instead of V×H
+    proj = ParamGroup("embedding", "embeddings", "embedding_hidden_mapping_in", f"{E}×{H} + {H}", linear(E, H), 1)
+    return bert.embedding_groups(c) + [proj] + bert.layer_groups(c, n_att, n_ffn)
+
+
+def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+    embedding, per_layer, all_layers, pooler = bert.sizes(c, n_att, n_ffn)
+    return embedding + linear(c.embedding_dim, c.hidden_dim), per_layer, all_layers, pooler  # ALBERT Sec. 3.1
+
+
+def heads_groups(c: Any) -> list[ParamGroup]:
+    """AlbertMLMHead: dense H→E, LayerNorm(E), decoder tied to word_embeddings, bias V; SOP classifier H→2."""
+    H, E, V = c.hidden_dim, c.embedding_dim, c.vocab_size
+    return [
+        ParamGroup("heads", "mlm_head", "predictions.dense", f"{H}×{E} + {E}", linear(H, E), 1),
+        ParamGroup("heads", "mlm_head", "predictions.LayerNorm", f"2×{E}", layer_norm(E), 1),
+        ParamGroup("heads", "mlm_head", "predictions.bias (decoder weight tied)", f"{V}", V, 1),
+        ParamGroup("heads", "nsp_head", "sop_classifier", f"{H}×2 + 2", linear(H, 2), 1),
+    ]
+
+
+def heads_size(c: Any) -> Any:
+    E = c.embedding_dim
+    return linear(c.hidden_dim, E) + layer_norm(E) + c.vocab_size + linear(c.hidden_dim, 2)
+
+
+def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+    """HF: one group per layer means nothing is shared; fewer groups share whole layers."""
+    if "num_groups" not in kw or "num_layers" not in kw:
+        return
+    unshared = kw["num_groups"] == kw["num_layers"] and kw["num_groups"] > 1
+    kw["sharing"] = "none" if unshared else "all"
+    if unshared:
+        kw["num_groups"] = 1
+
+
+def to_hf(c: Any) -> dict[str, Any]:
+    # only whole-layer sharing maps onto HF groups; other modes get one group per layer
+    return {"embedding_size": c.embedding_dim,
+            "num_hidden_groups": c.num_groups if c.sharing == "all" else c.num_layers,
+            "inner_group_num": c.inner_group_num}
+
+
+def hf_classes(heads: bool) -> tuple[Any, Any]:
+    from transformers import AlbertConfig, AlbertForPreTraining, AlbertModel
+
+    return AlbertConfig, (AlbertForPreTraining if heads else AlbertModel)
+
+
+# ---- activation replay (albert_core/replay.py): AlbertModel's ops and what they save or allocate ----------
+from ..bert_replay import (  # noqa: E402,F401  (the memory model's BERT op sequences, shared with BERT)
+    cast_sizes,
+    infer_embeddings,
+    infer_layer,
+    infer_pooler,
+    replay_embeddings,
+    replay_layer,
+    replay_pooler,
+    weight_copy_elements,
+)

@@ -1,0 +1,115 @@
+"""BERT (Devlin et al. 2019): token + position + segment tables H wide, post-LN layers, a pooler.
+
+Hugging Face: BertConfig / BertModel (BertForPreTraining with the MLM and NSP heads). The breakdown
+keeps the module names this project has always shown for BERT and ALBERT (ALBERT's spelling).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import BERT_STYLE_REFUSED, ParamGroup, layer_norm, linear
+
+NAME = "bert"
+MODEL_TYPES = ("bert",)
+FIELDS: tuple[str, ...] = ()
+OWN_EMBEDDING_WIDTH = False
+SEGMENT_TABLE = True
+HEADS = None  # MLM + NSP heads modelled
+
+# ModelConfig field -> config.json key (BertConfig)
+HF_KEYS = {
+    "vocab_size": "vocab_size", "hidden_dim": "hidden_size", "num_layers": "num_hidden_layers",
+    "num_heads": "num_attention_heads", "intermediate_dim": "intermediate_size",
+    "dropout": "hidden_dropout_prob", "attention_dropout": "attention_probs_dropout_prob",
+    "max_position": "max_position_embeddings", "type_vocab_size": "type_vocab_size", "hidden_act": "hidden_act",
+}
+HF_DEFAULTS = {"type_vocab_size": 2, "max_position_embeddings": 512, "hidden_act": "gelu",
+               "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}
+REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
+REFUSED = BERT_STYLE_REFUSED
+
+
+def validate(c: Any) -> list[str]:
+    return []
+
+
+def embedding_groups(c: Any) -> list[ParamGroup]:
+    V, E, P, T = c.vocab_size, c.embedding_dim, c.max_position, c.type_vocab_size
+    return [
+        ParamGroup("embedding", "embeddings", "word_embeddings", f"{V}×{E}", V * E, 1),
+        ParamGroup("embedding", "embeddings", "position_embeddings", f"{P}×{E}", P * E, 1),
+        ParamGroup("embedding", "embeddings", "token_type_embeddings", f"{T}×{E}", T * E, 1),
+        ParamGroup("embedding", "embeddings", "embeddings.LayerNorm", f"2×{E}", layer_norm(E), 1),
+    ]
+
+
+def layer_groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+    H, I = c.hidden_dim, c.intermediate_dim
+    return [
+        ParamGroup("layers", "attention", "attention.query", f"{H}×{H} + {H}", linear(H, H), n_att),
+        ParamGroup("layers", "attention", "attention.key", f"{H}×{H} + {H}", linear(H, H), n_att),
+        ParamGroup("layers", "attention", "attention.value", f"{H}×{H} + {H}", linear(H, H), n_att),
+        ParamGroup("layers", "attention", "attention.dense", f"{H}×{H} + {H}", linear(H, H), n_att),
+        ParamGroup("layers", "attention", "attention.LayerNorm", f"2×{H}", layer_norm(H), n_att),
+        ParamGroup("layers", "ffn", "ffn (intermediate)", f"{H}×{I} + {I}", linear(H, I), n_ffn),
+        ParamGroup("layers", "ffn", "ffn_output", f"{I}×{H} + {H}", linear(I, H), n_ffn),
+        ParamGroup("layers", "ffn", "ffn.LayerNorm", f"2×{H}", layer_norm(H), n_ffn),
+        ParamGroup("pooler", "pooler", "pooler.dense", f"{H}×{H} + {H}", linear(H, H), 1),
+    ]
+
+
+def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+    return embedding_groups(c) + layer_groups(c, n_att, n_ffn)
+
+
+def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+    """(embedding, per_layer, all_layers, pooler); plain arithmetic, so numpy arrays work too."""
+    V, E, H, I = c.vocab_size, c.embedding_dim, c.hidden_dim, c.intermediate_dim
+    embedding = (V + c.max_position + c.type_vocab_size) * E + layer_norm(E)
+    attention = 4 * linear(H, H) + layer_norm(H)  # Q, K, V, output dense + LayerNorm
+    ffn = linear(H, I) + linear(I, H) + layer_norm(H)  # Vaswani et al. 2017 Sec. 3.3 + LayerNorm
+    return embedding, attention + ffn, attention * n_att + ffn * n_ffn, linear(H, H)
+
+
+def heads_groups(c: Any) -> list[ParamGroup]:
+    """BertLMPredictionHead: transform H→H, LayerNorm(H), decoder tied, bias V; NSP classifier H→2."""
+    H, V = c.hidden_dim, c.vocab_size
+    return [
+        ParamGroup("heads", "mlm_head", "predictions.transform.dense", f"{H}×{H} + {H}", linear(H, H), 1),
+        ParamGroup("heads", "mlm_head", "predictions.transform.LayerNorm", f"2×{H}", layer_norm(H), 1),
+        ParamGroup("heads", "mlm_head", "predictions.bias (decoder weight tied)", f"{V}", V, 1),
+        ParamGroup("heads", "nsp_head", "seq_relationship", f"{H}×2 + 2", linear(H, 2), 1),
+    ]
+
+
+def heads_size(c: Any) -> Any:
+    H = c.hidden_dim
+    return linear(H, H) + layer_norm(H) + c.vocab_size + linear(H, 2)
+
+
+def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+    """Family-specific keys of a config.json into kw (the common ones are already there)."""
+
+
+def to_hf(c: Any) -> dict[str, Any]:
+    return {}
+
+
+def hf_classes(heads: bool) -> tuple[Any, Any]:
+    from transformers import BertConfig, BertForPreTraining, BertModel
+
+    return BertConfig, (BertForPreTraining if heads else BertModel)
+
+
+# ---- activation replay (albert_core/replay.py): BertModel's ops and what they save or allocate ----------
+from ..bert_replay import (  # noqa: E402,F401  (the memory model's BERT op sequences, shared with ALBERT)
+    cast_sizes,
+    infer_embeddings,
+    infer_layer,
+    infer_pooler,
+    replay_embeddings,
+    replay_layer,
+    replay_pooler,
+    weight_copy_elements,
+)

@@ -1,0 +1,148 @@
+"""DeBERTa-v2/v3 and mDeBERTa (He et al., ICLR 2021; DeBERTaV3 2021): disentangled attention.
+
+Hugging Face: DebertaV2Config / DebertaV2Model (no pooler). Each layer's attention adds
+content-to-position (c2p) and position-to-content (p2c) terms over relative position embeddings
+shared by all layers (encoder.rel_embeddings, 2k rows, k = position_buckets when set, else
+max_relative_positions, else max_position); with share_att_key the position terms reuse the
+content key/query projections, else each term has its own (pos_key_proj, pos_query_proj).
+position_biased_input=false (v3) stores no absolute position table; embed_proj maps E to H when
+embedding_size differs (bias-free); the embedding LayerNorm is H wide.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import _short
+from . import bert
+from .base import BERT_STYLE_REFUSED, ParamGroup, bert_layer_groups, bert_layer_sizes, layer_norm, lin_shape, linear
+
+NAME = "deberta-v2"
+MODEL_TYPES = ("deberta-v2",)
+FIELDS = ("relative_attention", "max_relative_positions", "position_buckets", "share_att_key", "pos_att_type",
+          "position_biased_input", "norm_rel_ebd")
+OWN_EMBEDDING_WIDTH = True
+SEGMENT_TABLE = None  # 0 rows (v3) or more
+HEADS = "the MLM head of DebertaV2ForMaskedLM is not modelled; count the base model"
+
+HF_KEYS = {k: v for k, v in bert.HF_KEYS.items()}
+HF_DEFAULTS = {"type_vocab_size": 0, "max_position_embeddings": 512, "hidden_act": "gelu",
+               "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}
+REQUIRED = bert.REQUIRED
+REFUSED = {
+    **{k: v for k, v in BERT_STYLE_REFUSED.items() if k != "position_embedding_type"},
+    "conv_kernel_size": ((0, None), "DeBERTa's convolution layer beside the first layer is not modelled; set it to 0"),
+}
+
+
+def validate(c: Any) -> list[str]:
+    return []
+
+
+def rel_rows(c: Any) -> int:
+    """Rows of encoder.rel_embeddings: 2 × (position_buckets, else max_relative_positions, else max_position)."""
+    b, k = c.position_buckets, c.max_relative_positions
+    # (x > 0) * a + (x <= 0) * b: the same on ints and on numpy arrays (sweeps)
+    return 2 * ((b > 0) * b + (b <= 0) * ((k > 0) * k + (k <= 0) * c.max_position))
+
+
+def _pos_projs(c: Any) -> list[str]:
+    """The per-layer position projections HF builds (DisentangledSelfAttention.__init__)."""
+    if not c.relative_attention or c.share_att_key:
+        return []
+    terms = c.pos_att_type.split("|")
+    return [m for m, t in (("pos_key_proj", "c2p"), ("pos_query_proj", "p2c")) if t in terms]
+
+
+def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+    V, E, H, P, T = c.vocab_size, c.embedding_dim, c.hidden_dim, c.max_position, c.type_vocab_size
+    g = [ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{E}", V * E, 1)]
+    if c.position_biased_input:
+        g.append(ParamGroup("embedding", "embeddings", "embeddings.position_embeddings", f"{P}×{E}", P * E, 1))
+    if T > 0:
+        g.append(ParamGroup("embedding", "embeddings", "embeddings.token_type_embeddings", f"{T}×{E}", T * E, 1))
+    if E != H:
+        g.append(ParamGroup("embedding", "embeddings", "embeddings.embed_proj", lin_shape(E, H, False), E * H, 1))
+    g.append(ParamGroup("embedding", "embeddings", "embeddings.LayerNorm", f"2×{H}", layer_norm(H), 1))
+    layer = bert_layer_groups(c, n_att, n_ffn)
+    for i, name in enumerate(("query_proj", "key_proj", "value_proj")):
+        layer[i] = layer[i]._replace(module=f"attention.self.{name}")
+    layer[3:3] = [ParamGroup("layers", "attention", f"attention.self.{m}", lin_shape(H, H), linear(H, H), n_att)
+                  for m in _pos_projs(c)]
+    g += layer
+    if c.relative_attention:
+        R = rel_rows(c)
+        g.append(ParamGroup("layers", "relative_positions", "encoder.rel_embeddings", f"{R}×{H}", R * H, 1))
+    if c.norm_rel_ebd == "layer_norm":
+        g.append(ParamGroup("layers", "relative_positions", "encoder.LayerNorm", f"2×{H}", layer_norm(H), 1))
+    return g
+
+
+def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+    E, H = c.embedding_dim, c.hidden_dim
+    rows = c.vocab_size + c.position_biased_input * c.max_position + c.type_vocab_size
+    embedding = rows * E + (E != H) * E * H + layer_norm(H)
+    att, ffn = bert_layer_sizes(c)
+    att = att + len(_pos_projs(c)) * linear(H, H)
+    shared = (rel_rows(c) * H if c.relative_attention else 0) + (layer_norm(H) if c.norm_rel_ebd == "layer_norm" else 0)
+    return embedding, att + ffn, att * n_att + ffn * n_ffn + shared, 0 * H
+
+
+def _terms(raw: Any, problems: list[str]) -> str | None:
+    if raw is None:
+        return ""
+    parts = [x.strip().lower() for x in raw.split("|")] if isinstance(raw, str) else raw
+    if not isinstance(parts, list) or not all(isinstance(x, str) for x in parts):
+        problems.append(f"pos_att_type must be text like \"p2c|c2p\" or a list of terms, got {_short(raw)}")
+        return None
+    bad = [x for x in parts if x not in ("c2p", "p2c", "")]
+    if bad:
+        problems.append(f"pos_att_type: {', '.join(map(repr, bad))} not supported (only c2p and p2c are modelled)")
+        return None
+    return "|".join(t for t in ("c2p", "p2c") if t in parts)
+
+
+def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+    from ..config import coerce_field
+
+    if "hidden_dim" in kw:
+        kw["embedding_dim"] = kw["hidden_dim"]
+    head = d.get("attention_head_size")
+    if head is not None and "hidden_dim" in kw and "num_heads" in kw and head != kw["hidden_dim"] // max(kw["num_heads"], 1):
+        problems.append(f"attention_head_size={head!r} is not supported: only hidden_size / num_attention_heads "
+                        "is modelled; remove the key")
+    for ours, theirs, default in (("embedding_dim", "embedding_size", None), ("relative_attention", "relative_attention", False),
+                                  ("share_att_key", "share_att_key", False),
+                                  ("position_biased_input", "position_biased_input", True),
+                                  ("max_relative_positions", "max_relative_positions", -1),
+                                  ("position_buckets", "position_buckets", -1)):
+        if d.get(theirs, default) is None:
+            continue
+        try:
+            kw[ours] = coerce_field(ours, d.get(theirs, default))
+        except ValueError as e:
+            problems.append(f"{theirs}: {e}")
+    for ours in ("max_relative_positions", "position_buckets"):  # HF: below 1 means not set
+        if isinstance(kw.get(ours), int) and kw[ours] < 1:
+            kw[ours] = -1
+    terms = _terms(d.get("pos_att_type"), problems)
+    if terms is not None:
+        kw["pos_att_type"] = terms
+    norm = d.get("norm_rel_ebd", "none")
+    if not isinstance(norm, str):
+        problems.append(f"norm_rel_ebd must be text like \"layer_norm\", got {_short(norm)}")
+    else:
+        kw["norm_rel_ebd"] = "layer_norm" if "layer_norm" in [x.strip() for x in norm.lower().split("|")] else "none"
+
+
+def to_hf(c: Any) -> dict[str, Any]:
+    return {"embedding_size": c.embedding_dim, "relative_attention": c.relative_attention,
+            "max_relative_positions": c.max_relative_positions, "position_buckets": c.position_buckets,
+            "share_att_key": c.share_att_key, "pos_att_type": c.pos_att_type.split("|") if c.pos_att_type else None,
+            "position_biased_input": c.position_biased_input, "norm_rel_ebd": c.norm_rel_ebd, "pad_token_id": 0}
+
+
+def hf_classes(heads: bool) -> tuple[Any, Any]:
+    from transformers import DebertaV2Config, DebertaV2Model
+
+    return DebertaV2Config, DebertaV2Model

@@ -1,0 +1,99 @@
+"""DistilBERT (Sanh et al. 2019): BERT halved in depth, no segment table, no pooler.
+
+Hugging Face: DistilBertConfig / DistilBertModel (config.json keys dim, n_layers, n_heads, hidden_dim
+for the FFN width, activation). Layer: q_lin/k_lin/v_lin/out_lin, sa_layer_norm, ffn.lin1/lin2,
+output_layer_norm; the same sizes as a BertLayer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import ParamGroup, bert_layer_sizes, layer_norm, lin_shape, linear
+
+NAME = "distilbert"
+MODEL_TYPES = ("distilbert",)
+FIELDS: tuple[str, ...] = ()
+OWN_EMBEDDING_WIDTH = False
+SEGMENT_TABLE = False
+HEADS = "the MLM head of DistilBertForMaskedLM is not modelled; count the base model"
+
+HF_KEYS = {
+    "vocab_size": "vocab_size", "hidden_dim": "dim", "num_layers": "n_layers", "num_heads": "n_heads",
+    "intermediate_dim": "hidden_dim", "dropout": "dropout", "attention_dropout": "attention_dropout",
+    "max_position": "max_position_embeddings", "hidden_act": "activation",
+}
+HF_DEFAULTS = {"max_position_embeddings": 512, "activation": "gelu", "dropout": 0.1, "attention_dropout": 0.1}
+REQUIRED = ("vocab_size", "dim", "n_layers", "n_heads", "hidden_dim")
+REFUSED = {
+    "sinusoidal_pos_embds": ((False, None), "a frozen sinusoidal position table is not modelled "
+                                            "(it has no gradient or optimizer state); set it to false"),
+    "pruned_heads": (({}, None), "pruned attention heads change the parameters; remove the key"),
+}
+
+
+def validate(c: Any) -> list[str]:
+    return []
+
+
+def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+    V, H, I, P = c.vocab_size, c.hidden_dim, c.intermediate_dim, c.max_position
+    return [
+        ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{H}", V * H, 1),
+        ParamGroup("embedding", "embeddings", "embeddings.position_embeddings", f"{P}×{H}", P * H, 1),
+        ParamGroup("embedding", "embeddings", "embeddings.LayerNorm", f"2×{H}", layer_norm(H), 1),
+        *(ParamGroup("layers", "attention", f"attention.{m}", lin_shape(H, H), linear(H, H), n_att)
+          for m in ("q_lin", "k_lin", "v_lin", "out_lin")),
+        ParamGroup("layers", "attention", "sa_layer_norm", f"2×{H}", layer_norm(H), n_att),
+        ParamGroup("layers", "ffn", "ffn.lin1", lin_shape(H, I), linear(H, I), n_ffn),
+        ParamGroup("layers", "ffn", "ffn.lin2", lin_shape(I, H), linear(I, H), n_ffn),
+        ParamGroup("layers", "ffn", "output_layer_norm", f"2×{H}", layer_norm(H), n_ffn),
+    ]
+
+
+def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+    H = c.hidden_dim
+    att, ffn = bert_layer_sizes(c)
+    return (c.vocab_size + c.max_position) * H + layer_norm(H), att + ffn, att * n_att + ffn * n_ffn, 0 * H
+
+
+def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+    kw["type_vocab_size"] = 0  # no segment table
+
+
+def to_hf(c: Any) -> dict[str, Any]:
+    return {"pad_token_id": 0}
+
+
+def hf_classes(heads: bool) -> tuple[Any, Any]:
+    from transformers import DistilBertConfig, DistilBertModel
+
+    return DistilBertConfig, DistilBertModel
+
+
+# ---- activation replay (albert_core/replay.py): DistilBertModel's ops and what they save ------------------
+def replay_embeddings(r: Any, cfg: Any) -> Any:
+    """Embeddings: word + position (position_ids a view of the (1, P) buffer), no segment table."""
+    from ..bert_replay import embeddings
+    from ..replay import sz
+
+    return embeddings(r, cfg, None, sz(one=cfg.max_position), False)
+
+
+def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
+    """TransformerBlock: sa_layer_norm(out_lin(attention) + x) with no dropout on the attention output;
+    FFN lin1, activation, lin2, dropout; output_layer_norm."""
+    from ..bert_replay import layer
+
+    return layer(r, cfg, x, attention, False, True)
+
+
+def replay_pooler(r: Any, cfg: Any, y: Any) -> None:
+    """DistilBertModel has no pooler."""
+
+
+def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
+    """Autocast's 16-bit weight copies that Linear layers save: the layers' only."""
+    from ..bert_replay import layer_weight_copies
+
+    return layer_weight_copies(cfg, checkpointing)

@@ -1,0 +1,93 @@
+"""ELECTRA (Clark et al., ICLR 2020) discriminator: BERT's layers behind a factorized embedding, no pooler.
+
+Hugging Face: ElectraConfig / ElectraModel. The tables are embedding_size (E) wide; embeddings_project
+Linear(E, H) exists only when E != H (electra-small: E=128, H=256; base and large: E = H).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import bert
+from .base import BERT_STYLE_REFUSED, ParamGroup, bert_layer_groups, bert_layer_sizes, layer_norm, lin_shape, linear
+
+NAME = "electra"
+MODEL_TYPES = ("electra",)
+FIELDS: tuple[str, ...] = ()
+OWN_EMBEDDING_WIDTH = True
+SEGMENT_TABLE = True
+HEADS = "the discriminator/generator heads of ELECTRA's pretraining are not modelled; count the base model"
+
+HF_KEYS = dict(bert.HF_KEYS, embedding_dim="embedding_size")
+HF_DEFAULTS = {"type_vocab_size": 2, "max_position_embeddings": 512, "hidden_act": "gelu",
+               "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "embedding_size": 128}
+REQUIRED = bert.REQUIRED
+REFUSED = BERT_STYLE_REFUSED
+
+
+def validate(c: Any) -> list[str]:
+    return []
+
+
+def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+    V, E, H, P, T = c.vocab_size, c.embedding_dim, c.hidden_dim, c.max_position, c.type_vocab_size
+    g = [
+        ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{E}", V * E, 1),
+        ParamGroup("embedding", "embeddings", "embeddings.position_embeddings", f"{P}×{E}", P * E, 1),
+        ParamGroup("embedding", "embeddings", "embeddings.token_type_embeddings", f"{T}×{E}", T * E, 1),
+        ParamGroup("embedding", "embeddings", "embeddings.LayerNorm", f"2×{E}", layer_norm(E), 1),
+    ]
+    if E != H:  # ElectraModel: embeddings_project only when embedding_size != hidden_size
+        g.append(ParamGroup("embedding", "embeddings", "embeddings_project", lin_shape(E, H), linear(E, H), 1))
+    return g + bert_layer_groups(c, n_att, n_ffn)
+
+
+def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+    E, H = c.embedding_dim, c.hidden_dim
+    embedding = (c.vocab_size + c.max_position + c.type_vocab_size) * E + layer_norm(E) + (E != H) * linear(E, H)
+    att, ffn = bert_layer_sizes(c)
+    return embedding, att + ffn, att * n_att + ffn * n_ffn, 0 * H
+
+
+def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+    pass
+
+
+def to_hf(c: Any) -> dict[str, Any]:
+    return {"embedding_size": c.embedding_dim, "pad_token_id": 0}
+
+
+def hf_classes(heads: bool) -> tuple[Any, Any]:
+    from transformers import ElectraConfig, ElectraModel
+
+    return ElectraConfig, ElectraModel
+
+
+# ---- activation replay (albert_core/replay.py): ElectraModel's ops and what they save ---------------------
+def replay_embeddings(r: Any, cfg: Any) -> Any:
+    """ElectraEmbeddings (BERT's, E wide: token_type_ids a (1, S) gather, position_ids a view of the (1, P)
+    buffer), then embeddings_project when embedding_size differs from hidden_size."""
+    from ..bert_replay import embeddings
+    from ..replay import sz
+
+    types = sz(s=1) if cfg.type_vocab_size else None
+    return embeddings(r, cfg, types, sz(one=cfg.max_position), cfg.embedding_dim != cfg.hidden_dim)
+
+
+def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
+    """ElectraLayer: BertLayer's ops, dropout after both sublayers."""
+    from ..bert_replay import layer
+
+    return layer(r, cfg, x, attention, True, True)
+
+
+def replay_pooler(r: Any, cfg: Any, y: Any) -> None:
+    """ElectraModel has no pooler."""
+
+
+def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
+    """Autocast's 16-bit weight copies that Linear layers save: the layers' and embeddings_project's."""
+    from ..bert_replay import layer_weight_copies
+
+    E, H = cfg.embedding_dim, cfg.hidden_dim
+    return layer_weight_copies(cfg, checkpointing) + (E * H if E != H else 0)

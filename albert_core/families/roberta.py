@@ -1,0 +1,109 @@
+"""RoBERTa (Liu et al. 2019), also XLM-R and CamemBERT: BERT's layers, positions offset by the pad index.
+
+Hugging Face: RobertaModel (XLMRobertaModel, CamembertModel: the same modules). Position ids start
+after padding_idx, so the position table has pad_token_id + 1 extra rows: roberta-base's
+max_position_embeddings 514 = 512 positions + 2 (position_offset). The segment table has
+type_vocab_size rows (1 in the published checkpoints). Pooler included, as in RobertaModel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import bert
+from .base import BERT_STYLE_REFUSED, ParamGroup, bert_layer_groups, bert_layer_sizes, layer_norm, linear, pooler_groups
+
+NAME = "roberta"
+MODEL_TYPES = ("roberta", "xlm-roberta", "camembert")
+FIELDS = ("position_offset",)
+OWN_EMBEDDING_WIDTH = False
+SEGMENT_TABLE = True
+HEADS = "the MLM head of RobertaForMaskedLM (no NSP, no pooler) is not modelled; count the base model"
+
+HF_KEYS = bert.HF_KEYS
+HF_DEFAULTS = {"type_vocab_size": 2, "max_position_embeddings": 512, "hidden_act": "gelu",
+               "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}
+REQUIRED = bert.REQUIRED
+REFUSED = BERT_STYLE_REFUSED
+
+
+def validate(c: Any) -> list[str]:
+    if c.position_offset < 1:
+        return [f"position_offset must be at least 1 for family 'roberta' (pad_token_id + 1), got {c.position_offset}"]
+    if c.position_offset > c.vocab_size:
+        return [f"position_offset ({c.position_offset}) is pad_token_id + 1, so at most vocab_size ({c.vocab_size}): "
+                "the pad token must be in the vocabulary"]
+    return []
+
+
+def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+    V, H, T, P = c.vocab_size, c.hidden_dim, c.type_vocab_size, c.max_position + c.position_offset
+    return [
+        ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{H}", V * H, 1),
+        ParamGroup("embedding", "embeddings", "embeddings.position_embeddings", f"{P}×{H}", P * H, 1),
+        ParamGroup("embedding", "embeddings", "embeddings.token_type_embeddings", f"{T}×{H}", T * H, 1),
+        ParamGroup("embedding", "embeddings", "embeddings.LayerNorm", f"2×{H}", layer_norm(H), 1),
+        *bert_layer_groups(c, n_att, n_ffn), *pooler_groups(c),
+    ]
+
+
+def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+    H = c.hidden_dim
+    embedding = (c.vocab_size + c.max_position + c.position_offset + c.type_vocab_size) * H + layer_norm(H)
+    att, ffn = bert_layer_sizes(c)
+    return embedding, att + ffn, att * n_att + ffn * n_ffn, linear(H, H)
+
+
+def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+    pad = d.get("pad_token_id", 1)  # RobertaConfig's default
+    if not isinstance(pad, int) or isinstance(pad, bool) or pad < 0:
+        problems.append(f"pad_token_id must be a whole number of at least 0 (it offsets the positions), got {pad!r}")
+        return
+    kw["position_offset"] = pad + 1  # RobertaEmbeddings: position ids start at padding_idx + 1
+    if "max_position" in kw:
+        if kw["max_position"] <= pad + 1:
+            problems.append(f"max_position_embeddings ({kw['max_position']}) must exceed pad_token_id + 1 "
+                            f"({pad + 1}): the first pad_token_id + 1 rows are not positions")
+        else:
+            kw["max_position"] -= pad + 1
+
+
+def to_hf(c: Any) -> dict[str, Any]:
+    return {"max_position_embeddings": c.max_position + c.position_offset, "pad_token_id": c.position_offset - 1}
+
+
+def hf_classes(heads: bool) -> tuple[Any, Any]:
+    from transformers import RobertaConfig, RobertaModel
+
+    return RobertaConfig, RobertaModel
+
+
+# ---- activation replay (albert_core/replay.py): RobertaModel's ops and what they save ---------------------
+def replay_embeddings(r: Any, cfg: Any) -> Any:
+    """RobertaEmbeddings: position_ids are computed from input_ids (cumsum of input_ids.ne(pad)), a new
+    (B, S) int64 tensor, and token_type_ids gather the buffer at those positions, (B, S) too."""
+    from ..bert_replay import embeddings
+    from ..replay import sz
+
+    return embeddings(r, cfg, sz(bs=1) if cfg.type_vocab_size else None, sz(bs=1), False)
+
+
+def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
+    """RobertaLayer: BertLayer's ops, dropout after both sublayers."""
+    from ..bert_replay import layer
+
+    return layer(r, cfg, x, attention, True, True)
+
+
+def replay_pooler(r: Any, cfg: Any, y: Any) -> None:
+    """RobertaPooler: BertPooler's dense + tanh on sequence_output[:, 0]."""
+    from ..bert_replay import replay_pooler as bert_pooler
+
+    bert_pooler(r, cfg, y)
+
+
+def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
+    """Autocast's 16-bit weight copies that Linear layers save: the layers' and the pooler's."""
+    from ..bert_replay import layer_weight_copies
+
+    return layer_weight_copies(cfg, checkpointing) + cfg.hidden_dim ** 2
