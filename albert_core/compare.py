@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .activations import activation_memory
-from .config import ModelConfig
+from .config import ConfigError, ModelConfig
 from .flops import forward_flops
 from .params import count_parameters
 from .training import training_memory
@@ -58,13 +58,17 @@ def results(cfg: ModelConfig, s: Settings) -> dict[str, int | float]:
     """The key numbers of one config under the settings (exact ints; shares in percent)."""
     c = count_parameters(cfg)
     # the activation memory of one training forward at seq_len = max_position (albert_core.activations)
-    a = activation_memory(cfg, batch_size=s.batch_size, seq_len=cfg.max_position, dtype=s.dtype,
-                          attention=s.attention, training=s.training, checkpointing=s.checkpointing and s.training)
-    t = training_memory(cfg, batch_size=s.batch_size, seq_len=min(s.seq_len, cfg.max_position), precision=s.precision,
-                        optimizer=s.optimizer, num_gpus=s.num_gpus, sharding=s.sharding, attention=s.attention,
-                        checkpointing=s.checkpointing)
+    try:
+        a = activation_memory(cfg, batch_size=s.batch_size, seq_len=cfg.max_position, dtype=s.dtype,
+                              attention=s.attention, training=s.training, checkpointing=s.checkpointing and s.training)
+        t = training_memory(cfg, batch_size=s.batch_size, seq_len=min(s.seq_len, cfg.max_position),
+                            precision=s.precision, optimizer=s.optimizer, num_gpus=s.num_gpus, sharding=s.sharding,
+                            attention=s.attention, checkpointing=s.checkpointing)
+        memory = (a.total, a.quadratic, t.total)
+    except ConfigError:  # a family whose activations albert_core does not model: no number rather than a wrong one
+        memory = (None, None, None)
     f = forward_flops(cfg, min(s.flops_seq_len, cfg.max_position), 1)
-    values = (c.total, c.embedding_pct, c.layers_pct, a.total, a.quadratic, t.total, f.total)
+    values = (c.total, c.embedding_pct, c.layers_pct, *memory, f.total)
     return {item: v for (item, _), v in zip(RESULTS, values, strict=True)}
 
 

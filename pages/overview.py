@@ -46,9 +46,10 @@ comparison.show(data.comparison(shown, settings))
 st.caption(f"Settings: {settings.describe()}.")
 
 st.header("Your configs against the presets")
-with_presets = st.toggle("Show the seven presets as a reference", value=True, key="overview_presets",
-                         help="Your configs come first (shaded); the presets after them.")
-ref = shown + (tuple(p for p in PRESETS.values() if p not in shown) if with_presets else ())
+with_presets = st.toggle("Show the BERT and ALBERT presets as a reference", value=True, key="overview_presets",
+                         help="Your configs come first (shaded); the published BERT and ALBERT configs after them.")
+reference = tuple(p for p in PRESETS.values() if p.family in ("bert", "albert") and p not in shown)
+ref = shown + (reference if with_presets else ())
 left, right = st.columns(2)
 shares = figures.params_shares(ref, "Shares of the parameters")
 counts = figures.params_counts(ref, "Parameter counts")

@@ -79,9 +79,12 @@ def test_every_page_has_a_title_and_no_error(preset_app):
 
 
 def test_overview_numbers(preset_app):
-    _, pages, _ = preset_app
+    preset, pages, _ = preset_app
+    names = shown_names(preset)
+    ref = names + [p for p in PRESETS if p not in names]  # your configs first, the presets as a reference
     (t,) = [t for t in pages["overview"]["tables"] if "total" in t.columns]
-    assert list(t["config"]) == list(PRESETS)
+    assert list(t["config"]) == ref
+    assert list(t.columns[:3]) == ["config", "embedding_pct", "layers_pct"]  # shares first
     for _, r in t.iterrows():
         c = count_parameters(PRESETS[r["config"]])
         assert (r["total"], r["embedding"], r["all_layers"]) == (c.total, c.embedding, c.all_layers)
@@ -89,8 +92,31 @@ def test_overview_numbers(preset_app):
         assert r["embedding_pct"] == pytest.approx(c.embedding_pct)
         a = activation_memory(PRESETS[r["config"]], batch_size=1, seq_len=512)
         assert r["activations_512"] == a.total and r["activations_512 (≈)"] == format_bytes(a.total)
-    bars = traces(pages["overview"]["figures"]["overview_components"])
-    assert bars["Embedding"]["y"] == [count_parameters(p).embedding for p in PRESETS.values()]
+    figs = pages["overview"]["figures"]
+    assert traces(figs["overview_components"])["Embedding"]["y"] == [count_parameters(PRESETS[n]).embedding
+                                                                     for n in ref]
+    shares = traces(figs["overview_shares"])
+    for i, n in enumerate(ref):
+        c = count_parameters(PRESETS[n])
+        assert shares["Embedding"]["y"][i] == pytest.approx(c.embedding_pct)
+        assert shares["Layers"]["y"][i] == pytest.approx(c.layers_pct)
+
+
+def test_overview_comparison_table(preset_app):
+    preset, pages, _ = preset_app
+    names = shown_names(preset)
+    (t,) = [t for t in pages["overview"]["tables"] if "field / result" in (t.index.name or "")]
+    assert list(t.columns) == names
+    for n in names:
+        assert t.loc["total parameters", n].startswith(f"{count_parameters(PRESETS[n]).total:,} ")
+        assert t.loc["hidden_dim", n] == f"{PRESETS[n].hidden_dim:,}"
+
+
+def test_every_figure_has_a_title(preset_app):
+    _, pages, _ = preset_app
+    for page, content in pages.items():
+        for key, fig in content["figures"].items():
+            assert fig["layout"]["title"]["text"].startswith("<b>"), (page, key)
 
 
 def test_parameters_numbers(preset_app):
@@ -103,8 +129,8 @@ def test_parameters_numbers(preset_app):
     assert traces(figs["params_components"])["Layers"]["y"] == [count_parameters(PRESETS[n]).all_layers for n in names]
     sun = figs["params_sunburst"]["data"][0]
     assert sun["values"][0] == count_parameters(PRESETS[preset]).total
-    assert set(figs) == {"params_components", "params_sunburst", "params_share_sweep", "params_factorization",
-                         "params_sharing"}
+    assert set(figs) >= {"params_shares", "params_components", "params_sunburst", "params_share_sweep",
+                         "params_factorization", "params_sharing"}
 
 
 def test_memory_numbers(preset_app):
@@ -124,7 +150,10 @@ def test_compute_numbers(preset_app):
     preset, pages, _ = preset_app
     fig = pages["compute"]["figures"]["compute_scatter"]
     seq = CONTROLS["flops_seq_len"].default
-    for name, cfg in PRESETS.items():
+    names = shown_names(preset)
+    assert sorted(traces(fig)) == sorted(names)  # only the shown configs (presets only when added)
+    for name in names:
+        cfg = PRESETS[name]
         t = traces(fig)[name]
         assert t["x"] == [count_parameters(cfg).total] and t["y"] == [forward_flops(cfg, seq).total]
 

@@ -31,6 +31,8 @@ def cell(unit: str, value, delta, rel) -> str:
     """Text of one cell: the value for people, and its change against the first config."""
     fmt = {"parameters": lambda v: f"{int(v):,} ({format_count(int(v))})", "bytes": lambda v: format_bytes(int(v)),
            "FLOPs": lambda v: format_flops(int(v)), "%": lambda v: f"{v:.2f}%"}.get(unit)
+    if value is None and unit:
+        return "not modelled"
     if fmt is None:
         return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
     text = fmt(value)

@@ -1,0 +1,157 @@
+"""Design-review features in the real app (issue 9): your configs on the charts, max_position marked, Compute
+past 512 tokens, the side-by-side table, titled figures on every page, and the offline HTML report.
+
+Every expected number comes from albert_core.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from albert_core.flops import forward_flops
+from albert_core.params import count_parameters
+from albert_core.presets import DEFAULT_PRESET, PRESETS
+
+from .harness import CHROMIUM, error_blocks, launch_browser, streamlit_server, wait_until_idle
+
+pytestmark = pytest.mark.browser
+
+PAGES = ["overview", "parameters", "memory", "fit", "compute"]
+FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(d => {
+    const holder = d.closest('[class*="st-key-"]');
+    const key = holder ? (holder.className.match(/st-key-([\\w-]+)/) || [])[1] : null;
+    return {key: key, title: (d.layout && d.layout.title && d.layout.title.text) || "",
+            traces: (d.data || []).map(t => ({name: t.name, meta: t.meta,
+                x: t.x ? Array.from(t.x) : null, y: t.y ? Array.from(t.y) : null}))};
+})"""
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with streamlit_server() as (base, _):
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch_browser(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+def open_view(page, url: str) -> None:
+    page.goto(url)
+    wait_until_idle(page)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+    wait_until_idle(page)
+
+
+def figures(page) -> dict[str, dict]:
+    return {f["key"]: f for f in page.evaluate(FIGURES_JS)}
+
+
+def test_memory_link_reaches_and_marks_max_position_8192(server, page):
+    open_view(page, f"{server}/memory?max_position=8192")
+    assert error_blocks(page) == []
+    fig = figures(page)["memory_activations"]
+    mine = f"{DEFAULT_PRESET} (edited)"
+    curves = [t for t in fig["traces"] if t["meta"] == mine]
+    assert curves and all(max(t["x"]) >= 8192 for t in curves)  # the curves reach 8,192
+    marks = [t for t in fig["traces"] if t["name"] == "max_position" and t["x"] == [8192]]
+    assert len(marks) == 1  # the config's own max_position is marked
+    sweep = figures(page)["memory_training_sweep"]
+    assert any(t["name"].endswith("its max_position") and t["x"] == [8192] for t in sweep["traces"])
+    assert "8,192" in page.locator(".st-key-max_position_table").inner_text() or "8192" in \
+        page.locator(".st-key-max_position_table").text_content()
+
+
+def test_compute_takes_a_custom_config_at_4096_tokens_without_clamping(server, page):
+    open_view(page, f"{server}/compute?name=long&max_position=4096&flops_seq_len=4096")
+    assert error_blocks(page) == []
+    assert "showing seq_len" not in page.inner_text('[data-testid="stMain"]')
+    assert page.get_by_role("spinbutton", name="Sequence length (tokens)").input_value() == "4096"
+    cfg = PRESETS[DEFAULT_PRESET].replace(name="long", max_position=4096)
+    (t,) = [t for t in figures(page)["compute_scatter"]["traces"] if t["name"] == "long"]
+    assert t["y"] == [forward_flops(cfg, 4096).total]
+    (bb,) = [t for t in figures(page)["compute_scatter"]["traces"] if t["name"] == "bert-base"]
+    assert bb["y"] == [forward_flops(PRESETS["bert-base"], 512).total]  # counted at its own max_position
+
+
+def test_comparison_table_lists_the_shown_configs_with_their_totals(server, page):
+    open_view(page, f"{server}/?compare=bert-large,albert-xxlarge&hidden_dim=1024&num_heads=16")
+    mine = PRESETS[DEFAULT_PRESET].replace(hidden_dim=1024, num_heads=16)
+    shown = [mine, PRESETS["bert-large"], PRESETS["albert-xxlarge"]]
+    grid = page.locator(".st-key-compare_table")
+    grid.scroll_into_view_if_needed()
+    text = grid.text_content()
+    for name in (f"{DEFAULT_PRESET} (edited)", "bert-large", "albert-xxlarge"):
+        assert name in text
+    for cfg in shown:
+        assert f"{count_parameters(cfg).total:,}" in text
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_figure_has_a_title(server, page, path):
+    open_view(page, f"{server}/{path}")
+    figs = page.evaluate(FIGURES_JS)
+    assert figs
+    for f in figs:
+        assert f["title"].strip(), f"untitled figure {f['key']} on {path}"
+
+
+def test_overview_path_opens_overview(server, page):
+    open_view(page, f"{server}/overview")
+    assert "Page not found" not in page.inner_text("body")
+    assert page.locator('[data-testid="stMain"] h1').first.inner_text() == "BERT against ALBERT at a glance"
+
+
+def test_report_downloads_and_draws_offline(server, browser, page, tmp_path: Path):
+    open_view(page, f"{server}/?compare=bert-base&max_position=1024")
+    with page.expect_download(timeout=120_000) as dl:
+        page.get_by_role("button", name="Download report").click()
+    path = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(path)
+    assert path.suffix == ".html" and path.stat().st_size > 1_000_000  # plotly.js inside
+
+    ctx = browser.new_context(viewport={"width": 1300, "height": 900}, offline=True)
+    asked: list[str] = []
+
+    def block(route):
+        asked.append(route.request.url)
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            route.abort()
+
+    ctx.route("**/*", block)
+    try:
+        pg = ctx.new_page()
+        pg.goto(path.as_uri())
+        pg.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6",
+                             timeout=60_000)
+        drawn = pg.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot')).map("
+                            "d => ({n: (d.data || []).length, title: d.layout.title.text}))")
+        assert len(drawn) == 6 and all(d["n"] > 0 and d["title"] for d in drawn)
+        assert [u for u in asked if not u.startswith("file://")] == []  # nothing asked of a network
+        assert "bert-base" in pg.inner_text("body") and f"{count_parameters(PRESETS['bert-base']).total:,}" in \
+            pg.inner_text("body")
+    finally:
+        ctx.close()
