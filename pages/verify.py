@@ -1,6 +1,7 @@
 """Verify: build the selected config in PyTorch, count and measure, and show it beside the estimate.
 
-The only page that uses torch: albert_core.build and albert_core.measure import it inside the run.
+torch runs only in a separate process per press (albert_core.worker, queued by ui/jobs.py): this
+page gets plain numbers back, and the server's memory returns to where it was.
 """
 
 import streamlit as st
@@ -9,11 +10,13 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from albert_core import build  # no torch until a build function runs
+import pandas as pd
+
+from albert_core import worker  # no torch: every build runs in a separate process (ui/jobs.py)
 from albert_core.hf import hf_built_config, hf_expressible
 from albert_core.params import count_parameters
 from albert_core.units import format_bytes
-from ui import controls, state, tables
+from ui import controls, jobs, state, tables
 from ui.text import file_stem, md
 
 SOURCES = {"reference": "reference encoder (any sharing)", "hf": "Hugging Face BertModel / AlbertModel"}
@@ -42,33 +45,30 @@ with c6:
     checkpointing = controls.toggle("checkpointing", "Gradient checkpointing")
 
 run_key = (cfg, source, batch, seq, dtype, attention, checkpointing)
+JOB, RESULT = "_ae_verify_job", "_ae_verify"  # session: (run_key, plan, runner Job) while pending; the result
 if st.button("Build, count and measure", type="primary", key="verify_run"):
-    from albert_core import measure  # torch is imported inside its functions, only now
+    request = {"config": cfg.to_dict(), "source": source, "batch_size": batch, "seq_len": seq, "dtype": dtype,
+               "attention": attention, "checkpointing": checkpointing}
+    if JOB in st.session_state:  # one job per session: a new press replaces the pending one
+        jobs.cancel(st.session_state.pop(JOB)[2], "Replaced by a newer request.")
+    plan = worker.plan(request, jobs.budget_bytes())  # no torch here: refusals need no process
+    st.session_state.pop(RESULT, None)
+    if plan["count"] or plan["measure"]:
+        st.session_state[JOB] = (run_key, plan, jobs.submit(request | {"count": plan["count"],
+                                                                       "measure": plan["measure"]}))
+    else:
+        st.session_state[RESULT] = {"key": run_key, **plan}
 
-    result: dict = {"key": run_key}
-    with st.status("Building the model and running one forward...", expanded=True) as status:
-        st.write("Counting parameters on the meta device...")
-        built_layers = build.layer_modules(cfg, source)
-        if built_layers > build.MAX_BUILD_LAYERS:
-            result["count_error"] = (f"Building {md(cfg.name)} creates {built_layers:,} layer modules; this server "
-                                     f"builds at most {build.MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
-        else:
-            model = (build.reference_model(cfg, device="meta") if source == "reference"
-                     else build.hf_model(cfg, device="meta"))
-            result["built"] = build.count_built(model)
-            del model
-        st.write(f"Measuring activation memory at batch {batch}, seq_len {seq} on the CPU...")
-        try:
-            result["measurement"] = measure.measure_activation_memory(
-                cfg, batch_size=batch, seq_len=seq, dtype=dtype, attention=attention, kind=source,
-                checkpointing=checkpointing)
-        except ValueError as e:
-            result["measure_error"] = str(e)
-        status.update(label="Done", state="complete", expanded=False)
-    st.session_state["_ae_verify"] = result
+if JOB in st.session_state:
+    key, plan, job = st.session_state[JOB]
+    jobs.follow(job)  # waits here, showing the queue place, until the build process ends
+    if job.finished:
+        del st.session_state[JOB]
+        st.session_state[RESULT] = {"key": key, **plan, **(job.result or {}),
+                                    **({"job_error": job.message} if job.state != "done" else {})}
 
 
-def show(result: dict) -> None:
+def show_count(result: dict) -> None:
     st.header("Parameters")
     expected = count_parameters(cfg).total
     note = ""
@@ -78,38 +78,47 @@ def show(result: dict) -> None:
         note = (f"Hugging Face's {model} cannot express sharing '{cfg.sharing}' (num_groups {cfg.num_groups}, "
                 f"inner_group_num {cfg.inner_group_num}): it builds the layout of to_hf_config, whose count "
                 f"albert_core gives as {expected:,} (this config itself: {count_parameters(cfg).total:,}).")
-    if "count_error" in result:
-        st.error(result["count_error"])
+    if "count_error" in result or "built" not in result:
+        st.error(md(result.get("count_error") or result.get("job_error") or "The build process gave no count."))
+        return
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Estimated (albert_core)", f"{expected:,}")
+    m2.metric("Built in PyTorch", f"{result['built']:,}")
+    m3.metric("Difference", f"{result['built'] - expected:,}")
+    if note:
+        st.caption(note)
+    if result["built"] == expected:
+        st.success("The PyTorch model has exactly the parameters albert_core counts.")
     else:
-        m1, m2, m3 = st.columns(3)
-        m1.metric("Estimated (albert_core)", f"{expected:,}")
-        m2.metric("Built in PyTorch", f"{result['built']:,}")
-        m3.metric("Difference", f"{result['built'] - expected:,}")
-        if note:
-            st.caption(note)
-        if result["built"] == expected:
-            st.success("The PyTorch model has exactly the parameters albert_core counts.")
-        else:
-            st.error("The counts differ.")
+        st.error("The counts differ.")
 
+
+def show_measurement(result: dict) -> None:
     st.header("Activation memory")
-    if "measure_error" in result:
-        st.error(f"Not measured: {md(result['measure_error'])}")
-    else:
-        m = result["measurement"]
-        a1, a2, a3 = st.columns(3)
-        a1.metric("Estimated (albert_core, CPU)", format_bytes(m.estimate), help=f"{m.estimate:,} bytes")
-        a2.metric("Measured (saved tensors)", format_bytes(m.total), help=f"{m.total:,} bytes")
-        a3.metric("Estimate error", f"{100 * m.error:+.2f}%")
-        st.caption(f"{m.kind}, batch {m.batch_size}, seq_len {m.seq_len}, {m.dtype}, {m.attention} attention"
-                   + (", checkpointing" if m.checkpointing else "") + ". Exact bytes: estimated "
-                   f"{m.estimate:,}, measured {m.total:,}.")
-        tables.show(m.breakdown(), "verify_breakdown", file_name=f"{file_stem(cfg.name)}-measured.csv", readable={"bytes": "bytes"})
+    if "measurement" not in result:
+        reason = result.get("measure_error") or result.get("job_error") or "the build process gave no measurement"
+        st.error(f"Not measured: {md(reason)}")
+        return
+    m = result["measurement"]
+    a1, a2, a3 = st.columns(3)
+    a1.metric("Estimated (albert_core, CPU)", format_bytes(m["estimate"]), help=f"{m['estimate']:,} bytes")
+    a2.metric("Measured (saved tensors)", format_bytes(m["total"]), help=f"{m['total']:,} bytes")
+    a3.metric("Estimate error", f"{100 * m['error']:+.2f}%")
+    st.caption(f"{m['kind']}, batch {m['batch_size']}, seq_len {m['seq_len']}, {m['dtype']}, {m['attention']} "
+               "attention" + (", checkpointing" if m["checkpointing"] else "") + ". Exact bytes: estimated "
+               f"{m['estimate']:,}, measured {m['total']:,}.")
+    tables.show(pd.DataFrame.from_records(m["breakdown"]), "verify_breakdown",
+                file_name=f"{file_stem(cfg.name)}-measured.csv", readable={"bytes": "bytes"})
+    if "peak_rss" in result and "estimate" in result:
+        st.caption(f"The build process peaked at {format_bytes(result['peak_rss'])} resident; estimated before "
+                   f"building: {format_bytes(result['estimate']['total'])} (this server allows "
+                   f"{format_bytes(jobs.budget_bytes())} per build).")
 
 
-result = st.session_state.get("_ae_verify")
+result = st.session_state.get(RESULT)
 if result is None or result["key"] != run_key:
     st.info("Press the button to build the model: parameter counts take a moment at any size; the measurement "
             "is refused, with the reason, when the model or its activations are too big for this server.")
 else:
-    show(result)
+    show_count(result)
+    show_measurement(result)

@@ -1,44 +1,67 @@
-"""AppTest: the Verify page builds and measures; no other page imports torch."""
+"""Verify: the page builds and measures in a separate process, the queue, the limits; no other page imports torch."""
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from test_app_pages import APP, goto, open_app
 
+from albert_core import worker
 from albert_core.activations import activation_memory
 from albert_core.params import count_parameters
 from albert_core.presets import PRESETS
+from albert_core.runner import Runner
+from ui import jobs
 
 ROOT = Path(APP).parent
+MIB = 1 << 20
 
 TINY = {"name": "tiny", "vocab_size": "1000", "hidden_dim": "64", "num_heads": "2", "intermediate_dim": "128",
         "num_layers": "3", "max_position": "64", "embedding_dim": "32"}
+TINY_CFG = PRESETS["albert-base"].replace(**{k: (v if k == "name" else int(v)) for k, v in TINY.items()})
 
 
-def test_pages_other_than_verify_never_import_torch():
-    """Run every page in AppTest in a fresh interpreter, then look at sys.modules."""
+def request(cfg, **kw):
+    return {"config": cfg.to_dict(), "source": "reference", "batch_size": 2, "seq_len": 16, "dtype": "float32",
+            "attention": "eager", "checkpointing": False} | kw
+
+
+def test_pages_never_import_torch_in_the_server_process_even_after_verify_ran():
+    """Every page in AppTest in a fresh interpreter, Verify's button pressed; then look at sys.modules."""
     script = f"""
 import json, sys
 from streamlit.testing.v1 import AppTest
-at = AppTest.from_file({APP!r}, default_timeout=60)
-at.query_params.update({{"checkpointing": "1", "scale": "log"}})
+at = AppTest.from_file({APP!r}, default_timeout=120)
+at.query_params.update({{"checkpointing": "1", "scale": "log", **{TINY!r}, "verify_seq_len": "16"}})
 at.run()
 seen = []
 for page in ("overview", "parameters", "memory", "fit", "compute", "verify"):
     at.switch_page(f"pages/{{page}}.py").run()
     assert not at.exception, (page, [e.message for e in at.exception])
     seen.append(page)
+at.button(key="verify_run").click().run()
+assert not at.exception and not at.error, [e.value for e in at.error]
+metrics = {{m.label: m.value for m in at.metric}}
+def kinds(v, out):
+    out.add(type(v).__module__.split(".")[0])
+    for x in (list(v.items()) if isinstance(v, dict) else v if isinstance(v, (list, tuple, set)) else []):
+        kinds(x, out)
+    return out
+kinds = sorted(kinds(list(at.session_state.values()), set()))
 print(json.dumps({{"pages": seen, "torch": sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))[:5],
-                  "transformers": "transformers" in sys.modules}}))
+                  "transformers": "transformers" in sys.modules, "metrics": metrics, "kinds": kinds}}))
 """
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["pages"] == ["overview", "parameters", "memory", "fit", "compute", "verify"]
-    assert result["torch"] == [] and result["transformers"] is False
+    assert result["metrics"]["Built in PyTorch"] == f"{count_parameters(TINY_CFG).total:,}"  # Verify really ran
+    assert result["torch"] == [] and result["transformers"] is False  # ... in another process
+    assert "torch" not in result["kinds"] and "transformers" not in result["kinds"]
 
 
 def test_verify_counts_and_measures_a_small_model():
@@ -46,13 +69,14 @@ def test_verify_counts_and_measures_a_small_model():
     at.button(key="verify_run").click().run(timeout=120)
     assert not at.exception and not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
-    cfg = PRESETS["albert-base"].replace(**{k: (v if k == "name" else int(v)) for k, v in TINY.items()})
-    assert metrics["Estimated (albert_core)"] == f"{count_parameters(cfg).total:,}"
-    assert metrics["Built in PyTorch"] == f"{count_parameters(cfg).total:,}"
-    est = activation_memory(cfg, batch_size=2, seq_len=16, device="cpu").total
+    assert metrics["Estimated (albert_core)"] == f"{count_parameters(TINY_CFG).total:,}"
+    assert metrics["Built in PyTorch"] == f"{count_parameters(TINY_CFG).total:,}"
+    est = activation_memory(TINY_CFG, batch_size=2, seq_len=16, device="cpu").total
     caption = " ".join(c.value for c in at.caption)
     assert f"estimated {est:,}" in caption
+    assert "The build process peaked at" in caption
     assert any("exactly the parameters" in s.value for s in at.success)
+    assert "_ae_verify_job" not in at.session_state  # the job is collected; only numbers stay
 
 
 @pytest.mark.slow
@@ -60,29 +84,37 @@ def test_verify_hf_model_with_sharing_hf_cannot_express():
     at = goto(open_app(TINY | {"sharing": "attention", "source": "hf", "verify_seq_len": "8"}), "verify")
     at.button(key="verify_run").click().run(timeout=120)
     assert not at.exception and not at.error
-    cfg = PRESETS["albert-base"].replace(**{k: (v if k == "name" else int(v)) for k, v in TINY.items()},
-                                         sharing="attention")
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Built in PyTorch"] == f"{count_parameters(cfg.replace(sharing='none')).total:,}"
+    assert metrics["Built in PyTorch"] == f"{count_parameters(TINY_CFG.replace(sharing='none')).total:,}"
     assert any("cannot express sharing 'attention'" in c.value for c in at.caption)
 
 
-def test_verify_refuses_what_is_too_big_but_still_counts_on_meta():
-    at = goto(open_app({"preset": "bert-xlarge"}), "verify")
+def test_measurement_over_the_budget_is_refused_before_building_naming_the_figure(monkeypatch):
+    monkeypatch.setenv(jobs.BUDGET_ENV, "600")
+    at = goto(open_app({"preset": "bert-base"}), "verify")
     at.button(key="verify_run").click().run(timeout=120)
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Built in PyTorch"] == f"{count_parameters(PRESETS['bert-xlarge']).total:,}"
+    assert metrics["Built in PyTorch"] == f"{count_parameters(PRESETS['bert-base']).total:,}"  # still counted
     (err,) = at.error
-    assert err.value.startswith("Not measured:") and "parameters" in err.value
+    est = worker.estimate(request(PRESETS["bert-base"], batch_size=2, seq_len=64))
+    assert est["total"] > 600 * MIB
+    assert err.value.startswith("Not measured:")
+    assert f"about {est['total'] / MIB:,.0f} MiB" in err.value and "budget of 600 MiB" in err.value
+    assert "lower the batch size or sequence length" in err.value
+    # refused before building: the process that counted on the meta device never held bert-base's weights
+    peak = at.session_state["_ae_verify"]["peak_rss"]
+    assert 0 < peak < worker.IMPORT_BYTES + est["weights"] // 2
 
 
-def test_verify_seq_len_beyond_max_position_is_explained():
-    at = goto(open_app(TINY | {"verify_seq_len": "128"}), "verify")
-    at.button(key="verify_run").click().run(timeout=120)
-    assert not at.exception
-    (err,) = at.error
-    assert "max_position" in err.value
+def test_too_big_and_too_long_are_refused_without_a_process():
+    xl = worker.plan(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64), jobs.DEFAULT_BUDGET_MB * MIB)
+    est = worker.estimate(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64))
+    assert xl["count"] and not xl["measure"]  # counted on the meta device, not measured
+    assert f"weights {est['weights'] / MIB:,.0f} MiB" in xl["measure_error"]
+    assert est["weights"] == 4 * count_parameters(PRESETS["bert-xlarge"]).total
+    long = worker.plan(request(TINY_CFG, seq_len=128), jobs.DEFAULT_BUDGET_MB * MIB)
+    assert not long["measure"] and "max_position" in long["measure_error"]
 
 
 @pytest.mark.slow
@@ -97,3 +129,78 @@ def test_verify_hf_bert_with_shared_layers_counts_what_hf_builds():
     unshared = PRESETS["bert-base"].replace(**{k: (v if k == "name" else int(v)) for k, v in TINY.items()
                                                if k != "embedding_dim"}, embedding_dim=64)
     assert metrics["Built in PyTorch"] == f"{count_parameters(unshared).total:,}"
+
+
+# ---- the worker and the runner, without Streamlit ----------------------------------------
+def test_worker_in_process_returns_plain_numbers():
+    out = worker.run(request(TINY_CFG))
+    assert out["built"] == count_parameters(TINY_CFG).total
+    m = out["measurement"]
+    assert m["total"] == m["estimate"] == activation_memory(TINY_CFG, batch_size=2, seq_len=16, device="cpu").total
+    assert sum(r["bytes"] for r in m["breakdown"]) == m["total"]
+    json.dumps(out)  # JSON-able: nothing of torch crosses the process boundary
+
+
+def test_plan_refuses_counts_and_measurements_with_the_reason():
+    tiny = worker.plan(request(TINY_CFG), 700 * MIB)
+    assert tiny["count"] and tiny["measure"] and tiny["estimate"]["total"] < 700 * MIB
+    big = worker.plan(request(PRESETS["bert-large"], batch_size=2, seq_len=64), 700 * MIB)
+    assert big["count"] and not big["measure"] and "700 MiB" in big["measure_error"]
+    nothing = worker.plan(request(TINY_CFG), 100 * MIB)
+    assert not nothing["count"] and not nothing["measure"] and "ALBERT_EXPLORER_MEMORY_BUDGET_MB" in nothing["count_error"]
+    deep = worker.plan(request(TINY_CFG.replace(sharing="none", num_layers=5000)), 700 * MIB)
+    assert not deep["count"] and "5,000 layer modules" in deep["count_error"]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie not yet reaped is dead too
+        return f.read().split()[2] != "Z"
+
+
+def test_runner_queues_one_build_at_a_time_and_both_finish():
+    r = Runner()
+    first = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120)
+    second = r.submit(request(TINY_CFG, seq_len=8), memory_bytes=700 * MIB, timeout_s=120)
+    assert r.place(second) == 2  # waits behind the first (running or about to)
+    assert r.wait(first, 120) and first.state == "done"
+    assert r.wait(second, 120) and second.state == "done"
+    assert second.started >= first.ended  # never two children at once
+    assert first.result["built"] == second.result["built"] == count_parameters(TINY_CFG).total
+    assert second.result["measurement"]["seq_len"] == 8
+    assert not _pid_alive(first.pid) and not _pid_alive(second.pid) and r.idle()
+
+
+def test_runner_cancel_timeout_and_closed_session_kill_the_child():
+    r = Runner()
+    waiting_for = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=0.5)
+    queued = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120)
+    r.cancel(queued)  # still waiting: leaves the queue, never starts
+    assert queued.state == "cancelled" and queued.pid is None
+    assert r.wait(waiting_for, 60) and waiting_for.state == "timeout"
+    assert "Stopped after 0 s" in waiting_for.message or "Stopped after 1 s" in waiting_for.message
+    assert "ALBERT_EXPLORER_VERIFY_TIMEOUT_S" in waiting_for.message
+    open_session = [True]
+    orphan = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120, alive=lambda: open_session[0])
+    deadline = time.monotonic() + 30
+    while orphan.pid is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    open_session[0] = False  # the browser went away mid-run
+    assert r.wait(orphan, 30) and orphan.state == "cancelled" and "session" in orphan.message
+    for job in (waiting_for, orphan):
+        assert not _pid_alive(job.pid)
+
+
+@pytest.mark.slow
+def test_child_past_its_memory_cap_gives_a_clear_message():
+    """A wrong estimate ends at the OS cap (RLIMIT_DATA) with a message, not in the server."""
+    cfg = PRESETS["bert-base"].replace(name="two-layers", num_layers=2)  # about 150 MiB of float32 weights
+    r = Runner()
+    job = r.submit(request(cfg, seq_len=64), memory_bytes=420 * MIB, timeout_s=120)
+    assert r.wait(job, 120) and job.state == "done"
+    assert job.result["built"] == count_parameters(cfg).total  # the meta-device count fits
+    assert "measurement" not in job.result
+    assert "needed more than 420 MiB" in job.result["measure_error"]

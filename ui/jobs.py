@@ -1,0 +1,113 @@
+"""Verify's builds for the whole server: one albert_core.runner.Runner, its limits, each session's job.
+
+Settings (environment variable first, then `.streamlit/secrets.toml`, then the default):
+  ALBERT_EXPLORER_MEMORY_BUDGET_MB / memory_budget_mb   memory one build process may use (MiB)
+  ALBERT_EXPLORER_VERIFY_TIMEOUT_S / verify_timeout_s   wall-clock limit of one build (s)
+The default budget fits Streamlit Community Cloud (about 1 GB per app): 700 MiB for the build process
+beside the server's own 200-300 MiB (docs/deploy.md has the measurements).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from albert_core.runner import Job, Runner
+
+BUDGET_ENV, BUDGET_SECRET, DEFAULT_BUDGET_MB = "ALBERT_EXPLORER_MEMORY_BUDGET_MB", "memory_budget_mb", 700
+TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S = "ALBERT_EXPLORER_VERIFY_TIMEOUT_S", "verify_timeout_s", 180
+RECONNECT_GRACE_S = 10.0  # a session disconnected this long is gone (a browser's reconnect takes less)
+MIB = 1 << 20
+
+
+def _setting(env: str, secret: str, default: float) -> float:
+    raw: Any = os.environ.get(env)
+    if raw is None:
+        try:
+            raw = st.secrets.get(secret)
+        except Exception:  # noqa: BLE001 - no secrets file: Streamlit raises its own error types
+            raw = None
+    try:
+        value = float(raw) if raw is not None else default
+    except (TypeError, ValueError):
+        value = default
+    return value if value > 0 else default
+
+
+def budget_bytes() -> int:
+    return int(_setting(BUDGET_ENV, BUDGET_SECRET, DEFAULT_BUDGET_MB) * MIB)
+
+
+def timeout_s() -> float:
+    return _setting(TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S)
+
+
+@st.cache_resource(show_spinner=False)
+def runner() -> Runner:
+    """The server's one queue (st.cache_resource: one object per process, shared by every session)."""
+    return Runner()
+
+
+def _session_alive() -> Callable[[], bool] | None:
+    """A check, safe on any thread, that this browser session is still connected (None outside a server)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not Runtime.exists():
+        return None
+    rt, sid = Runtime.instance(), ctx.session_id
+    gone_since: list[float] = []
+
+    def alive() -> bool:
+        if rt.is_active_session(sid):
+            gone_since.clear()
+            return True
+        gone_since[:1] = gone_since[:1] or [time.monotonic()]
+        return time.monotonic() - gone_since[0] < RECONNECT_GRACE_S
+
+    return alive
+
+
+def submit(request: dict[str, Any]) -> Job:
+    return runner().submit(request, memory_bytes=budget_bytes(), timeout_s=timeout_s(), alive=_session_alive())
+
+
+def cancel(job: Job, message: str = "Cancelled.") -> None:
+    runner().cancel(job, message)
+
+
+def follow(job: Job) -> None:
+    """Show where the job stands until it finishes (this script run waits for it), with a Cancel button.
+
+    A rerun (a widget changed, Cancel pressed) ends this wait and the next run picks the job up
+    again; a stopped script run (the browser closed, Stop pressed) cancels the job.
+    """
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    r = runner()
+    if st.button("Cancel", key="verify_cancel"):
+        r.cancel(job)
+        return
+    box = st.empty()
+    try:
+        while not job.finished:
+            place = r.place(job)
+            if place:
+                box.info(f"Waiting: {place - 1} build{'s' if place != 2 else ''} ahead of yours (place {place} in "
+                         "the queue; this server builds one model at a time). It starts by itself; keep this "
+                         "page open.", icon=":material/hourglass_top:")
+            else:
+                elapsed = time.monotonic() - (job.started or time.monotonic())
+                box.info(f"Building the model and measuring one forward in a separate process: {elapsed:.0f} s "
+                         f"(limit {job.timeout_s:,.0f} s, memory {job.memory_bytes / MIB:,.0f} MiB).",
+                         icon=":material/progress_activity:")
+            r.wait(job, 0.5)
+    except StopException:
+        r.cancel(job, "The page was closed or stopped; the build was stopped.")
+        raise
+    box.empty()
