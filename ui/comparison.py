@@ -61,6 +61,7 @@ def wide(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 def show(df: pd.DataFrame, key: str = "compare_table") -> None:
     text, diff = wide(df)
     styled = text.style.apply(lambda col: [HIGHLIGHT if d else "" for d in diff[col.name]], axis=0)
-    st.dataframe(styled, key=key, height=36 * (len(text) + 1) + 3,
-                 column_config={n: st.column_config.TextColumn(n, width="medium") for n in text.columns})
-    csv_button(df, "comparison.csv", key=f"{key}_csv")
+    with st.container(key="compare_section"):
+        st.dataframe(styled, key=key, height=36 * (len(text) + 1) + 3,
+                     column_config={n: st.column_config.TextColumn(n, width="medium") for n in text.columns})
+        csv_button(df, "comparison.csv", key=f"{key}_csv")
