@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from .config import ModelConfig, require_choice
+from .config import ConfigError, ModelConfig, require_choice
 from .liveness import Infer, stored_range
 from .replay import (
     ATTENTIONS,
@@ -44,6 +44,7 @@ from .replay import (
     Replay,
     Tensor,
     evaluate,
+    quadratic,
     split_dtype,
     sz,
 )
@@ -62,7 +63,7 @@ class Term:
     component: str  # what it is, e.g. "attention probabilities (softmax output)"
     op: str  # the PyTorch op whose backward saves it
     part: str  # quadratic (grows with S²) | linear (everything else)
-    bytes: tuple[int, int, int, int, int]  # byte coefficients of MONOMIALS for one application
+    bytes: tuple[int, ...]  # byte coefficients of MONOMIALS for one application
     count: int  # applications (layer applications for per-layer terms)
 
     def at(self, batch_size: int, seq_len: int) -> int:
@@ -92,12 +93,14 @@ def _check_modes(dtype: str, attention: str, device: str) -> None:
 
 
 def family_ops(cfg: ModelConfig) -> ModuleType:
-    """The module holding cfg's family's op sequences (replay_embeddings, replay_layer, ...)."""
-    from . import bert_replay
+    """The family module (albert_core/families/<family>.py) whose replay_* functions are cfg's op sequences."""
+    from .families import family
 
-    if cfg.family in ("bert", "albert"):
-        return bert_replay
-    raise ValueError(f"activation memory is not modelled for family {cfg.family!r} yet")
+    mod = family(cfg.family)
+    if not hasattr(mod, "replay_layer"):
+        raise ConfigError([f"activation memory is not modelled for family '{cfg.family}' yet: its attention's "
+                           "saved tensors are not replayed, so no number is given; parameters and FLOPs are"])
+    return mod
 
 
 # ---- training: the forward, replayed ----------------------------------------------------------------
@@ -117,7 +120,7 @@ def _flush(out: list[Term], scope: str, count: int, rr: Replay) -> None:
     """Append rr's saved storages as Terms, one per (component, part), ops listed once each."""
     merged: dict[tuple[str, str], list] = {}
     for comp, op, part, b in rr.terms():
-        acc = merged.setdefault((comp, part), [[0] * 5, []])
+        acc = merged.setdefault((comp, part), [[0] * len(MONOMIALS), []])
         acc[0] = [x + y for x, y in zip(acc[0], b, strict=True)]
         if op not in acc[1]:
             acc[1].append(op)
@@ -155,9 +158,12 @@ def _make_terms(cfg: ModelConfig, dtype: str, attention: str, device: str, check
     ops = family_ops(cfg)
     md, amp = split_dtype(dtype)
     root = Replay(device, amp, md)
+    root.ctx["checkpointing"] = checkpointing  # a family whose layers share saved storages needs to know
     out: list[Term] = []
     r = root.sub()
     x = ops.replay_embeddings(r, cfg)
+    if checkpointing and hasattr(ops, "replay_checkpoint_inputs"):  # one storage handed to every layer
+        ops.replay_checkpoint_inputs(r, cfg)
     _flush(out, "embeddings", 1, r)
     y = _layer_terms(out, root, ops, cfg, x, attention, checkpointing)
     r = root.sub()
@@ -280,10 +286,10 @@ def _config_items(cfgs: Any) -> list[tuple[str, ModelConfig]]:
 
 def _part_coefficients(terms: tuple[Term, ...]) -> tuple[list[int], list[int]]:
     """MONOMIALS byte coefficients of the quadratic and the linear part, all applications."""
-    quad_c, lin_c = [0] * 5, [0] * 5
+    quad_c, lin_c = [0] * len(MONOMIALS), [0] * len(MONOMIALS)
     for t in terms:
         acc = quad_c if t.part == "quadratic" else lin_c
-        for i in range(5):
+        for i in range(len(MONOMIALS)):
             acc[i] += t.bytes[i] * t.count
     return quad_c, lin_c
 
@@ -295,8 +301,7 @@ def _sweep_frame(name: str, terms: tuple[Term, ...], S: list[int], B: int) -> pd
     quad_c, lin_c = _part_coefficients(terms)
     bound = sum(abs(c) for c in quad_c + lin_c) * max(B, 1) * max(S) ** 2 + 1
     s = np.asarray(S, dtype=np.int64 if bound < 2**62 else object)  # Python ints when int64 could overflow
-    q = quad_c[0] * B * s * s + quad_c[1] * B * s + quad_c[2] * s + quad_c[3] * B + quad_c[4]
-    lin = lin_c[0] * B * s * s + lin_c[1] * B * s + lin_c[2] * s + lin_c[3] * B + lin_c[4]
+    q, lin = evaluate(quad_c, B, s), evaluate(lin_c, B, s)  # numpy arrays over seq_len
     n = len(S)
     return pd.DataFrame({
         "config": [name] * (3 * n),
@@ -391,5 +396,5 @@ def inference_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: st
     for c in snaps:
         v = evaluate(c, B, S)
         if v > best:
-            best, best_q = v, c[0] * B * S * S
+            best, best_q = v, quadratic(c, B, S)
     return best, best_q

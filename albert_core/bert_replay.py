@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .replay import Replay, Tensor, attention_core, sz
+from .replay import Replay, Size, Tensor, attention_core, sz
 
 if TYPE_CHECKING:
     from .config import ModelConfig
@@ -19,35 +19,51 @@ FFN_LINEARS = ("ffn", "ffn_output")
 
 
 # ---- training: what autograd saves -------------------------------------------------------------------
-def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
-    """BertEmbeddings / AlbertEmbeddings (+ ALBERT's embedding_hidden_mapping_in)."""
-    E, P = cfg.embedding_dim, cfg.max_position
-    c = "embeddings: index tensors"
+def embeddings(r: Replay, cfg: ModelConfig, token_types: Size | None, positions: Size | None,
+               project: bool) -> Tensor:
+    """BERT-style embeddings: the index tensors aten::embedding saves (EmbeddingBackward0 keeps indices),
+    the E-wide sum, LayerNorm and dropout, then an E->H Linear when project."""
+    E, c = cfg.embedding_dim, "embeddings: index tensors"
     r.index(sz(bs=1), c, "aten::embedding (input_ids)")
-    r.index(sz(s=1), c, "aten::embedding (token_type_ids: gather of the (1, P) buffer, (1, S))")
-    r.index(sz(one=P), c, "aten::embedding (position_ids: a view of the (1, P) buffer)")
+    if token_types is not None:
+        r.index(token_types, c, "aten::embedding (token_type_ids)")
+    if positions is not None:
+        r.index(positions, c, "aten::embedding (position_ids)")
     x = r.new(sz(bs=E), r.md)  # word + token_type + position embeddings (weights' dtype; autocast leaves it)
     x = r.layer_norm(x, E, "embeddings: LayerNorm")
     x = r.dropout(x, cfg.dropout, "embeddings: dropout mask")
-    if cfg.factorized:  # AlbertTransformer.embedding_hidden_mapping_in
+    if project:  # ALBERT's embedding_hidden_mapping_in / ELECTRA's embeddings_project
         x = r.linear(x, E, cfg.hidden_dim, "embeddings: E→H projection input")
     return x
 
 
-def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
-    """One layer application (BertLayer / AlbertLayer); x is the (B, S, H) layer input."""
+def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
+    """BertEmbeddings / AlbertEmbeddings (+ ALBERT's embedding_hidden_mapping_in): token_type_ids is a
+    (1, S) gather of the buffer, position_ids a view of the whole (1, P) buffer."""
+    return embeddings(r, cfg, sz(s=1), sz(one=cfg.max_position), cfg.factorized)
+
+
+def layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str, attn_dropout: bool, ffn_dropout: bool) -> Tensor:
+    """A post-LN encoder layer: Q/K/V, attention, output dense (+ dropout), LayerNorm, FFN (+ dropout),
+    LayerNorm. x is the (B, S, H) layer input."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     qs = [r.linear(x, H, H, "layer input (Q/K/V projections)") for _ in range(3)]  # query, key, value
     ctx = attention_core(r, cfg.num_heads, cfg.attention_dropout, *qs, attention)
     a = r.linear(ctx, H, H, "context (output projection input)")
-    a = r.dropout(a, cfg.dropout, "residual dropout masks")  # BertSelfOutput.dropout / AlbertAttention.output_dropout
+    if attn_dropout:
+        a = r.dropout(a, cfg.dropout, "residual dropout masks")
     a = r.layer_norm(r.add(a, x), H, "LayerNorms")  # LayerNorm(dense + residual)
     h = r.linear(a, H, I, "FFN input")
     h = r.activation(h, cfg.hidden_act)
     h = r.linear(h, I, H, "FFN output projection input")
-    if cfg.family == "bert":  # BertOutput.dropout; AlbertLayer applies none
+    if ffn_dropout:
         h = r.dropout(h, cfg.dropout, "residual dropout masks")
     return r.layer_norm(r.add(h, a), H, "LayerNorms")
+
+
+def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
+    """BertLayer (dropout after both sublayers) / AlbertLayer (HF's applies none after its FFN)."""
+    return layer(r, cfg, x, attention, True, cfg.family == "bert")
 
 
 def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
@@ -61,21 +77,23 @@ def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
     r.unary_saves_result(pooled, "aten::tanh", "pooler")
 
 
-def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
-    """Elements of autocast's cached 16-bit weight copies that Linear layers save: one per stored weight.
+def layer_weight_copies(cfg: ModelConfig, checkpointing: bool) -> int:
+    """Elements of autocast's cached 16-bit copies of the layers' weights: one per stored weight.
 
     Under checkpointing the layers' copies are made inside the checkpointed region, whose saved
-    tensors are dropped, so only the E→H projection's and the pooler's remain.
-    """
+    tensors are dropped, so none remain."""
     from .params import stored_copies
 
-    E, H, I = cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim
-    n = H * H  # pooler.dense
-    if cfg.factorized:
-        n += E * H  # embedding_hidden_mapping_in
-    if not checkpointing:
-        n += stored_copies(cfg, "attention") * 4 * H * H + stored_copies(cfg, "ffn") * 2 * H * I
-    return n
+    if checkpointing:
+        return 0
+    H, I = cfg.hidden_dim, cfg.intermediate_dim
+    return stored_copies(cfg, "attention") * 4 * H * H + stored_copies(cfg, "ffn") * 2 * H * I
+
+
+def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
+    """Autocast's weight copies that Linear layers save: the layers', the pooler's, ALBERT's E→H projection's."""
+    n = layer_weight_copies(cfg, checkpointing) + cfg.hidden_dim ** 2  # pooler.dense
+    return n + (cfg.embedding_dim * cfg.hidden_dim if cfg.factorized else 0)  # embedding_hidden_mapping_in
 
 
 # ---- inference: allocations and frees of a no_grad eval forward ---------------------------------------

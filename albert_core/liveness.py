@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
-from .replay import BYTES, F32, Size, promote, scale, split_dtype, sz
+from .replay import BYTES, F32, MONOMIALS, Size, promote, scale, split_dtype, sz
 
 if TYPE_CHECKING:
     from .config import ModelConfig
@@ -24,7 +24,7 @@ class Live:
     """Allocations and frees of one no_grad forward, in order; live bytes as MONOMIALS coefficients."""
 
     def __init__(self) -> None:
-        self.live = [0, 0, 0, 0, 0]
+        self.live = [0] * len(MONOMIALS)
         self.snapshots: set[tuple[int, ...]] = set()
         self._n = itertools.count()
         self.sizes: dict[int, tuple[int, ...]] = {}

@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 DTYPES = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
 ATTENTIONS = ("eager", "sdpa")
 DEVICES = ("cuda", "cpu")
 DEFAULT_DEVICE = "cuda"  # what people plan memory for; "cpu" is what albert_core.measure measures here
 BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "int64": 8, "int32": 4, "bool": 1}
-MONOMIALS = ("B·S²", "B·S", "S", "B", "1")  # a size is a 5-tuple of coefficients of these
+MONOMIALS = ("B·S²", "S²", "B·S", "S", "B", "1")  # a size is a 6-tuple of coefficients of these
 F32 = "float32"
-Size = tuple[int, int, int, int, int]
+Size = tuple[int, int, int, int, int, int]
+QUADRATIC = (0, 1)  # indexes of the monomials that grow with S²
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,9 @@ class Tensor:
     dtype: str
 
 
-def sz(bss: int = 0, bs: int = 0, s: int = 0, b: int = 0, one: int = 0) -> Size:
+def sz(bss: int = 0, bs: int = 0, s: int = 0, b: int = 0, one: int = 0, ss: int = 0) -> Size:
     """Elements of a tensor as coefficients of MONOMIALS, e.g. sz(bs=H) for a (B, S, H) tensor."""
-    return (bss, bs, s, b, one)
+    return (bss, ss, bs, s, b, one)
 
 
 def scale(size: tuple[int, ...], mul: int, div: int) -> Size:
@@ -67,7 +69,12 @@ def split_dtype(dtype: str) -> tuple[str, str | None]:
 def evaluate(c: tuple[int, ...], batch_size: int, seq_len: int) -> int:
     """The value of a MONOMIALS polynomial at B, S."""
     B, S = batch_size, seq_len
-    return c[0] * B * S * S + c[1] * B * S + c[2] * S + c[3] * B + c[4]
+    return c[0] * B * S * S + c[1] * S * S + c[2] * B * S + c[3] * S + c[4] * B + c[5]
+
+
+def quadratic(c: tuple[int, ...], batch_size: int, seq_len: int) -> int:
+    """The S² part of a MONOMIALS polynomial at B, S."""
+    return (c[0] * batch_size + c[1]) * seq_len * seq_len
 
 
 class Replay:
@@ -79,18 +86,30 @@ class Replay:
         self.md = model_dtype  # dtype of the weights
         self.saved: dict[int, tuple[str, str, str, Size, str]] = {}
         self._ids = ids or itertools.count(1)  # share one identity space across a whole forward
+        self.ctx: dict[str, Any] = {}  # tensors a family's embeddings hand to its layers (shared by sub())
+        self.skip: set[int] = set()  # storages not to count: parameters, or saved once for all layers
+        self.params: set[int] = set()  # parameters used as activations (DeBERTa's rel_embeddings table)
 
     def sub(self) -> Replay:
         """A new recorder over the same identity space (one per scope: embeddings, a layer, pooler)."""
-        return Replay(self.device, self.amp, self.md, self._ids)
+        r = Replay(self.device, self.amp, self.md, self._ids)
+        r.ctx, r.skip, r.params = self.ctx, self.skip, self.params
+        return r
 
     def new(self, size: tuple[int, ...], dtype: str) -> Tensor:
         return Tensor(next(self._ids), tuple(size), dtype)  # type: ignore[arg-type]
 
+    def param(self, size: tuple[int, ...]) -> Tensor:
+        """A parameter read as a tensor: never counted (measure excludes parameters)."""
+        t = self.new(size, self.md)
+        self.params.add(t.id)
+        self.skip.add(t.id)
+        return t
+
     def save(self, t: Tensor, component: str, op: str) -> None:
-        if t.id in self.saved or not any(t.size):
+        if t.id in self.saved or t.id in self.skip or not any(t.size):
             return
-        part = "quadratic" if t.size[0] else "linear"
+        part = "quadratic" if t.size[0] or t.size[1] else "linear"
         self.saved[t.id] = (component, op, part, t.size, t.dtype)
 
     def terms(self) -> list[tuple[str, str, str, Size]]:
@@ -110,8 +129,8 @@ class Replay:
         counted once per stored weight by the family's weight_copy_elements). rows: the input's rows
         when x is a larger storage that the input is a view of (the pooler's first token)."""
         rows = scale(x.size, 1, n_in) if rows is None else rows
-        if self.amp and x.dtype != self.amp:  # autocast casts the input to a new 16-bit tensor, saved
-            x = self.new(x.size, self.amp)
+        if self.amp and x.dtype != self.amp and x.id not in self.params:  # autocast casts the input, saved
+            x = self.new(x.size, self.amp)  # (a parameter's cast is autocast's cached weight copy, counted apart)
         self.save(x, component, "aten::addmm (input)")
         return self.new(scale(rows, n_out, 1), self.amp or x.dtype)
 
@@ -120,7 +139,7 @@ class Replay:
         rows = scale(x.size, 1, n)
         if self.amp and self.device == "cuda" and x.dtype != F32:  # CUDA autocast: layer_norm in float32 list
             x = self.new(x.size, F32)
-        self.save(x, component, "aten::native_layer_norm (input)")
+        self.save(x, component, "aten::native_layer_norm (input)")  # skipped when x is a parameter
         if self.device == "cuda":
             stat = F32  # CUDA: acc_type of the input
         else:  # CPU: param_scalar_type; float32 when input and weight dtypes differ (autocast)

@@ -146,3 +146,135 @@ def hf_classes(heads: bool) -> tuple[Any, Any]:
     from transformers import DebertaV2Config, DebertaV2Model
 
     return DebertaV2Config, DebertaV2Model
+
+
+# ---- activation replay (albert_core/replay.py): DebertaV2Model's ops and what they save -------------------
+# DebertaV2Model runs its own attention (no sdpa path): attention="sdpa" replays the same ops as eager.
+def replay_embeddings(r: Any, cfg: Any) -> Any:
+    """DebertaV2Embeddings (word [+ position] [+ token type], embed_proj, LayerNorm, * mask, dropout), then
+    the encoder's relative embeddings (the rel_embeddings table, LayerNorm'd when norm_rel_ebd)."""
+    from ..replay import F32, sz
+
+    E, H, c = cfg.embedding_dim, cfg.hidden_dim, "embeddings: index tensors"
+    r.index(sz(bs=1), c, "aten::embedding (input_ids)")
+    if cfg.position_biased_input:
+        r.index(sz(one=cfg.max_position), c, "aten::embedding (position_ids: a view of the (1, P) buffer)")
+    if cfg.type_vocab_size:
+        r.index(sz(bs=1), c, "aten::embedding (token_type_ids: zeros (B, S) made by DebertaV2Model)")
+    x = r.new(sz(bs=E), r.md)  # the sum of the embeddings (weights' dtype; autocast leaves it)
+    if E != H:
+        x = r.linear(x, E, H, "embeddings: E→H projection input")  # embed_proj (no bias)
+    x = r.layer_norm(x, H, "embeddings: LayerNorm")
+    mask = r.new(sz(bs=1), x.dtype)  # attention_mask = ones(B, S) float32; .to(x.dtype) copies only when not f32
+    r.ctx["mask_f32"] = mask if x.dtype == F32 else r.new(sz(bs=1), F32)
+    r.save(mask, "embeddings: input mask", "aten::mul (other: mask.to(embeddings.dtype))")
+    x = r.dropout(r.new(x.size, x.dtype), cfg.dropout, "embeddings: dropout mask")
+    if cfg.relative_attention:
+        _relative_embeddings(r, cfg)
+    return x
+
+
+def _relative_embeddings(r: Any, cfg: Any) -> None:
+    """DebertaV2Encoder.get_rel_embedding: the (2k, H) table, through LayerNorm when norm_rel_ebd."""
+    from ..replay import sz
+
+    R, H = rel_rows(cfg), cfg.hidden_dim
+    rel = r.param(sz(one=R * H))  # encoder.rel_embeddings.weight
+    if cfg.norm_rel_ebd == "layer_norm":  # saves mean and rstd (R rows); its input is a parameter
+        rel = r.layer_norm(rel, H, "relative embeddings: LayerNorm")
+        shared = cfg.dropout == 0 and not r.amp and not r.ctx.get("checkpointing")
+        if shared and _position_uses(cfg):  # every layer's projections save this one storage
+            r.save(rel, "relative embeddings (position projections' input, all layers)", "aten::addmm (input)")
+            r.skip.add(rel.id)
+    r.ctx["rel"] = rel
+
+
+def _position_uses(cfg: Any) -> tuple[str, ...]:
+    """The position projections a layer runs: both with share_att_key (even if a term is off), else one per term."""
+    terms = tuple(cfg.pos_att_type.split("|")) if cfg.pos_att_type else ()
+    return ("c2p", "p2c") if cfg.share_att_key else terms
+
+
+def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
+    """DebertaV2Layer: DisentangledSelfAttention, SelfOutput (dense, dropout, LayerNorm), FFN (as BERT's)."""
+    from ..replay import sz
+
+    H, I = cfg.hidden_dim, cfg.intermediate_dim
+    ctx = _disentangled_attention(r, cfg, [r.linear(x, H, H, "layer input (Q/K/V projections)") for _ in range(3)])
+    a = r.dropout(r.linear(ctx, H, H, "context (output projection input)"), cfg.dropout, "residual dropout masks")
+    a = r.layer_norm(r.add(a, x), H, "LayerNorms")
+    h = r.linear(r.activation(r.linear(a, H, I, "FFN input"), cfg.hidden_act), I, H, "FFN output projection input")
+    h = r.dropout(h, cfg.dropout, "residual dropout masks")
+    assert h.size == sz(bs=H)
+    return r.layer_norm(r.add(h, a), H, "LayerNorms")
+
+
+def _scale(r: Any, dtype: str, op: str) -> None:
+    """x / scaled_size_sqrt(...).to(dtype): DivBackward0 saves the new 0-d divisor."""
+    from ..replay import sz
+
+    r.save(r.new(sz(one=1), dtype), "attention scale (0-d tensors)", f"aten::div (other: {op} scale)")
+
+
+def _disentangled_attention(r: Any, cfg: Any, qkv: list) -> Any:
+    """DisentangledSelfAttention.forward: content scores, c2p/p2c terms, masked_fill, softmax, dropout, @ V."""
+    from ..replay import F32, probs_times_v, sz
+
+    A, c = cfg.num_heads, qkv[0].dtype
+    q, k, v = (r.new(t.size, c) for t in qkv)  # transpose_for_scores: permute(0, 2, 1, 3).contiguous() copies
+    _scale(r, c, "content")
+    r.save(q, "Q/K/V", "aten::bmm (Q)")
+    r.save(r.new(k.size, c), "Q/K/V", "aten::bmm (K^T / scale)")
+    if cfg.relative_attention:
+        _position_terms(r, cfg, q, k)
+    r.save(r.new(sz(bss=1), "bool"), "attention mask (~mask, bool)", "aten::masked_fill (mask)")
+    scores = r.new(sz(bss=A), F32 if r.amp and r.device == "cuda" else c)  # CUDA autocast: softmax in float32
+    return probs_times_v(r, scores, cfg.attention_dropout, q.size, c, c, False)
+
+
+def _position_terms(r: Any, cfg: Any, q: Any, k: Any) -> None:
+    """disentangled_attention_bias: the position projections of the (dropped) relative embeddings, then
+    c2p = gather(Q·K_rᵀ, c2p_pos) and p2c = gather(K·Q_rᵀ, p2c_pos)ᵀ, each / scale."""
+    from ..replay import sz
+
+    R, H, A = rel_rows(cfg), cfg.hidden_dim, cfg.num_heads
+    rel = r.dropout(r.ctx["rel"], cfg.dropout, "relative embeddings: dropout mask")  # pos_dropout
+    if r.amp and rel.id in r.params:  # rel_embeddings[0:2k] is a view, not a leaf: autocast casts it per call
+        rel = r.new(rel.size, rel.dtype)
+    terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
+    pos = {t: r.linear(rel, H, H, "relative embeddings (position projections' input)", rows=sz(one=R))
+           for t in _position_uses(cfg)}
+    for t, content in (("c2p", q), ("p2c", k)):
+        if t not in terms:
+            continue
+        r.save(content, "Q/K/V", f"aten::bmm ({t}: {'Q' if t == 'c2p' else 'K'})")
+        r.save(r.new(sz(b=R * H), pos[t].dtype), "position keys/queries (repeated over the batch)",
+               f"aten::bmm ({t}: .repeat(B, 1, 1) of the projected relative embeddings)")
+        r.save(r.new(sz(ss=1), "int64"), "relative position index (S×S, int64)", f"aten::gather ({t}_pos index)")
+        r.save(r.new(sz(bs=A * R), q.dtype), f"{t} scores before the gather", f"aten::gather ({t}: self)")
+        _scale(r, q.dtype, t)
+
+
+def replay_pooler(r: Any, cfg: Any, y: Any) -> None:
+    """DebertaV2Model has no pooler."""
+
+
+def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
+    """Autocast's 16-bit weight copies that Linear layers save: the layers' (with the position projections)
+    and embed_proj's. (The projections read a slice of rel_embeddings, not a leaf: cast per call, not cached.)"""
+    from ..params import stored_copies
+
+    E, H, I = cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim
+    n = E * H if E != H else 0
+    if checkpointing:
+        return n
+    return n + stored_copies(cfg, "attention") * (4 + len(_pos_projs(cfg))) * H * H + stored_copies(cfg, "ffn") * 2 * H * I
+
+
+def replay_checkpoint_inputs(r: Any, cfg: Any) -> None:
+    """Checkpointing saves each layer's positional tensor inputs: the hidden states (per layer) and the
+    (B, 1, S, S) float32 attention mask, one storage for all layers (relative_pos and rel_embeddings are
+    keyword arguments and are not saved)."""
+    from ..replay import F32, sz
+
+    r.save(r.new(sz(bss=1), F32), "checkpointed attention mask (B, 1, S, S)", "checkpoint (_NoopSaveInputs)")
