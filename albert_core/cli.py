@@ -2,6 +2,8 @@
 
     python -m albert_core params --preset bert-base [--heads] [--json]
     python -m albert_core params --config config.json     # ours (ModelConfig fields) or a HF config.json
+                                                          # of any family: bert, albert, roberta (xlm-roberta,
+                                                          # camembert), distilbert, electra, deberta-v2, modernbert
     python -m albert_core flops --preset albert-xxlarge --seq-len 512 [--batch-size 8] [--json]
 
 Bad input (unknown preset, unreadable or malformed JSON, invalid config) prints one clear message on
@@ -105,7 +107,7 @@ def flops_text(cfg: ModelConfig, seq_len: int, batch_size: int) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m albert_core", description="Where BERT/ALBERT parameters and FLOPs go.")
+    p = argparse.ArgumentParser(prog="python -m albert_core", description="Where the parameters and FLOPs of BERT, ALBERT and other encoders go.")
     sub = p.add_subparsers(dest="command", required=True)
     for name, help_ in (("params", "parameter breakdown"), ("flops", "forward and training FLOPs")):
         s = sub.add_parser(name, help=help_)
@@ -114,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         src.add_argument("--config", metavar="FILE", help="a JSON file: ModelConfig fields or a HF config.json")
         s.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "params":
-            s.add_argument("--heads", action="store_true", help="include the MLM and NSP/SOP pretraining heads")
+            s.add_argument("--heads", action="store_true", help="include the MLM and NSP/SOP pretraining heads (bert, albert)")
         else:
             s.add_argument("--seq-len", type=int, default=512, help="tokens per sequence (default 512)")
             s.add_argument("--batch-size", type=int, default=1, help="sequences (default 1)")

@@ -103,3 +103,49 @@ def test_main_in_process_keeps_torch_out():
             "assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+# ---- every family (issue 10) -------------------------------------------------------------------
+FAMILY_PRESETS = ["roberta-base", "xlm-roberta-base", "distilbert-base-uncased", "electra-small-discriminator",
+                  "deberta-v3-base", "ModernBERT-base", "bert-base-multilingual-cased"]
+
+
+@pytest.mark.parametrize("preset", FAMILY_PRESETS)
+def test_params_config_json_of_every_family(preset, tmp_path, capsys):
+    from albert_core.cli import main
+    from albert_core.presets import HUB_CONFIGS
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(HUB_CONFIGS[preset][1]))  # the published config.json, as downloaded
+    assert main(["params", "--config", str(path), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    c = count_parameters(PRESETS[preset])
+    assert d["total"] == c.total and d["embedding"] == c.embedding
+    assert sum(g["params"] for g in d["groups"]) == c.total
+    assert main(["params", "--config", str(path)]) == 0
+    assert f"{c.total:,}" in capsys.readouterr().out
+
+
+def test_params_roberta_config_through_python_m(tmp_path):
+    path = tmp_path / "roberta.json"
+    path.write_text(json.dumps(to_hf_config(PRESETS["roberta-base"])))
+    r = run("params", "--config", str(path))
+    assert r.returncode == 0 and r.stderr == ""
+    assert "124,645,632" in r.stdout and "embeddings.position_embeddings" in r.stdout
+
+
+def test_heads_of_a_family_without_them_is_a_clear_error(capsys):
+    from albert_core.cli import main
+
+    assert main(["params", "--preset", "deberta-v3-base", "--heads"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: heads: for family 'deberta-v2'") and "Traceback" not in err
+
+
+def test_refused_key_is_named(tmp_path, capsys):
+    from albert_core.cli import main
+
+    path = tmp_path / "decoder.json"
+    path.write_text(json.dumps({**to_hf_config(PRESETS["bert-base"]), "is_decoder": True}))
+    assert main(["params", "--config", str(path)]) == 2
+    assert "is_decoder=true is not supported" in capsys.readouterr().err

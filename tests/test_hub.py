@@ -1,0 +1,154 @@
+"""Import by Hub id, end to end through huggingface_hub against a real local HTTP server.
+
+The server (http.server in a thread on 127.0.0.1) serves the Hub's file layout,
+/{repo_id}/resolve/{revision}/config.json, with the headers the Hub sends (X-Repo-Commit, ETag,
+Content-Length; X-Error-Code on errors, which huggingface_hub maps to its exceptions). HF_ENDPOINT
+points at it and HF_HUB_CACHE at a temporary folder. Nothing of our own code is replaced.
+"""
+
+import json
+import re
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from albert_core import hub
+from albert_core.hf import from_hf_config
+from albert_core.params import count_parameters
+from albert_core.presets import HUB_CONFIGS, PRESETS
+
+ROBERTA = json.dumps(HUB_CONFIGS["xlm-roberta-large"][1]).encode()
+COMMIT = "a" * 40
+
+
+class HubHandler(BaseHTTPRequestHandler):
+    """The Hub's /{repo_id}/resolve/{revision}/{filename}, with one behaviour per repository name."""
+
+    gets: list[str] = []
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def do_HEAD(self):
+        self._answer(send_body=False)
+
+    def do_GET(self):
+        HubHandler.gets.append(self.path)
+        self._answer(send_body=True)
+
+    def _error(self, status, code):
+        self.send_response(status)
+        self.send_header("X-Error-Code", code)
+        self.send_header("X-Error-Message", code)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _answer(self, send_body):
+        repo, _, rest = self.path.lstrip("/").partition("/resolve/")
+        if rest != "main/config.json":
+            return self._error(404, "EntryNotFound")
+        name = repo.split("/")[-1]
+        if name == "missing":
+            return self._error(401, "RepoNotFound")  # the Hub answers 401 for missing and private repos alike
+        if name == "gated":
+            return self._error(403, "GatedRepo")
+        if name == "no-config":
+            return self._error(404, "EntryNotFound")
+        if name == "slow":
+            time.sleep(2.0)
+        body = {"not-json": b"<html>Hello</html>", "huge": b" " * (1 << 20), "array": b"[1, 2]"}.get(name, ROBERTA)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("X-Repo-Commit", COMMIT)
+        self.send_header("ETag", '"0123456789abcdef"')
+        if name == "unannounced" and not send_body:
+            pass  # HEAD without a size: the cap must hold while reading
+        else:
+            self.send_header("Content-Length", str(len(body if name != "unannounced" else b" " * 300_000)))
+        self.end_headers()
+        if send_body:
+            self.wfile.write(body if name != "unannounced" else b" " * 300_000)
+
+
+@pytest.fixture
+def server(monkeypatch, tmp_path):
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), HubHandler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    monkeypatch.setenv("HF_ENDPOINT", url)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    HubHandler.gets.clear()
+    hub._fetch_text.cache_clear()
+    yield url
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_found_parses_and_counts_like_the_preset(server):
+    d = hub.fetch_config("FacebookAI/xlm-roberta-large")
+    assert d == HUB_CONFIGS["xlm-roberta-large"][1]
+    cfg = hub.config_from_hub("FacebookAI/xlm-roberta-large")
+    assert cfg.name == "FacebookAI/xlm-roberta-large"
+    assert count_parameters(cfg).total == count_parameters(PRESETS["xlm-roberta-large"]).total
+    assert from_hf_config(d).family == "roberta"
+
+
+def test_results_are_cached_and_only_config_json_is_fetched(server):
+    for _ in range(3):
+        hub.fetch_config("org/model")
+    hub.fetch_config("https://huggingface.co/org/model")  # the same id written as an address
+    assert HubHandler.gets == ["/org/model/resolve/main/config.json"]
+    d = hub.fetch_config("org/model")
+    d["vocab_size"] = 1  # a caller's change does not reach the cache
+    assert hub.fetch_config("org/model")["vocab_size"] == 250002
+
+
+@pytest.mark.parametrize("repo,fragment", [
+    ("org/missing", "was not found on the Hub (or it is private)"),
+    ("org/gated", "is gated"),
+    ("org/no-config", "has no config.json"),
+    ("org/huge", "is over 65,536 bytes"),
+    ("org/unannounced", "is over 65,536 bytes"),
+    ("org/not-json", "is not valid JSON"),
+    ("org/array", "not an object"),
+])
+def test_failures_say_what_happened(server, repo, fragment):
+    with pytest.raises(hub.HubError, match=re.escape(fragment)):
+        hub.fetch_config(repo)
+
+
+def test_failures_are_not_cached(server):
+    with pytest.raises(hub.HubError):
+        hub.fetch_config("org/missing")
+    with pytest.raises(hub.HubError):
+        hub.fetch_config("org/missing")
+    assert hub._fetch_text.cache_info().currsize == 0
+
+
+def test_slow_hub_times_out(server):
+    t0 = time.monotonic()
+    with pytest.raises(hub.HubError, match=r"did not answer within 0.5 s"):
+        hub.fetch_config("org/slow", timeout=0.5)
+    assert time.monotonic() - t0 < 1.9  # gave up before the server answered (no retries)
+
+
+def test_offline(monkeypatch, tmp_path):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with pytest.raises(hub.HubError, match="cannot reach the Hugging Face Hub.*offline"):
+        hub.fetch_config("org/model", timeout=2)
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "a/b/c", "x--y", "../etc/passwd", "name with spaces", "a" * 120, 42])
+def test_malformed_ids_are_refused_before_any_request(bad, monkeypatch):
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # would fail differently if a request were made
+    with pytest.raises(hub.HubError, match="model id"):
+        hub.fetch_config(bad)
