@@ -1,0 +1,255 @@
+"""How much slower than a bare Streamlit app each page opens, measured side by side in one run.
+
+Two `streamlit run` servers: this app, and a one-file app that draws a single Plotly bar chart
+(generated into a temporary folder, its own port). Headless Chromium, a fresh browser context per
+visit, the two apps' visits interleaved (app, one-chart, one-chart, app, ...) so that whatever else
+loads the machine weighs on both alike: the ratio is the figure to read, not the seconds.
+
+The time of a visit is measured in the page: from navigation start (performance.timeOrigin) to the
+first animation frame in which a drawn Plotly chart (`.js-plotly-plot .main-svg`) exists; the same
+definition for both apps. Verify has no chart before its button is pressed: its time is to that button.
+"all" is when the page's last chart appeared (the run finished, nothing more arriving).
+
+warm: both servers running and every page visited once before timing; median of --warm visits per page.
+cold: both servers restarted before each sample; the first visit after the start; median of --cold.
+
+Usage:
+  .venv/bin/python benchmarks/bench_ratio.py                      # full table, every page, warm and cold
+  .venv/bin/python benchmarks/bench_ratio.py --pages / /memory --warm 3 --cold 0
+  .venv/bin/python benchmarks/bench_ratio.py --check / --max-ratio 3 --warm 3 --cold 0   # exit 1 past it
+  .venv/bin/python benchmarks/bench_ratio.py --messages /parameters  # websocket messages and long tasks
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from timing import machine_line  # noqa: E402
+
+from tests.browser.harness import free_port, launch_browser  # noqa: E402
+
+PAGES = ["/", "/parameters", "/memory", "/fit", "/compute", "/verify"]
+CHART = ".js-plotly-plot .main-svg"
+READY = {"/verify": '[class*="st-key-verify_run"] button'}  # no chart until the button is pressed
+VIEWPORT = {"width": 1400, "height": 1000}
+
+BASELINE_APP = '''"""One Plotly bar chart and nothing else: the floor a Streamlit page cannot go below."""
+import plotly.graph_objects as go
+import streamlit as st
+
+st.plotly_chart(go.Figure(go.Bar(x=["embedding", "layers", "pooler"], y=[3_900_000, 7_100_000, 600_000])))
+'''
+
+# runs in every page before its own scripts: timestamps, in ms since navigation start, of the first animation
+# frame in which the ready element exists, and of the frame in which the last chart appeared
+MARKS_JS = """(sel) => {
+  const m = window.__bench = {first: null, last: null, charts: 0, longtasks: []};
+  try {
+    new PerformanceObserver(l => { for (const e of l.getEntries()) m.longtasks.push([e.startTime, e.duration]); })
+      .observe({type: 'longtask', buffered: true});
+  } catch (e) {}
+  const tick = () => {
+    const t = performance.now();
+    if (m.first === null && document.querySelector(sel)) m.first = t;
+    let n = 0;
+    for (const d of document.querySelectorAll('.js-plotly-plot')) if (d.querySelector('.main-svg')) n++;
+    if (n > m.charts) { m.charts = n; m.last = t; }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}"""
+
+EXCEPTION = '[data-testid="stException"]'
+BROKEN = f"!!document.querySelector('{EXCEPTION}')"
+IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') !== 'running'
+    && !document.querySelector('[data-testid="stStatusWidgetRunningIcon"]');
+}"""
+
+
+@contextmanager
+def server(script: Path):
+    """`streamlit run script` on a free loopback port, cwd = the script's folder; yields the base URL."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, cwd=script.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 90
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit run {script.name} exited with code {proc.returncode}")
+            try:
+                with urllib.request.urlopen(base + "/_stcore/health", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise RuntimeError(f"streamlit run {script.name} did not answer /_stcore/health in 90 s")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def visit(browser, url: str, ready: str, *, settle: bool = True, timeout_ms: int = 120_000) -> dict:
+    """One visit in a fresh context: {'first': s, 'all': s, 'charts': n, 'longtask_ms': sum}."""
+    ctx = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = ctx.new_page()
+        page.add_init_script(f"({MARKS_JS})({json.dumps(ready)})")
+        page.goto(url, wait_until="commit", timeout=timeout_ms)
+        page.wait_for_function(f"() => (window.__bench && window.__bench.first !== null) || {BROKEN}",
+                               timeout=timeout_ms, polling=50)
+        if page.evaluate(f"() => {BROKEN}"):
+            raise RuntimeError(f"{url} shows an exception: {page.inner_text(EXCEPTION)[:500]}")
+        if settle:  # the run finished and nothing new was drawn for 0.5 s
+            page.wait_for_function(IDLE_JS, timeout=timeout_ms, polling=100)
+            page.wait_for_timeout(500)
+            page.wait_for_function(IDLE_JS, timeout=timeout_ms, polling=100)
+        m = page.evaluate("() => window.__bench")
+    finally:
+        ctx.close()
+    return {"first": m["first"] / 1000, "all": (m["last"] or m["first"]) / 1000, "charts": m["charts"],
+            "longtask_ms": sum(d for _, d in m["longtasks"])}
+
+
+def pair(browser, app: str, base: str, path: str, i: int) -> tuple[dict, dict]:
+    """Visit the app's page and the one-chart app, in alternating order (i even: app first)."""
+    ready = READY.get(path, CHART)
+    if i % 2 == 0:
+        a = visit(browser, app + path, ready)
+        b = visit(browser, base + "/", CHART)
+    else:
+        b = visit(browser, base + "/", CHART)
+        a = visit(browser, app + path, ready)
+    return a, b
+
+
+def warm_runs(browser, app_script: Path, base_script: Path, pages: list[str], n: int) -> dict:
+    out = {p: ([], []) for p in pages}
+    with server(app_script) as app, server(base_script) as base:
+        for p in pages:  # servers already running and visited once: imports done, caches filled
+            pair(browser, app, base, p, 0)
+        for i in range(n):
+            for p in pages:
+                a, b = pair(browser, app, base, p, i)
+                out[p][0].append(a)
+                out[p][1].append(b)
+    return out
+
+
+def cold_runs(browser, app_script: Path, base_script: Path, pages: list[str], n: int) -> dict:
+    out = {p: ([], []) for p in pages}
+    for i in range(n):
+        for p in pages:
+            with ExitStack() as stack:  # both started before either is visited
+                app = stack.enter_context(server(app_script))
+                base = stack.enter_context(server(base_script))
+                a, b = pair(browser, app, base, p, i)
+            out[p][0].append(a)
+            out[p][1].append(b)
+    return out
+
+
+def med(runs: list[dict], key: str = "first") -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def table(warm: dict, cold: dict, pages: list[str]) -> str:
+    head = ["page"]
+    if warm:
+        head += ["warm: app", "one-chart", "ratio", "app, all charts"]
+    if cold:
+        head += ["first visit after start: app", "one-chart", "ratio"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for p in pages:
+        row = [f"`{p}`"]
+        if warm:
+            a, b = warm[p]
+            row += [f"{med(a):.2f} s", f"{med(b):.2f} s", f"{med(a) / med(b):.2f}×",
+                    f"{med(a, 'all'):.2f} s ({a[0]['charts']} charts)"]
+        if cold:
+            a, b = cold[p]
+            row += [f"{med(a):.2f} s", f"{med(b):.2f} s", f"{med(a) / med(b):.2f}×"]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def write_baseline(folder: Path) -> Path:
+    script = folder / "one_chart.py"
+    script.write_text(BASELINE_APP)
+    return script
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pages", nargs="+", default=PAGES, help="URL paths (default: every page)")
+    ap.add_argument("--warm", type=int, default=5, help="timed warm visits per page (0: none)")
+    ap.add_argument("--cold", type=int, default=5, help="cold samples per page, servers restarted each (0: none)")
+    ap.add_argument("--check", metavar="PAGE", help="measure PAGE only; exit 1 if its warm ratio exceeds --max-ratio")
+    ap.add_argument("--max-ratio", type=float, default=3.0)
+    ap.add_argument("--app", type=Path, default=ROOT / "app.py",
+                    help="the app's entry script (e.g. app.py of a `git worktree` of another commit)")
+    ap.add_argument("--json", type=Path, help="also write every visit's numbers here")
+    ap.add_argument("--messages", metavar="PAGE", help="instead: websocket messages and long tasks of one warm visit")
+    args = ap.parse_args()
+    pages = [args.check] if args.check else args.pages
+    if args.check and args.warm < 1:
+        ap.error("--check needs --warm 1 or more")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="one-chart-") as tmp:
+        browser = launch_browser(pw)
+        base_script = write_baseline(Path(tmp))
+        if args.messages:
+            from messages import report  # benchmarks/messages.py
+
+            with server(args.app.resolve()) as app:
+                print(report(browser, app, args.messages))
+            return
+        print(machine_line() + f"  ({load()} at start)")
+        warm = warm_runs(browser, args.app.resolve(), base_script, pages, args.warm) if args.warm else {}
+        cold = cold_runs(browser, args.app.resolve(), base_script, pages, args.cold) if args.cold else {}
+        browser.close()
+    print(f"warm: median of {args.warm} visits per page; cold: median of {args.cold} first visits after a start; "
+          f"visits interleaved; {load()} at the end\n")
+    print(table(warm, cold, pages))
+    if args.json:
+        args.json.write_text(json.dumps({"warm": warm, "cold": cold}, indent=1))
+    if args.check:
+        a, b = warm[args.check]
+        ratio = med(a) / med(b)
+        verdict = "ok" if ratio <= args.max_ratio else "TOO SLOW"
+        print(f"\n{args.check}: warm ratio {ratio:.2f} (bound {args.max_ratio:.2f}): {verdict}")
+        sys.exit(0 if ratio <= args.max_ratio else 1)
+
+
+if __name__ == "__main__":
+    main()
