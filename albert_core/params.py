@@ -114,11 +114,77 @@ def factorization_savings(cfg: ModelConfig) -> int:
 
     Compares the token embedding plus projection against an unfactorized V×H table
     (position and segment tables shrink too, E instead of H wide, and are included).
+    ELECTRA and DeBERTa: against the same config with embedding_size = hidden_size.
+    Families whose embedding is H wide save nothing (0).
     """
-    bert_like = cfg.replace(family="bert", embedding_dim=cfg.hidden_dim)
-    return count_parameters(bert_like).embedding - count_parameters(cfg).embedding
+    if cfg.family == "albert":
+        unfactorized = cfg.replace(family="bert", embedding_dim=cfg.hidden_dim)
+    elif family(cfg.family).OWN_EMBEDDING_WIDTH:
+        unfactorized = cfg.replace(embedding_dim=cfg.hidden_dim)
+    else:
+        return 0
+    return count_parameters(unfactorized).embedding - count_parameters(cfg).embedding
 
 
 def sharing_savings(cfg: ModelConfig) -> int:
     """Parameters saved by cross-layer sharing against the same config with no sharing."""
     return count_parameters(cfg.replace(sharing="none")).all_layers - count_parameters(cfg).all_layers
+
+
+def albert_twin(cfg: ModelConfig) -> ModelConfig:
+    """An ALBERT with cfg's sizes (V, E, H, L, A, I, P, dropouts, activation, sharing), for ALBERT-only views.
+
+    The family's own fields go back to their defaults and a family without a segment table gets one row
+    (ALBERT always has one); cfg itself when it is an ALBERT.
+    """
+    if cfg.family == "albert":
+        return cfg
+    keep = ("name", "vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads", "intermediate_dim",
+            "dropout", "attention_dropout", "max_position", "hidden_act", "sharing", "num_groups", "inner_group_num")
+    return ModelConfig(family="albert", type_vocab_size=max(1, cfg.type_vocab_size),
+                       **{k: getattr(cfg, k) for k in keep})
+
+
+# the lookup tables an embedding block holds, by module name (every family's, families/*.py)
+_TABLES = ("word_embeddings", "position_embeddings", "token_type_embeddings", "tok_embeddings")
+
+
+def embedding_table_rows(cfg: ModelConfig) -> int:
+    """Rows of cfg's token, position and segment tables together (what ALBERT's factorization narrows)."""
+    rows = 0
+    for g in parameter_groups(cfg):
+        if g.component == "embedding" and g.module.endswith(_TABLES):
+            rows += int(g.shape.split("×")[0])
+    return rows
+
+
+def albert_cuts(cfg: ModelConfig, embedding_dim: int) -> list[dict[str, Any]]:
+    """ALBERT's two cuts as a what-if for any family: what cfg stores now, factorized at E, shared, both.
+
+    Factorized at E (ALBERT Sec. 3.1): cfg's embedding block replaced by ALBERT's, the same tables
+    (token, position, segment rows) E wide + LayerNorm(E) + Linear(E, H). Shared (Sec. 3.1, cross-layer
+    sharing): the attention, the FFN, or all of every layer stored once (one group). The layers'
+    own extras (DeBERTa's relative embeddings, ModernBERT's final norm) and the pooler are kept.
+    One dict per variant: variant, embedding_dim, sharing, embedding, layers, other, total, saved, saved_pct.
+    """
+    E, H = int(embedding_dim), cfg.hidden_dim
+    if not 1 <= E <= H:
+        raise ValueError(f"embedding_dim must be from 1 to hidden_dim ({H:,}), got {E!r}")
+    now = count_parameters(cfg)
+    factorized = embedding_table_rows(cfg) * E + layer_norm(E) + linear(E, H)  # ALBERT Sec. 3.1
+    layers = {m: count_parameters(cfg.replace(sharing=m, num_groups=1, inner_group_num=1)).all_layers
+              for m in ("attention", "ffn", "all")}
+    own_e = cfg.embedding_dim
+    rows = [("as stored now", own_e, cfg.sharing, now.embedding, now.all_layers),
+            (f"factorized, E={E}", E, cfg.sharing, factorized, now.all_layers),
+            ("shared attention", own_e, "attention", now.embedding, layers["attention"]),
+            ("shared FFN", own_e, "ffn", now.embedding, layers["ffn"]),
+            ("shared all", own_e, "all", now.embedding, layers["all"]),
+            (f"both: E={E}, shared all", E, "all", factorized, layers["all"])]
+    out = []
+    for variant, e, sharing, emb, lay in rows:
+        total = emb + lay + now.pooler
+        out.append({"variant": variant, "embedding_dim": e, "sharing": sharing, "embedding": emb, "layers": lay,
+                    "other": now.pooler, "total": total, "saved": now.total - total,
+                    "saved_pct": 100 * (now.total - total) / now.total})
+    return out

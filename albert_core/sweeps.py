@@ -36,7 +36,7 @@ from .config import (
     validate,
 )
 from .families import family, family_fields
-from .params import count_parameters
+from .params import albert_twin, count_parameters
 
 if TYPE_CHECKING:
     import numpy as np
@@ -319,10 +319,12 @@ def embedding_sweep(base: ModelConfig, values: Iterable[int], *, heads: bool = F
     """ALBERT's factorized embedding at each E against BERT's unfactorized V×H table (ALBERT Sec. 3.1).
 
     factorization_savings = embedding of the same config as BERT (E = H) − embedding at E; negative
-    when E = H, where the E→H projection is pure cost.
+    when E = H, where the E→H projection is pure cost. No values (e.g. every candidate E above a
+    tiny hidden_dim): an empty table with the same columns, for the page to say so, not an error.
     """
-    albert = base if base.factorized else base.replace(family="albert")
-    df = sweep(albert, "embedding_dim", values, heads=heads)
+    albert = albert_twin(base)  # ALBERT with base's sizes (any family)
+    values = list(values)
+    df = sweep(albert, "embedding_dim", values or [albert.embedding_dim], heads=heads).iloc[:len(values)]
     unfactorized = count_parameters(albert.replace(family="bert", embedding_dim=albert.hidden_dim)).embedding
     df["unfactorized_embedding"] = unfactorized
     df = _with_savings(df, unfactorized, "factorization_savings", column="embedding")

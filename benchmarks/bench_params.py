@@ -39,6 +39,17 @@ def main() -> None:
         print(f"  {name:<15} count {t_count * 1e6:8.1f} us   HF meta {t_hf * 1e3:8.2f} ms ({t_hf / t_count:7.0f}x)"
               f"   reference meta {t_ref * 1e3:7.2f} ms ({t_ref / t_count:6.0f}x)")
 
+    print("\nevery family: count_parameters vs Hugging Face's AutoModel on the meta device (median)")
+    from albert_core.presets import PRESET_FAMILIES
+
+    for fam, names in PRESET_FAMILIES.items():
+        for name in names:
+            cfg = PRESETS[name]
+            t_count = median_seconds(lambda cfg=cfg: count_parameters(cfg), args.repeats, inner=200)
+            t_hf = median_seconds(lambda cfg=cfg: hf_model(cfg, device="meta"), max(3, args.repeats // 3))
+            print(f"  {fam:<11} {name:<29} count {t_count * 1e6:6.1f} us   HF meta {t_hf * 1e3:7.2f} ms"
+                  f" ({t_hf / t_count:7,.0f}x)")
+
     print("\nsweeps into a DataFrame (median ms)")
     base = PRESETS["albert-base"]
     cases = {

@@ -1,0 +1,39 @@
+"""docs/parameters.md holds the presets table as scripts/preset_table.py prints it (it cannot drift)."""
+
+import importlib.util
+from pathlib import Path
+
+from albert_core.params import albert_cuts, count_parameters
+from albert_core.presets import PRESETS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("preset_table", ROOT / "scripts" / "preset_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_docs_hold_the_generated_presets_table():
+    table = _script().table()
+    assert table in (ROOT / "docs" / "parameters.md").read_text(encoding="utf-8"), \
+        "run `python scripts/preset_table.py` and paste its output into docs/parameters.md"
+    for name in PRESETS:  # every preset, with its exact total
+        assert f"| {name} |" in table and f"{count_parameters(PRESETS[name]).total:,}" in table
+
+
+def test_albert_cuts_against_independent_counts():
+    bert = PRESETS["bert-base"]
+    rows = {r["variant"]: r for r in albert_cuts(bert, 128)}
+    as_albert = bert.replace(family="albert", embedding_dim=128)  # ALBERT's embedding with BERT-base's sizes
+    assert rows["factorized, E=128"]["embedding"] == count_parameters(as_albert).embedding
+    assert rows["shared all"]["total"] == 31_515_648  # issue 10: BERT-base with every layer shared
+    assert rows["as stored now"]["saved"] == 0 and rows["as stored now"]["total"] == count_parameters(bert).total
+    for cfg in PRESETS.values():
+        for r in albert_cuts(cfg, min(64, cfg.hidden_dim)):
+            assert r["total"] == r["embedding"] + r["layers"] + r["other"]
+            assert r["saved"] == count_parameters(cfg).total - r["total"]
+        shared = {r["sharing"]: r["layers"] for r in albert_cuts(cfg, 1)[2:5]}
+        assert shared["all"] <= min(shared["attention"], shared["ffn"])
