@@ -41,20 +41,26 @@ def _frame(fig: go.Figure) -> None:
     fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True)
 
 
-def wrap(text: str, width: int = 90) -> list[str]:
+def wrap(text: str, width: int = 64) -> list[str]:
     """Caption lines short enough for a phone-width figure's title area."""
     return textwrap.wrap(text, width) or [""]
 
 
-def slide(fig: go.Figure, title: str, caption: str = "") -> go.Figure:
-    """Title (bold) and a caption line with the settings, on an opaque white figure: what a PNG export keeps."""
+def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14) -> go.Figure:
+    """Title (bold) and a subtitle with the settings, on an opaque white figure: what a PNG export keeps.
+
+    The title sits above the plot area and pushes the top margin as far as it needs (automargin); pad: room
+    between it and the plot (more where subplot titles sit above the panels).
+    """
     _frame(fig)
-    lines = [f"<b>{plotly_text(title)}</b>"] + [
-        f"<span style='font-size:12px;color:{MUTED}'>{plotly_text(s)}</span>" for s in (wrap(caption) if caption else [])]
-    top = 44 + 17 * (len(lines) - 1)
-    fig.update_layout(title=dict(text="<br>".join(lines), x=0.01, xanchor="left", xref="container", y=0.99,
-                                 yanchor="top", yref="container", font=dict(size=16, color=INK)),
-                      margin=dict(t=top + 16))
+    lines = wrap(caption) if caption else []
+    sub = "<br>".join(plotly_text(s) for s in lines)
+    fig.update_layout(
+        title=dict(text=f"<b>{plotly_text(title)}</b>", x=0.01, xanchor="left", xref="container", y=1,
+                   yanchor="top", yref="container", pad=dict(t=12), font=dict(size=16, color=INK),
+                   subtitle=dict(text=sub, font=dict(size=12, color=MUTED))),
+        margin=dict(t=12 + 24 + 16 * len(lines) + pad),  # title, its subtitle lines, then the gap
+    )
     fig.layout.meta = {"title": title, "caption": caption}
     return fig
 

@@ -49,8 +49,11 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 3,
                 row=r, col=c,
             )
         if marks and name in marks:
-            _mark_max_position(fig, i + 1, marks[name], log)
+            _mark_max_position(fig, i + 1, marks[name], log, int(df["seq_len"].max()))
     style(fig, x="", y="", log_x=log, log_y=log)
+    lo, hi = int(df["seq_len"].min()), int(df["seq_len"].max())
+    # fixed x ranges: a label's box must not widen the autorange (plotly fits annotations into it)
+    fig.update_xaxes(range=[math.log10(lo), math.log10(hi) + 0.05] if log else [0, hi * 1.02])
     fig.update_layout(height=300 * rows + 170)
     fig.update_xaxes(title_text="seq_len = max_position (tokens)" + (" (log)" if log else ""), row=rows, col=1)
     for r in range(1, rows + 1):
@@ -62,7 +65,7 @@ def _axis(n: int, letter: str) -> str:
     return letter if n == 1 else f"{letter}{n}"
 
 
-def _mark_max_position(fig: go.Figure, n: int, mark: tuple[int, int, int], log: bool) -> None:
+def _mark_max_position(fig: go.Figure, n: int, mark: tuple[int, int, int], log: bool, end: int) -> None:
     """A dotted line at the config's max_position in panel n, labelled with the attention memory there.
 
     On a log axis plotly.js 3 places shapes in data coordinates but annotations in log10 units."""
@@ -70,7 +73,9 @@ def _mark_max_position(fig: go.Figure, n: int, mark: tuple[int, int, int], log: 
     xref, yref = _axis(n, "x"), _axis(n, "y")
     fig.add_shape(type="line", x0=pos, x1=pos, y0=0, y1=1, xref=xref, yref=f"{yref} domain",
                   line=dict(color="#262730", dash="dot", width=1.5))
-    fig.add_annotation(x=math.log10(pos) if log else pos, y=1, xref=xref, yref=f"{yref} domain", xanchor="right", yanchor="top",
+    left = (math.log10(pos) < (math.log10(end) + math.log10(128)) / 2) if log else pos < end / 2
+    fig.add_annotation(x=math.log10(pos) if log else pos, y=1, xref=xref, yref=f"{yref} domain",
+                       xanchor="left" if left else "right", yanchor="top",
                        showarrow=False, align="right", font=dict(size=11, color="#262730"),
                        bgcolor="rgba(255,255,255,0.85)",
                        text=f"max_position {pos:,}<br>attention {sizes([quad])[0]} of {sizes([total])[0]}")

@@ -38,7 +38,8 @@ def cell(unit: str, value, delta, rel) -> str:
     text = fmt(value)
     if delta:
         short = {"parameters": lambda v: format_count(int(v)), "%": lambda v: f"{v:.2f} pts"}.get(unit, fmt)
-        text += f"  ({_signed(delta, short)}" + (f", {rel:+.0%})" if rel is not None and unit != "%" else ")")
+        pct = "" if rel is None or unit == "%" else f", {rel:+.1%}" if abs(rel) < 0.1 else f", {rel:+.0%}"
+        text += f"  ({_signed(delta, short)}{pct})"
     return text
 
 
@@ -58,8 +59,22 @@ def wide(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(text, index=index), pd.DataFrame(diff, index=index)
 
 
+def differing(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of fields that differ between the configs (name included), and every result."""
+    fields = df[df["section"] == "field"]
+    keep = {"name"} | set(fields.loc[fields["differs"], "item"])
+    return df[(df["section"] == "result") | df["item"].isin(keep)]
+
+
 def show(df: pd.DataFrame, key: str = "compare_table") -> None:
-    text, diff = wide(df)
+    n_fields = df[df["section"] == "field"]["item"].nunique()
+    every = st.toggle("Show every field", value=False, key="compare_every_field",
+                      help="Off: only the fields in which the configs differ (and the results).")
+    shown = df if every else differing(df)
+    hidden = n_fields - shown[shown["section"] == "field"]["item"].nunique()
+    if hidden:
+        st.caption(f"{hidden} fields equal in every config are hidden.")
+    text, diff = wide(shown)
     styled = text.style.apply(lambda col: [HIGHLIGHT if d else "" for d in diff[col.name]], axis=0)
     with st.container(key="compare_section"):
         st.dataframe(styled, key=key, height=36 * (len(text) + 1) + 3,

@@ -57,7 +57,7 @@ def memory_activations(cfgs: tuple, ctl: Ctl) -> go.Figure:
     marks = {r["config"]: (int(r["max_position"]), int(r["attention_seq_len2"]), int(r["activations"]))
              for _, r in at.iterrows()}
     fig = memory_charts.activation_vs_seq(act, log=ctl["scale"] == "log", marks=marks)
-    return slide(fig, "Activation memory against max_position", activation_caption(ctl))
+    return slide(fig, "Activation memory against max_position", activation_caption(ctl), pad=34)
 
 
 def memory_training(cfgs: tuple, ctl: Ctl) -> go.Figure:

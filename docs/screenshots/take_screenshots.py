@@ -1,9 +1,10 @@
 """Screenshot every page of the running app with headless Chromium (Playwright), for docs/app.md.
 
     streamlit run app.py --server.headless true --server.port 8599 --browser.gatherUsageStats false &
-    python docs/screenshots/take_screenshots.py http://localhost:8599 [--theme dark]
+    python docs/screenshots/take_screenshots.py http://localhost:8599 [--theme dark] [--phone]
 
-Writes docs/screenshots/<page>.png (JPEG-like palette reduction keeps each under 300 KB).
+Writes docs/screenshots/<page>[-dark][-phone].png (palette reduction keeps each under 300 KB): desktop at
+1400 px, --phone at 390 px (an iPhone 12-15's CSS width, device scale 2, touch).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 PAGES = {
-    "overview": "",  # the default page lives at the root URL
-    "parameters": "parameters?sweep=hidden_dim",
-    "memory": "memory",
-    "fit": "fit",
-    "compute": "compute",
+    "overview": "?c1.preset=albert-base&c1.max_position=4096&c1.name=albert-base-4k&compare=bert-base,c1",
+    "parameters": "parameters?sweep=hidden_dim&compare=bert-base,c1&c1.preset=albert-base&c1.max_position=4096"
+                  "&c1.name=albert-base-4k",
+    "memory": "memory?compare=bert-base,c1&c1.preset=albert-base&c1.max_position=4096&c1.name=albert-base-4k",
+    "fit": "fit?compare=bert-base,c1&c1.preset=albert-base&c1.max_position=4096&c1.name=albert-base-4k",
+    "compute": "compute?compare=bert-base,c1&c1.preset=albert-base&c1.max_position=4096&c1.name=albert-base-4k"
+               "&flops_seq_len=4096",
     "verify": "verify",
 }
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
@@ -59,12 +62,17 @@ def main() -> None:
     ap.add_argument("base", nargs="?", default="http://localhost:8599")
     ap.add_argument("--theme", choices=("light", "dark"), default="light")
     ap.add_argument("--pages", nargs="*", default=list(PAGES))
+    ap.add_argument("--phone", action="store_true", help="390 px wide, like a phone")
     a = ap.parse_args()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         for name in a.pages:
             height = {"parameters": 3900, "memory": 3700}.get(name, 2000)
-            page = browser.new_page(viewport={"width": 1400, "height": height}, color_scheme=a.theme)
+            if a.phone:
+                page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1,
+                                        is_mobile=True, has_touch=True, color_scheme=a.theme)
+            else:
+                page = browser.new_page(viewport={"width": 1400, "height": height}, color_scheme=a.theme)
             page.goto(f"{a.base}/{PAGES[name]}", wait_until="networkidle")
             page.wait_for_selector("h1", timeout=30_000)
             idle(page)
@@ -75,7 +83,7 @@ def main() -> None:
                 idle(page)
                 page.wait_for_timeout(1500)
             png = page.screenshot(full_page=True)
-            suffix = "" if a.theme == "light" else "-dark"
+            suffix = ("" if a.theme == "light" else "-dark") + ("-phone" if a.phone else "")
             (OUT / f"{name}{suffix}.png").write_bytes(shrink(png))
             print(name, len(png))
             page.close()
