@@ -167,9 +167,9 @@ def albert_cuts(cfg: ModelConfig, embedding_dim: int) -> list[dict[str, Any]]:
     own extras (DeBERTa's relative embeddings, ModernBERT's final norm) and the pooler are kept.
     One dict per variant: variant, embedding_dim, sharing, embedding, layers, other, total, saved, saved_pct.
     """
-    E, H = int(embedding_dim), cfg.hidden_dim
-    if not 1 <= E <= H:
-        raise ValueError(f"embedding_dim must be from 1 to hidden_dim ({H:,}), got {E!r}")
+    if isinstance(embedding_dim, bool) or not isinstance(embedding_dim, int) or embedding_dim < 1:
+        raise ValueError(f"embedding_dim must be a whole number of at least 1, got {embedding_dim!r}")
+    E, H = embedding_dim, cfg.hidden_dim  # E > H is allowed: it shows the factorization costing parameters
     now = count_parameters(cfg)
     factorized = embedding_table_rows(cfg) * E + layer_norm(E) + linear(E, H)  # ALBERT Sec. 3.1
     layers = {m: count_parameters(cfg.replace(sharing=m, num_groups=1, inner_group_num=1)).all_layers

@@ -64,3 +64,7 @@ plots.show(charts.sharing_modes(sharing), "params_sharing", "Total parameters un
            "Each config's own num_groups and inner_group_num; none = every layer owns its weights.")
 tables.show(sharing, "sharing_table", file_name="sharing-modes.csv",
             readable={"total": "count", "all_layers": "count"})
+
+from ui import cuts  # noqa: E402  (issue 10: ALBERT's two cuts for the sidebar config, any family)
+
+cuts.section(cfg)

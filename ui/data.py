@@ -267,3 +267,11 @@ def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, batch_size: int, seq_len: 
     df = fit_table(list(cfgs), batch_size=batch_size, seq_len=seq_len, gpus={gpu: GPUS[gpu]}, **dict(kw))
     df["longest_max_position"] = [max_position_that_fits(c, GPUS[gpu], batch_size=batch_size, **dict(kw)) for c in cfgs]
     return df
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def albert_cuts(cfg: ModelConfig, embedding_dim: int) -> pd.DataFrame:
+    """ALBERT's two cuts applied to cfg (albert_core.params.albert_cuts), one row per variant."""
+    from albert_core.params import albert_cuts as cuts
+
+    return pd.DataFrame(cuts(cfg, embedding_dim))

@@ -1,0 +1,39 @@
+"""ALBERT's two cuts for any model: what it stores now, factorized at E, shared, and both (params.albert_cuts)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .base import counts, plotly_text, style
+from .colors import COMPONENT_COLORS
+
+_PARTS = (("embedding", "Embedding"), ("layers", "Layers"), ("other", "Pooler"))
+
+
+def cuts_bars(df: pd.DataFrame) -> go.Figure:
+    """Horizontal stacked bars, one per variant (top: as stored now), embedding / layers / pooler parameters,
+    the total and the share saved written at the end of each bar.
+
+    df: one row per variant with columns variant, embedding, layers, other, total, saved_pct.
+    """
+    fig = go.Figure()
+    y = [plotly_text(v) for v in df["variant"]]
+    for col, label in _PARTS:
+        if col == "other" and not (df[col] > 0).any():
+            continue  # no pooler in this family
+        fig.add_bar(
+            name=label, y=y, x=[int(v) for v in df[col]], orientation="h",
+            marker_color=COMPONENT_COLORS["pooler" if col == "other" else col],
+            customdata=counts(df[col]),
+            hovertemplate="<b>%{y}</b><br>" + label + ": %{x:,} parameters (%{customdata})<extra></extra>",
+        )
+    ends = [f"{c}  ({'−' if p > 0 else '+'}{abs(p):.0f}%)" if i else c
+            for i, (c, p) in enumerate(zip(counts(df["total"]), df["saved_pct"], strict=True))]
+    fig.add_scatter(x=[int(v) for v in df["total"]], y=y, mode="text", text=ends, textposition="middle right",
+                    showlegend=False, hoverinfo="skip", cliponaxis=False)
+    fig.update_layout(barmode="stack")
+    style(fig, x="stored parameters", y="")
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(range=[0, 1.25 * max(int(v) for v in df["total"])])
+    return fig
