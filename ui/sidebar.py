@@ -9,15 +9,21 @@ import streamlit as st
 
 from albert_core.config import (
     FAMILIES,
+    FIELD_DEFAULTS,
     HIDDEN_ACTS,
     MAX_DIM,
     MAX_LAYERS,
     MAX_NAME_LEN,
     MAX_VOCAB,
+    NORM_REL_EBD,
+    POS_ATT_TYPES,
     SHARING_MODES,
+    ConfigError,
 )
+from albert_core.families import family_fields
 from albert_core.hf import hf_expressible, to_hf_config
-from albert_core.presets import PRESETS
+from albert_core.hub import HubError, config_from_hub
+from albert_core.presets import PRESET_FAMILIES, PRESETS
 from albert_core.upload import MAX_UPLOAD_BYTES, parse_upload
 
 from . import state
@@ -40,7 +46,17 @@ INT_FIELDS = {
     "num_heads": ("num_heads (A)", 1, MAX_DIM, 1, "Attention heads. Must divide hidden_dim."),
     "intermediate_dim": ("intermediate_dim (I)", 1, MAX_DIM * 8, 256, "FFN inner width, typically 4 × hidden_dim."),
     "max_position": ("max_position (P)", 1, MAX_DIM, 128, "Longest sequence: rows of the position embedding."),
-    "type_vocab_size": ("type_vocab_size", 1, MAX_DIM, 1, "Segment (token type) embedding rows."),
+    "type_vocab_size": ("type_vocab_size", 0, MAX_DIM, 1,
+                        "Segment (token type) embedding rows; 0 for families without one (distilbert, modernbert)."),
+    "position_offset": ("position_offset", 0, MAX_VOCAB, 1,
+                        "roberta: position rows before position 0 (pad_token_id + 1; 2 in RoBERTa and XLM-R)."),
+    "max_relative_positions": ("max_relative_positions", -1, MAX_DIM, 1,
+                               "deberta-v2: relative span k; -1 means max_position."),
+    "position_buckets": ("position_buckets", -1, MAX_DIM, 16,
+                         "deberta-v2: log buckets of relative distance (256 in DeBERTa-v3); -1 means none."),
+    "global_attn_every_n_layers": ("global_attn_every_n_layers", 1, MAX_LAYERS, 1,
+                                   "modernbert: every n-th layer attends globally, the others locally."),
+    "local_attention": ("local_attention", 1, MAX_DIM, 16, "modernbert: local window width in tokens."),
     "num_groups": ("num_groups", 1, MAX_LAYERS, 1,
                    "Layers are split evenly into this many groups, each owning its parameters "
                    "(must divide num_layers; ignored for sharing none)."),
@@ -51,7 +67,9 @@ FLOAT_FIELDS = {
     "attention_dropout": ("attention_dropout", "Dropout on the attention probabilities."),
 }
 CHOICE_FIELDS = {
-    "family": ("family", FAMILIES, "bert: V×H embedding. albert: factorized V×E + E×H."),
+    "family": ("family", FAMILIES, "bert: V×H embedding. albert: factorized V×E + E×H. The others as Hugging "
+               "Face builds them (roberta also for xlm-roberta and camembert); their own fields are under "
+               "More fields."),
     "sharing": ("sharing", SHARING_MODES, "Which sublayers the layers of a group share."),
     "hidden_act": ("hidden_act", HIDDEN_ACTS, "FFN activation."),
 }
@@ -75,6 +93,39 @@ def _field_widgets() -> None:
         st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=k("attention_dropout"), help=help_)
         label, options, help_ = CHOICE_FIELDS["hidden_act"]
         st.selectbox(label, options, key=k("hidden_act"), help=help_)
+        _family_widgets()
+
+
+# the family-specific fields that are not whole numbers: (widget, options or None, help)
+FAMILY_FIELDS = {
+    "relative_attention": ("deberta-v2: disentangled attention over relative positions.",),
+    "share_att_key": ("deberta-v2: the position terms reuse the content key/query projections.",),
+    "pos_att_type": ("deberta-v2: which position terms beside content-to-content.",),
+    "position_biased_input": ("deberta-v2: an absolute position table added to the input (DeBERTa-v3: off).",),
+    "norm_rel_ebd": ("deberta-v2: LayerNorm on the relative embeddings.",),
+    "attention_bias": ("modernbert: biases in Wqkv and Wo.",),
+    "mlp_bias": ("modernbert: biases in the gated FFN.",),
+    "norm_bias": ("modernbert: LayerNorms with a bias.",),
+}
+
+
+def _family_widgets() -> None:
+    """The fields of the chosen family, and any other family's field that is not at its default (to reset it)."""
+    ss = st.session_state
+    fam = ss.get(state.field_key("family"))
+    for f, owners in family_fields().items():
+        key = state.field_key(f)
+        if fam not in owners and ss.get(key, FIELD_DEFAULTS[f]) == FIELD_DEFAULTS[f]:
+            continue
+        if f in INT_FIELDS:
+            _int_widget(f)
+        elif f in ("pos_att_type", "norm_rel_ebd"):
+            options = POS_ATT_TYPES if f == "pos_att_type" else NORM_REL_EBD
+            st.selectbox(f, options, key=key, help=FAMILY_FIELDS[f][0], format_func=lambda v: v or "(none)")
+            _field_note(f)
+        else:
+            st.checkbox(f, key=key, help=FAMILY_FIELDS[f][0])
+            _field_note(f)
 
 
 # valid, but far beyond any trained BERT/ALBERT (512 positions, 30k-vocabulary): computed, with a note
@@ -125,8 +176,10 @@ def render() -> None:
     sb = st.sidebar
     with sb:
         st.header("Model")
-        st.selectbox("Preset", list(PRESETS), key="preset", on_change=state.on_preset_change,
-                     help="Start from a published configuration; every field below stays editable.")
+        st.selectbox("Preset", [n for names in PRESET_FAMILIES.values() for n in names], key="preset",
+                     on_change=state.on_preset_change, format_func=_preset_label,
+                     help="Start from a published configuration, grouped by family; every field below stays "
+                          "editable.")
         cfg = state.read_fields()  # before the fields are drawn: each shows its own problem under it
         err = st.session_state.get(state.ERROR)
         if err is not None:
@@ -145,16 +198,42 @@ def render() -> None:
         with st.expander("Import / export"):
             st.file_uploader("Upload a Hugging Face config.json", type=["json"], key="upload",
                              on_change=_on_upload, max_upload_size=1,
-                             help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type bert or albert.")
+                             help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type one of "
+                                  f"{', '.join(FAMILIES)} (also xlm-roberta, camembert).")
+            st.text_input("Import from the Hugging Face Hub", key="hub_id", on_change=_on_hub_import,
+                          placeholder="FacebookAI/xlm-roberta-large",
+                          help="A model id; only its config.json is fetched (never weights). Press Enter.")
             st.download_button("Download config.json", json.dumps(to_hf_config(cfg), indent=2),
                                file_name="config.json", mime="application/json", on_click="ignore",
                                key="download_config")
             if not hf_expressible(cfg):
-                model = "BertModel" if cfg.family == "bert" else "AlbertModel"
+                model = {"bert": "BertModel", "albert": "AlbertModel"}.get(cfg.family, "model")
                 st.caption(f"Hugging Face's {model} cannot express sharing '{cfg.sharing}' here: the file "
                            "describes the unshared layout and keeps the real sharing under 'albert_explorer'.")
     for level, text in state.pop_notices():
         getattr(sb, level)(text)
+
+
+def _preset_label(name: str) -> str:
+    return f"{PRESETS[name].family} · {name}" if name in PRESETS else name
+
+
+def _on_hub_import() -> None:
+    """Callback of the Hub id field: fetch only config.json (albert_core.hub), parse it, explain a failure."""
+    mid = st.session_state.get("hub_id") or ""
+    if not mid.strip():
+        return
+    try:
+        with st.spinner(f"Fetching {md(mid.strip())}'s config.json from the Hugging Face Hub ..."):
+            cfg = config_from_hub(mid)
+    except HubError as e:
+        state.notice("error", md(f"Not imported: {e}."))
+        return
+    except ConfigError as e:
+        state.notice("error", md(f"{mid.strip()}'s config.json cannot be used: " + "; ".join(e.problems) + "."))
+        return
+    state.set_fields(cfg)
+    state.notice("success", f"Imported '{md(cfg.name)}' ({md(cfg.family)}) from the Hugging Face Hub.")
 
 
 def _summary(cfg) -> str:

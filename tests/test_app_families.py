@@ -1,0 +1,65 @@
+"""AppTest: every page renders for a preset of each family; the sidebar groups presets by family, shows the
+family's own fields, and imports a config.json by Hub id (against the local Hub of tests/test_hub.py)."""
+
+import pytest
+
+from albert_core.params import count_parameters
+from albert_core.presets import PRESET_FAMILIES, PRESETS
+from test_app_pages import PAGES, goto, no_errors, open_app
+from test_hub import server  # noqa: F401  (the local Hub fixture)
+
+FAMILY_PRESET = {fam: names[0] for fam, names in PRESET_FAMILIES.items() if fam not in ("bert", "albert")}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_PRESET))
+def test_every_page_renders_for_each_family(family):
+    preset = FAMILY_PRESET[family]
+    at = open_app({"preset": preset})
+    for page in PAGES:
+        at = goto(at, page)
+        no_errors(at)
+    at = goto(at, "parameters")
+    shown = " ".join(m.value for m in at.markdown)
+    assert "ALBERT's two cuts for this model" in [h.value for h in at.header]
+    assert preset in shown
+    cuts = [d.value for d in at.dataframe if "variant" in d.value.columns][0]
+    assert int(cuts["total"][0]) == count_parameters(PRESETS[preset]).total
+
+
+def test_presets_grouped_by_family():
+    at = open_app()
+    box = at.sidebar.selectbox(key="preset")
+    assert box.options == [f"{PRESETS[n].family} · {n}" for names in PRESET_FAMILIES.values() for n in names]
+    at = box.select("xlm-roberta-large").run()
+    assert at.sidebar.number_input(key="f.vocab_size").value == 250002
+    assert at.sidebar.number_input(key="f.position_offset").value == 2
+
+
+def test_family_fields_are_editable_and_counted():
+    at = open_app({"preset": "deberta-v3-base"})
+    before = count_parameters(PRESETS["deberta-v3-base"]).total
+    at.sidebar.checkbox(key="f.share_att_key").uncheck().run()
+    no_errors(at)
+    H = PRESETS["deberta-v3-base"].hidden_dim
+    after = at.session_state["_ae_valid"]
+    assert count_parameters(after).total - before == 12 * 2 * (H * H + H)  # pos_key_proj + pos_query_proj per layer
+    at = open_app({"preset": "roberta-base"})
+    at.sidebar.selectbox(key="f.family").select("bert").run()  # position_offset 2 is a roberta field
+    assert any("position_offset is a field of roberta" in m.value for m in at.sidebar.markdown)
+    at.sidebar.number_input(key="f.position_offset").set_value(0).run()
+    assert at.session_state["_ae_valid"].family == "bert"
+
+
+def test_import_by_hub_id(server):  # noqa: F811
+    at = open_app()
+    at.sidebar.text_input(key="hub_id").input("FacebookAI/xlm-roberta-large").run()
+    no_errors(at)
+    cfg = at.session_state["_ae_valid"]
+    assert cfg.name == "FacebookAI/xlm-roberta-large"
+    assert count_parameters(cfg).total == count_parameters(PRESETS["xlm-roberta-large"]).total
+    assert any("Imported" in s.value for s in at.sidebar.success)
+    at.sidebar.text_input(key="hub_id").input("org/missing").run()
+    assert not at.exception
+    (err,) = at.sidebar.error
+    assert "org/missing was not found on the Hub" in err.value
+    assert at.session_state["_ae_valid"] == cfg  # a failed import keeps the config
