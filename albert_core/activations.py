@@ -65,9 +65,19 @@ class Term:
     part: str  # quadratic (grows with S²) | linear (everything else)
     bytes: tuple[int, ...]  # byte coefficients of MONOMIALS for one application
     count: int  # applications (layer applications for per-layer terms)
+    min_seq_len: int = 0  # the tensor exists only from this seq_len on (ModernBERT's sdpa sliding-window mask)
+    batch_one: bool | None = None  # only at batch size 1 (True) or above (False): a view at B = 1, a copy above
+
+    def applies(self, batch_size: int) -> bool:
+        return self.batch_one is None or self.batch_one == (batch_size == 1)
+
+    def each(self, batch_size: int, seq_len: int) -> int:
+        """Bytes of one application."""
+        live = seq_len >= self.min_seq_len and self.applies(batch_size)
+        return evaluate(self.bytes, batch_size, seq_len) if live else 0
 
     def at(self, batch_size: int, seq_len: int) -> int:
-        return self.count * evaluate(self.bytes, batch_size, seq_len)
+        return self.count * self.each(batch_size, seq_len)
 
 
 # ---- inputs -----------------------------------------------------------------------------------------
@@ -117,20 +127,21 @@ def _cached(key: tuple, make: Any) -> Any:
 
 
 def _flush(out: list[Term], scope: str, count: int, rr: Replay) -> None:
-    """Append rr's saved storages as Terms, one per (component, part), ops listed once each."""
-    merged: dict[tuple[str, str], list] = {}
-    for comp, op, part, b in rr.terms():
-        acc = merged.setdefault((comp, part), [[0] * len(MONOMIALS), []])
+    """Append rr's saved storages as Terms, one per (component, part, condition), ops listed once each."""
+    merged: dict[tuple[str, str, tuple[int, bool | None]], list] = {}
+    for comp, op, part, b, when in rr.terms():
+        acc = merged.setdefault((comp, part, when), [[0] * len(MONOMIALS), []])
         acc[0] = [x + y for x, y in zip(acc[0], b, strict=True)]
         if op not in acc[1]:
             acc[1].append(op)
-    for (comp, part), (b, ops) in merged.items():
-        out.append(Term(scope, comp, "; ".join(ops), part, tuple(b), count))
+    for (comp, part, when), (b, ops) in merged.items():
+        out.append(Term(scope, comp, "; ".join(ops), part, tuple(b), count, *when))
 
 
 def _run_layer(root: Replay, ops: ModuleType, cfg: ModelConfig, x: Tensor, attention: str,
-               checkpointing: bool) -> tuple[Replay, Tensor]:
+               checkpointing: bool, index: int) -> tuple[Replay, Tensor]:
     rr = root.sub()
+    root.ctx["layer_index"] = index  # for a family whose first layer differs (ModernBERT's has no attn_norm)
     if checkpointing:  # torch.utils.checkpoint (use_reentrant=False): _NoopSaveInputs saves the layer input
         rr.save(x, "checkpointed layer input", "checkpoint (_NoopSaveInputs)")
         return rr, ops.replay_layer(root.sub(), cfg, x, attention)  # inner saves are dropped by the checkpoint
@@ -139,14 +150,15 @@ def _run_layer(root: Replay, ops: ModuleType, cfg: ModelConfig, x: Tensor, atten
 
 def _layer_terms(out: list[Term], root: Replay, ops: ModuleType, cfg: ModelConfig, x: Tensor, attention: str,
                  checkpointing: bool) -> Tensor:
-    """Every layer application is the same except when the first one's input dtype differs."""
+    """Every layer application is the same except the first when its input dtype differs (or its family's
+    first layer has other modules): then the first and the others are replayed apart."""
     L = cfg.layer_applications
-    first, y = _run_layer(root, ops, cfg, x, attention, checkpointing)
+    first, y = _run_layer(root, ops, cfg, x, attention, checkpointing, 0)
     if L == 1:
         _flush(out, "layer", 1, first)
         return y
-    second, y2 = _run_layer(root, ops, cfg, y, attention, checkpointing)
-    if x.dtype == y.dtype:
+    second, y2 = _run_layer(root, ops, cfg, y, attention, checkpointing, 1)
+    if x.dtype == y.dtype and not getattr(ops, "FIRST_LAYER_DIFFERS", False):
         _flush(out, "layer", L, first)
     else:
         _flush(out, "layer (first)", 1, first)
@@ -158,7 +170,7 @@ def _make_terms(cfg: ModelConfig, dtype: str, attention: str, device: str, check
     ops = family_ops(cfg)
     md, amp = split_dtype(dtype)
     root = Replay(device, amp, md)
-    root.ctx["checkpointing"] = checkpointing  # a family whose layers share saved storages needs to know
+    root.ctx.update(checkpointing=checkpointing, attention=attention)  # for families whose layers share storages
     out: list[Term] = []
     r = root.sub()
     x = ops.replay_embeddings(r, cfg)
@@ -206,7 +218,7 @@ class ActivationMemory:
 
         rows = []
         for t in self.terms:
-            each = evaluate(t.bytes, self.batch_size, self.seq_len)
+            each = t.each(self.batch_size, self.seq_len)
             rows.append({"scope": t.scope, "component": t.component, "part": t.part, "op": t.op,
                          "count": t.count, "bytes_each": each, "bytes": each * t.count})
         if not self.terms:
@@ -284,24 +296,29 @@ def _config_items(cfgs: Any) -> list[tuple[str, ModelConfig]]:
     return list(cfgs.items()) if isinstance(cfgs, dict) else [(c.name, c) for c in cfgs]
 
 
-def _part_coefficients(terms: tuple[Term, ...]) -> tuple[list[int], list[int]]:
-    """MONOMIALS byte coefficients of the quadratic and the linear part, all applications."""
-    quad_c, lin_c = [0] * len(MONOMIALS), [0] * len(MONOMIALS)
+def _part_coefficients(terms: tuple[Term, ...], batch_size: int) -> dict[tuple[str, int], list[int]]:
+    """MONOMIALS byte coefficients at this batch size, all applications, per (part, min_seq_len)."""
+    acc: dict[tuple[str, int], list[int]] = {}
     for t in terms:
-        acc = quad_c if t.part == "quadratic" else lin_c
+        if not t.applies(batch_size):
+            continue
+        c = acc.setdefault((t.part, t.min_seq_len), [0] * len(MONOMIALS))
         for i in range(len(MONOMIALS)):
-            acc[i] += t.bytes[i] * t.count
-    return quad_c, lin_c
+            c[i] += t.bytes[i] * t.count
+    return acc
 
 
 def _sweep_frame(name: str, terms: tuple[Term, ...], S: list[int], B: int) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
-    quad_c, lin_c = _part_coefficients(terms)
-    bound = sum(abs(c) for c in quad_c + lin_c) * max(B, 1) * max(S) ** 2 + 1
+    coeffs = _part_coefficients(terms, B)
+    bound = sum(abs(x) for c in coeffs.values() for x in c) * max(B, 1) * max(S) ** 2 + 1
     s = np.asarray(S, dtype=np.int64 if bound < 2**62 else object)  # Python ints when int64 could overflow
-    q, lin = evaluate(quad_c, B, s), evaluate(lin_c, B, s)  # numpy arrays over seq_len
+    parts = {"quadratic": s * 0, "linear": s * 0}
+    for (part, m), c in coeffs.items():  # numpy arrays over seq_len; a term counts from its min_seq_len
+        parts[part] = parts[part] + evaluate(c, B, s) * (s >= m)
+    q, lin = parts["quadratic"], parts["linear"]
     n = len(S)
     return pd.DataFrame({
         "config": [name] * (3 * n),

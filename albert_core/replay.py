@@ -84,7 +84,7 @@ class Replay:
         self.device = device
         self.amp = amp  # autocast low-precision dtype, or None
         self.md = model_dtype  # dtype of the weights
-        self.saved: dict[int, tuple[str, str, str, Size, str]] = {}
+        self.saved: dict[int, tuple[str, str, str, Size, str, tuple[int, bool | None]]] = {}
         self._ids = ids or itertools.count(1)  # share one identity space across a whole forward
         self.ctx: dict[str, Any] = {}  # tensors a family's embeddings hand to its layers (shared by sub())
         self.skip: set[int] = set()  # storages not to count: parameters, or saved once for all layers
@@ -106,16 +106,18 @@ class Replay:
         self.skip.add(t.id)
         return t
 
-    def save(self, t: Tensor, component: str, op: str) -> None:
+    def save(self, t: Tensor, component: str, op: str, min_seq_len: int = 0, batch_one: bool | None = None) -> None:
+        """Count t's storage once. It exists only from seq_len min_seq_len on, and only at batch size 1
+        (batch_one True) or above 1 (False) when batch_one is given (a view at B = 1, a copy above)."""
         if t.id in self.saved or t.id in self.skip or not any(t.size):
             return
         part = "quadratic" if t.size[0] or t.size[1] else "linear"
-        self.saved[t.id] = (component, op, part, t.size, t.dtype)
+        self.saved[t.id] = (component, op, part, t.size, t.dtype, (min_seq_len, batch_one))
 
-    def terms(self) -> list[tuple[str, str, str, Size]]:
-        """(component, op, part, byte coefficients) of every saved storage, in order."""
-        return [(comp, op, part, tuple(c * BYTES[dt] for c in size))  # type: ignore[misc]
-                for comp, op, part, size, dt in self.saved.values()]
+    def terms(self) -> list[tuple[str, str, str, Size, tuple[int, bool | None]]]:
+        """(component, op, part, byte coefficients, (min_seq_len, batch_one)) of every saved storage, in order."""
+        return [(comp, op, part, tuple(c * BYTES[dt] for c in size), w)  # type: ignore[misc]
+                for comp, op, part, size, dt, w in self.saved.values()]
 
     # ---- ops, each saving what its autograd formula saves ------------------------------------------
     def index(self, size: Size, component: str, op: str, dtype: str = "int64") -> Tensor:

@@ -94,3 +94,114 @@ def hf_classes(heads: bool) -> tuple[Any, Any]:
     from transformers import ModernBertConfig, ModernBertModel
 
     return ModernBertConfig, ModernBertModel
+
+
+# ---- activation replay (albert_core/replay.py): ModernBertModel's ops and what they save -----------------
+FIRST_LAYER_DIFFERS = True  # layer 0's attn_norm is nn.Identity
+
+
+def _layer_types(cfg: Any) -> set[str]:
+    """config.layer_types: layer i attends globally when i % global_attn_every_n_layers == 0, else locally."""
+    n, L = cfg.global_attn_every_n_layers, cfg.num_layers
+    return {"full_attention"} | ({"sliding_attention"} if n > 1 and L > 1 else set())
+
+
+def replay_embeddings(r: Any, cfg: Any) -> Any:
+    """ModernBertEmbeddings (tok_embeddings, norm, drop), then what the encoder hands to every layer: the
+    rotary cos and sin (one pair per layer type, (1, S, head_dim) in the hidden dtype) that apply_rotary_pos_emb's
+    multiplications save, and under sdpa's fused kernel the (B, 1, S, S) sliding-window mask it saves."""
+    from ..replay import sz
+
+    H = cfg.hidden_dim
+    r.index(sz(bs=1), "embeddings: index tensors", "aten::embedding (input_ids)")
+    x = r.layer_norm(r.new(sz(bs=H), r.md), H, "embeddings: LayerNorm")
+    x = r.dropout(x, cfg.dropout, "embeddings: dropout mask")
+    if r.ctx.get("checkpointing"):
+        return x  # position_embeddings and attention_mask are keyword arguments: the checkpoint keeps neither
+    for t in sorted(_layer_types(cfg)):
+        for f in ("cos", "sin"):  # q.float() * cos, rotate_half(q) * sin: MulBackward0 saves cos and sin
+            r.save(r.new(sz(s=cfg.head_dim), x.dtype), "rotary cos/sin (all layers of a type)", f"aten::mul ({t} {f})")
+    fused = cfg.attention_dropout == 0 or r.device == "cuda"  # CPU sdpa with dropout: the math path saves no mask
+    if "sliding_attention" in _layer_types(cfg) and r.ctx.get("attention") == "sdpa" and fused:
+        # create_bidirectional_sliding_window_mask is None below the window; the fused kernel saves attn_mask
+        n = sum(1 for i in range(cfg.num_layers) if i % cfg.global_attn_every_n_layers) if r.amp else 1
+        for _ in range(n):  # one mask for all sliding layers; autocast casts it for each sdpa call
+            r.save(r.new(sz(bss=1), r.amp or x.dtype), "sliding-window mask (B, 1, S, S)",
+                   "aten::_scaled_dot_product_*_attention (attn_mask)", min_seq_len=cfg.local_attention // 2)
+    return x
+
+
+def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
+    """ModernBertEncoderLayer (pre-LN): x + out_drop(Wo(attn(attn_norm(x)))), then + mlp(mlp_norm(.))."""
+    H = cfg.hidden_dim
+    h = x if r.ctx.get("layer_index") == 0 else r.layer_norm(x, H, "LayerNorms")  # attn_norm (Identity in layer 0)
+    ctx = _attention(r, cfg, r.linear(h, H, 3 * H, "layer input (Wqkv projection)"), attention)
+    a = r.dropout(r.linear(ctx, H, H, "context (output projection input)"), cfg.attention_dropout,
+                  "residual dropout masks")  # out_drop uses attention_dropout
+    x = r.add(x, a)
+    return r.add(x, _mlp(r, cfg, r.layer_norm(x, H, "LayerNorms")))
+
+
+def _attention(r: Any, cfg: Any, qkv: Any, attention: str) -> Any:
+    """unbind Wqkv's output, apply_rotary_pos_emb to q and k (new tensors: float32 math, cast back), then
+    eager_attention_forward (softmax in float32, cast to the query dtype), sdpa's fused kernel, or (CPU sdpa
+    with attention dropout) its math path, which upcasts 16-bit q, k, v to float32 copies."""
+    from ..replay import F32, sdpa_fused, sz
+
+    A, p, c = cfg.num_heads, cfg.attention_dropout, qkv.dtype
+    tok = sz(bs=cfg.hidden_dim)
+    q, k = r.new(tok, c), r.new(tok, c)  # q_embed.to(original_dtype), k_embed.to(...)
+    if attention == "sdpa" and (p == 0 or r.device == "cuda"):  # v is a view of Wqkv's output: its storage is saved
+        return sdpa_fused(r, A, p, q, k, qkv)
+    dt = F32 if attention == "sdpa" else c  # math path: float32 (copies of 16-bit inputs); eager: the query dtype
+    r.save(r.new(tok, dt), "Q/K/V", "aten::bmm (Q, reshaped copy)")  # torch.matmul on the (B,A,S,D) views
+    r.save(r.new(tok, dt), "Q/K/V", "aten::bmm (K^T, reshaped copy)")
+    probs = r.unary_saves_result(r.new(sz(bss=A), F32), "aten::_softmax", "attention probabilities (softmax output)")
+    if dt != F32:  # eager: softmax(..., dtype=torch.float32).to(query.dtype), a copy
+        probs = r.new(probs.size, c)
+    probs = r.dropout(probs, p, "attention dropout mask")
+    r.save(probs, "attention probabilities (bmm input: dropped or cast)", "aten::bmm (probs)")
+    _value(r, A, qkv, tok, F32 if attention == "sdpa" and c != F32 else None)
+    return r.new(tok, c)  # transpose(1, 2).contiguous(): a copy, saved by Wo
+
+
+def _value(r: Any, A: int, qkv: Any, tok: Any, upcast: str | None) -> None:
+    """matmul(probs, v) saves v reshaped to (B·A, S, D): a copy, or at B = 1 or A = 1 a view of Wqkv's whole
+    (B, S, 3H) output (its dims merge). An upcast (math path, 16-bit) is a contiguous float32 copy."""
+    if upcast:
+        r.save(r.new(tok, upcast), "Q/K/V", "aten::bmm (V, float32 copy)")
+        return
+    view = "aten::bmm (V: a view of Wqkv's output)"
+    if A == 1:
+        r.save(qkv, "Q/K/V", view)
+        return
+    r.save(qkv, "Q/K/V", view, batch_one=True)
+    r.save(r.new(tok, qkv.dtype), "Q/K/V", "aten::bmm (V, reshaped copy)", batch_one=False)
+
+
+def _mlp(r: Any, cfg: Any, x: Any) -> Any:
+    """ModernBertMLP: Wi -> chunk(2) into input and gate (views of one storage) -> act(input) * gate -> drop -> Wo."""
+    from ..replay import Tensor, sz
+
+    H, I = cfg.hidden_dim, cfg.intermediate_dim
+    wi = r.linear(x, H, 2 * I, "FFN input")
+    r.save(wi, "FFN Wi output (input and gate chunks)", "aten::mul (gate: a chunk of Wi's output)")
+    half = Tensor(wi.id, sz(bs=I), wi.dtype)  # input and gate: chunk views of Wi's (B, S, 2I) output
+    g = r.mul(r.activation(half, cfg.hidden_act), half, "activation function")
+    g = r.dropout(g, cfg.dropout, "FFN dropout mask")
+    return r.linear(g, I, H, "FFN output projection input")
+
+
+def replay_pooler(r: Any, cfg: Any, y: Any) -> None:
+    """No pooler; final_norm on the last hidden state."""
+    r.layer_norm(y, cfg.hidden_dim, "final LayerNorm")
+
+
+def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
+    """Autocast's 16-bit weight copies that Linear layers save: Wqkv, Wo, Wi, Wo of every stored layer."""
+    from ..params import stored_copies
+
+    if checkpointing:
+        return 0
+    H, I = cfg.hidden_dim, cfg.intermediate_dim
+    return stored_copies(cfg, "attention") * 4 * H * H + stored_copies(cfg, "ffn") * 3 * H * I
