@@ -17,9 +17,9 @@ FLOP_LABELS = {
     "ffn": "feed-forward",
     "pooler": "pooler",
 }
-FLOP_COLORS = {
-    "embedding_projection": "#F2A541", "qkv": "#3D7DD8", "attention_scores": "#E4572E",
-    "attention_values": "#C0392B", "attention_output": "#17A589", "ffn": "#7D5BA6", "pooler": "#9AA5B1",
+FLOP_COLORS = {  # Okabe-Ito and Tol: distinct for colorblind readers
+    "embedding_projection": "#E69F00", "qkv": "#0072B2", "attention_scores": "#D55E00",
+    "attention_values": "#882255", "attention_output": "#009E73", "ffn": "#CC79A7", "pooler": "#999999",
 }
 
 
@@ -42,6 +42,8 @@ def flops_vs_params(df: pd.DataFrame, seq_len: int) -> go.Figure:
         )
     style(fig, x="stored parameters (log scale)", y="forward FLOPs per sequence (log scale)", log_x=True, log_y=True)
     fig.update_traces(cliponaxis=False)
+    fig.update_xaxes(dtick="D2")  # 1, 2, 5 of each power of ten: a narrow range still gets labels
+    fig.update_yaxes(dtick="D2")
     return fig
 
 

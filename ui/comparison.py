@@ -77,6 +77,7 @@ def show(df: pd.DataFrame, key: str = "compare_table") -> None:
     text, diff = wide(shown)
     styled = text.style.apply(lambda col: [HIGHLIGHT if d else "" for d in diff[col.name]], axis=0)
     with st.container(key="compare_section"):
-        st.dataframe(styled, key=key, height=36 * (len(text) + 1) + 3,
-                     column_config={n: st.column_config.TextColumn(n, width="medium") for n in text.columns})
+        cols = {n: st.column_config.TextColumn(n, width="medium") for n in text.columns}
+        cols["_index"] = st.column_config.TextColumn("field / result", width="medium")
+        st.dataframe(styled, key=key, height=35 * (len(text) + 1) + 3, column_config=cols)
         csv_button(df, "comparison.csv", key=f"{key}_csv")

@@ -67,9 +67,10 @@ def main() -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         for name in a.pages:
-            height = {"parameters": 3900, "memory": 3700}.get(name, 2000)
+            height = {"overview": 3000, "parameters": 4200, "memory": 3900}.get(name, 2000)
             if a.phone:
-                page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1,
+                tall = {"overview": 6500, "parameters": 8000, "memory": 7500}.get(name, 4200)  # the app scrolls inside
+                page = browser.new_page(viewport={"width": 390, "height": tall}, device_scale_factor=1,
                                         is_mobile=True, has_touch=True, color_scheme=a.theme)
             else:
                 page = browser.new_page(viewport={"width": 1400, "height": height}, color_scheme=a.theme)
