@@ -35,13 +35,20 @@ def show(df: pd.DataFrame, key: str, *, file_name: str, readable: dict[str, str]
     exact = [c for c in readable if c in shown]
     rest = [c for c in shown.columns if c not in first + shares + exact]
     shown = shown[first + shares + rest + exact]
-    cfg = {c: st.column_config.NumberColumn(c, format="localized") for c in shown
-           if pd.api.types.is_integer_dtype(shown[c]) or shown[c].dtype == object and _all_ints(shown[c])}
+    huge = [c for c in shown if shown[c].dtype == object and _beyond_int64(shown[c])]
+    for c in huge:  # Arrow (st.dataframe) holds at most int64: the exact digits as text, the CSV as numbers
+        shown[c] = [f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else v for v in shown[c]]
+    cfg = {c: st.column_config.NumberColumn(c, format="localized") for c in shown if c not in huge and (
+           pd.api.types.is_integer_dtype(shown[c]) or shown[c].dtype == object and _all_ints(shown[c]))}
     cfg |= {c: st.column_config.NumberColumn(c, format="localized", help=f"exact value of '{c} (≈)'")
-            for c in exact}
+            for c in exact if c not in huge}
     cfg |= {c: st.column_config.NumberColumn(c, format="%.2f%%") for c in shares}
     st.dataframe(shown, key=key, hide_index=True, column_config=cfg)
     csv_button(df, file_name, key=f"{key}_csv")
+
+
+def _beyond_int64(col: pd.Series) -> bool:
+    return any(isinstance(v, int) and not -(1 << 63) <= v < (1 << 63) for v in col)
 
 
 def _all_ints(col: pd.Series) -> bool:
