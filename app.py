@@ -6,7 +6,7 @@ every number on every page comes from albert_core.
 
 import streamlit as st
 
-from ui import sidebar, state, url
+from ui import plots, sidebar, state, url
 
 st.set_page_config(page_title="ALBERT Explorer", page_icon=":material/insights:", layout="wide")
 
@@ -21,6 +21,7 @@ PAGES = [
     st.Page("pages/verify.py", title="Verify", icon=":material/fact_check:", url_path="verify"),
 ]
 
+plots.narrow_screen_css()  # no Plotly toolbar over the charts on a phone
 state.init()
 page = st.navigation(PAGES)
 sidebar.render()

@@ -21,7 +21,7 @@ def _hover_bytes(values) -> list[tuple[int, str]]:
     return [(int(v), s) for v, s in zip(values, sizes(values), strict=True)]
 
 
-def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 3,
+def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
                       marks: dict[str, tuple[int, int, int]] | None = None) -> go.Figure:
     """Activation memory against sequence length (= max_position): one panel per config, the seq_len² part
     stacked on the linear part (on log axes the two parts are drawn as separate lines).
@@ -53,7 +53,7 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 3,
     style(fig, x="", y="", log_x=log, log_y=log)
     lo, hi = int(df["seq_len"].min()), int(df["seq_len"].max())
     # fixed x ranges: a label's box must not widen the autorange (plotly fits annotations into it)
-    fig.update_xaxes(range=[math.log10(lo), math.log10(hi) + 0.05] if log else [0, hi * 1.02])
+    fig.update_xaxes(range=[math.log10(lo), math.log10(hi) + 0.05] if log else [0, hi * 1.02], nticks=6)
     fig.update_layout(height=300 * rows + 170)
     fig.update_xaxes(title_text="seq_len = max_position (tokens)" + (" (log)" if log else ""), row=rows, col=1)
     for r in range(1, rows + 1):
@@ -78,7 +78,7 @@ def _mark_max_position(fig: go.Figure, n: int, mark: tuple[int, int, int], log: 
                        xanchor="left" if left else "right", yanchor="top",
                        showarrow=False, align="right", font=dict(size=11, color="#262730"),
                        bgcolor="rgba(255,255,255,0.85)",
-                       text=f"max_position {pos:,}<br>attention {sizes([quad])[0]} of {sizes([total])[0]}")
+                       text=f"max_position {pos:,}<br>attention {sizes([quad])[0]}<br>of {sizes([total])[0]}")
     # an invisible point at the mark carries the exact numbers (hover; tests read it)
     fig.add_scatter(x=[pos], y=[gib(total)], mode="markers", showlegend=False, name="max_position",
                     meta=f"mark {n}", marker=dict(symbol="diamond", size=10, color="#262730"),

@@ -154,7 +154,8 @@ def test_xxlarge_stores_fewer_parameters_than_bert_large_yet_costs_more():
 
 
 def test_colors_are_stable_per_config_and_distinct_for_presets():
-    assert len(set(PRESET_COLORS.values())) == len(PRESETS)
+    assert len(set(PRESET_COLORS.values())) == len(PRESET_COLORS) and set(PRESET_COLORS) <= set(PRESETS)
+    assert len(set(color_map(PRESETS).values())) >= min(len(PRESETS), len(PRESET_COLORS) + 12)
     assert config_color("my model") == config_color("my model")
     fig = pcharts.share_sweep(data.share_sweep(CFGS[:1], "num_layers"), "num_layers")
     assert trace(fig, "albert-base: embedding share")["line"]["color"] == PRESET_COLORS["albert-base"]
@@ -175,8 +176,11 @@ def test_slide_puts_title_and_settings_caption_on_the_figure():
     fig = slide(pcharts.share_bars(data.params_long(data.params_table(CFGS))), "Shares <of> params",
                 "batch 8, bfloat16, eager attention, A100 80 GB " * 3)
     lay = spec(fig)["layout"]
-    assert lay["title"]["text"].startswith("<b>Shares &lt;of&gt; params</b><br>")  # escaped: shown as typed
-    assert "bfloat16, eager attention" in lay["title"]["text"] and lay["title"]["text"].count("<br>") >= 2  # wrapped
+    assert lay["title"]["text"] == "<b>Shares &lt;of&gt; params</b>"  # escaped: shown as typed
+    sub = lay["title"]["subtitle"]["text"]
+    assert "bfloat16, eager attention" in sub and sub.count("<br>") >= 2  # wrapped for a phone's width
+    long = slide(go.Figure(), "A title long enough that a phone would cut it off at the right edge")
+    assert spec(long)["layout"]["title"]["text"].count("<br>") == 1
     assert title_of(fig) == "Shares <of> params"
     assert lay["margin"]["t"] > 60  # room for the caption lines
     assert lay["legend"]["orientation"] == "h" and lay["legend"]["y"] == 0  # below the plot, clear of the toolbar
@@ -199,7 +203,7 @@ def test_each_shown_config_gets_its_own_color_the_same_on_every_page():
     colors = color_map(shown)
     assert len(set(colors.values())) == len(shown)  # distinct
     assert color_map(shown + [p for p in PRESETS if p not in shown])["custom 1"] == colors["custom 1"]  # Overview
-    everything = color_map(list(PRESETS) + customs)
+    everything = color_map(list(PRESET_COLORS) + customs)
     assert len(set(everything.values())) == len(everything)  # presets and 8 custom configs: all distinct
 
 

@@ -35,3 +35,14 @@ def show(fig: go.Figure, key: str, title: str | None = None, caption: str = "", 
     where.plotly_chart(fig, key=key, width="stretch", theme=None,
                        config=export_config(fig, f"albert-explorer_{key}_{title_of(fig)}"))
     return fig
+
+
+# Plotly's toolbar is always shown on touch screens, where it covers the title; on narrow screens it goes
+# (exporting a slide is a desktop task). Style only: st.html puts it in an invisible container.
+NARROW_CSS = """<style>@media (max-width: 640px) {
+  .js-plotly-plot .modebar-container { display: none !important; }
+}</style>"""
+
+
+def narrow_screen_css() -> None:
+    st.html(NARROW_CSS)
