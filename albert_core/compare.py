@@ -48,7 +48,7 @@ RESULTS = (
     ("embedding share", "%"),
     ("layer share", "%"),
     ("activations at max_position", "bytes"),
-    ("attention (seq_len²) at max_position", "bytes"),
+    ("of which attention (seq_len²)", "bytes"),
     ("training memory per GPU", "bytes"),
     ("forward FLOPs per sequence", "FLOPs"),
 )

@@ -53,9 +53,9 @@ ref = shown + (reference if with_presets else ())
 left, right = st.columns(2)
 shares = figures.params_shares(ref, "Shares of the parameters")
 counts = figures.params_counts(ref, "Parameter counts")
-for fig, label in ((shares, None), (counts, "yours")):  # the shares fill their bars: shading, no label
-    fig.add_vrect(x0=-0.5, x1=len(shown) - 0.5, fillcolor="rgba(38,39,48,0.07)", line_width=0, layer="below",
-                  annotation_text=label, annotation_position="top left")
+shade = dict(x0=-0.5, x1=len(shown) - 0.5, fillcolor="rgba(38,39,48,0.07)", line_width=0, layer="below")
+shares.add_vrect(**shade)  # the shares fill their bars: shading only
+counts.add_vrect(**shade, annotation_text="yours", annotation_position="top left")
 plots.show(shares, "overview_shares", where=left)
 plots.show(counts, "overview_components", where=right)
 table = data.overview_table(ref)

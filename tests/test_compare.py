@@ -40,7 +40,7 @@ def test_results_are_albert_cores_numbers():
         assert value(df, "total parameters", c.name) == p.total
         assert value(df, "embedding share", c.name) == pytest.approx(p.embedding_pct)
         assert value(df, "activations at max_position", c.name) == a.total
-        assert value(df, "attention (seq_len²) at max_position", c.name) == a.quadratic
+        assert value(df, "of which attention (seq_len²)", c.name) == a.quadratic
         assert value(df, "training memory per GPU", c.name) == t.total
         assert value(df, "forward FLOPs per sequence", c.name) == forward_flops(c, min(2048, c.max_position)).total
     assert {i for i, _ in RESULTS} <= set(df["item"])
