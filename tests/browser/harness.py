@@ -29,8 +29,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(timeout: float = 60.0):
-    """Yield (base_url, started_at) for `streamlit run app.py` on 127.0.0.1; stopped on exit."""
+def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, on_start=None):
+    """Yield (base_url, started_at) for `streamlit run app.py` on 127.0.0.1; stopped on exit.
+
+    env: extra environment variables for the server; on_start(proc): called with the Popen right after
+    the start (the memory benchmark reads its pid).
+    """
     port = free_port()
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
@@ -39,7 +43,9 @@ def streamlit_server(timeout: float = 60.0):
     ]
     started = time.perf_counter()
     log = open(os.devnull, "w")  # noqa: SIM115
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+    if on_start is not None:
+        on_start(proc)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + timeout

@@ -1,0 +1,119 @@
+"""Load: one `streamlit run` server, several browser sessions at once, Verify running in others.
+
+Two sessions press Verify together: one builds, the other shows its place in the queue and then builds
+by itself; both show results. Meanwhile four more sessions open the other pages: every chart is drawn,
+no session shows an exception. A session closed mid-build leaves no build process behind.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from albert_core.params import count_parameters
+from albert_core.presets import PRESETS
+
+from .harness import CHROMIUM, error_blocks, launch_browser, streamlit_server, wait_until_idle
+
+pytestmark = pytest.mark.browser
+
+PRESET = "albert-base"  # measured within the default budget (about 670 MiB estimated of 700)
+OTHER_PAGES = ["overview", "parameters", "memory", "fit"]
+BUILD = "Build, count and measure"
+
+
+def worker_children(server_pid: int) -> list[int]:
+    """Build processes (python -m albert_core.worker) whose parent is the server."""
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == server_pid and "albert_core.worker" in cmd:
+            out.append(int(pid))
+    return out
+
+
+@pytest.fixture(scope="module")
+def served():
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    procs = []
+    with streamlit_server(on_start=procs.append) as (base, _), sync_playwright() as p:
+        browser = launch_browser(p)
+        yield base, browser, procs[0].pid
+        browser.close()
+
+
+def new_page(browser):
+    return browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+
+
+def open_verify(browser, base: str):
+    page = new_page(browser)
+    page.goto(f"{base}/verify?preset={PRESET}")
+    wait_until_idle(page, 60_000)
+    return page
+
+
+def test_two_verifies_queue_while_other_sessions_load_every_page(served):
+    base, browser, _ = served
+    first, second = open_verify(browser, base), open_verify(browser, base)
+    first.get_by_role("button", name=BUILD).click()
+    first.get_by_text("in a separate process", exact=False).wait_for(timeout=60_000)  # the first one builds
+    second.get_by_role("button", name=BUILD).click()
+    second.get_by_text("place 2 in the queue", exact=False).wait_for(timeout=30_000)  # the second one waits
+    assert "starts by itself" in second.inner_text('[data-testid="stMain"]')
+
+    others = []
+    for path in OTHER_PAGES:  # while a build runs and another waits
+        page = new_page(browser)
+        page.goto(f"{base}/{path}")
+        others.append((path, page))
+    for path, page in others:
+        wait_until_idle(page, 90_000)
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+        assert error_blocks(page) == [], path
+        drawn = page.evaluate("() => document.querySelectorAll('.js-plotly-plot .main-svg').length")
+        assert drawn >= 1, path
+
+    total = f"{count_parameters(PRESETS[PRESET]).total:,}"
+    for page in (first, second):  # the waiting one started by itself; both show their results
+        page.get_by_text("exactly the parameters albert_core counts", exact=False).wait_for(timeout=180_000)
+        wait_until_idle(page, 60_000)
+        values = [v.inner_text() for v in page.locator('[data-testid="stMetricValue"]').all()]
+        assert values[:2] == [total, total]
+        assert "Measured (saved tensors)" in page.inner_text('[data-testid="stMain"]')
+        assert error_blocks(page) == []
+    for _, page in [("first", first), ("second", second), *others]:
+        page.context.close()
+
+
+def test_a_session_closed_mid_build_leaves_nothing_running(served):
+    base, browser, server_pid = served
+    page = open_verify(browser, base)
+    page.get_by_role("button", name=BUILD).click()
+    page.get_by_text("in a separate process", exact=False).wait_for(timeout=60_000)
+    deadline = time.monotonic() + 30
+    while not worker_children(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (child,) = worker_children(server_pid)  # the build process runs
+    page.context.close()  # the user closes the tab
+    deadline = time.monotonic() + 60
+    while worker_children(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert worker_children(server_pid) == []
+    assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] == "Z"
+    again = open_verify(browser, base)  # and the server still serves
+    assert error_blocks(again) == []
+    again.context.close()
