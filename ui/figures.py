@@ -76,7 +76,8 @@ def fit_bars(cfgs: tuple, ctl: Ctl) -> tuple[go.Figure, Any]:
     ckpt = ", checkpointing" if ctl["checkpointing"] else ""
     fig = slide(fit_charts.fit_bars(plan), f"What fits on {ctl['num_gpus']:,} × {ctl['gpu']}",
                 f"Sharding {ctl['sharding']}, {ctl['precision']}, {ctl['optimizer']}, {ctl['attention']} attention"
-                f"{ckpt}; batch {ctl['batch_size']:,}, sequences of {ctl['seq_len']:,} tokens (at most max_position).")
+                f"{ckpt}; batch {ctl['batch_size']:,}, sequences of {ctl['seq_len']:,} tokens (at most max_position).",
+                pad=34)  # room for the panel titles
     return fig, plan
 
 
