@@ -388,6 +388,10 @@ def _inference_snapshots(cfg: ModelConfig, dtype: str, attention: str, device: s
                          copy_ctx: bool) -> tuple[tuple[int, ...], ...]:
     """Replays HF's eval forward under torch.no_grad (liveness.py): every candidate peak's coefficients."""
     ops = family_ops(cfg)
+    if not hasattr(ops, "infer_layer"):
+        raise ConfigError([f"the inference peak (training=False) is not modelled for family '{cfg.family}' yet: "
+                           "when its code frees each tensor is not replayed, so no number is given; "
+                           "use training=True (bytes saved for backward), which is modelled"])
     f = Infer(cfg, dtype, attention, device, copy_qkv, copy_ctx)
     emb, x = ops.infer_embeddings(f, cfg)
     x = _encoder_steps(f, ops, cfg, x, emb)

@@ -36,6 +36,8 @@ def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager"
 
     require_choice("attention", attention, ATTENTION_IMPLS)
     fam = family(cfg.family)
+    if attention not in getattr(fam, "HF_ATTENTIONS", ATTENTION_IMPLS):
+        attention = "eager"  # e.g. DebertaV2Model has no sdpa path (HF refuses it): it runs its own attention
     if heads and fam.HEADS is not None:
         raise ValueError(f"heads: for family '{cfg.family}', {fam.HEADS}")
     hf_logging.set_verbosity_error()

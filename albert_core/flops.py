@@ -30,14 +30,16 @@ class FlopCount:
     attention_values: int  # softmax(·)·V: 2·B·S²·H per application (the seq_len² term)
     attention_output: int  # output dense: 2·B·S·H² per application
     ffn: int  # H->I and I->H: 2 · 2·B·S·H·I per application
-    pooler: int  # dense on the [CLS] token: 2·B·H²
+    pooler: int  # dense on the [CLS] token: 2·B·H² (0 for families without a pooler)
     seq_len: int  # S
     batch_size: int  # B
+    relative_position: int = 0  # DeBERTa: position projections of the 2k relative embeddings, c2p and p2c
 
     @property
     def layers(self) -> int:
         """All layer applications together."""
-        return self.qkv + self.attention_scores + self.attention_values + self.attention_output + self.ffn
+        return (self.qkv + self.attention_scores + self.attention_values + self.attention_output + self.ffn
+                + self.relative_position)
 
     @property
     def total(self) -> int:
@@ -66,9 +68,10 @@ _COMPONENT_FORMULA = {
     "attention_scores": "N·2·B·S²·H",
     "attention_values": "N·2·B·S²·H",
     "attention_output": "N·2·B·S·H²",
-    "ffn": "N·4·B·S·H·I",
+    "ffn": "N·4·B·S·H·I (gated: N·6·B·S·H·I)",
     "pooler": "2·B·H²",
-}  # N = layer applications = num_layers × inner_group_num
+    "relative_position": "N·(p·2·2k·H² + t·2·B·S·H·2k)",
+}  # N = layer applications = num_layers × inner_group_num; DeBERTa: p position projections, t terms (c2p, p2c)
 
 
 def _check(seq_len: int, batch_size: int, cfg: ModelConfig) -> None:
@@ -81,20 +84,28 @@ def _check(seq_len: int, batch_size: int, cfg: ModelConfig) -> None:
 
 
 def forward_flops(cfg: ModelConfig, seq_len: int, batch_size: int = 1) -> FlopCount:
-    """Matmul FLOPs of one forward pass (BertModel/AlbertModel with pooler, no pretraining heads)."""
+    """Matmul FLOPs of one forward pass of the family's base model (pooler where it has one, no heads)."""
+    from .families import family
+    from .params import count_parameters
+
     _check(seq_len, batch_size, cfg)
+    fam = family(cfg.family)
     B, S, E, H, I = batch_size, seq_len, cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim
     N = cfg.layer_applications  # sharing does not reduce compute
+    ffn_matrices = getattr(fam, "FFN_MATRICES", 2)  # H×I matrices in the FFN: 2, or 3 for a gated FFN (GLU)
+    relative = getattr(fam, "relative_position_flops", None)
     return FlopCount(
-        embedding_projection=2 * B * S * E * H if cfg.factorized else 0,
+        # ALBERT's embedding_hidden_mapping_in, ELECTRA's embeddings_project, DeBERTa's embed_proj
+        embedding_projection=2 * B * S * E * H if cfg.factorized or E != H else 0,
         qkv=N * 3 * 2 * B * S * H * H,
         attention_scores=N * 2 * B * S * S * H,  # A heads × (S×D)·(D×S), D = H/A
         attention_values=N * 2 * B * S * S * H,  # A heads × (S×S)·(S×D)
         attention_output=N * 2 * B * S * H * H,
-        ffn=N * 2 * (2 * B * S * H * I),
-        pooler=2 * B * H * H,
+        ffn=N * ffn_matrices * (2 * B * S * H * I),
+        pooler=2 * B * H * H if count_parameters(cfg).pooler else 0,
         seq_len=S,
         batch_size=B,
+        relative_position=N * relative(cfg, S, B) if relative else 0,
     )
 
 

@@ -149,7 +149,9 @@ def hf_classes(heads: bool) -> tuple[Any, Any]:
 
 
 # ---- activation replay (albert_core/replay.py): DebertaV2Model's ops and what they save -------------------
-# DebertaV2Model runs its own attention (no sdpa path): attention="sdpa" replays the same ops as eager.
+# DebertaV2Model runs its own attention (no sdpa path: HF refuses attn_implementation="sdpa"): attention="sdpa"
+# replays the same ops as eager, and build.hf_model builds it with eager attention.
+HF_ATTENTIONS = ("eager",)
 def replay_embeddings(r: Any, cfg: Any) -> Any:
     """DebertaV2Embeddings (word [+ position] [+ token type], embed_proj, LayerNorm, * mask, dropout), then
     the encoder's relative embeddings (the rel_embeddings table, LayerNorm'd when norm_rel_ebd)."""
@@ -278,3 +280,15 @@ def replay_checkpoint_inputs(r: Any, cfg: Any) -> None:
     from ..replay import F32, sz
 
     r.save(r.new(sz(bss=1), F32), "checkpointed attention mask (B, 1, S, S)", "checkpoint (_NoopSaveInputs)")
+
+    r.save(r.new(sz(bss=1), F32), "checkpointed attention mask (B, 1, S, S)", "checkpoint (_NoopSaveInputs)")
+
+
+def relative_position_flops(cfg: Any, seq_len: int, batch_size: int) -> int:
+    """Matmul FLOPs of one layer's disentangled terms: each position projection of the (2k, H) relative
+    embeddings (2·2k·H², not per sequence), and each of c2p (Q·K_rᵀ) and p2c (K·Q_rᵀ): 2·B·S·H·2k."""
+    if not cfg.relative_attention:
+        return 0
+    R, H = rel_rows(cfg), cfg.hidden_dim
+    terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
+    return len(_position_uses(cfg)) * 2 * R * H * H + len(terms) * 2 * batch_size * seq_len * H * R

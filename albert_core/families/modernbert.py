@@ -205,3 +205,5 @@ def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
         return 0
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     return stored_copies(cfg, "attention") * 4 * H * H + stored_copies(cfg, "ffn") * 3 * H * I
+
+FFN_MATRICES = 3  # gated FFN: Wi is H×2I (input and gate), Wo is I×H (flops.forward_flops)
