@@ -41,7 +41,7 @@ def _frame(fig: go.Figure) -> None:
     fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True)
 
 
-def wrap(text: str, width: int = 64) -> list[str]:
+def wrap(text: str, width: int = 56) -> list[str]:
     """Caption lines short enough for a phone-width figure's title area."""
     return textwrap.wrap(text, width) or [""]
 
