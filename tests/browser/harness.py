@@ -94,6 +94,31 @@ def wait_until_idle(page, timeout_ms: int = 30_000) -> None:
     )
 
 
+# Counts finished script runs in the page: every change of stApp's data-test-script-state away from "running"
+_RUNS_JS = """() => {
+    if (window.__aeRuns === undefined) {
+        window.__aeRuns = 0;
+        const app = document.querySelector('[data-testid="stApp"]');
+        new MutationObserver(records => {
+            for (const r of records) if (r.oldValue === 'running') window.__aeRuns += 1;
+        }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+    }
+    return window.__aeRuns;
+}"""
+
+
+def rerun(page, action, timeout_ms: int = 30_000) -> None:
+    """Do action() (a key press, a click, an upload) and wait until the script run it causes has finished.
+
+    Waiting a fixed time and then for "not running" races on a loaded machine: the rerun may not have
+    started yet, and the old view is read. This waits for one more finished run than before the action.
+    """
+    before = page.evaluate(_RUNS_JS)
+    action()
+    page.wait_for_function(f"() => window.__aeRuns > {before}", timeout=timeout_ms)
+    wait_until_idle(page, timeout_ms)
+
+
 def error_blocks(page) -> list[str]:
     """Texts of exception and error blocks on the page (there must be none in a healthy view)."""
     sel = '[data-testid="stException"], [data-testid="stAlertContentError"]'

@@ -15,7 +15,7 @@ from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 from albert_core.units import format_count
 
-from .harness import CHROMIUM, error_blocks, launch_browser, streamlit_server, wait_until_idle
+from .harness import CHROMIUM, error_blocks, launch_browser, rerun, streamlit_server, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -75,9 +75,7 @@ def first_table_text(page) -> str:
 def set_number(page, label: str, value: int) -> None:
     box = page.get_by_role("spinbutton", name=label)
     box.fill(str(value))
-    box.press("Enter")
-    page.wait_for_timeout(300)
-    wait_until_idle(page)
+    rerun(page, lambda: box.press("Enter"))  # waits for the run the Enter starts, not a fixed time
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -107,9 +105,7 @@ def test_control_change_updates_number_and_chart(server, page):
     assert f"{count_parameters(changed).total}{format_count(count_parameters(changed).total)}" in table
     assert "vocab_size=50000" in page.url  # the URL holds the view
 
-    page.get_by_role("link", name="Overview").first.click()  # the control keeps its value across pages
-    page.wait_for_timeout(300)
-    wait_until_idle(page)
+    rerun(page, lambda: page.get_by_role("link", name="Overview").first.click())  # the control keeps its value
     headline = page.locator('[data-testid="stMetricValue"]').first.inner_text()
     assert headline == format_count(count_parameters(changed).total)
     assert page.get_by_role("spinbutton", name="vocab_size (V)").input_value() == "50000"
@@ -138,10 +134,8 @@ def test_shared_url_opens_the_same_view(server, browser, page):
 
 def upload(page, name: str, payload: bytes) -> None:
     page.get_by_text("Import / export").click()
-    page.locator('[data-testid="stSidebar"] input[type="file"]').set_input_files(
-        {"name": name, "mimeType": "application/json", "buffer": payload})
-    page.wait_for_timeout(500)
-    wait_until_idle(page)
+    rerun(page, lambda: page.locator('[data-testid="stSidebar"] input[type="file"]').set_input_files(
+        {"name": name, "mimeType": "application/json", "buffer": payload}))
 
 
 def test_upload_config_json_is_applied(server, page):
