@@ -1,0 +1,224 @@
+"""Server memory across Verify runs: `streamlit run app.py`, Verify pressed in headless Chromium.
+
+Runs Verify 5 times (bert-base and bert-large, reference and Hugging Face sources) and samples every
+0.1 s the resident memory (/proc/<pid>/status VmRSS) of the server alone and of the server with all its
+descendants (the build processes): before each run, the peak during it, and after it. Target: after
+the runs the server is within 100 MiB of where it started; the peak stays within the budget.
+
+--budget-mb sets ALBERT_EXPLORER_MEMORY_BUDGET_MB for the server (default: the app's own default).
+--cgroup-mb N starts the server inside a new cgroup-v1 memory cgroup with memory.limit_in_bytes = N MiB
+(as root, under this process's own memory cgroup) and reports its peak usage, failures and OOM kills;
+afterwards every page is opened again to show that the server still serves.
+Usage: .venv/bin/python benchmarks/bench_server_memory.py [--budget-mb 2400] [--cgroup-mb 1024]
+       [--runs bert-base:reference,albert-base:hf]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from timing import machine_line  # noqa: E402
+
+from tests.browser.harness import error_blocks, launch_browser, streamlit_server, wait_until_idle  # noqa: E402
+
+MIB = 1 << 20
+RUNS = [("bert-base", "reference"), ("bert-base", "hf"), ("bert-large", "reference"), ("bert-large", "hf"),
+        ("bert-base", "reference")]
+PAGES = ["overview", "parameters", "memory", "fit", "compute", "verify"]
+
+
+def rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(p))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+class Sampler:
+    """Samples server RSS and server + descendants RSS every 0.1 s; peak() since the last reset()."""
+
+    def __init__(self, pid: int):
+        self.pid, self._peak, self._peak_server, self._stop = pid, 0, 0, False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def now(self) -> tuple[int, int]:
+        server = rss(self.pid)
+        return server, server + sum(rss(c) for c in descendants(self.pid))
+
+    def _loop(self) -> None:
+        while not self._stop:
+            s, t = self.now()
+            with self._lock:
+                self._peak, self._peak_server = max(self._peak, t), max(self._peak_server, s)
+            time.sleep(0.1)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._peak, self._peak_server = 0, 0
+
+    def peak(self) -> tuple[int, int]:
+        with self._lock:
+            return self._peak_server, self._peak
+
+    def stop(self) -> None:
+        self._stop = True
+
+
+class Cgroup:
+    """A cgroup-v1 memory cgroup under this process's own, with a hard limit."""
+
+    def __init__(self, limit_mb: int):
+        own = next(line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup") if ":memory:" in line)
+        self.path = Path("/sys/fs/cgroup/memory") / own.lstrip("/") / f"albert_bench_{os.getpid()}"
+        self.path.mkdir()
+        (self.path / "memory.limit_in_bytes").write_text(str(limit_mb * MIB))
+        (self.path / "memory.memsw.limit_in_bytes").write_text(str(limit_mb * MIB))  # no swap beyond it either
+
+    def add(self, pid: int) -> None:
+        (self.path / "cgroup.procs").write_text(str(pid))
+
+    def read(self, name: str) -> str:
+        return (self.path / name).read_text().strip()
+
+    def report(self) -> str:
+        oom = dict(line.split() for line in self.read("memory.oom_control").splitlines())
+        return (f"cgroup {self.path.name}: limit {int(self.read('memory.limit_in_bytes')) / MIB:,.0f} MiB, peak usage "
+                f"{int(self.read('memory.max_usage_in_bytes')) / MIB:,.0f} MiB, failcnt {self.read('memory.failcnt')}, "
+                f"oom_kill {oom.get('oom_kill', '?')}")
+
+    def remove(self) -> None:
+        try:
+            self.path.rmdir()
+        except OSError as e:
+            print(f"(cgroup {self.path} not removed: {e})")
+
+
+def verify(page, base: str, preset: str, source: str) -> str:
+    page.goto(f"{base}/verify?preset={preset}&source={source}")
+    wait_until_idle(page, 120_000)
+    page.get_by_role("button", name="Build, count and measure").click()
+    page.get_by_role("heading", name="Activation memory").wait_for(timeout=600_000)
+    wait_until_idle(page, 120_000)
+    main = page.inner_text('[data-testid="stMain"]')
+    errors = error_blocks(page)
+    if any("Not measured" in e for e in errors):
+        return "refused: " + next(e for e in errors if "Not measured" in e)[:160].replace("\n", " ")
+    if errors:
+        return "error: " + errors[0][:160].replace("\n", " ")
+    if "Measured (saved tensors)" not in main:
+        return "no result"
+    m = re.search(r"peaked at ([\d.,]+ \w+) resident; estimated before building: ([\d.,]+ \w+)", main)
+    return f"measured; build process peak {m.group(1)}, estimated {m.group(2)}" if m else "measured"
+
+
+def pages_still_load(browser, base: str) -> list[str]:
+    out = []
+    for path in PAGES:
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        try:
+            page.goto(f"{base}/{path}")
+            wait_until_idle(page, 120_000)
+            if path != "verify":
+                page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
+            out.append(f"{path}: {'ok' if not error_blocks(page) else 'ERROR ' + error_blocks(page)[0][:80]}")
+        finally:
+            page.context.close()
+    return out
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--budget-mb", type=int, default=None)
+    ap.add_argument("--cgroup-mb", type=int, default=None)
+    ap.add_argument("--runs", default=",".join(f"{p}:{s}" for p, s in RUNS),
+                    help="preset:source pairs, comma-separated (default: the five runs above)")
+    args = ap.parse_args()
+    runs = [tuple(r.split(":")) for r in args.runs.split(",")]
+    env = {"ALBERT_EXPLORER_MEMORY_BUDGET_MB": str(args.budget_mb)} if args.budget_mb else {}
+    cgroup = Cgroup(args.cgroup_mb) if args.cgroup_mb else None
+    procs = []
+
+    def started(proc) -> None:
+        procs.append(proc)
+        if cgroup:
+            cgroup.add(proc.pid)  # before the server imports anything; its build processes inherit the cgroup
+
+    print(machine_line())
+    print(f"budget: {args.budget_mb or 'app default'} MiB; cgroup: {args.cgroup_mb or 'none'} MiB")
+    try:
+        with streamlit_server(timeout=120, env=env, on_start=started) as (base, _), sync_playwright() as p:
+            browser = launch_browser(p)
+            sampler = Sampler(procs[0].pid)
+            warm = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            warm.goto(f"{base}/verify")  # the server as a user first meets it: one session, the Verify page
+            wait_until_idle(warm, 120_000)
+            warm.context.close()
+            time.sleep(2)
+            start = sampler.now()[0]
+            print(f"server at start (after one visit): {start / MIB:,.0f} MiB\n")
+            print("| run | config | source | outcome | server before | server peak | server + builds peak | server after |")
+            print("|---|---|---|---|---|---|---|---|")
+            page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            for i, (preset, source) in enumerate(runs, 1):
+                before = sampler.now()[0]
+                sampler.reset()
+                outcome = verify(page, base, preset, source)
+                time.sleep(2)
+                peak_server, peak_all = sampler.peak()
+                after = sampler.now()[0]
+                print(f"| {i} | {preset} | {source} | {outcome} | {before / MIB:,.0f} MiB | {peak_server / MIB:,.0f} MiB "
+                      f"| {peak_all / MIB:,.0f} MiB | {after / MIB:,.0f} MiB |", flush=True)
+            page.context.close()
+            time.sleep(5)
+            end = sampler.now()[0]
+            print(f"\nserver after the runs (5 s later): {end / MIB:,.0f} MiB ({(end - start) / MIB:+,.0f} MiB from the start); "
+                  f"build processes left: {len(descendants(procs[0].pid))}")
+            print("pages afterwards:", "; ".join(pages_still_load(browser, base)))
+            print(f"server alive: {procs[0].poll() is None}")
+            sampler.stop()
+            browser.close()
+    finally:
+        if cgroup:
+            print(cgroup.report())
+            if procs and procs[0].poll() is None:
+                procs[0].kill()
+                procs[0].wait()
+            time.sleep(0.5)
+            cgroup.remove()
+
+
+if __name__ == "__main__":
+    main()
