@@ -15,7 +15,8 @@ from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 from test_app_pages import PAGES
 
-from albert_core.config import FIELD_NAMES, ModelConfig, validate
+from albert_core.config import FIELD_DEFAULTS, FIELD_NAMES, ModelConfig, validate
+from albert_core.families import family_fields
 from albert_core.presets import PRESETS
 from albert_core.share import CONTROLS, MAX_COMPARE, MAX_VALUE_LEN, View, decode, encode, parse_control
 
@@ -137,7 +138,12 @@ def _check_page(at: AppTest, q: dict) -> None:
         assert not re.search(r"<(img|a|script|code|strong|em|h\d|table|del)\b", _MD.render(text)), text
     # the sidebar shows the decoded config, every field (no widget bound silently resets a value)
     for f in FIELD_NAMES:
-        kind = "text_input" if f == "name" else "selectbox" if f in ("family", "sharing", "hidden_act") else "number_input"
+        owners = family_fields().get(f)
+        if owners and view.config.family not in owners and getattr(view.config, f) == FIELD_DEFAULTS[f]:
+            continue  # another family's field at its default: the sidebar draws only the config's own family's
+        kind = ("text_input" if f == "name" else "checkbox" if isinstance(FIELD_DEFAULTS[f], bool)
+                else "selectbox" if f in ("family", "sharing", "hidden_act", "pos_att_type", "norm_rel_ebd")
+                else "number_input")
         assert getattr(at.sidebar, kind)(key=f"f.{f}").value == getattr(view.config, f), f
     assert not at.sidebar.error
     # and every page control at the link's value

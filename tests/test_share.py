@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
+from albert_core.families import family
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 from albert_core.share import CONTROLS, DEFAULT_COMPARE, MAX_COMPARE, View, decode, encode
 
@@ -33,13 +34,18 @@ def configs(draw):
         heads = draw(st.integers(1, 32))
         head_dim = draw(st.integers(1, 128))
         changes.update(num_heads=heads, hidden_dim=heads * head_dim)
-        changes["embedding_dim"] = heads * head_dim if base.family == "bert" else draw(st.integers(1, 512))
+        own_width = family(base.family).OWN_EMBEDDING_WIDTH  # else E follows H
+        changes["embedding_dim"] = draw(st.integers(1, 512)) if own_width else heads * head_dim
     if draw(st.booleans()):
         layers = draw(st.integers(1, 48))
         changes.update(num_layers=layers, num_groups=draw(st.sampled_from([d for d in range(1, layers + 1)
                                                                             if layers % d == 0])))
     if draw(st.booleans()):
         changes["name"] = draw(NAMES)
+    if family(base.family).SEGMENT_TABLE is False:  # distilbert, modernbert: no segment table
+        changes.pop("type_vocab_size", None)
+    if "vocab_size" in changes:  # RoBERTa's pad token (position_offset - 1) must be in the vocabulary
+        changes["vocab_size"] = max(changes["vocab_size"], base.position_offset)
     return base.replace(**changes)
 
 
@@ -186,7 +192,7 @@ def test_too_long_and_repeated_values():
 
 
 def test_too_many_compared_configs():
-    view, warnings = decode({"compare": ",".join(list(PRESETS) * 2)})
+    view, warnings = decode({"compare": ",".join(list(PRESETS)[:7] * 2)})  # 14 names, within MAX_VALUE_LEN
     assert len(view.compare) == MAX_COMPARE and any("at most" in w for w in warnings)
 
 
