@@ -1,7 +1,8 @@
 """ModelConfig: the one configuration type that flows through core, sweeps, charts, URL and config.json.
 
 Field names follow the source texts (embedding_dim, hidden_dim, num_layers, num_heads,
-intermediate_dim, dropout, max_position). Layer layout follows Hugging Face's ALBERT:
+intermediate_dim, dropout, max_position). The fields after inner_group_num belong to one family
+each (albert_core/families/<name>.FIELDS); every other family must leave them at their defaults. Layer layout follows Hugging Face's ALBERT:
 the encoder applies `num_layers` times a group of `inner_group_num` layers, and the
 layers are split evenly into `num_groups` groups, each owning its parameters.
 """
@@ -13,8 +14,7 @@ import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-# the families, one module each in albert_core/families/; FAMILIES is their names in order
-from .families import NAMES as FAMILIES  # noqa: E402  (no import cycle: the package imports its modules lazily)
+from .families import NAMES as FAMILIES  # one module each in albert_core/families/, imported lazily (no cycle)
 
 SHARING_MODES = ("none", "attention", "ffn", "all")
 # activations Hugging Face's ACT2FN maps that a BERT/ALBERT config.json may name
