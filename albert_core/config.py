@@ -1,10 +1,11 @@
 """ModelConfig: the one configuration type that flows through core, sweeps, charts, URL and config.json.
 
 Field names follow the source texts (embedding_dim, hidden_dim, num_layers, num_heads,
-intermediate_dim, dropout, max_position). The fields after inner_group_num belong to one family
-each (albert_core/families/<name>.FIELDS); every other family must leave them at their defaults. Layer layout follows Hugging Face's ALBERT:
-the encoder applies `num_layers` times a group of `inner_group_num` layers, and the
-layers are split evenly into `num_groups` groups, each owning its parameters.
+intermediate_dim, dropout, max_position). Layer layout follows Hugging Face's ALBERT: the
+encoder applies `num_layers` times a group of `inner_group_num` layers, and the layers are split
+evenly into `num_groups` groups, each owning its parameters. The fields after inner_group_num
+belong to one family each (albert_core/families/<name>.FIELDS); every other family leaves them
+at their defaults.
 """
 
 from __future__ import annotations
