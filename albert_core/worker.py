@@ -156,6 +156,15 @@ def _limit_memory(limit_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit_bytes, limit_bytes))
 
 
+def _first_to_go() -> None:
+    """Make this process the one the kernel's OOM killer picks first (oom_score_adj 1000), never the server."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
+
+
 def _die_with_parent() -> None:
     """Ask Linux to kill this process when the thread that started it ends (prctl PR_SET_PDEATHSIG)."""
     try:
@@ -175,6 +184,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--memory-mb", type=int, default=0, help="cap on this process's data memory, MiB (0: none)")
     args = p.parse_args(argv)
     _die_with_parent()
+    _first_to_go()
     if args.memory_mb:
         _limit_memory(args.memory_mb * MIB)
     request = json.loads(sys.stdin.read())
