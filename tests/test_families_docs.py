@@ -37,3 +37,20 @@ def test_albert_cuts_against_independent_counts():
             assert r["saved"] == count_parameters(cfg).total - r["total"]
         shared = {r["sharing"]: r["layers"] for r in albert_cuts(cfg, 1)[2:5]}
         assert shared["all"] <= min(shared["attention"], shared["ffn"])
+
+
+def test_cuts_chart_shows_albert_cuts():
+    import pandas as pd
+
+    from charts.cuts import cuts_bars
+
+    df = pd.DataFrame(albert_cuts(PRESETS["xlm-roberta-large"], 128))
+    fig = cuts_bars(df)
+    bars = {t.name: t for t in fig.data if t.type == "bar"}
+    assert list(bars["Embedding"].x) == [int(v) for v in df["embedding"]]
+    assert list(bars["Layers"].x) == [int(v) for v in df["layers"]]
+    (ends,) = [t for t in fig.data if t.type == "scatter"]
+    assert list(ends.x) == [int(v) for v in df["total"]] and ends.text[-1].endswith("(−92%)")
+    assert fig.layout.xaxis.title.text == "stored parameters"
+    albert = pd.DataFrame(albert_cuts(PRESETS["albert-base"], 128))
+    assert "(same)" in cuts_bars(albert).data[-1].text[1]  # ALBERT already factorized at 128
