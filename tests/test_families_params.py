@@ -151,3 +151,34 @@ def test_sharing_stores_one_copy_per_group(family, sharing):
             assert g.copies == n.copies
     assert sum(g.params for g in parameter_groups(shared)) == count_parameters(shared).total
     assert stored_copies(shared, "attention") <= stored_copies(cfg, "attention")
+
+
+SWEPT = ("vocab_size", "hidden_dim", "embedding_dim", "type_vocab_size", "max_position", "position_offset",
+         "max_relative_positions", "position_buckets", "global_attn_every_n_layers", "local_attention")
+
+
+@pytest.mark.parametrize("field", SWEPT)
+@pytest.mark.parametrize("preset", ["roberta-base", "distilbert-base-uncased", "electra-small-discriminator",
+                                    "deberta-v3-base", "ModernBERT-base"])
+def test_sweeps_of_every_family_equal_count_parameters(preset, field):
+    """albert_core.sweeps (vectorized family sizes and rules) against count_parameters / ConfigError row by row."""
+    from albert_core.config import ConfigError
+    from albert_core.families import family
+    from albert_core.presets import PRESETS
+    from albert_core.sweeps import COUNT_COLUMNS, sweep
+
+    base = PRESETS[preset]
+    values = [-2, -1, 0, 1, 2, 3, 64, 256, 768, 1000, 50000]
+    df = sweep(base, field, values)
+    for v, (_, row) in zip(values, df.iterrows(), strict=True):
+        changes = {field: v}
+        if field == "hidden_dim" and not family(base.family).OWN_EMBEDDING_WIDTH:
+            changes["embedding_dim"] = v  # the sweep moves E with H where E is H
+        try:
+            cfg = base.replace(**changes)
+        except ConfigError as e:
+            assert not row["valid"] and row["error"] == str(e), (v, row["error"], str(e))
+            continue
+        assert row["valid"], (v, row["error"])
+        c = count_parameters(cfg)
+        assert [int(row[k]) for k in COUNT_COLUMNS] == [getattr(c, k) for k in COUNT_COLUMNS], v
