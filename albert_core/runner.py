@@ -168,10 +168,15 @@ def _outcome(rc: int, out: bytes, err: bytes, memory_bytes: int) -> tuple[str, d
         return "done", result, ""
     if result is not None:
         return "done", result, ""
+    if rc == -signal.SIGKILL:  # the kernel's OOM killer (the child asks to be its first choice)
+        return "failed", None, (
+            f"The build process was killed (SIGKILL) before it finished: the machine or its container ran out of "
+            f"memory first. This server allows {cap} per build; if that is more than it has free, lower "
+            "ALBERT_EXPLORER_MEMORY_BUDGET_MB. Choose a smaller config, batch size or sequence length.")
     how = f"was killed by signal {-rc}" if rc < 0 else f"exited with code {rc}"
-    tail = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
-    return "failed", None, (f"The build process {how} without a result ({tail[0][:300]}); it may have needed "
-                            f"more than its {cap} memory limit.")
+    tail = err.decode(errors="replace").strip().splitlines()[-1:]
+    return "failed", None, (f"The build process {how} without a result{f' ({tail[0][:300]})' if tail else ''}; "
+                            f"it may have needed more than its {cap} memory limit.")
 
 
 def _kill(proc: subprocess.Popen) -> None:

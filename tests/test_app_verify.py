@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -174,7 +175,7 @@ def test_runner_queues_one_build_at_a_time_and_both_finish():
     assert not _pid_alive(first.pid) and not _pid_alive(second.pid) and r.idle()
 
 
-def test_runner_cancel_timeout_and_closed_session_kill_the_child():
+def test_runner_cancel_timeout_closed_session_and_oom_kill():
     r = Runner()
     waiting_for = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=0.5)
     queued = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120)
@@ -190,7 +191,14 @@ def test_runner_cancel_timeout_and_closed_session_kill_the_child():
         time.sleep(0.05)
     open_session[0] = False  # the browser went away mid-run
     assert r.wait(orphan, 30) and orphan.state == "cancelled" and "session" in orphan.message
-    for job in (waiting_for, orphan):
+    victim = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120)
+    deadline = time.monotonic() + 30
+    while victim.pid is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(victim.pid, signal.SIGKILL)  # what the kernel's OOM killer does when the machine runs out first
+    assert r.wait(victim, 30) and victim.state == "failed"
+    assert "killed (SIGKILL)" in victim.message and "ALBERT_EXPLORER_MEMORY_BUDGET_MB" in victim.message
+    for job in (waiting_for, orphan, victim):
         assert not _pid_alive(job.pid)
 
 
