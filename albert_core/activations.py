@@ -210,7 +210,7 @@ class ActivationMemory:
     quadratic: int  # bytes that grow with seq_len² (attention scores, probabilities, their dropout masks)
     linear: int  # everything else (grows with seq_len, plus constants such as position_ids)
     terms: tuple[Term, ...]  # the components; empty for training=False
-    per_layer: int  # bytes of one layer application (the first one where later ones differ)
+    per_layer: int  # bytes of one layer application (the largest, where the first one differs)
 
     def breakdown(self) -> pd.DataFrame:
         """Tidy table: scope, component, part, op, count, bytes_each (one application), bytes (all)."""
@@ -251,14 +251,16 @@ def activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype:
         return ActivationMemory(cfg.name, batch_size, seq_len, dtype, attention, device, False, False,
                                 total, quad, total - quad, (), 0)
     terms = _terms(cfg, dtype, attention, device, checkpointing)
-    total = quad = per_layer = 0
+    total = quad = 0
+    per_scope: dict[str, int] = {}  # one application's bytes per layer scope
     for t in terms:
         v = t.at(batch_size, seq_len)
         total += v
         if t.part == "quadratic":
             quad += v
-        if t.scope in ("layer", "layer (first)"):
-            per_layer += v // t.count
+        if t.scope.startswith("layer"):
+            per_scope[t.scope] = per_scope.get(t.scope, 0) + v // t.count
+    per_layer = max(per_scope.values(), default=0)
     return ActivationMemory(cfg.name, batch_size, seq_len, dtype, attention, device, True, checkpointing,
                             total, quad, total - quad, terms, per_layer)
 

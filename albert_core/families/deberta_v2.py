@@ -281,8 +281,6 @@ def replay_checkpoint_inputs(r: Any, cfg: Any) -> None:
 
     r.save(r.new(sz(bss=1), F32), "checkpointed attention mask (B, 1, S, S)", "checkpoint (_NoopSaveInputs)")
 
-    r.save(r.new(sz(bss=1), F32), "checkpointed attention mask (B, 1, S, S)", "checkpoint (_NoopSaveInputs)")
-
 
 def relative_position_flops(cfg: Any, seq_len: int, batch_size: int) -> int:
     """Matmul FLOPs of one layer's disentangled terms: each position projection of the (2k, H) relative

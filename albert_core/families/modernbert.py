@@ -109,7 +109,8 @@ def _layer_types(cfg: Any) -> set[str]:
 def replay_embeddings(r: Any, cfg: Any) -> Any:
     """ModernBertEmbeddings (tok_embeddings, norm, drop), then what the encoder hands to every layer: the
     rotary cos and sin (one pair per layer type, (1, S, head_dim) in the hidden dtype) that apply_rotary_pos_emb's
-    multiplications save, and under sdpa's fused kernel the (B, 1, S, S) sliding-window mask it saves."""
+    multiplications save, and under sdpa's fused kernel the (B, 1, S, S) sliding-window mask each local layer
+    saves (a conversion of the one mask the model builds, in the query dtype)."""
     from ..replay import sz
 
     H = cfg.hidden_dim
@@ -124,8 +125,8 @@ def replay_embeddings(r: Any, cfg: Any) -> Any:
     fused = cfg.attention_dropout == 0 or r.device == "cuda"  # CPU sdpa with dropout: the math path saves no mask
     if "sliding_attention" in _layer_types(cfg) and r.ctx.get("attention") == "sdpa" and fused:
         # create_bidirectional_sliding_window_mask is None below the window; the fused kernel saves attn_mask
-        n = sum(1 for i in range(cfg.num_layers) if i % cfg.global_attn_every_n_layers) if r.amp else 1
-        for _ in range(n):  # one mask for all sliding layers; autocast casts it for each sdpa call
+        n = sum(1 for i in range(cfg.num_layers) if i % cfg.global_attn_every_n_layers)
+        for _ in range(n):  # each local layer's sdpa call saves its own conversion of the mask (query dtype)
             r.save(r.new(sz(bss=1), r.amp or x.dtype), "sliding-window mask (B, 1, S, S)",
                    "aten::_scaled_dot_product_*_attention (attn_mask)", min_seq_len=cfg.local_attention // 2)
     return x
