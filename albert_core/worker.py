@@ -33,7 +33,7 @@ IMPORT_BYTES = 340 * MIB
 # sources: 86-98 MiB for bert-base (95 MiB of activations), 106-121 MiB for albert-base (131 MiB),
 # 179-190 MiB for bert-large (253 MiB); a least-squares fit gives about 21 MiB + 0.77 x activations and
 # nothing growing with the weights. Under the server the same bert-base build peaked 30 MiB higher
-# (968 MiB). Modelled as 64 MiB + 0.8 x activations: 993, 684 and 2,138 MiB for the three (docs/deploy.md).
+# (968 MiB). Modelled as 64 MiB + 0.8 x activations: 994, 684 and 2,139 MiB for the three (docs/deploy.md).
 WORKING_BASE_BYTES = 64 * MIB
 WORKING_PER_ACTIVATION = (4, 5)  # 4/5 of the activation bytes
 
