@@ -6,7 +6,6 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from charts import compute as charts
 from ui import controls, figures, plots, state, tables
 from ui.text import md
 
@@ -29,7 +28,7 @@ if seq_len > longest:
     seq_len = longest
 short = [c for c in cfgs if c.max_position < seq_len]
 if short:
-    st.info("Counted at their own max_position (shorter than {:,} tokens): ".format(seq_len)
+    st.info(f"Counted at their own max_position (shorter than {seq_len:,} tokens): "
             + ", ".join(f"{md(c.name)} ({c.max_position:,})" for c in short) + ".")
 fig, table, parts = figures.compute_scatter(cfgs, seq_len)
 plots.show(fig, "compute_scatter")
@@ -38,6 +37,5 @@ tables.show(table, "compute_table", file_name="compute.csv",
 st.header("Where the forward FLOPs go")
 st.markdown("The attention-score and attention-×-V parts grow with seq_len²; the projections and FFN grow "
             "with seq_len.")
-plots.show(charts.flops_breakdown(parts, seq_len), "compute_breakdown", "Where the forward FLOPs go",
-           f"One sequence of {seq_len:,} tokens (or the config's max_position if shorter), batch 1, by component.")
+plots.show(figures.compute_breakdown(cfgs, seq_len), "compute_breakdown")
 tables.csv_button(parts, "flops-breakdown.csv", key="flops_breakdown_csv")

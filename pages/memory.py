@@ -6,7 +6,6 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from charts import memory as charts
 from ui import controls, data, figures, plots, state, tables
 from ui.text import md
 
@@ -62,9 +61,7 @@ if far:
 if training:
     st.subheader(f"{md(cfg.name)}: eager against sdpa, with and without checkpointing")
     var = data.variant_table(cfg, seqs, batch, dtype)
-    plots.show(charts.variants(var, cfg.name, log=log, max_position=cfg.max_position), "memory_variants",
-               f"{cfg.name}: eager against sdpa, with and without checkpointing",
-               f"Batch {batch:,}, {dtype}, training; the dotted line is its max_position.")
+    plots.show(figures.memory_variants(cfg, seqs, batch, dtype, log), "memory_variants")
     tables.csv_button(var, "activation-variants.csv", key="variants_csv")
 
 st.header("Training memory per GPU")
@@ -83,9 +80,8 @@ with d4:
     gpu = controls.select("gpu", "GPU")
 kw = (("precision", precision), ("optimizer", optimizer), ("attention", attention), ("checkpointing", checkpointing))
 train = data.training_table(cfgs, batch, seq_len, kw)
-plots.show(charts.training_stack(train[train["part"] != "total"], {gpu: data.GPUS[gpu]}), "memory_training",
-           "Training memory per GPU, by part",
-           figures.training_caption(ctl, f"sequences of {seq_len:,} tokens (at most max_position)"))
+plots.show(figures.memory_training_stack(cfgs, dict(ctl, seq_len=seq_len, precision=precision, optimizer=optimizer,
+                                                   gpu=gpu)), "memory_training")
 tables.csv_button(train, "training-memory.csv", key="training_csv")
 
 st.subheader("Where each config stops fitting")

@@ -51,11 +51,8 @@ with_presets = st.toggle("Show the BERT and ALBERT presets as a reference", valu
 reference = tuple(p for p in PRESETS.values() if p.family in ("bert", "albert") and p not in shown)
 ref = shown + (reference if with_presets else ())
 left, right = st.columns(2)
-shares = figures.params_shares(ref, "Shares of the parameters")
-counts = figures.params_counts(ref, "Parameter counts")
-shade = dict(x0=-0.5, x1=len(shown) - 0.5, fillcolor="rgba(38,39,48,0.07)", line_width=0, layer="below")
-shares.add_vrect(**shade)  # the shares fill their bars: shading only
-counts.add_vrect(**shade, annotation_text="yours", annotation_position="top left")
+shares = figures.params_shares(ref, "Shares of the parameters", highlight=len(shown))
+counts = figures.params_counts(ref, "Parameter counts", highlight=len(shown))
 plots.show(shares, "overview_shares", where=left)
 plots.show(counts, "overview_components", where=right)
 table = data.overview_table(ref)

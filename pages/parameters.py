@@ -6,7 +6,6 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from charts import params as charts
 from ui import controls, data, figures, plots, state, tables
 from ui.text import file_stem, md
 
@@ -30,8 +29,7 @@ st.markdown(f"Every weight-and-bias group of **{md(cfg.name)}** (the sidebar con
             "once per group; click a ring to zoom in.")
 left, right = st.columns([3, 2])
 bd = data.breakdown(cfg)
-plots.show(charts.breakdown_sunburst(bd, cfg.name), "params_sunburst", f"Every parameter group of {cfg.name}",
-           f"{int(bd['params'].sum()):,} stored parameters; a shared tensor counted once.", where=left)
+plots.show(figures.params_sunburst(cfg), "params_sunburst", where=left)
 with right:
     tables.show(bd, "breakdown_table", file_name=f"{file_stem(cfg.name)}-breakdown.csv", readable={"params": "count"},
                 pct=("pct",))
@@ -41,27 +39,21 @@ field = controls.radio("sweep", "Vary", help="The other fields stay as in each c
                        "keeps its ratio to H and the head width stays fixed.")
 scale = controls.radio("params_scale", "Axis scale")
 sweep = data.share_sweep(cfgs, field)
-plots.show(charts.share_sweep(sweep, field, log_x=scale == "log"), "params_share_sweep",
-           f"Embedding and layer shares against {field}",
-           "Solid: embedding share; dotted: layer share; diamonds: each config's own value. Other fields as in "
-           "each config.")
+plots.show(figures.params_share_sweep(cfgs, field, scale == "log"), "params_share_sweep")
 tables.csv_button(sweep, f"share-vs-{field}.csv", key="share_sweep_csv")
 
 st.header("What the factorization saves")
 st.markdown("ALBERT replaces the V×H embedding with V×E + E×H. The source text calls E between 64 and 256 "
             "reasonable (shaded); ALBERT uses 128. Dashed: the unfactorized embedding of the same config.")
 fact = data.factorization_sweep(cfgs)
-plots.show(charts.factorization(fact), "params_factorization", "What the factorization saves: embedding parameters",
-           "Solid: V×E + E×H at embedding_dim E; dashed: the unfactorized V×H; diamonds: each config's own E; "
-           "shaded: E = 64-256.")
+plots.show(figures.params_factorization(cfgs), "params_factorization")
 tables.csv_button(fact, "factorization.csv", key="factorization_csv")
 
 st.header("The four sharing modes")
 st.markdown("none: every layer owns its weights (BERT). attention / ffn: the layers of a group share only that "
             "sublayer. all: whole layers are shared (ALBERT's default).")
 sharing = data.sharing_table(cfgs)
-plots.show(charts.sharing_modes(sharing), "params_sharing", "Total parameters under the four sharing modes",
-           "Each config's own num_groups and inner_group_num; none = every layer owns its weights.")
+plots.show(figures.params_sharing(cfgs), "params_sharing")
 tables.show(sharing, "sharing_table", file_name="sharing-modes.csv",
             readable={"total": "count", "all_layers": "count"})
 

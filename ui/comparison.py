@@ -49,10 +49,10 @@ def wide(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     items = list(dict.fromkeys(df["item"]))
     text = {n: [] for n in names}
     diff = {n: [] for n in names}
-    by = df.set_index(["item", "config"])
+    by = {(r["item"], r["config"]): r for r in df.to_dict("records")}
     for item in items:
         for n in names:
-            r = by.loc[(item, n)]
+            r = by[(item, n)]
             text[n].append(cell(r["unit"], r["value"], r["delta"], r["rel_delta"]))
             diff[n].append(bool(r["differs"]))
     index = pd.Index(items, name="field / result")

@@ -123,22 +123,21 @@ def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
     t = params_table(cfgs)[["config", "family", "total", "embedding", "embedding_pct", "all_layers", "layers_pct"]]
     t = t.copy()
     seq = [min(512, c.max_position) for c in cfgs]
-    t["weights_fp32"] = [_or_none(lambda: training_memory(c, batch_size=1, seq_len=s, precision="float32").weights)
+    t["weights_fp32"] = [_or_none(training_memory, c, batch_size=1, seq_len=s, precision="float32", part="weights")
                          for c, s in zip(cfgs, seq, strict=True)]
-    t["activations_512"] = [_or_none(lambda: activation_memory(c, batch_size=1, seq_len=s).total)
+    t["activations_512"] = [_or_none(activation_memory, c, batch_size=1, seq_len=s)
                             for c, s in zip(cfgs, seq, strict=True)]
-    t["training_512"] = [_or_none(lambda: training_memory(c, batch_size=1, seq_len=s, precision="float32",
-                                                          attention="eager").total)
+    t["training_512"] = [_or_none(training_memory, c, batch_size=1, seq_len=s, precision="float32", attention="eager")
                          for c, s in zip(cfgs, seq, strict=True)]
     return t
 
 
-def _or_none(f):
-    """f(), or None where albert_core does not model that family's memory (ConfigError says so)."""
+def _or_none(f, cfg, *, part: str = "total", **kw):
+    """f(cfg, **kw).<part>, or None where albert_core does not model that family's memory (ConfigError says so)."""
     from albert_core.config import ConfigError
 
     try:
-        return f()
+        return getattr(f(cfg, **kw), part)
     except ConfigError:
         return None
 

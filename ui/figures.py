@@ -1,5 +1,9 @@
 """The main figure of each page, titled and captioned with its settings: drawn by the pages and put into the
-report (ui/report.py), so both show the same figure. Controls come as the session's control dict."""
+report (ui/report.py), so both show the same figure. Controls come as the session's control dict.
+
+Building a Plotly figure costs tens of milliseconds (every property is validated), so the figures are
+cached as objects (st.cache_resource): callers must not change a figure they get from here.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import plotly.graph_objects as go
+import streamlit as st
 
 from charts import compute as compute_charts
 from charts import fit as fit_charts
@@ -17,6 +22,7 @@ from charts.base import slide
 from . import data
 
 Ctl = Mapping[str, Any]
+cached = st.cache_resource(show_spinner=False, max_entries=64)
 
 
 def activation_caption(ctl: Ctl) -> str:
@@ -37,17 +43,30 @@ def training_caption(ctl: Ctl, seq: str) -> str:
             f"{ctl['attention']} attention{ckpt}; dashed: GPU memory.")
 
 
-def params_shares(cfgs: tuple, title: str = "Where the parameters sit: shares") -> go.Figure:
+def _shade(fig: go.Figure, highlight: int, label: str | None) -> None:
+    """Shade the first `highlight` configs (the user's, before the reference presets)."""
+    if highlight:
+        extra = dict(annotation_text=label, annotation_position="top left") if label else {}
+        fig.add_vrect(x0=-0.5, x1=highlight - 0.5, fillcolor="rgba(38,39,48,0.07)", line_width=0, layer="below",
+                      **extra)
+
+
+@cached
+def params_shares(cfgs: tuple, title: str = "Where the parameters sit: shares", highlight: int = 0) -> go.Figure:
     fig = params_charts.share_bars(data.params_long(data.params_table(cfgs)))
+    _shade(fig, highlight, None)  # the shares fill their bars: shading only
     return slide(fig, title, "Embedding (token, position, segment tables and ALBERT's E→H projection), "
                              "all layers (a shared layer counted once), pooler; 100% = the config's parameters.")
 
 
-def params_counts(cfgs: tuple, title: str = "Where the parameters sit: counts") -> go.Figure:
+@cached
+def params_counts(cfgs: tuple, title: str = "Where the parameters sit: counts", highlight: int = 0) -> go.Figure:
     fig = params_charts.component_bars(data.params_long(data.params_table(cfgs)))
+    _shade(fig, highlight, "yours")
     return slide(fig, title, "Stored parameters of the base model (no pre-training heads); hover for exact counts.")
 
 
+@cached
 def memory_activations(cfgs: tuple, ctl: Ctl) -> go.Figure:
     seqs = data.sweep_lengths(cfgs, ctl["seq_max"])
     ckpt = bool(ctl["checkpointing"] and ctl["training"])
@@ -60,6 +79,7 @@ def memory_activations(cfgs: tuple, ctl: Ctl) -> go.Figure:
     return slide(fig, "Activation memory against max_position", activation_caption(ctl), pad=34)
 
 
+@cached
 def memory_training(cfgs: tuple, ctl: Ctl) -> go.Figure:
     seqs = data.sweep_lengths(cfgs, ctl["seq_max"])
     sweep = data.training_sweep(cfgs, seqs, ctl["batch_size"], training_kw(ctl))
@@ -69,6 +89,7 @@ def memory_training(cfgs: tuple, ctl: Ctl) -> go.Figure:
                  training_caption(ctl, "sequences as long as max_position") + " Diamonds: each config's own.")
 
 
+@cached
 def fit_bars(cfgs: tuple, ctl: Ctl) -> tuple[go.Figure, Any]:
     kw = (("precision", ctl["precision"]), ("optimizer", ctl["optimizer"]), ("num_gpus", ctl["num_gpus"]),
           ("sharding", ctl["sharding"]), ("attention", ctl["attention"]), ("checkpointing", bool(ctl["checkpointing"])))
@@ -81,9 +102,65 @@ def fit_bars(cfgs: tuple, ctl: Ctl) -> tuple[go.Figure, Any]:
     return fig, plan
 
 
+@cached
 def compute_scatter(cfgs: tuple, seq_len: int) -> tuple[go.Figure, Any, Any]:
     table, parts = data.compute_table(cfgs, seq_len)
     fig = slide(compute_charts.flops_vs_params(table, seq_len), "Forward FLOPs against stored parameters",
                 f"One sequence of {seq_len:,} tokens (or the config's max_position if shorter), batch 1; "
                 "matmul FLOPs, 2 per multiply-add.")
     return fig, table, parts
+
+
+# ---- the other figures of the pages (cached the same way) -------------------------------------------------
+@cached
+def params_sunburst(cfg) -> go.Figure:
+    bd = data.breakdown(cfg)
+    return slide(params_charts.breakdown_sunburst(bd, cfg.name), f"Every parameter group of {cfg.name}",
+                 f"{int(bd['params'].sum()):,} stored parameters; a shared tensor counted once.")
+
+
+@cached
+def params_share_sweep(cfgs: tuple, field: str, log: bool) -> go.Figure:
+    fig = params_charts.share_sweep(data.share_sweep(cfgs, field), field, log_x=log)
+    return slide(fig, f"Embedding and layer shares against {field}",
+                 "Solid: embedding share; dotted: layer share; diamonds: each config's own value. Other fields as "
+                 "in each config.")
+
+
+@cached
+def params_factorization(cfgs: tuple) -> go.Figure:
+    return slide(params_charts.factorization(data.factorization_sweep(cfgs)),
+                 "What the factorization saves: embedding parameters",
+                 "Solid: V×E + E×H at embedding_dim E; dashed: the unfactorized V×H; diamonds: each config's own "
+                 "E; shaded: E = 64-256.")
+
+
+@cached
+def params_sharing(cfgs: tuple) -> go.Figure:
+    return slide(params_charts.sharing_modes(data.sharing_table(cfgs)), "Total parameters under the four sharing modes",
+                 "Each config's own num_groups and inner_group_num; none = every layer owns its weights.")
+
+
+@cached
+def memory_variants(cfg, seqs: tuple, batch: int, dtype: str, log: bool) -> go.Figure:
+    var = data.variant_table(cfg, seqs, batch, dtype)
+    return slide(memory_charts.variants(var, cfg.name, log=log, max_position=cfg.max_position),
+                 f"{cfg.name}: eager against sdpa, with and without checkpointing",
+                 f"Batch {batch:,}, {dtype}, training; the dotted line is its max_position.")
+
+
+@cached
+def memory_training_stack(cfgs: tuple, ctl: Ctl) -> go.Figure:
+    train = data.training_table(cfgs, ctl["batch_size"], ctl["seq_len"], training_kw(ctl))
+    gpu = ctl["gpu"]
+    return slide(memory_charts.training_stack(train[train["part"] != "total"], {gpu: data.GPUS[gpu]}),
+                 "Training memory per GPU, by part",
+                 training_caption(ctl, f"sequences of {ctl['seq_len']:,} tokens (at most max_position)"))
+
+
+@cached
+def compute_breakdown(cfgs: tuple, seq_len: int) -> go.Figure:
+    _, parts = data.compute_table(cfgs, seq_len)
+    return slide(compute_charts.flops_breakdown(parts, seq_len), "Where the forward FLOPs go",
+                 f"One sequence of {seq_len:,} tokens (or the config's max_position if shorter), batch 1, by "
+                 "component.")
