@@ -310,24 +310,17 @@ def _part_coefficients(terms: tuple[Term, ...], batch_size: int) -> dict[tuple[s
     return acc
 
 
-def _sweep_frame(name: str, terms: tuple[Term, ...], S: list[int], B: int) -> pd.DataFrame:
+def _sweep_parts(terms: tuple[Term, ...], S: list[int], B: int) -> tuple[list[int], list[int]]:
+    """(quadratic, linear) bytes at each seq_len, exact Python ints."""
     import numpy as np
-    import pandas as pd
 
     coeffs = _part_coefficients(terms, B)
     bound = sum(abs(x) for c in coeffs.values() for x in c) * max(B, 1) * max(S) ** 2 + 1
     s = np.asarray(S, dtype=np.int64 if bound < 2**62 else object)  # Python ints when int64 could overflow
     parts = {"quadratic": s * 0, "linear": s * 0}
     for (part, m), c in coeffs.items():  # numpy arrays over seq_len; a term counts from its min_seq_len
-        parts[part] = parts[part] + evaluate(c, B, s) * (s >= m)
-    q, lin = parts["quadratic"], parts["linear"]
-    n = len(S)
-    return pd.DataFrame({
-        "config": [name] * (3 * n),
-        "seq_len": S * 3,
-        "part": ["quadratic"] * n + ["linear"] * n + ["total"] * n,
-        "bytes": [int(v) for v in q] + [int(v) for v in lin] + [int(a) + int(b) for a, b in zip(q, lin, strict=True)],
-    })
+        parts[part] = parts[part] + (evaluate(c, B, s) * (s >= m) if m else evaluate(c, B, s))
+    return parts["quadratic"].tolist(), parts["linear"].tolist()
 
 
 def activation_sweep(cfgs: Any, seq_lens: Any, batch_size: int = 1, dtype: str = "float32",
@@ -348,13 +341,18 @@ def activation_sweep(cfgs: Any, seq_lens: Any, batch_size: int = 1, dtype: str =
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
     _check_modes(dtype, attention, device)
-    frames = []
+    names: list[str] = []
+    values: list[int] = []
     for name, cfg in items:
         for s in (min(S), max(S)):
             check_inputs(cfg, batch_size, s, dtype, attention, device)
-        frames.append(_sweep_frame(name, _terms(cfg, dtype, attention, device, checkpointing), S, batch_size))
-    df = pd.concat(frames, ignore_index=True)
-    return df.astype({"bytes": object})
+        q, lin = _sweep_parts(_terms(cfg, dtype, attention, device, checkpointing), S, batch_size)
+        names += [name] * (3 * len(S))
+        values += q + lin + [a + b for a, b in zip(q, lin, strict=True)]
+    n = len(S)
+    parts = ["quadratic"] * n + ["linear"] * n + ["total"] * n
+    return pd.DataFrame({"config": names, "seq_len": S * 3 * len(items), "part": parts * len(items),
+                         "bytes": pd.Series(values, dtype=object)})
 
 
 # ---- training=False: peak working memory of a no_grad forward ---------------------------------------

@@ -48,7 +48,7 @@ def main() -> None:
         print(f"activation_memory({name}, training=False) cold {1e6 * t:8.1f} us")
 
     t = median_seconds(lambda: fit_table(PRESETS, batch_size=8, seq_len=512), max(3, args.repeats // 3))
-    print(f"\nfit_table: 7 presets × 7 GPUs (max batch + max seq_len each) median {1000 * t:7.1f} ms")
+    print(f"\nfit_table: {len(PRESETS)} presets × 7 GPUs (max batch + max seq_len each) median {1000 * t:7.1f} ms")
 
 
 def sweep_timings(activations, activation_sweep, cfgs, seqs, repeats, label):  # noqa: ANN001, ANN201
