@@ -237,8 +237,9 @@ def measure_activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int
                               seed: int = 0) -> Measurement:
     """Measure on this machine's CPU what activation_memory(..., device="cpu") estimates.
 
-    kind "hf": Hugging Face's BertModel/AlbertModel from to_hf_config(cfg) (every sharing mode is
-    built unshared there, which has the same activations); "reference": albert_core.reference.
+    kind "hf": Hugging Face's base model of cfg's family from to_hf_config(cfg) (every sharing mode
+    is built unshared there, which has the same activations; DeBERTa always with eager attention,
+    its only one); "reference": albert_core.reference (BERT and ALBERT layouts).
     Raises ValueError for sizes too big for the server (see check_measurable).
     """
     import torch
@@ -284,8 +285,8 @@ def measure_cuda_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, precis
     """torch.cuda.max_memory_allocated over one training step of HF's base model on the first CUDA device.
 
     precision: "float32", "bfloat16"/"float16" (model cast) or "mixed_bf16"/"mixed_fp16" (autocast,
-    float32 weights). The loss is sum(sequence_output.float().mean() + pooled.float().mean()), so
-    no task head adds memory. Returns bytes: weights (allocated after building), peak, and peak
+    float32 weights). The loss is sum(sequence_output.float().mean() + pooled.float().mean()) (the
+    pooled term only where the family has a pooler), so no task head adds memory. Returns bytes: weights (allocated after building), peak, and peak
     minus weights. RuntimeError with a clear message where no CUDA device exists.
     """
     import torch
@@ -318,8 +319,8 @@ def measure_cuda_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, precis
     torch.cuda.reset_peak_memory_stats(dev)
     with ctx:
         out = model(ids) if use_ref else model(input_ids=ids)
-        seq, pooled = (out[0], out[1]) if use_ref else (out.last_hidden_state, out.pooler_output)
-        loss = seq.float().mean() + pooled.float().mean()
+        seq, pooled = (out[0], out[1]) if use_ref else (out.last_hidden_state, getattr(out, "pooler_output", None))
+        loss = seq.float().mean() + (pooled.float().mean() if pooled is not None else 0)  # no pooler: DistilBERT ...
     after_forward = torch.cuda.memory_allocated(dev) - base
     loss.backward()
     opt.step()
