@@ -24,8 +24,11 @@ PAGES = [
 plots.narrow_screen_css()  # no Plotly toolbar over the charts on a phone
 state.init()
 page = st.navigation(PAGES)
-sidebar.render()
-link_slot = st.sidebar.container()
+side, link_slot = st.sidebar.container(), st.sidebar.container()
+state.read_fields()  # the sidebar config, settled before the page reads it
 url.show_url_warnings()
-page.run()
+try:
+    page.run()  # the page goes out first: its first chart does not wait behind the sidebar's widgets
+finally:
+    sidebar.render(side)  # drawn in its place at the top of the sidebar (docs/app.md, "Speed in the browser")
 url.show_link(link_slot, url.sync())

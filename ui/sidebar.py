@@ -171,9 +171,10 @@ def _on_upload() -> None:
     state.notice("success", f"Loaded {md(up.name)} as '{md(result.name)}'.")
 
 
-def render() -> None:
-    """Draw the sidebar and settle the sidebar config (errors explained, last valid config kept)."""
-    sb = st.sidebar
+def render(where=None) -> None:
+    """Draw the sidebar (into `where`, a sidebar container, if given) and settle the sidebar config (errors
+    explained, last valid config kept)."""
+    sb = st.sidebar if where is None else where
     with sb:
         st.header("Model")
         st.selectbox("Preset", [n for names in PRESET_FAMILIES.values() for n in names], key="preset",

@@ -27,8 +27,9 @@ def link(q: dict[str, str]) -> str:
 
 
 def show_link(where, q: dict[str, str]) -> None:
-    with where:
-        st.subheader("Share this view")
+    # a popover draws its content only when opened: st.code's highlighter (1.5 MB of JavaScript) is then not
+    # loaded with every page (docs/app.md, "Speed in the browser")
+    with where.popover("Share this view", icon=":material/link:", width="stretch"):
         st.caption("Opening this link reproduces the configs and controls of this page.")
         st.code(link(q), language=None, wrap_lines=True)
 
