@@ -3,6 +3,8 @@
 Scheme (every value is text; only what differs from a default is written):
   preset=albert-base                   the preset the sidebar config starts from (default DEFAULT_PRESET)
   hidden_dim=1024&name=wide            ModelConfig fields that differ from that preset, keyed by field name
+                                       (any family's: position_offset, share_att_key=0, mlp_bias=0, ...; true/false
+                                       as 1/0; a link without them keeps their defaults, so old links still work)
   compare=bert-base,c1,albert-xxlarge  configs compared side by side, in order: preset names or custom ids cN
   c1.preset=albert-base&c1.name=wide&c1.hidden_dim=1024   a custom compared config, as preset + changed fields
   seq_len=1024&dtype=bfloat16&...      page controls, keyed by the names in CONTROLS

@@ -203,3 +203,19 @@ def test_every_decoded_config_is_valid():
     except ConfigError:  # pragma: no cover - the assertion below reports it
         raise AssertionError("decode returned an invalid config") from None
     assert view.config == PRESETS[DEFAULT_PRESET]
+
+
+def test_family_fields_in_the_link():
+    """Issue 10: the new fields travel as text (bools as 1/0), only where they differ; old links are unchanged."""
+    cfg = PRESETS["deberta-v3-base"].replace(share_att_key=False, pos_att_type="c2p", name="mine")
+    view = View(config=cfg, preset="deberta-v3-base")
+    q = encode(view)
+    assert q["share_att_key"] == "0" and q["pos_att_type"] == "c2p" and "position_buckets" not in q
+    assert decode(q) == (view, [])
+    assert decode({**q, "share_att_key": "true"})[0].config.share_att_key is True
+    old = {"preset": "bert-large", "hidden_dim": "2048", "embedding_dim": "2048", "num_heads": "16"}
+    view, warnings = decode(old)  # a link from before the families: same config, no new keys needed
+    assert not warnings and view.config == PRESETS["bert-large"].replace(hidden_dim=2048, embedding_dim=2048)
+    assert not {"position_offset", "relative_attention", "mlp_bias"} & set(encode(view))
+    _, warnings = decode({"preset": "bert-base", "mlp_bias": "maybe"})
+    assert any(w.startswith("mlp_bias: mlp_bias must be true or false") for w in warnings)
