@@ -1,6 +1,6 @@
 """Every family: count_parameters equals sum(p.numel()) of Hugging Face's AutoModel, on random config.json dicts.
 
-Each strategy draws a config.json as the family's config class reads it (its own key names and options:
+Seven families (albert with groups and inner layers too). Each strategy draws a config.json as the family's config class reads it (its own key names and options:
 RoBERTa pad offsets, ELECTRA/DeBERTa embedding_size, DeBERTa's buckets, spans, share_att_key, pos_att_type
 subsets, position_biased_input, norm_rel_ebd; ModernBERT's bias flags and global/local mix). The config is
 parsed by from_hf_config and the model is built by AutoConfig.for_model(model_type, **d) + AutoModel on the
@@ -43,6 +43,15 @@ def _core(draw, hidden_key="hidden_size", layers_key="num_hidden_layers", heads_
 def bert_dicts(draw):
     return {"model_type": "bert", **draw(_core()), "max_position_embeddings": draw(st.integers(1, 600)),
             "type_vocab_size": draw(st.integers(1, 4)), "hidden_act": draw(st.sampled_from(HIDDEN_ACTS))}
+
+
+@st.composite
+def albert_dicts(draw):
+    d = {"model_type": "albert", **draw(_core()), "embedding_size": draw(st.integers(1, 64)),
+         "max_position_embeddings": draw(st.integers(1, 600)), "type_vocab_size": draw(st.integers(1, 4)),
+         "hidden_act": draw(st.sampled_from(HIDDEN_ACTS)), "inner_group_num": draw(st.integers(1, 3))}
+    layers = d["num_hidden_layers"]
+    return {**d, "num_hidden_groups": draw(st.sampled_from([g for g in range(1, layers + 1) if layers % g == 0]))}
 
 
 @st.composite
@@ -95,7 +104,7 @@ def modernbert_dicts(draw):
             "hidden_activation": draw(st.sampled_from(["gelu", "silu", "relu"]))}
 
 
-STRATEGIES = {"bert": bert_dicts, "roberta": roberta_dicts, "distilbert": distilbert_dicts, "electra": electra_dicts,
+STRATEGIES = {"bert": bert_dicts, "albert": albert_dicts, "roberta": roberta_dicts, "distilbert": distilbert_dicts, "electra": electra_dicts,
               "deberta-v2": deberta_dicts, "modernbert": modernbert_dicts}
 
 
