@@ -2,11 +2,11 @@
 family's own fields, and imports a config.json by Hub id (against the local Hub of tests/test_hub.py)."""
 
 import pytest
+from test_app_pages import PAGES, goto, no_errors, open_app
+from test_hub import server  # noqa: F401  (the local Hub fixture)
 
 from albert_core.params import count_parameters
 from albert_core.presets import PRESET_FAMILIES, PRESETS
-from test_app_pages import PAGES, goto, no_errors, open_app
-from test_hub import server  # noqa: F401  (the local Hub fixture)
 
 FAMILY_PRESET = {fam: names[0] for fam, names in PRESET_FAMILIES.items() if fam not in ("bert", "albert")}
 
