@@ -92,6 +92,7 @@ def follow(job: Job) -> None:
     r = runner()
     if st.button("Cancel", key="verify_cancel"):
         r.cancel(job)
+        r.wait(job, 10)  # the child is killed within a poll (0.1 s): this run shows the outcome
         return
     box = st.empty()
     try:
