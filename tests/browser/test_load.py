@@ -117,3 +117,16 @@ def test_a_session_closed_mid_build_leaves_nothing_running(served):
     again = open_verify(browser, base)  # and the server still serves
     assert error_blocks(again) == []
     again.context.close()
+
+
+def test_cancel_stops_the_build_and_says_so(served):
+    base, browser, server_pid = served
+    page = open_verify(browser, base)
+    page.get_by_role("button", name=BUILD).click()
+    page.get_by_text("in a separate process", exact=False).wait_for(timeout=60_000)
+    page.get_by_role("button", name="Cancel").click()
+    page.get_by_text("Cancelled.", exact=False).first.wait_for(timeout=60_000)
+    wait_until_idle(page, 60_000)
+    assert worker_children(server_pid) == []
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.context.close()
