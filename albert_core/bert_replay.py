@@ -122,9 +122,9 @@ def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
 
 
 def infer_layer(f: Infer, cfg: ModelConfig, xin: int, j: int) -> int:
-    """Layer application j: BertLayer or AlbertLayer."""
+    """Layer application j: BertLayer (and RobertaLayer, ElectraLayer: copies of it) or AlbertLayer."""
     ka, kf = f.layer_linears(j, "attention", ATTENTION_LINEARS), f.layer_linears(j, "ffn", FFN_LINEARS)
-    return (_bert_layer if cfg.family == "bert" else _albert_layer)(f, cfg, xin, ka, kf)
+    return (_albert_layer if cfg.family == "albert" else _bert_layer)(f, cfg, xin, ka, kf)  # BertLayer's copies
 
 
 def _ffn(f: Infer, cfg: ModelConfig, a1: int, kf: str) -> tuple[int, int]:

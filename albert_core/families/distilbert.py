@@ -97,3 +97,53 @@ def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
     from ..bert_replay import layer_weight_copies
 
     return layer_weight_copies(cfg, checkpointing)
+
+
+# ---- inference peak (albert_core/liveness.py): DistilBertModel's eval forward, allocations and frees -------
+def infer_embeddings(f: Any, cfg: Any) -> tuple[int, int]:
+    """Embeddings.forward: word lookup, position lookup on a view of the buffer (1, S, H), add, LayerNorm.
+    The output lives until the model returns."""
+    from ..replay import sz
+
+    H, md = cfg.hidden_dim, f.md
+    we, pe = f.new((sz(bs=H), md)), f.new((sz(s=H), md))
+    e1 = f.new((sz(bs=H), md))
+    emb = f.layer_norm(e1, H)  # dropout is the identity in eval
+    f.free(e1, we, pe)
+    return emb, emb
+
+
+def infer_layer(f: Any, cfg: Any, x: int, j: int) -> int:
+    """TransformerBlock: unlike BertLayer, q, k, v and the context die only after out_lin; the attention
+    weights (kept in `_`) die when the block returns."""
+    from ..bert_replay import ATTENTION_LINEARS, FFN_LINEARS
+
+    H, I = cfg.hidden_dim, cfg.intermediate_dim
+    ka, kf = f.layer_linears(j, "attention", ATTENTION_LINEARS), f.layer_linears(j, "ffn", FFN_LINEARS)
+    q, k, v = (f.linear(x, H, H, f"{ka}.{n}") for n in "qkv")
+    ctx, probs = f.attention_core()
+    d = f.linear(ctx, H, H, f"{ka}.dense")  # out_lin
+    f.free(ctx, q, k, v)  # DistilBertSelfAttention returns
+    s_ = f.add(d, x)
+    a1 = f.layer_norm(s_, H)  # sa_layer_norm
+    f.free(s_, d)
+    xi = f.linear(a1, H, I, f"{kf}.ffn")  # lin1
+    y = f.activation(xi)
+    f.free(xi)
+    d2 = f.linear(y, I, H, f"{kf}.ffn_output")  # lin2; dropout is the identity in eval
+    f.free(y)
+    s2 = f.add(d2, a1)
+    out = f.layer_norm(s2, H)  # output_layer_norm
+    f.free(s2, d2, a1, probs)
+    return out
+
+
+def infer_pooler(f: Any, cfg: Any, x: int) -> None:
+    """DistilBertModel has no pooler."""
+
+
+def cast_sizes(cfg: Any) -> dict[str, int]:
+    """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
+    from ..bert_replay import cast_sizes as bert_casts
+
+    return bert_casts(cfg)

@@ -91,3 +91,35 @@ def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
 
     E, H = cfg.embedding_dim, cfg.hidden_dim
     return layer_weight_copies(cfg, checkpointing) + (E * H if E != H else 0)
+
+
+# ---- inference peak (albert_core/liveness.py): ElectraModel's eval forward, allocations and frees ----------
+def infer_embeddings(f: Any, cfg: Any) -> tuple[int, int]:
+    """ElectraEmbeddings: BertEmbeddings' allocations, E wide; embeddings_project (E ≠ H) rebinds
+    hidden_states, so the E-wide output dies there and the projection lives until the encoder returns."""
+    from ..bert_replay import infer_embeddings as bert_embeddings
+
+    emb, _ = bert_embeddings(f, cfg)  # not factorized: no ALBERT projection there
+    if cfg.embedding_dim == cfg.hidden_dim:
+        return emb, emb
+    x = f.linear(emb, cfg.embedding_dim, cfg.hidden_dim, "mapping")
+    f.free(emb)
+    return x, x
+
+
+def infer_layer(f: Any, cfg: Any, x: int, j: int) -> int:
+    """ElectraLayer: BertLayer's allocations and frees."""
+    from ..bert_replay import infer_layer as bert_layer
+
+    return bert_layer(f, cfg, x, j)
+
+
+def infer_pooler(f: Any, cfg: Any, x: int) -> None:
+    """ElectraModel has no pooler."""
+
+
+def cast_sizes(cfg: Any) -> dict[str, int]:
+    """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
+    from ..bert_replay import cast_sizes as bert_casts
+
+    return bert_casts(cfg)

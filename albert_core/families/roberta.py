@@ -107,3 +107,51 @@ def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
     from ..bert_replay import layer_weight_copies
 
     return layer_weight_copies(cfg, checkpointing) + cfg.hidden_dim ** 2
+
+
+# ---- inference peak (albert_core/liveness.py): RobertaModel's eval forward, allocations and frees ----------
+def infer_embeddings(f: Any, cfg: Any) -> tuple[int, int]:
+    """RobertaEmbeddings.forward under no_grad: create_position_ids_from_input_ids (ne, int, cumsum, type_as,
+    + 0, * mask, long, + padding_idx), the token type gather at those positions, the three lookups, two adds,
+    LayerNorm. Returns (embedding_output, encoder input): the same tensor, alive until the model returns."""
+    from ..replay import sz
+
+    BS, TH, md = sz(bs=1), sz(bs=cfg.hidden_dim), f.md
+    ne = f.new((BS, "bool"))
+    mask = f.new((BS, "int32"))  # .int()
+    f.free(ne)
+    t = f.chain(1, BS, "int32", f.new((BS, "int64")))  # cumsum (int64), .type_as(mask)
+    t = f.chain(2, BS, "int32", t)  # + past_key_values_length, * mask
+    long_ = f.new((BS, "int64"))  # .long()
+    pos = f.new((BS, "int64"))  # + padding_idx
+    f.free(long_, t, mask)
+    tt = f.new((BS, "int64"))  # gather of the token_type_ids buffer at the position ids
+    we, te = f.new((TH, md)), f.new((TH, md))
+    e1 = f.new((TH, md))  # inputs_embeds + token_type_embeddings
+    pe = f.new((TH, md))  # position_embeddings (B, S, H)
+    e2 = f.new((TH, md))
+    f.free(e1)
+    emb = f.layer_norm(e2, cfg.hidden_dim)  # dropout is the identity in eval
+    f.free(e2, pos, tt, we, te, pe)
+    return emb, emb
+
+
+def infer_layer(f: Any, cfg: Any, x: int, j: int) -> int:
+    """RobertaLayer: BertLayer's allocations and frees."""
+    from ..bert_replay import infer_layer as bert_layer
+
+    return bert_layer(f, cfg, x, j)
+
+
+def infer_pooler(f: Any, cfg: Any, x: int) -> None:
+    """RobertaPooler: BertPooler's dense + tanh on the first token."""
+    from ..bert_replay import infer_pooler as bert_pooler
+
+    bert_pooler(f, cfg, x)
+
+
+def cast_sizes(cfg: Any) -> dict[str, int]:
+    """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
+    from ..bert_replay import cast_sizes as bert_casts
+
+    return bert_casts(cfg)
