@@ -136,41 +136,39 @@ def visit(browser, url: str, ready: str, *, settle: bool = True, timeout_ms: int
             "longtask_ms": sum(d for _, d in m["longtasks"])}
 
 
-def pair(browser, app: str, base: str, path: str, i: int) -> tuple[dict, dict]:
-    """Visit the app's page and the one-chart app, in alternating order (i even: app first)."""
-    ready = READY.get(path, CHART)
-    if i % 2 == 0:
-        a = visit(browser, app + path, ready)
-        b = visit(browser, base + "/", CHART)
-    else:
-        b = visit(browser, base + "/", CHART)
-        a = visit(browser, app + path, ready)
-    return a, b
-
-
-def warm_runs(browser, app_script: Path, base_script: Path, pages: list[str], n: int) -> dict:
-    out = {p: ([], []) for p in pages}
-    with server(app_script) as app, server(base_script) as base:
-        for p in pages:  # servers already running and visited once: imports done, caches filled
-            pair(browser, app, base, p, 0)
-        for i in range(n):
-            for p in pages:
-                a, b = pair(browser, app, base, p, i)
-                out[p][0].append(a)
-                out[p][1].append(b)
+def round_of(browser, bases: list[str], path: str, i: int) -> list[dict]:
+    """One visit to each server (bases[0] the one-chart app at /, the others this app at path), in an order
+    rotated by i so that no app is always first after the other; returned in the order of bases."""
+    out: list[dict | None] = [None] * len(bases)
+    for k in [(i + j) % len(bases) for j in range(len(bases))]:
+        out[k] = visit(browser, bases[k] + ("/" if k == 0 else path), CHART if k == 0 else READY.get(path, CHART))
+    print(f"  {path} round {i}: " + ", ".join(f"{v['first']:.2f}" for v in out), file=sys.stderr, flush=True)
     return out
 
 
-def cold_runs(browser, app_script: Path, base_script: Path, pages: list[str], n: int) -> dict:
-    out = {p: ([], []) for p in pages}
+def warm_runs(browser, scripts: list[Path], pages: list[str], n: int) -> dict:
+    """{page: [visits of scripts[0], visits of scripts[1], ...]}, every server started once."""
+    out = {p: [[] for _ in scripts] for p in pages}
+    with ExitStack() as stack:
+        bases = [stack.enter_context(server(s)) for s in scripts]
+        for p in pages:  # servers already running and visited once: imports done, caches filled
+            round_of(browser, bases, p, 0)
+        for i in range(n):
+            for p in pages:
+                for runs, v in zip(out[p], round_of(browser, bases, p, i), strict=True):
+                    runs.append(v)
+    return out
+
+
+def cold_runs(browser, scripts: list[Path], pages: list[str], n: int) -> dict:
+    """Like warm_runs, but every server freshly started before each sample: the first visit after a start."""
+    out = {p: [[] for _ in scripts] for p in pages}
     for i in range(n):
         for p in pages:
-            with ExitStack() as stack:  # both started before either is visited
-                app = stack.enter_context(server(app_script))
-                base = stack.enter_context(server(base_script))
-                a, b = pair(browser, app, base, p, i)
-            out[p][0].append(a)
-            out[p][1].append(b)
+            with ExitStack() as stack:  # all started before any is visited
+                bases = [stack.enter_context(server(s)) for s in scripts]
+                for runs, v in zip(out[p], round_of(browser, bases, p, i), strict=True):
+                    runs.append(v)
     return out
 
 
@@ -178,22 +176,26 @@ def med(runs: list[dict], key: str = "first") -> float:
     return statistics.median(r[key] for r in runs)
 
 
-def table(warm: dict, cold: dict, pages: list[str]) -> str:
+def table(warm: dict, cold: dict, pages: list[str], labels: list[str]) -> str:
+    """Markdown: per page, the one-chart app's median and each app's median and ratio, warm then cold."""
     head = ["page"]
-    if warm:
-        head += ["warm: app", "one-chart", "ratio", "app, all charts"]
-    if cold:
-        head += ["first visit after start: app", "one-chart", "ratio"]
+    for kind, res in (("warm", warm), ("first visit after start", cold)):
+        if res:
+            head += [f"{kind}: one-chart"] + [h for lab in labels for h in (lab, "ratio")]
+            if len(labels) == 1 and kind == "warm":
+                head.append("all charts drawn")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for p in pages:
         row = [f"`{p}`"]
-        if warm:
-            a, b = warm[p]
-            row += [f"{med(a):.2f} s", f"{med(b):.2f} s", f"{med(a) / med(b):.2f}×",
-                    f"{med(a, 'all'):.2f} s ({a[0]['charts']} charts)"]
-        if cold:
-            a, b = cold[p]
-            row += [f"{med(a):.2f} s", f"{med(b):.2f} s", f"{med(a) / med(b):.2f}×"]
+        for kind, res in (("warm", warm), ("cold", cold)):
+            if not res:
+                continue
+            base, *apps = res[p]
+            row.append(f"{med(base):.2f} s")
+            for a in apps:
+                row += [f"{med(a):.2f} s", f"{med(a) / med(base):.2f}×"]
+            if len(apps) == 1 and kind == "warm":
+                row.append(f"{med(apps[0], 'all'):.2f} s ({apps[0][0]['charts']} charts)")
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -215,12 +217,15 @@ def main() -> None:
     ap.add_argument("--cold", type=int, default=5, help="cold samples per page, servers restarted each (0: none)")
     ap.add_argument("--check", metavar="PAGE", help="measure PAGE only; exit 1 if its warm ratio exceeds --max-ratio")
     ap.add_argument("--max-ratio", type=float, default=3.0)
-    ap.add_argument("--app", type=Path, default=ROOT / "app.py",
-                    help="the app's entry script (e.g. app.py of a `git worktree` of another commit)")
+    ap.add_argument("--app", type=Path, action="append",
+                    help="the app's entry script (default: this checkout's app.py); repeat it to compare "
+                         "versions in one run, e.g. app.py of a `git worktree` of an older commit")
     ap.add_argument("--json", type=Path, help="also write every visit's numbers here")
     ap.add_argument("--messages", metavar="PAGE", help="instead: websocket messages and long tasks of one warm visit")
     args = ap.parse_args()
     pages = [args.check] if args.check else args.pages
+    apps = [a.resolve() for a in args.app or [ROOT / "app.py"]]
+    labels = [a.parent.name for a in apps]
     if args.check and args.warm < 1:
         ap.error("--check needs --warm 1 or more")
     from playwright.sync_api import sync_playwright
@@ -231,20 +236,21 @@ def main() -> None:
         if args.messages:
             from messages import report  # benchmarks/messages.py
 
-            with server(args.app.resolve()) as app:
+            with server(apps[0]) as app:
                 print(report(browser, app, args.messages))
             return
         print(machine_line() + f"  ({load()} at start)")
-        warm = warm_runs(browser, args.app.resolve(), base_script, pages, args.warm) if args.warm else {}
-        cold = cold_runs(browser, args.app.resolve(), base_script, pages, args.cold) if args.cold else {}
+        scripts = [base_script] + apps
+        warm = warm_runs(browser, scripts, pages, args.warm) if args.warm else {}
+        cold = cold_runs(browser, scripts, pages, args.cold) if args.cold else {}
         browser.close()
     print(f"warm: median of {args.warm} visits per page; cold: median of {args.cold} first visits after a start; "
           f"visits interleaved; {load()} at the end\n")
-    print(table(warm, cold, pages))
+    print(table(warm, cold, pages, labels))
     if args.json:
         args.json.write_text(json.dumps({"warm": warm, "cold": cold}, indent=1))
     if args.check:
-        a, b = warm[args.check]
+        b, a = warm[args.check][:2]
         ratio = med(a) / med(b)
         verdict = "ok" if ratio <= args.max_ratio else "TOO SLOW"
         print(f"\n{args.check}: warm ratio {ratio:.2f} (bound {args.max_ratio:.2f}): {verdict}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import json
 import time
+from pathlib import Path
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -94,7 +95,9 @@ def report(browser, base: str, path: str) -> str:
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=120_000)
     page.wait_for_function("""() => document.querySelector('[data-testid="stApp"]')
         .getAttribute('data-test-script-state') !== 'running'""", timeout=120_000)
-    page.wait_for_timeout(2500)
+    sent = sum(k == "plotly_chart" for _, _, k in frames)  # every chart the server sent is drawn
+    page.wait_for_function(f"() => Object.keys(window.__dom.charts).length >= {sent}", timeout=120_000)
+    page.wait_for_timeout(1500)
     profile = cdp.send("Profiler.stop")["profile"]
     dom = page.evaluate("() => window.__dom")
     res = page.evaluate("""() => performance.getEntriesByType('resource').map(e =>
@@ -121,3 +124,32 @@ def report(browser, base: str, path: str) -> str:
     lines += ["", "Resources over 20 kB (start ms, end ms, bytes encoded):"]
     lines += [f"  {n:50s} {s:6d} {e:6d} {b:10,d}" for n, s, e, b in big]
     return "\n".join(lines) + "\n" + json.dumps({"charts": dom["charts"]})
+
+
+def figures_of(app: str, page: str) -> dict[str, dict]:
+    """The Plotly figures a page sends, by key, from an AppTest run of the app at `app` (its entry script)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(app, default_timeout=120).run()
+    if page.strip("/"):
+        at = at.switch_page(f"pages/{page.strip('/')}.py").run()
+    return {e.key: json.loads(e.proto.spec) for e in at.get("plotly_chart")}
+
+
+def draw_times(browser, figures: dict[str, dict], repeats: int = 5) -> dict[str, float]:
+    """Median ms of Plotly.newPlot per figure (plotly.min.js of the plotly package), 1300 x 450 px, in Chromium."""
+    import plotly
+
+    js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
+    page = browser.new_context(viewport=VIEWPORT).new_page()
+    page.set_content("<div id=g style='width:1300px;height:450px'></div>")
+    page.add_script_tag(content=js)
+    out = {}
+    for key, fig in figures.items():
+        out[key] = page.evaluate("""async ([fig, n]) => { const ts = [];
+            for (let i = 0; i < n; i++) { const g = document.getElementById('g'); Plotly.purge(g);
+              const t = performance.now(); await Plotly.newPlot(g, fig.data, fig.layout, {displaylogo: false});
+              ts.push(performance.now() - t); }
+            ts.sort((a, b) => a - b); return ts[Math.floor(n / 2)]; }""", [fig, repeats])
+    page.context.close()
+    return out
