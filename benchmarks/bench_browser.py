@@ -5,6 +5,7 @@
 
 Targets on the 2-core machine: first chart within 5 s of start, updates within 500 ms.
 Usage: .venv/bin/python benchmarks/bench_browser.py [--starts 3] [--edits 10] [--page parameters]
+(--starts 0 measures the updates only; benchmarks/bench_ratio.py compares the first chart with a bare app)
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def main() -> None:
     print(machine_line())
     with sync_playwright() as p:
         browser = launch_browser(p)
-        for path in args.page or ["", "parameters"]:
+        for path in args.page or ["", "parameters"] if args.starts else []:  # --starts 0: the updates only
             starts = [cold_start(browser, path) for _ in range(args.starts)]
             print(f"streamlit run -> first chart on /{path}: median {statistics.median(starts):.2f} s "
                   f"(runs: {', '.join(f'{s:.2f}' for s in starts)}; target < 5 s)")
