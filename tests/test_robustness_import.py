@@ -20,6 +20,7 @@ from markdown_it import MarkdownIt
 from test_app_pages import PAGES, goto, open_app
 
 from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
+from albert_core.families import NAMES, family
 from albert_core.hf import EXPLORER_KEY, from_hf_config, to_hf_config
 from albert_core.params import count_parameters
 from albert_core.presets import PRESETS
@@ -31,7 +32,11 @@ ROOT = Path(__file__).resolve().parents[1]
 HF_KEYS = ("model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
            "intermediate_size", "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
            "type_vocab_size", "hidden_act", "embedding_size", "num_hidden_groups", "inner_group_num", EXPLORER_KEY)
-NAMED = HF_KEYS + FIELD_NAMES  # every problem names one of these
+# every family's own config.json keys (its mapping, what it refuses, what its from_hf reads)
+FAMILY_KEYS = tuple({k for n in NAMES for k in (*family(n).HF_KEYS.values(), *family(n).REFUSED, *family(n).REQUIRED)}
+                    | {"pad_token_id", "embedding_dropout", "mlp_dropout", "layer_types", "pos_att_type", "norm_rel_ebd",
+                       "attention_head_size", "adapters", "adapter_config", "quantization_config"})
+NAMED = HF_KEYS + FAMILY_KEYS + FIELD_NAMES  # every problem names one of these
 
 EDGE_VALUES = [0, -1, 1, 10**12, -(10**12), 2**63, 10**30, 10**400, math.nan, math.inf, -math.inf, 1e308, 5e-324,
                0.5, 12.0, 12.5, -0.0, True, False, None, "", " ", "12", " 12 ", "+12", "-12", "1e3", "0x10", "1_000",
