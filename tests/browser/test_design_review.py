@@ -23,7 +23,9 @@ PAGES = ["overview", "parameters", "memory", "fit", "compute"]
 FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(d => {
     const holder = d.closest('[class*="st-key-"]');
     const key = holder ? (holder.className.match(/st-key-([\\w-]+)/) || [])[1] : null;
+    const png = (d._context && d._context.toImageButtonOptions) || {};
     return {key: key, title: (d.layout && d.layout.title && d.layout.title.text) || "",
+            png: png.filename || "", paper: d.layout.paper_bgcolor || "",
             traces: (d.data || []).map(t => ({name: t.name, meta: t.meta,
                 x: t.x ? Array.from(t.x) : null, y: t.y ? Array.from(t.y) : null}))};
 })"""
@@ -113,6 +115,8 @@ def test_every_figure_has_a_title(server, page, path):
     assert figs
     for f in figs:
         assert f["title"].strip(), f"untitled figure {f['key']} on {path}"
+        assert f["png"].startswith(f"albert-explorer_{f['key']}_"), f["png"]  # a descriptive export name
+        assert f["paper"] == "#FFFFFF"  # opaque: what the export keeps
 
 
 def test_overview_path_opens_overview(server, page):
@@ -153,3 +157,25 @@ def test_report_downloads_and_draws_offline(server, browser, page, tmp_path: Pat
             pg.inner_text("body")
     finally:
         ctx.close()
+
+
+def test_png_export_is_named_opaque_and_slide_sized(server, page, tmp_path: Path):
+    """Plotly's "Download plot as png": a descriptive name, an opaque white background, 3200 px wide."""
+    import io
+
+    from PIL import Image
+
+    open_view(page, f"{server}/compute")
+    chart = page.locator(".st-key-compute_scatter .js-plotly-plot")
+    chart.hover()
+    with page.expect_download(timeout=60_000) as dl:
+        chart.locator('.modebar-btn[data-title^="Download plot"]').click()
+    name = dl.value.suggested_filename
+    assert name.startswith("albert-explorer_compute_scatter_Forward_FLOPs") and name.endswith(".png")
+    path = tmp_path / name
+    dl.value.save_as(path)
+    img = Image.open(io.BytesIO(path.read_bytes())).convert("RGBA")
+    assert img.width == 3200  # 1600 px at scale 2
+    assert img.getpixel((2, 2)) == (255, 255, 255, 255)  # opaque white, not transparent
+    dark = sum(1 for x in range(0, 1600, 4) for y in range(0, 120, 4) if sum(img.getpixel((x, y))[:3]) < 200)
+    assert dark > 20  # the title's dark text is in the image
