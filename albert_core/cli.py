@@ -4,6 +4,7 @@
     python -m albert_core params --config config.json     # ours (ModelConfig fields) or a HF config.json
                                                           # of any family: bert, albert, roberta (xlm-roberta,
                                                           # camembert), distilbert, electra, deberta-v2, modernbert
+    python -m albert_core params --hub FacebookAI/xlm-roberta-large   # fetches only its config.json
     python -m albert_core flops --preset albert-xxlarge --seq-len 512 [--batch-size 8] [--json]
 
 Bad input (unknown preset, unreadable or malformed JSON, invalid config) prints one clear message on
@@ -32,6 +33,10 @@ class CliError(Exception):
 
 
 def load_config(args: argparse.Namespace) -> ModelConfig:
+    if getattr(args, "hub", None) is not None:
+        from .hub import config_from_hub  # fetches config.json only; HubError/ConfigError are ValueErrors
+
+        return config_from_hub(args.hub)
     if args.config is None:
         return PRESETS[args.preset or DEFAULT_PRESET]
     try:
@@ -114,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         src = s.add_mutually_exclusive_group()
         src.add_argument("--preset", choices=sorted(PRESETS), help=f"a published config (default {DEFAULT_PRESET})")
         src.add_argument("--config", metavar="FILE", help="a JSON file: ModelConfig fields or a HF config.json")
+        src.add_argument("--hub", metavar="MODEL_ID", help="a Hugging Face model id: its config.json only is fetched")
         s.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "params":
             s.add_argument("--heads", action="store_true", help="include the MLM and NSP/SOP pretraining heads (bert, albert)")

@@ -152,3 +152,13 @@ def test_malformed_ids_are_refused_before_any_request(bad, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # would fail differently if a request were made
     with pytest.raises(hub.HubError, match="model id"):
         hub.fetch_config(bad)
+
+
+def test_cli_params_by_hub_id(server, capsys):
+    from albert_core.cli import main
+
+    assert main(["params", "--hub", "FacebookAI/xlm-roberta-large", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total"] == count_parameters(PRESETS["xlm-roberta-large"]).total
+    assert main(["params", "--hub", "org/gated"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: org/gated is gated") and "Traceback" not in err
