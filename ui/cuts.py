@@ -18,7 +18,8 @@ def section(cfg: ModelConfig) -> None:
                 "factorized embedding (its token, position and segment tables E wide, then a projection E→H) "
                 "and with its layers shared: the attention, the FFN, or whole layers stored once. The largest "
                 "vocabularies gain most from the first cut; deep models from the second.")
-    e = controls.number("cuts_e", "Factorized embedding width E", step=16,
+    left, _ = st.columns([1, 3])
+    e = controls.number("cuts_e", "Factorized embedding width E", step=16, where=left,
                         help="ALBERT uses 128; E above hidden_dim costs parameters instead of saving them.")
     df = data.albert_cuts(cfg, e)
     plots.show(cuts_bars(df), "params_cuts", f"ALBERT's two cuts for {cfg.name}",
