@@ -63,3 +63,16 @@ def test_import_by_hub_id(server):  # noqa: F811
     (err,) = at.sidebar.error
     assert "org/missing was not found on the Hub" in err.value
     assert at.session_state["_ae_valid"] == cfg  # a failed import keeps the config
+
+
+def test_cuts_follow_the_e_control_and_the_link():
+    from albert_core.params import albert_cuts
+
+    at = goto(open_app({"preset": "mdeberta-v3-base", "cuts_e": "64"}), "parameters")
+    assert at.number_input(key="ctl.cuts_e").value == 64
+    at.number_input(key="ctl.cuts_e").set_value(256).run()
+    no_errors(at)
+    cuts = [d.value for d in at.dataframe if "variant" in d.value.columns][0]
+    expected = albert_cuts(PRESETS["mdeberta-v3-base"], 256)
+    assert [int(v) for v in cuts["total"]] == [r["total"] for r in expected]
+    assert at.query_params["cuts_e"] == "256"
