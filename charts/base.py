@@ -58,7 +58,8 @@ def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14) -> go
     sub = "<br>".join(plotly_text(s) for s in lines)
     fig.update_layout(
         title=dict(text="<br>".join(f"<b>{plotly_text(h)}</b>" for h in heads), x=0.01, xanchor="left", xref="container", y=1,
-                   yanchor="top", yref="container", pad=dict(t=12 + 20 * (len(heads) - 1)),  # extra lines grow upwards font=dict(size=16, color=INK),
+                   yanchor="top", yref="container", pad=dict(t=12 + 20 * (len(heads) - 1)),  # more lines grow upwards
+                   font=dict(size=16, color=INK),
                    subtitle=dict(text=sub, font=dict(size=12, color=MUTED))),
         margin=dict(t=18 + 22 * len(heads) + 16 * len(lines) + pad),  # title, its subtitle lines, then the gap
     )
