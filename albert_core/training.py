@@ -48,18 +48,26 @@ _ACT_DTYPE = {"float32": "float32", "bfloat16": "bfloat16", "float16": "float16"
               "mixed_bf16": "bfloat16", "mixed_fp16": "float16"}
 
 
-def parameter_shapes(cfg: ModelConfig) -> list[tuple[int, ...]]:
-    """Shape of every stored parameter tensor (HF layout, pooler included), for Adafactor's factoring."""
+def parameter_shape_counts(cfg: ModelConfig) -> list[tuple[tuple[int, ...], int]]:
+    """(shape, how many stored tensors have it) for every stored parameter (HF layout, pooler included).
+
+    Counted, not listed: a config may store millions of layers (4,096 layers x 1,024 inner layers).
+    """
     V, E, H, I, P, T = (cfg.vocab_size, cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim,
                         cfg.max_position, cfg.type_vocab_size)
-    shapes: list[tuple[int, ...]] = [(V, E), (P, E), (T, E), (E,), (E,)]
+    out: list[tuple[tuple[int, ...], int]] = [(s, 1) for s in [(V, E), (P, E), (T, E), (E,), (E,)]]
     if cfg.factorized:
-        shapes += [(H, E), (H,)]
+        out += [((H, E), 1), ((H,), 1)]
     att = [(H, H), (H,)] * 4 + [(H,), (H,)]  # query, key, value, dense; LayerNorm
     ffn = [(I, H), (I,), (H, I), (H,), (H,), (H,)]  # ffn, ffn_output; LayerNorm
-    shapes += att * stored_copies(cfg, "attention") + ffn * stored_copies(cfg, "ffn")
-    shapes += [(H, H), (H,)]  # pooler
-    return shapes
+    n_att, n_ffn = stored_copies(cfg, "attention"), stored_copies(cfg, "ffn")
+    out += [(s, n_att) for s in att] + [(s, n_ffn) for s in ffn]
+    return out + [((H, H), 1), ((H,), 1)]  # pooler
+
+
+def parameter_shapes(cfg: ModelConfig) -> list[tuple[int, ...]]:
+    """Shape of every stored parameter tensor (HF layout, pooler included), one entry per tensor."""
+    return [s for s, n in parameter_shape_counts(cfg) for _ in range(n)]
 
 
 def optimizer_state_elements(cfg: ModelConfig, optimizer: str) -> int:
@@ -70,7 +78,7 @@ def optimizer_state_elements(cfg: ModelConfig, optimizer: str) -> int:
     if optimizer == "sgd":
         return n  # momentum_buffer
     if optimizer == "adafactor":  # Shazeer & Stern 2018 Sec. 3: row + column factors for matrices
-        return sum(s[0] + s[1] if len(s) == 2 else s[0] for s in parameter_shapes(cfg))
+        return sum((s[0] + s[1] if len(s) == 2 else s[0]) * n for s, n in parameter_shape_counts(cfg))
     require_choice("optimizer", optimizer, OPTIMIZERS)
     raise AssertionError(f"optimizer {optimizer!r} is listed in OPTIMIZERS but has no state formula")
 

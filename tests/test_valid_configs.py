@@ -108,6 +108,8 @@ def _open_every_page(q: dict[str, str], view: View) -> None:
 @given(VIEWS)
 @example(decode({"preset": "bert-large", "family": "bert", "hidden_dim": "8", "num_heads": "1", "num_layers": "192",
                  "embedding_dim": "8"})[0])  # issue 8: this valid link crashed Parameters
+@example(decode({"compare": "c1", "c1.preset": "electra-base-discriminator", "c1.num_layers": "4096",
+                 "c1.inner_group_num": "1024", "optimizer": "adafactor"})[0])  # 4M stored layers: Memory took 173 s
 def test_every_valid_view_renders_every_page(view):
     q = encode(view)
     again, warnings = decode(q)
