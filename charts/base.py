@@ -61,7 +61,7 @@ def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14) -> go
                    yanchor="top", yref="container", pad=dict(t=12 + 20 * (len(heads) - 1)),  # more lines grow upwards
                    font=dict(size=16, color=INK),
                    subtitle=dict(text=sub, font=dict(size=12, color=MUTED))),
-        margin=dict(t=18 + 22 * len(heads) + 16 * len(lines) + pad),  # title, its subtitle lines, then the gap
+        margin=dict(t=18 + 22 * len(heads) + 18 * len(lines) + pad),  # title, its subtitle lines, then the gap
     )
     fig.layout.meta = {"title": title, "caption": caption}
     return fig
