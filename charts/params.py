@@ -170,7 +170,7 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
         )
         _mark_own(fig, d, "embedding_dim", "embedding", name, colors[name],
                   f"{plotly_text(name)}'s own embedding_dim: %{{x:,}}<br>embedding %{{y:,}}")
-    style(fig, x="embedding_dim E (log scale)", y="embedding parameters (log scale)", log_x=True, log_y=True)
+    style(fig, x="embedding_dim E (log scale)", y="embedding parameters (log)", log_x=True, log_y=True)
     ticks = sorted({int(v) for v in df["embedding_dim"]})
     fig.update_xaxes(tickvals=ticks, ticktext=[str(t) for t in ticks], dtick=None)
     return fig
