@@ -1,7 +1,9 @@
-"""albert_core: the model of record for BERT/ALBERT parameters, memory and compute.
+"""albert_core: the model of record for encoder parameters, memory and compute, through ALBERT's lens.
 
-Pure computation; torch is imported only by the modules that build or measure real
-models (build, reference, measure), and only when they are used.
+Families (albert_core/families/): bert, albert, roberta (xlm-roberta, camembert), distilbert,
+electra, deberta-v2, modernbert. Pure computation; torch is imported only by the modules that
+build or measure real models (build, reference, measure, worker), and only when they are used;
+huggingface_hub only when a config is fetched by Hub id (hub).
 """
 
 from .activations import activation_memory, activation_sweep, attention_quadratic_memory
@@ -10,16 +12,17 @@ from .fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
 from .flops import forward_flops, training_flops
 from .gpus import GPUS
 from .hf import from_hf_config, hf_expressible, to_hf_config
-from .params import ParameterCount, count_parameters, factorization_savings, sharing_savings
-from .presets import DEFAULT_PRESET, PRESETS
+from .compare import compare_table
+from .params import ParameterCount, albert_cuts, count_parameters, factorization_savings, sharing_savings
+from .presets import DEFAULT_PRESET, PRESET_FAMILIES, PRESETS
 from .sweeps import embedding_sweep, sharing_sweep, sweep
 from .training import training_memory
 
 __all__ = [
     "FAMILIES", "HIDDEN_ACTS", "SHARING_MODES", "ConfigError", "ModelConfig",
     "from_hf_config", "hf_expressible", "to_hf_config",
-    "ParameterCount", "count_parameters", "factorization_savings", "sharing_savings",
-    "DEFAULT_PRESET", "PRESETS",
+    "ParameterCount", "albert_cuts", "count_parameters", "factorization_savings", "sharing_savings",
+    "DEFAULT_PRESET", "PRESET_FAMILIES", "PRESETS", "compare_table",
     "activation_memory", "activation_sweep", "attention_quadratic_memory", "training_memory",
     "GPUS", "fit_table", "max_batch_size", "max_position_that_fits", "max_seq_len",
     "forward_flops", "training_flops", "embedding_sweep", "sharing_sweep", "sweep",
