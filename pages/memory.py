@@ -46,13 +46,20 @@ seqs = data.sweep_lengths(cfgs, seq_max)
 log = scale == "log"
 ctl = dict(state.controls(), checkpointing=checkpointing)
 st.header("Activation memory against max_position")
-plots.show(figures.memory_activations(cfgs, ctl), "memory_activations")
-act = data.activation_table(cfgs, seqs, batch, dtype, attention, training, checkpointing)
-tables.csv_button(act, "activation-memory.csv", key="activation_csv")
-st.subheader("At each config's own max_position")
-at = data.at_max_position(cfgs, batch, dtype, attention, training, checkpointing)
-tables.show(at, "max_position_table", file_name="at-max-position.csv",
-            readable={"activations": "bytes", "attention_seq_len2": "bytes"}, pct=("attention_pct",))
+shown = data.activations_modelled(cfgs, training)  # the inference peak is not modelled for every family
+if len(shown) < len(cfgs):
+    st.info("The inference peak (Training off) is not modelled for " + ", ".join(
+        f"{md(c.name)} ({c.family})" for c in cfgs if c not in shown) + ": albert_core does not replay when their "
+        "code frees each tensor, so no number is shown; turn Training on to see their saved activations.")
+if shown:
+    plots.show(figures.memory_activations(shown, ctl), "memory_activations")
+    act = data.activation_table(shown, data.sweep_lengths(shown, seq_max), batch, dtype, attention, training,
+                                checkpointing)
+    tables.csv_button(act, "activation-memory.csv", key="activation_csv")
+    st.subheader("At each config's own max_position")
+    at = data.at_max_position(shown, batch, dtype, attention, training, checkpointing)
+    tables.show(at, "max_position_table", file_name="at-max-position.csv",
+                readable={"activations": "bytes", "attention_seq_len2": "bytes"}, pct=("attention_pct",))
 far = [c for c in cfgs if c.max_position > 131_072]
 if far:
     st.info("max_position beyond 131,072 for " + ", ".join(md(c.name) for c in far) + ": far past any BERT or "

@@ -132,6 +132,13 @@ def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
     return t
 
 
+def activations_modelled(cfgs: tuple[ModelConfig, ...], training: bool) -> tuple[ModelConfig, ...]:
+    """The configs whose activation memory albert_core models in this mode (not every family's inference peak)."""
+    if training:
+        return cfgs
+    return tuple(c for c in cfgs if _or_none(activation_memory, c, batch_size=1, seq_len=1, training=False) is not None)
+
+
 def _or_none(f, cfg, *, part: str = "total", **kw):
     """f(cfg, **kw).<part>, or None where albert_core does not model that family's memory (ConfigError says so)."""
     from albert_core.config import ConfigError
