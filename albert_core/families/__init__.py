@@ -11,6 +11,8 @@ A family module defines (see bert.py for the smallest complete one):
   groups(c, n_att, n_ffn)    the ParamGroup rows of the breakdown, module names as Hugging Face names them
   HF_KEYS, HF_DEFAULTS, REFUSED, from_hf(d, kw, problems), to_hf(c), hf_classes(heads)
                              the config.json mapping and the Hugging Face classes that build it
+  replay_embeddings/_layer/_pooler, weight_copy_elements (and infer_* where the inference peak is modelled)
+                             the ops its training forward runs, for albert_core.activations' replay
 Adding a family: a new module here and its name in NAMES (and in config.FAMILIES' order).
 """
 
