@@ -137,6 +137,22 @@ def run(request: dict[str, Any], *, count: bool = True, measure: bool = True) ->
     return out
 
 
+def _peak_rss() -> int:
+    """This process's peak resident bytes (VmHWM of /proc/self/status; 0 elsewhere).
+
+    Not getrusage's ru_maxrss: Linux carries the parent's high-water mark across fork and exec
+    (setmax_mm_hiwater_rss in fs/exec.c), so a child of a 700 MiB process would report 700 MiB.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except OSError:
+        pass
+    return 0
+
+
 def _rss() -> int:
     """Resident bytes of this process now (Linux /proc; 0 elsewhere)."""
     try:
@@ -178,7 +194,6 @@ def _die_with_parent() -> None:
 
 def main(argv: list[str]) -> int:
     import argparse
-    import resource
 
     p = argparse.ArgumentParser(description="Run one Verify request (JSON on stdin, JSON on stdout).")
     p.add_argument("--memory-mb", type=int, default=0, help="cap on this process's data memory, MiB (0: none)")
@@ -192,7 +207,7 @@ def main(argv: list[str]) -> int:
         out = run(request, count=request.get("count", True), measure=request.get("measure", True))
     except MemoryError:  # past the cap before the measurement (imports, the meta build)
         out = {"out_of_memory": True}
-    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+    out["peak_rss"] = _peak_rss()
     sys.stdout.write(json.dumps(out))
     return 0
 
