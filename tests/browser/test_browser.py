@@ -69,7 +69,16 @@ def charts(page) -> dict[str, list[dict]]:
 
 
 def first_table_text(page) -> str:
-    return page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first.text_content()
+    """The first data grid's text. The grid draws its cells only once it is on screen (it may sit below
+    the fold in a small viewport), so scroll it into view and wait until it has text."""
+    grid = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first
+    grid.scroll_into_view_if_needed()
+    for _ in range(100):
+        text = grid.text_content() or ""
+        if text.strip():
+            return text
+        page.wait_for_timeout(100)
+    return ""
 
 
 def set_number(page, label: str, value: int) -> None:
@@ -134,9 +143,13 @@ def test_shared_url_opens_the_same_view(server, browser, page):
 
 
 def upload(page, name: str, payload: bytes) -> None:
+    """Upload a file and wait for what the user waits for: the sidebar's verdict on it (loaded, or why not)."""
     page.get_by_text("Import / export").click()
-    rerun(page, lambda: page.locator('[data-testid="stSidebar"] input[type="file"]').set_input_files(
-        {"name": name, "mimeType": "application/json", "buffer": payload}))
+    wait_until_idle(page)
+    page.locator('[data-testid="stSidebar"] input[type="file"]').set_input_files(
+        {"name": name, "mimeType": "application/json", "buffer": payload})
+    page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stAlert"]', timeout=60_000)
+    wait_until_idle(page)
 
 
 def test_upload_config_json_is_applied(server, page):
