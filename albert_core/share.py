@@ -41,6 +41,16 @@ class Control:
     hi: int = 1  # largest allowed "int"
 
 
+# the tabs of each chart page, as a link writes them (the first: the page's main figure)
+PAGE_TABS: dict[str, tuple[str, ...]] = {
+    "overview": ("presets", "table", "compare"),
+    "parameters": ("shares", "table", "breakdown", "sweep", "factorization", "sharing", "cuts"),
+    "memory": ("activations", "max_position", "variants", "training"),
+    "fit": ("chart", "table"),
+    "compute": ("scatter", "table", "breakdown"),
+}
+
+
 def _controls() -> dict[str, Control]:
     return {
         # Memory page
@@ -68,6 +78,8 @@ def _controls() -> dict[str, Control]:
         "source": Control("reference", "choice", ("reference", "hf")),
         "verify_batch": Control(2, "int", lo=1, hi=64),
         "verify_seq_len": Control(64, "int", lo=1, hi=4096),
+        # the open tab of each chart page (ui/sections.lazy_tabs): only that tab's content runs and is sent
+        **{f"{page}_tab": Control(tabs[0], "choice", tabs) for page, tabs in PAGE_TABS.items()},
     }
 
 
