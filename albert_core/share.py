@@ -8,6 +8,7 @@ Scheme (every value is text; only what differs from a default is written):
   compare=bert-base,c1,albert-xxlarge  configs compared side by side, in order: preset names or custom ids cN
   c1.preset=albert-base&c1.name=wide&c1.hidden_dim=1024   a custom compared config, as preset + changed fields
   seq_len=1024&dtype=bfloat16&...      page controls, keyed by the names in CONTROLS
+  parameters_tab=sharing               the open tab of a chart page (PAGE_TABS; default: the first)
 
 decode() never raises: a bad value gives a warning naming its key and falls back to its default.
 """
