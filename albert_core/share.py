@@ -8,6 +8,7 @@ Scheme (every value is text; only what differs from a default is written):
   compare=bert-base,c1,albert-xxlarge  configs compared side by side, in order: preset names or custom ids cN
   c1.preset=albert-base&c1.name=wide&c1.hidden_dim=1024   a custom compared config, as preset + changed fields
   seq_len=1024&dtype=bfloat16&...      page controls, keyed by the names in CONTROLS
+  parameters_tab=sharing               the open tab of a chart page (PAGE_TABS; default: the first)
 
 decode() never raises: a bad value gives a warning naming its key and falls back to its default.
 """
@@ -41,6 +42,16 @@ class Control:
     hi: int = 1  # largest allowed "int"
 
 
+# the tabs of each chart page, as a link writes them (the first: the page's main figure)
+PAGE_TABS: dict[str, tuple[str, ...]] = {
+    "overview": ("presets", "table", "compare"),
+    "parameters": ("shares", "table", "breakdown", "sweep", "factorization", "sharing", "cuts"),
+    "memory": ("activations", "max_position", "variants", "training"),
+    "fit": ("chart", "table"),
+    "compute": ("scatter", "table", "breakdown"),
+}
+
+
 def _controls() -> dict[str, Control]:
     return {
         # Memory page
@@ -68,6 +79,8 @@ def _controls() -> dict[str, Control]:
         "source": Control("reference", "choice", ("reference", "hf")),
         "verify_batch": Control(2, "int", lo=1, hi=64),
         "verify_seq_len": Control(64, "int", lo=1, hi=4096),
+        # the open tab of each chart page (ui/sections.lazy_tabs): only that tab's content runs and is sent
+        **{f"{page}_tab": Control(tabs[0], "choice", tabs) for page, tabs in PAGE_TABS.items()},
     }
 
 

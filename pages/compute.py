@@ -6,7 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from ui import controls, figures, plots, state, tables
+from ui import controls, figures, plots, sections, state, tables
 from ui.text import md
 
 st.title("Fewer parameters, more compute")
@@ -31,11 +31,18 @@ if short:
     st.info(f"Counted at their own max_position (shorter than {seq_len:,} tokens): "
             + ", ".join(f"{md(c.name)} ({c.max_position:,})" for c in short) + ".")
 fig, table, parts = figures.compute_scatter(cfgs, seq_len)
-plots.show(fig, "compute_scatter")
-tables.show(table, "compute_table", file_name="compute.csv",
-            readable={"params": "count", "forward_flops": "flops", "training_flops": "flops"})
-st.header("Where the forward FLOPs go")
-st.markdown("The attention-score and attention-×-V parts grow with seq_len²; the projections and FFN grow "
-            "with seq_len.")
-plots.show(figures.compute_breakdown(cfgs, seq_len), "compute_breakdown")
-tables.csv_button(parts, "flops-breakdown.csv", key="flops_breakdown_csv")
+# only the open tab runs and is sent: the first visit draws the scatter alone (docs/app.md, "Speed in the browser")
+tab, body = sections.lazy_tabs("compute_tab", {"scatter": "Parameters against FLOPs", "table": "Table and CSV",
+                                               "breakdown": "Where the forward FLOPs go"})
+with body:
+    if tab == "scatter":
+        plots.show(fig, "compute_scatter")
+    elif tab == "table":
+        tables.show(table, "compute_table", file_name="compute.csv",
+                    readable={"params": "count", "forward_flops": "flops", "training_flops": "flops"})
+    else:
+        st.header("Where the forward FLOPs go")
+        st.markdown("The attention-score and attention-×-V parts grow with seq_len²; the projections and FFN grow "
+                    "with seq_len.")
+        plots.show(figures.compute_breakdown(cfgs, seq_len), "compute_breakdown")
+        tables.csv_button(parts, "flops-breakdown.csv", key="flops_breakdown_csv")

@@ -6,7 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from ui import controls, figures, plots, state, tables
+from ui import controls, figures, plots, sections, state, tables
 from ui.text import md
 
 cfgs = tuple(state.shown_configs())
@@ -42,13 +42,19 @@ if sharding != "none" and num_gpus == 1:
 
 ctl = dict(state.controls(), checkpointing=checkpointing)
 fig, plan = figures.fit_bars(cfgs, ctl)
-st.caption("max_seq_len stops at the config's max_position; longest_max_position raises max_position (and the "
-           "position table) with the sequence.")
-plots.show(fig, "fit_bars")
-shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "gpu_bytes", "fits", "max_batch_size",
-              "max_seq_len", "longest_max_position"]]
-tables.show(shown, "fit_table", file_name="fit-plan.csv", readable={"needed_bytes": "bytes", "gpu_bytes": "bytes"})
 no_fit = [r["config"] for _, r in plan.iterrows() if int(r["max_batch_size"]) == 0]
 if no_fit:
     st.warning(f"Not even one sequence of the chosen length fits for: {', '.join(md(n) for n in no_fit)}. Add GPUs, shard, "
                "checkpoint, or shorten the sequence.")
+# only the open tab runs and is sent: the first visit draws the chart alone (docs/app.md, "Speed in the browser")
+tab, body = sections.lazy_tabs("fit_tab", {"chart": "Chart", "table": "Table and CSV"})
+with body:
+    if tab == "chart":
+        st.caption("max_seq_len stops at the config's max_position; longest_max_position raises max_position (and "
+                   "the position table) with the sequence.")
+        plots.show(fig, "fit_bars")
+    else:
+        shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "gpu_bytes", "fits", "max_batch_size",
+                      "max_seq_len", "longest_max_position"]]
+        tables.show(shown, "fit_table", file_name="fit-plan.csv",
+                    readable={"needed_bytes": "bytes", "gpu_bytes": "bytes"})

@@ -6,7 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from ui import controls, data, figures, plots, state, tables
+from ui import controls, data, figures, plots, sections, state, tables
 from ui.text import md
 
 cfgs = tuple(state.shown_configs())
@@ -45,58 +45,70 @@ if checkpointing and not training:
 seqs = data.sweep_lengths(cfgs, seq_max)
 log = scale == "log"
 ctl = dict(state.controls(), checkpointing=checkpointing)
-st.header("Activation memory against max_position")
+# only the open tab runs and is sent: the first visit draws the activation chart alone (docs/app.md, "Speed in the
+# browser")
+tab, body = sections.lazy_tabs("memory_tab", {
+    "activations": "Activations against max_position", "max_position": "At each max_position",
+    "variants": "Eager against sdpa", "training": "Training memory per GPU"})
 shown = data.activations_modelled(cfgs, training)  # the inference peak is not modelled for every family
-if len(shown) < len(cfgs):
-    st.info("The inference peak (Training off) is not modelled for " + ", ".join(
-        f"{md(c.name)} ({c.family})" for c in cfgs if c not in shown) + ": albert_core does not replay when their "
-        "code frees each tensor, so no number is shown; turn Training on to see their saved activations.")
-if shown:
-    plots.show(figures.memory_activations(shown, ctl), "memory_activations")
-    act = data.activation_table(shown, data.sweep_lengths(shown, seq_max), batch, dtype, attention, training,
-                                checkpointing)
-    tables.csv_button(act, "activation-memory.csv", key="activation_csv")
-    st.subheader("At each config's own max_position")
-    at = data.at_max_position(shown, batch, dtype, attention, training, checkpointing)
-    tables.show(at, "max_position_table", file_name="at-max-position.csv",
-                readable={"activations": "bytes", "attention_seq_len2": "bytes"}, pct=("attention_pct",))
+with body:
+    if tab in ("activations", "max_position") and len(shown) < len(cfgs):
+        st.info("The inference peak (Training off) is not modelled for " + ", ".join(
+            f"{md(c.name)} ({c.family})" for c in cfgs if c not in shown) + ": albert_core does not replay when "
+            "their code frees each tensor, so no number is shown; turn Training on to see their saved activations.")
+    if tab == "activations":
+        st.header("Activation memory against max_position")
+        if shown:
+            plots.show(figures.memory_activations(shown, ctl), "memory_activations")
+            act = data.activation_table(shown, data.sweep_lengths(shown, seq_max), batch, dtype, attention, training,
+                                        checkpointing)
+            tables.csv_button(act, "activation-memory.csv", key="activation_csv")
+    elif tab == "max_position":
+        st.subheader("At each config's own max_position")
+        if shown:
+            at = data.at_max_position(shown, batch, dtype, attention, training, checkpointing)
+            tables.show(at, "max_position_table", file_name="at-max-position.csv",
+                        readable={"activations": "bytes", "attention_seq_len2": "bytes"}, pct=("attention_pct",))
+    elif tab == "variants":
+        st.subheader(f"{md(cfg.name)}: eager against sdpa, with and without checkpointing")
+        if training:
+            var = data.variant_table(cfg, seqs, batch, dtype)
+            plots.show(figures.memory_variants(cfg, seqs, batch, dtype, log), "memory_variants")
+            tables.csv_button(var, "activation-variants.csv", key="variants_csv")
+        else:
+            st.info("Turn Training on to compare eager and sdpa with and without checkpointing (saved activations).")
+    else:
+        st.header("Training memory per GPU")
+        st.markdown("One training step: weights, gradients, optimizer state, float32 master weights (mixed "
+                    "precision) and activations. Dashed lines: the memory of common GPUs.")
+        d1, d2, d3, d4 = st.columns(4)
+        with d1:
+            seq_len = controls.number("seq_len", "Sequence length for the bars (tokens)", step=128,
+                                      help="Clipped to each config's max_position.")
+        with d2:
+            precision = controls.select("precision", "Precision", help="mixed_*: 16-bit compute with float32 master "
+                                        "weights; bfloat16/float16: pure 16-bit.")
+        with d3:
+            optimizer = controls.select("optimizer", "Optimizer")
+        with d4:
+            gpu = controls.select("gpu", "GPU")
+        kw = (("precision", precision), ("optimizer", optimizer), ("attention", attention),
+              ("checkpointing", checkpointing))
+        train = data.training_table(cfgs, batch, seq_len, kw)
+        plots.show(figures.memory_training_stack(cfgs, dict(ctl, seq_len=seq_len, precision=precision,
+                                                           optimizer=optimizer, gpu=gpu)), "memory_training")
+        tables.csv_button(train, "training-memory.csv", key="training_csv")
+
+        st.subheader("Where each config stops fitting")
+        st.markdown("Total training memory per GPU as max_position (and the sequence) grows; dashed: common GPUs.")
+        sweep = data.training_sweep(cfgs, seqs, batch, kw)
+        plots.show(figures.memory_training(cfgs, ctl), "memory_training_sweep")
+        stops = data.stop_fitting(cfgs, (gpu,), batch, kw)
+        st.markdown(f"The longest max_position whose training step (batch {batch:,}, sequences as long as "
+                    f"max_position) fits one **{gpu}**; the position table grows with it.")
+        tables.show(stops, "stop_table", file_name="stop-fitting.csv", readable={"gpu_bytes": "bytes"})
+        tables.csv_button(sweep, "training-memory-vs-length.csv", key="training_sweep_csv")
 far = [c for c in cfgs if c.max_position > 131_072]
 if far:
     st.info("max_position beyond 131,072 for " + ", ".join(md(c.name) for c in far) + ": far past any BERT or "
             "ALBERT that was trained (512); the numbers are what such a model would need, not a recommendation.")
-
-if training:
-    st.subheader(f"{md(cfg.name)}: eager against sdpa, with and without checkpointing")
-    var = data.variant_table(cfg, seqs, batch, dtype)
-    plots.show(figures.memory_variants(cfg, seqs, batch, dtype, log), "memory_variants")
-    tables.csv_button(var, "activation-variants.csv", key="variants_csv")
-
-st.header("Training memory per GPU")
-st.markdown("One training step: weights, gradients, optimizer state, float32 master weights (mixed precision) "
-            "and activations. Dashed lines: the memory of common GPUs.")
-d1, d2, d3, d4 = st.columns(4)
-with d1:
-    seq_len = controls.number("seq_len", "Sequence length for the bars (tokens)", step=128,
-                              help="Clipped to each config's max_position.")
-with d2:
-    precision = controls.select("precision", "Precision", help="mixed_*: 16-bit compute with float32 master "
-                                "weights; bfloat16/float16: pure 16-bit.")
-with d3:
-    optimizer = controls.select("optimizer", "Optimizer")
-with d4:
-    gpu = controls.select("gpu", "GPU")
-kw = (("precision", precision), ("optimizer", optimizer), ("attention", attention), ("checkpointing", checkpointing))
-train = data.training_table(cfgs, batch, seq_len, kw)
-plots.show(figures.memory_training_stack(cfgs, dict(ctl, seq_len=seq_len, precision=precision, optimizer=optimizer,
-                                                   gpu=gpu)), "memory_training")
-tables.csv_button(train, "training-memory.csv", key="training_csv")
-
-st.subheader("Where each config stops fitting")
-st.markdown("Total training memory per GPU as max_position (and the sequence) grows; dashed: common GPUs.")
-sweep = data.training_sweep(cfgs, seqs, batch, kw)
-plots.show(figures.memory_training(cfgs, ctl), "memory_training_sweep")
-stops = data.stop_fitting(cfgs, (gpu,), batch, kw)
-st.markdown(f"The longest max_position whose training step (batch {batch:,}, sequences as long as max_position) "
-            f"fits one **{gpu}**; the position table grows with it.")
-tables.show(stops, "stop_table", file_name="stop-fitting.csv", readable={"gpu_bytes": "bytes"})
-tables.csv_button(sweep, "training-memory-vs-length.csv", key="training_sweep_csv")

@@ -8,7 +8,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 
 from albert_core.presets import PRESETS
 from albert_core.units import format_bytes, format_count
-from ui import comparison, data, figures, plots, report, state, tables
+from ui import comparison, data, figures, plots, report, sections, state, tables
 from ui.text import md
 
 st.title("BERT against ALBERT at a glance")
@@ -37,29 +37,36 @@ m4.metric(f"Training step at {min(512, cfg.max_position)} tokens", format_bytes(
                f"({int(mine['training_512']):,} bytes).")
 report.button(shown)
 
-st.header("Side by side")
-st.markdown("Your configs (the sidebar config first, then the compared ones): every field, and the key results under "
-            "the Memory, Fit planner and Compute settings. Highlighted: what differs from the first column; in "
-            "brackets: the change against it.")
-settings = comparison.settings()
-comparison.show(data.comparison(shown, settings))
-st.caption(f"Settings: {settings.describe()}.")
-
-st.header("Your configs against the presets")
-with_presets = st.toggle("Show the BERT and ALBERT presets as a reference", value=True, key="overview_presets",
-                         help="Your configs come first (shaded); the published BERT and ALBERT configs after them.")
-reference = tuple(p for p in PRESETS.values() if p.family in ("bert", "albert") and p not in shown)
-ref = shown + (reference if with_presets else ())
-left, right = st.columns(2)
-shares = figures.params_shares(ref, "Shares of the parameters", highlight=len(shown))
-counts = figures.params_counts(ref, "Parameter counts", highlight=len(shown))
-plots.show(shares, "overview_shares", where=left)
-plots.show(counts, "overview_components", where=right)
-table = data.overview_table(ref)
-tables.show(table, "overview_table", file_name="overview.csv",
-            readable={"total": "count", "embedding": "count", "all_layers": "count",
-                      "weights_fp32": "bytes", "activations_512": "bytes", "training_512": "bytes"},
-            pct=("embedding_pct", "layers_pct"))
-st.caption("At max_position 512 (or less), one sequence, float32, eager attention: weights_fp32 = 4 bytes per "
-           "parameter; activations_512 = what the forward keeps for backward; training_512 = one AdamW training "
-           "step (weights, gradients, optimizer state, activations). Exact numbers at the right and in the CSV.")
+# only the open tab runs and is sent: the first visit draws the charts alone (docs/app.md, "Speed in the browser")
+tab, body = sections.lazy_tabs("overview_tab", {"presets": "Against the presets", "table": "Table and CSV",
+                                                "compare": "Side by side"})
+with body:
+    if tab in ("presets", "table"):
+        with_presets = st.toggle("Show the BERT and ALBERT presets as a reference", value=True, key="overview_presets",
+                                 help="Your configs come first (shaded); the published BERT and ALBERT configs after "
+                                      "them.")
+        reference = tuple(p for p in PRESETS.values() if p.family in ("bert", "albert") and p not in shown)
+        ref = shown + (reference if with_presets else ())
+    if tab == "presets":
+        left, right = st.columns(2)
+        shares = figures.params_shares(ref, "Shares of the parameters", highlight=len(shown))
+        counts = figures.params_counts(ref, "Parameter counts", highlight=len(shown))
+        plots.show(shares, "overview_shares", where=left)
+        plots.show(counts, "overview_components", where=right)
+    elif tab == "table":
+        table = data.overview_table(ref)
+        tables.show(table, "overview_table", file_name="overview.csv",
+                    readable={"total": "count", "embedding": "count", "all_layers": "count",
+                              "weights_fp32": "bytes", "activations_512": "bytes", "training_512": "bytes"},
+                    pct=("embedding_pct", "layers_pct"))
+        st.caption("At max_position 512 (or less), one sequence, float32, eager attention: weights_fp32 = 4 bytes "
+                   "per parameter; activations_512 = what the forward keeps for backward; training_512 = one AdamW "
+                   "training step (weights, gradients, optimizer state, activations). Exact numbers at the right "
+                   "and in the CSV.")
+    else:
+        st.markdown("Your configs (the sidebar config first, then the compared ones): every field, and the key "
+                    "results under the Memory, Fit planner and Compute settings. Highlighted: what differs from the "
+                    "first column; in brackets: the change against it.")
+        settings = comparison.settings()
+        comparison.show(data.comparison(shown, settings))
+        st.caption(f"Settings: {settings.describe()}.")

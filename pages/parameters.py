@@ -6,7 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from ui import controls, data, figures, plots, state, tables
+from ui import controls, data, figures, plots, sections, state, tables
 from ui.text import file_stem, md
 
 cfgs = tuple(state.shown_configs())
@@ -15,48 +15,56 @@ cfg = cfgs[0]
 st.title("Where the parameters go")
 st.markdown("Embedding, layers and pooler for each config (sidebar config first, then the compared ones): the "
             "shares on the left, the counts on the right. Hover a bar for the exact count; click a legend entry to "
-            "hide it.")
-table = data.params_table(cfgs)
-left, right = st.columns(2)
-plots.show(figures.params_shares(cfgs), "params_shares", where=left)
-plots.show(figures.params_counts(cfgs), "params_components", where=right)
-tables.show(table, "params_table", file_name="parameters.csv",
-            readable={"total": "count", "embedding": "count", "per_layer": "count", "all_layers": "count"},
-            pct=("embedding_pct", "layers_pct", "pooler_pct"))
+            "hide it. The other tabs: the table, the fine breakdown, the sweeps, the sharing modes, ALBERT's cuts.")
+# only the open tab runs and is sent: the first visit draws the two charts alone (docs/app.md, "Speed in the browser")
+tab, body = sections.lazy_tabs("parameters_tab", {
+    "shares": "Shares and counts", "table": "Table and CSV", "breakdown": "Fine breakdown",
+    "sweep": "How the shares move", "factorization": "Factorization", "sharing": "Sharing modes",
+    "cuts": "ALBERT's two cuts"})
+with body:
+    if tab == "shares":
+        left, right = st.columns(2)
+        plots.show(figures.params_shares(cfgs), "params_shares", where=left)
+        plots.show(figures.params_counts(cfgs), "params_components", where=right)
+    elif tab == "table":
+        table = data.params_table(cfgs)
+        tables.show(table, "params_table", file_name="parameters.csv",
+                    readable={"total": "count", "embedding": "count", "per_layer": "count", "all_layers": "count"},
+                    pct=("embedding_pct", "layers_pct", "pooler_pct"))
+    elif tab == "breakdown":
+        st.header("The fine breakdown")
+        st.markdown(f"Every weight-and-bias group of **{md(cfg.name)}** (the sidebar config). A shared tensor is "
+                    "stored once per group; click a ring to zoom in.")
+        left, right = st.columns([3, 2])
+        bd = data.breakdown(cfg)
+        plots.show(figures.params_sunburst(cfg), "params_sunburst", where=left)
+        with right:
+            tables.show(bd, "breakdown_table", file_name=f"{file_stem(cfg.name)}-breakdown.csv",
+                        readable={"params": "count"}, pct=("pct",))
+    elif tab == "sweep":
+        st.header("How the shares move")
+        field = controls.radio("sweep", "Vary", help="The other fields stay as in each config; for hidden_dim the "
+                               "FFN keeps its ratio to H and the head width stays fixed.")
+        scale = controls.radio("params_scale", "Axis scale")
+        sweep = data.share_sweep(cfgs, field)
+        plots.show(figures.params_share_sweep(cfgs, field, scale == "log"), "params_share_sweep")
+        tables.csv_button(sweep, f"share-vs-{field}.csv", key="share_sweep_csv")
+    elif tab == "factorization":
+        st.header("What the factorization saves")
+        st.markdown("ALBERT replaces the V×H embedding with V×E + E×H. The source text calls E between 64 and 256 "
+                    "reasonable (shaded); ALBERT uses 128. Dashed: the unfactorized embedding of the same config.")
+        fact = data.factorization_sweep(cfgs)
+        plots.show(figures.params_factorization(cfgs), "params_factorization")
+        tables.csv_button(fact, "factorization.csv", key="factorization_csv")
+    elif tab == "sharing":
+        st.header("The four sharing modes")
+        st.markdown("none: every layer owns its weights (BERT). attention / ffn: the layers of a group share only "
+                    "that sublayer. all: whole layers are shared (ALBERT's default).")
+        sharing = data.sharing_table(cfgs)
+        plots.show(figures.params_sharing(cfgs), "params_sharing")
+        tables.show(sharing, "sharing_table", file_name="sharing-modes.csv",
+                    readable={"total": "count", "all_layers": "count"})
+    else:
+        from ui import cuts  # issue 10: ALBERT's two cuts for the sidebar config, any family
 
-st.header("The fine breakdown")
-st.markdown(f"Every weight-and-bias group of **{md(cfg.name)}** (the sidebar config). A shared tensor is stored "
-            "once per group; click a ring to zoom in.")
-left, right = st.columns([3, 2])
-bd = data.breakdown(cfg)
-plots.show(figures.params_sunburst(cfg), "params_sunburst", where=left)
-with right:
-    tables.show(bd, "breakdown_table", file_name=f"{file_stem(cfg.name)}-breakdown.csv", readable={"params": "count"},
-                pct=("pct",))
-
-st.header("How the shares move")
-field = controls.radio("sweep", "Vary", help="The other fields stay as in each config; for hidden_dim the FFN "
-                       "keeps its ratio to H and the head width stays fixed.")
-scale = controls.radio("params_scale", "Axis scale")
-sweep = data.share_sweep(cfgs, field)
-plots.show(figures.params_share_sweep(cfgs, field, scale == "log"), "params_share_sweep")
-tables.csv_button(sweep, f"share-vs-{field}.csv", key="share_sweep_csv")
-
-st.header("What the factorization saves")
-st.markdown("ALBERT replaces the V×H embedding with V×E + E×H. The source text calls E between 64 and 256 "
-            "reasonable (shaded); ALBERT uses 128. Dashed: the unfactorized embedding of the same config.")
-fact = data.factorization_sweep(cfgs)
-plots.show(figures.params_factorization(cfgs), "params_factorization")
-tables.csv_button(fact, "factorization.csv", key="factorization_csv")
-
-st.header("The four sharing modes")
-st.markdown("none: every layer owns its weights (BERT). attention / ffn: the layers of a group share only that "
-            "sublayer. all: whole layers are shared (ALBERT's default).")
-sharing = data.sharing_table(cfgs)
-plots.show(figures.params_sharing(cfgs), "params_sharing")
-tables.show(sharing, "sharing_table", file_name="sharing-modes.csv",
-            readable={"total": "count", "all_layers": "count"})
-
-from ui import cuts  # noqa: E402  (issue 10: ALBERT's two cuts for the sidebar config, any family)
-
-cuts.section(cfg)
+        cuts.section(cfg)

@@ -1,7 +1,7 @@
 """AppTest: changed controls change the numbers (to albert_core's), survive page changes, and bad input is explained."""
 
 import pytest
-from test_app_pages import figure, goto, no_errors, open_app, table_with, traces
+from test_app_pages import figure, goto, no_errors, open_app, open_tab, table_with, traces
 
 from albert_core.activations import activation_memory
 from albert_core.flops import forward_flops
@@ -39,7 +39,7 @@ def test_log_scale_and_checkpointing():
 def test_controls_keep_their_values_across_pages():
     at = goto(open_app(), "compute")
     at.number_input(key="ctl.flops_seq_len").set_value(128).run()
-    goto(at, "parameters")
+    open_tab(goto(at, "parameters"), "parameters", "sweep")  # the sweep's controls sit on its tab
     at.radio(key="ctl.sweep").set_value("num_layers").run()
     goto(at, "overview")
     goto(at, "compute")
@@ -47,8 +47,9 @@ def test_controls_keep_their_values_across_pages():
     t = traces(figure(at, "compute_scatter"))["bert-large"]
     assert t["y"] == [forward_flops(PRESETS["bert-large"], 128).total]
     goto(at, "parameters")
-    assert at.radio(key="ctl.sweep").value == "num_layers"
+    assert at.radio(key="ctl.sweep").value == "num_layers"  # and the open tab too
     assert at.query_params["flops_seq_len"] == "128" and at.query_params["sweep"] == "num_layers"
+    assert at.query_params["parameters_tab"] == "sweep"
 
 
 def test_sidebar_field_change_updates_every_number():

@@ -2,11 +2,12 @@
 family's own fields, and imports a config.json by Hub id (against the local Hub of tests/test_hub.py)."""
 
 import pytest
-from test_app_pages import PAGES, goto, no_errors, open_app
+from test_app_pages import PAGES, goto, no_errors, open_app, open_tab
 from test_hub import server  # noqa: F401  (the local Hub fixture)
 
 from albert_core.params import count_parameters
 from albert_core.presets import PRESET_FAMILIES, PRESETS
+from albert_core.share import PAGE_TABS
 
 FAMILY_PRESET = {fam: names[0] for fam, names in PRESET_FAMILIES.items() if fam not in ("bert", "albert")}
 
@@ -18,7 +19,9 @@ def test_every_page_renders_for_each_family(family):
     for page in PAGES:
         at = goto(at, page)
         no_errors(at)
-    at = goto(at, "parameters")
+        for tab in PAGE_TABS.get(page, ()):  # each tab of the page (only the open one is drawn)
+            no_errors(open_tab(at, page, tab))
+    at = open_tab(goto(at, "parameters"), "parameters", "cuts")
     shown = " ".join(m.value for m in at.markdown)
     assert "ALBERT's two cuts for this model" in [h.value for h in at.header]
     assert preset in shown
@@ -68,7 +71,7 @@ def test_import_by_hub_id(server):  # noqa: F811
 def test_cuts_follow_the_e_control_and_the_link():
     from albert_core.params import albert_cuts
 
-    at = goto(open_app({"preset": "mdeberta-v3-base", "cuts_e": "64"}), "parameters")
+    at = goto(open_app({"preset": "mdeberta-v3-base", "cuts_e": "64", "parameters_tab": "cuts"}), "parameters")
     assert at.number_input(key="ctl.cuts_e").value == 64
     at.number_input(key="ctl.cuts_e").set_value(256).run()
     no_errors(at)

@@ -2,11 +2,12 @@
 
 import json
 
-from test_app_pages import goto, open_app, table_with
+from test_app_pages import goto, open_app, open_tab, table_with
 
 from albert_core.hf import to_hf_config
 from albert_core.params import count_parameters
 from albert_core.presets import PRESETS
+from albert_core.share import PAGE_TABS
 from ui.sidebar import MAX_UPLOAD_BYTES
 
 
@@ -74,5 +75,7 @@ def test_failed_upload_keeps_the_config():
 def test_download_buttons_exist_for_config_and_tables():
     at = goto(open_app(), "parameters")
     labels = {b.label for b in at.download_button}
+    for tab in PAGE_TABS["parameters"]:  # the tables' downloads sit on their tabs
+        labels |= {b.label for b in open_tab(at, "parameters", tab).download_button}
     assert "Download config.json" in labels
     assert {"Download parameters.csv", "Download sharing-modes.csv", "Download factorization.csv"} <= labels

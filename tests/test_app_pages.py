@@ -10,7 +10,7 @@ from albert_core.activations import activation_memory
 from albert_core.flops import forward_flops
 from albert_core.params import count_parameters
 from albert_core.presets import PRESETS
-from albert_core.share import CONTROLS, DEFAULT_COMPARE
+from albert_core.share import CONTROLS, DEFAULT_COMPARE, PAGE_TABS
 from albert_core.units import format_bytes, format_count
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -20,16 +20,42 @@ PAGES = ("overview", "parameters", "memory", "fit", "compute", "verify")
 def open_app(query: dict | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query or {})
+    at.ae_page = "overview"  # the page shown, for on_tabs
     return at.run()
 
 
 def goto(at: AppTest, page: str) -> AppTest:
+    at.ae_page = page
     return at.switch_page(f"pages/{page}.py").run()
 
 
+def open_tab(at: AppTest, page: str, tab: str) -> AppTest:
+    """Open one tab of a chart page (ui/sections.lazy_tabs draws only the open one), as clicking it would: the
+    open tab is the page control "<page>_tab"."""
+    assert tab in PAGE_TABS[page], (page, tab)
+    store = dict(at.session_state["_ae_controls"])
+    store[f"{page}_tab"] = tab
+    at.session_state["_ae_controls"] = store
+    return at.run()
+
+
+def on_tabs(at: AppTest, find):
+    """find(at) on the page as shown, else on each tab of the page in turn (only the open tab is drawn); the tab
+    where it was found stays open. None when no tab has it."""
+    hit = find(at)
+    page = getattr(at, "ae_page", None)
+    for tab in PAGE_TABS.get(page, ()) if hit is None else ():
+        hit = find(open_tab(at, page, tab))
+        if hit is not None:
+            break
+    return hit
+
+
 def figure(at: AppTest, key: str) -> dict:
-    (el,) = [e for e in at.get("plotly_chart") if getattr(e, "key", None) == key]
-    return json.loads(el.proto.spec)
+    """The figure with this key, on whichever tab of the page holds it."""
+    els = on_tabs(at, lambda a: [e for e in a.get("plotly_chart") if getattr(e, "key", None) == key] or None)
+    assert els and len(els) == 1, f"no figure {key!r} on any tab of {getattr(at, 'ae_page', '?')}"
+    return json.loads(els[0].proto.spec)
 
 
 def traces(fig: dict) -> dict[str, dict]:
@@ -38,10 +64,11 @@ def traces(fig: dict) -> dict[str, dict]:
 
 
 def table_with(at: AppTest, *columns: str):
-    for d in at.dataframe:
-        if set(columns) <= set(d.value.columns):
-            return d.value
-    raise AssertionError(f"no table with columns {columns}")
+    """The first table with these columns, on whichever tab of the page holds it."""
+    t = on_tabs(at, lambda a: next((d.value for d in a.dataframe if set(columns) <= set(d.value.columns)), None))
+    if t is None:
+        raise AssertionError(f"no table with columns {columns} on any tab of {getattr(at, 'ae_page', '?')}")
+    return t
 
 
 def no_errors(at: AppTest) -> None:
@@ -55,19 +82,21 @@ def shown_names(preset: str) -> list[str]:
 
 @pytest.fixture(scope="module", params=list(PRESETS))
 def preset_app(request):
-    """The app opened on one preset; every page visited once (the test below checks each)."""
+    """The app opened on one preset; every page visited once, and every tab of it (the tests below check each)."""
     at = open_app({"preset": request.param} if request.param != "albert-base" else {})
     pages = {}
     for page in PAGES:
         goto(at, page)
         no_errors(at)
-        pages[page] = {
-            "titles": [t.value for t in at.title],
-            "figures": {e.key: json.loads(e.proto.spec) for e in at.get("plotly_chart")},
-            "tables": [d.value for d in at.dataframe],
-            "info": [i.value for i in at.info],
-            "warning": [w.value for w in at.warning],
-        }
+        content = pages[page] = {"titles": [t.value for t in at.title], "figures": {}, "tables": [], "info": [],
+                                 "warning": []}
+        for tab in PAGE_TABS.get(page, (None,)):
+            if tab is not None:
+                no_errors(open_tab(at, page, tab))
+            content["figures"] |= {e.key: json.loads(e.proto.spec) for e in at.get("plotly_chart")}
+            content["tables"] += [d.value for d in at.dataframe]
+            content["info"] += [i.value for i in at.info]
+            content["warning"] += [w.value for w in at.warning]
     return request.param, pages, at
 
 

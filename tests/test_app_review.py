@@ -2,7 +2,7 @@
 512 tokens, rejected fields explained, per-page axis scales, the edited heading, the report button."""
 
 import pytest
-from test_app_pages import figure, goto, no_errors, open_app, table_with, traces
+from test_app_pages import figure, goto, no_errors, open_app, open_tab, table_with, traces
 
 from albert_core.activations import activation_memory
 from albert_core.flops import forward_flops
@@ -65,7 +65,7 @@ def test_far_outside_trained_values_compute_with_a_note():
 
 
 def test_each_page_has_its_own_axis_scale():
-    at = goto(open_app(), "parameters")
+    at = open_tab(goto(open_app(), "parameters"), "parameters", "sweep")  # the axis scale sits on its tab
     at.radio(key="ctl.params_scale").set_value("linear").run()
     goto(at, "memory")
     assert at.radio(key="ctl.scale").value == "linear"

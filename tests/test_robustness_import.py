@@ -17,13 +17,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
-from test_app_pages import PAGES, goto, open_app
+from test_app_pages import PAGES, goto, open_app, open_tab
 
 from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
 from albert_core.families import NAMES, family
 from albert_core.hf import EXPLORER_KEY, from_hf_config, to_hf_config
 from albert_core.params import count_parameters
 from albert_core.presets import PRESETS
+from albert_core.share import PAGE_TABS
 from albert_core.upload import MAX_UPLOAD_BYTES, parse_upload
 from charts.base import plotly_text
 from ui.text import md
@@ -310,14 +311,19 @@ def test_uploaded_names_are_shown_literally():
             for k in ("name", "hovertemplate"):
                 if isinstance(t.get(k), str):
                     assert "<img" not in t[k] and "**bold**" not in t[k] or "&lt;img" in t[k], t[k]
-    for page in PAGES:  # every text element of every page
+    for page in PAGES:  # every text element of every page, on each of its tabs (only the open one is drawn)
         goto(at, page)
         assert not at.exception
-        for kind in ("markdown", "subheader", "caption", "header", "title", "warning", "error", "info", "success"):
-            for el in at.get(kind):
-                _no_markup(el.value)
+        named = False
+        for tab in PAGE_TABS.get(page, (None,)):
+            if tab is not None:
+                assert not open_tab(at, page, tab).exception
+            for kind in ("markdown", "subheader", "caption", "header", "title", "warning", "error", "info", "success"):
+                for el in at.get(kind):
+                    _no_markup(el.value)
+            named |= any(evil[:30] in html.unescape(_rendered(m.value)) for m in at.markdown)
         if page in ("parameters", "verify"):  # they name the sidebar config in a paragraph
-            assert any(evil[:30] in html.unescape(_rendered(m.value)) for m in at.markdown), page
+            assert named, page
 
 
 def test_upload_errors_are_shown_literally():

@@ -4,6 +4,7 @@ albert_core.share.decode is driven with arbitrary query dicts (known keys, custo
 random keys; values at the edges, repeated keys); then every page is opened in AppTest with such links.
 """
 
+import json
 import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode
@@ -18,7 +19,7 @@ from test_app_pages import PAGES
 from albert_core.config import FIELD_DEFAULTS, FIELD_NAMES, ModelConfig, validate
 from albert_core.families import family_fields
 from albert_core.presets import PRESETS
-from albert_core.share import CONTROLS, MAX_COMPARE, MAX_VALUE_LEN, View, decode, encode, parse_control
+from albert_core.share import CONTROLS, MAX_COMPARE, MAX_VALUE_LEN, PAGE_TABS, View, decode, encode, parse_control
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 # Streamlit keeps these query keys for itself (embedding options), so a page never sees them
@@ -181,6 +182,8 @@ HAND_WRITTEN = [
     {"dropout": "0.995", "attention_dropout": "0.999999", "c1.dropout": "0.9999"},  # valid, above the old widget max
     {"dropout": "1e-300", "attention_dropout": "5e-324", "hidden_act": "quick_gelu", "family": "bert",
      "embedding_dim": "768"},
+    {"overview_tab": "Side by side", "parameters_tab": "nope", "memory_tab": "", "fit_tab": "<b>table</b>",
+     "compute_tab": "TABLE"},  # a tab by its label, unknown, empty: the first tab, with a warning
 ]
 
 
@@ -194,3 +197,16 @@ def test_hand_written_links(page):
         assert not again.exception and not [w for w in again.warning if w.value.startswith("Some values")]
         assert again.sidebar.number_input(key="f.hidden_dim").value == at.sidebar.number_input(key="f.hidden_dim").value
 
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p in PAGE_TABS])
+def test_hand_written_links_on_every_tab(page):
+    """Each tab of the page (ui/sections.lazy_tabs draws only the open one), opened by the link as a shared view
+    would: no exception, the tab the link names is the one drawn, every figure on it titled."""
+    for q in HAND_WRITTEN:
+        for tab in PAGE_TABS[page]:
+            at = _open(page, {**q, f"{page}_tab": tab})
+            assert not at.exception, (q, tab, [e.message for e in at.exception])
+            assert at.session_state["_ae_controls"][f"{page}_tab"] == tab
+            for el in at.get("plotly_chart"):
+                assert json.loads(el.proto.spec)["layout"]["title"]["text"], (q, tab, el.key)

@@ -5,6 +5,8 @@ encodes them with albert_core.share.encode and opens the link on every page but 
 No exception, ever; the sidebar shows the drawn config.
 """
 
+import json
+
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
@@ -24,7 +26,7 @@ from albert_core.config import (
 )
 from albert_core.families import family
 from albert_core.presets import PRESETS
-from albert_core.share import CONTROLS, MAX_COMPARE, View, decode, encode
+from albert_core.share import CONTROLS, MAX_COMPARE, PAGE_TABS, View, decode, encode
 from albert_core.sweeps import embedding_sweep
 
 PAGES = ("overview", "parameters", "memory", "fit", "compute", "verify")  # Verify: the page, not its run
@@ -115,6 +117,28 @@ def test_every_valid_view_renders_every_page(view):
     again, warnings = decode(q)
     assert not warnings and again.config == view.config  # a valid view's link is read back as is
     _open_every_page(q, view)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(VIEWS)
+@example(decode({"preset": "bert-large", "family": "bert", "hidden_dim": "8", "num_heads": "1", "num_layers": "192",
+                 "embedding_dim": "8"})[0])
+def test_every_tab_of_a_valid_view_renders(view):
+    """The chart pages draw only their open tab (ui/sections.lazy_tabs): open each tab of each, as clicking it
+    would, and check every figure on it is drawn and titled, without exception."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(encode(view))
+    at.run()
+    for page, tabs in PAGE_TABS.items():
+        if page != "overview":
+            at.switch_page(f"pages/{page}.py").run()
+        for tab in tabs:
+            at.session_state["_ae_controls"] = {**at.session_state["_ae_controls"], f"{page}_tab": tab}
+            at.run()
+            assert not at.exception, (page, tab, [e.message for e in at.exception])
+            assert at.session_state["_ae_controls"][f"{page}_tab"] == tab
+            for el in at.get("plotly_chart"):
+                assert json.loads(el.proto.spec)["layout"]["title"]["text"], (page, tab, el.key)
 
 
 def test_embedding_sweep_without_values_is_an_empty_table():

@@ -123,3 +123,14 @@ def error_blocks(page) -> list[str]:
     """Texts of exception and error blocks on the page (there must be none in a healthy view)."""
     sel = '[data-testid="stException"], [data-testid="stAlertContentError"]'
     return [e.inner_text() for e in page.query_selector_all(sel)]
+
+
+def open_tab(page, label: str) -> None:
+    """Click a page's tab by its label and wait for the run it starts: ui/sections.lazy_tabs draws only the open
+    tab, so its content arrives with that run; then wait for its charts and data grids, if any, to be drawn (the
+    grid's JavaScript may load only now)."""
+    rerun(page, lambda: page.locator('[data-testid="stMain"] [role="tab"]').filter(has_text=label).first.click())
+    page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                           ".every(d => d.querySelector('.main-svg')) && Array.from(document.querySelectorAll("
+                           "'[data-testid=\"stMain\"] [data-testid=\"stDataFrame\"]'))"
+                           ".every(d => d.textContent.trim().length > 0)", timeout=30_000)

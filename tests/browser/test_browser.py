@@ -15,7 +15,7 @@ from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 from albert_core.units import format_count
 
-from .harness import CHROMIUM, error_blocks, launch_browser, rerun, streamlit_server, wait_until_idle
+from .harness import CHROMIUM, error_blocks, launch_browser, open_tab, rerun, streamlit_server, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -110,10 +110,11 @@ def test_control_change_updates_number_and_chart(server, page):
     after = charts(page)["params_components"]
     embedding = next(t for t in after if t["name"].lower().startswith("embedding"))
     assert embedding["y"][0] == count_parameters(changed).embedding  # the chart moved with the control
+    open_tab(page, "Table and CSV")  # the table sits on its own tab (drawn only when opened)
     table = first_table_text(page)  # the grid's accessible text: what a screen reader reads
     total = count_parameters(changed).total  # readable where the number was, the exact number at the right
     assert format_count(total) in table and str(total) in table
-    assert "vocab_size=50000" in page.url  # the URL holds the view
+    assert "vocab_size=50000" in page.url and "parameters_tab=table" in page.url  # the URL holds the view
 
     rerun(page, lambda: page.get_by_role("link", name="Overview").first.click())  # the control keeps its value
     headline = page.locator('[data-testid="stMetricValue"]').first.inner_text()
@@ -125,19 +126,24 @@ def test_shared_url_opens_the_same_view(server, browser, page):
     open_view(page, f"{server}/parameters")
     set_number(page, "vocab_size (V)", 64_000)
     set_number(page, "num_layers (L)", 6)
-    shared_url = page.url
     original = charts(page)
+    open_tab(page, "Table and CSV")
+    shared_url = page.url  # the open tab is part of the view
     expected = str(count_parameters(PRESETS[DEFAULT_PRESET].replace(vocab_size=64_000, num_layers=6)).total)
     assert expected in first_table_text(page)
 
     other = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()  # someone else's session
     try:
-        open_view(other, shared_url)
+        open_view(other, shared_url, charts=False)  # opens on the table's tab
         assert error_blocks(other) == []
-        assert charts(other) == original
         assert other.get_by_role("spinbutton", name="vocab_size (V)").input_value() == "64000"
         assert other.get_by_role("spinbutton", name="num_layers (L)").input_value() == "6"
+        other.wait_for_function("() => { const d = document.querySelector("
+                                "'[data-testid=\"stMain\"] [data-testid=\"stDataFrame\"]'); "
+                                "return d && d.textContent.trim().length > 0; }", timeout=30_000)
         assert expected in first_table_text(other)  # the grid virtualizes columns: compare the number itself
+        open_tab(other, "Shares and counts")
+        assert charts(other) == original
     finally:
         other.context.close()
 

@@ -14,8 +14,9 @@ import pytest
 from albert_core.flops import forward_flops
 from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
+from albert_core.share import PAGE_TABS
 
-from .harness import CHROMIUM, error_blocks, launch_browser, streamlit_server, wait_until_idle
+from .harness import CHROMIUM, error_blocks, launch_browser, open_tab, streamlit_server, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -79,6 +80,8 @@ def test_memory_link_reaches_and_marks_max_position_8192(server, page):
     assert curves and all(max(t["x"]) >= 8192 for t in curves)  # the curves reach 8,192
     marks = [t for t in fig["traces"] if t["name"] == "max_position" and t["x"] == [8192]]
     assert len(marks) == 1  # the config's own max_position is marked
+    open_tab(page, "Training memory per GPU")  # drawn when its tab is opened
+    assert "memory_tab=training" in page.url and "max_position=8192" in page.url
     sweep = figures(page)["memory_training_sweep"]
     assert any(t["name"].endswith("its max_position") and t["x"] == [8192] for t in sweep["traces"])
 
@@ -97,6 +100,7 @@ def test_compute_takes_a_custom_config_at_4096_tokens_without_clamping(server, p
 
 def test_comparison_table_lists_the_shown_configs_with_their_totals(server, page):
     open_view(page, f"{server}/?compare=bert-large,albert-xxlarge&hidden_dim=1024&num_heads=16")
+    open_tab(page, "Side by side")
     mine = PRESETS[DEFAULT_PRESET].replace(hidden_dim=1024, num_heads=16)
     shown = [mine, PRESETS["bert-large"], PRESETS["albert-xxlarge"]]
     grid = page.locator(".st-key-compare_section")
@@ -110,8 +114,17 @@ def test_comparison_table_lists_the_shown_configs_with_their_totals(server, page
 
 @pytest.mark.parametrize("path", PAGES)
 def test_every_figure_has_a_title(server, page, path):
+    """On every tab of the page (only the open tab is drawn): each tab clicked in turn, the link follows it."""
     open_view(page, f"{server}/{path}")
+    tabs = page.locator('[data-testid="stMain"] [role="tab"]')
+    labels = [tabs.nth(i).inner_text().strip() for i in range(tabs.count())]
+    assert len(labels) == len(PAGE_TABS[path]), labels
     figs = page.evaluate(FIGURES_JS)
+    for value, label in list(zip(PAGE_TABS[path], labels, strict=True))[1:]:
+        open_tab(page, label)
+        assert error_blocks(page) == [], (path, label)
+        assert f"{path}_tab={value}" in page.url
+        figs += page.evaluate(FIGURES_JS)
     assert figs
     for f in figs:
         assert f["title"].strip(), f"untitled figure {f['key']} on {path}"
