@@ -73,6 +73,8 @@ def _controls() -> dict[str, Control]:
         "sweep": Control("hidden_dim", "choice", ("vocab_size", "hidden_dim", "num_layers")),
         "params_scale": Control("log", "choice", ("linear", "log")),  # x axis of the share sweep (its own key)
         "cuts_e": Control(128, "int", lo=1, hi=1 << 20),  # E of ALBERT's factorization applied to any model
+        # Overview page
+        "overview_presets": Control(True, "bool"),  # the BERT and ALBERT presets shown as a reference set
         # Compute page
         "flops_seq_len": Control(512, "int", lo=1, hi=1 << 20),
         # Verify page

@@ -8,7 +8,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 
 from albert_core.presets import PRESETS
 from albert_core.units import format_bytes, format_count
-from ui import comparison, data, figures, plots, report, sections, state, tables
+from ui import comparison, controls, data, figures, plots, report, sections, state, tables
 from ui.text import md
 
 st.title("BERT against ALBERT at a glance")
@@ -42,9 +42,9 @@ tab, body = sections.lazy_tabs("overview_tab", {"presets": "Against the presets"
                                                 "compare": "Side by side"})
 with body:
     if tab in ("presets", "table"):
-        with_presets = st.toggle("Show the BERT and ALBERT presets as a reference", value=True, key="overview_presets",
-                                 help="Your configs come first (shaded); the published BERT and ALBERT configs after "
-                                      "them.")
+        with_presets = controls.toggle("overview_presets", "Show the BERT and ALBERT presets as a reference",
+                                       help="Your configs come first (shaded); the published BERT and ALBERT configs "
+                                            "after them.")
         reference = tuple(p for p in PRESETS.values() if p.family in ("bert", "albert") and p not in shown)
         ref = shown + (reference if with_presets else ())
     if tab == "presets":

@@ -84,3 +84,24 @@ def test_report_button_on_overview():
     at = open_app()
     (b,) = [b for b in at.get("download_button") if b.proto.label == "Download report"]
     assert b.proto.label == "Download report"
+
+
+def test_overview_reference_toggle_survives_another_tab_and_travels_in_the_link():
+    """The presets toggle is a page control: switched off, it stays off after the Side by side tab (whose run does
+    not draw it, so Streamlit drops its widget state) and a link with overview_presets=0 opens without presets."""
+    def configs(at):  # the bars' configs (one trace per component, the configs along x)
+        return set(traces(figure(at, "overview_components"))["Layers"]["x"])
+
+    at = open_app()
+    assert "albert-large" in configs(at)
+    at.toggle(key="ctl.overview_presets").set_value(False).run()
+    mine = configs(at)  # the sidebar config and the compared ones only
+    assert "albert-large" not in mine and DEFAULT_PRESET in mine
+    at = open_tab(at, "overview", "compare")
+    no_errors(at)
+    at = open_tab(at, "overview", "presets")
+    assert at.toggle(key="ctl.overview_presets").value is False
+    assert "albert-large" not in configs(at)
+    linked = open_app({"overview_presets": "0"})
+    no_errors(linked)
+    assert configs(linked) == mine
