@@ -91,14 +91,14 @@ def follow(job: Job) -> None:
 
     r = runner()
     if st.button("Cancel", key="verify_cancel"):
-        r.cancel(job)
-        r.wait(job, 10)  # the child is killed within a poll (0.1 s): this run shows the outcome
-        return
+        r.cancel(job)  # the child is killed within a poll (0.1 s); this run waits below and shows the outcome
     box = st.empty()
     try:
         while not job.finished:
             place = r.place(job)
-            if place:
+            if job.cancel_requested:
+                box.info("Stopping the build ...", icon=":material/hourglass_top:")
+            elif place:
                 box.info(f"Waiting: {place - 1} build{'s' if place != 2 else ''} ahead of yours (place {place} in "
                          "the queue; this server builds one model at a time). It starts by itself; keep this "
                          "page open.", icon=":material/hourglass_top:")

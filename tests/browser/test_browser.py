@@ -6,7 +6,6 @@ Every expected number comes from albert_core, so a page that drifted from the co
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -15,7 +14,7 @@ from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 from albert_core.units import format_count
 
-from .harness import CHROMIUM, error_blocks, launch_browser, open_tab, rerun, streamlit_server, wait_until_idle
+from .harness import error_blocks, open_tab, rerun, streamlit_server, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -26,26 +25,6 @@ CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).ma
     return {key: key, traces: (d.data || []).map(t => ({name: t.name,
         x: t.x ? Array.from(t.x) : null, y: t.y ? Array.from(t.y) : null}))};
 })"""
-
-
-@pytest.fixture(scope="module")
-def server():
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
-    with streamlit_server() as (base, _):
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_browser(p)
-        yield b
-        b.close()
 
 
 @pytest.fixture

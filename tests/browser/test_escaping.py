@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from .test_browser import PAGES, browser, open_view, page, server  # noqa: F401  (fixtures)
+from .test_browser import PAGES, open_view, page  # noqa: F401  (the page fixture)
 
 EVIL = "**bold** [link](javascript:alert(1)) <img src=x onerror=alert(1)> :red[red] $x^2$ _it_ <b>tag</b>"
 EVIL2 = "<b>B2</b> %{y} &amp; `code`"

@@ -15,7 +15,7 @@ import pytest
 from albert_core.params import count_parameters
 from albert_core.presets import PRESETS
 
-from .harness import CHROMIUM, error_blocks, launch_browser, streamlit_server, wait_until_idle
+from .harness import error_blocks, launch_browser, require_chromium, streamlit_server, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -42,10 +42,7 @@ def worker_children(server_pid: int) -> list[int]:
 
 @pytest.fixture(scope="module")
 def served():
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     procs = []

@@ -9,13 +9,12 @@ CI machine. A page that sends a data grid or a pile of figures before its first 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
 
-from .harness import CHROMIUM, ROOT
+from .harness import ROOT, require_chromium
 
 pytestmark = pytest.mark.browser
 
@@ -23,10 +22,7 @@ MAX_RATIO = 3.0
 
 
 def test_main_page_opens_within_bound_of_one_chart_app():
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    require_chromium()
     cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_ratio.py"), "--check", "/",
            "--max-ratio", str(MAX_RATIO), "--warm", "3", "--cold", "0"]
     run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)

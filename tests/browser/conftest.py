@@ -1,0 +1,24 @@
+"""Fixtures of the browser suite: one `streamlit run` server and one headless Chromium per test module."""
+
+from __future__ import annotations
+
+import pytest
+
+from .harness import launch_browser, require_chromium, streamlit_server
+
+
+@pytest.fixture(scope="module")
+def server():
+    require_chromium()
+    with streamlit_server() as (base, _):
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch_browser(p)
+        yield b
+        b.close()
