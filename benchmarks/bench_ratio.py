@@ -26,11 +26,8 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -40,7 +37,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from timing import machine_line  # noqa: E402
 
-from tests.browser.harness import free_port, launch_browser  # noqa: E402
+from tests.browser.harness import launch_browser, streamlit_server  # noqa: E402
 
 PAGES = ["/", "/parameters", "/memory", "/fit", "/compute", "/verify"]
 CHART = ".js-plotly-plot .main-svg"
@@ -85,33 +82,8 @@ IDLE_JS = """() => {
 @contextmanager
 def server(script: Path):
     """`streamlit run script` on a free loopback port, cwd = the script's folder; yields the base URL."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=script.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 90
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit run {script.name} exited with code {proc.returncode}")
-            try:
-                with urllib.request.urlopen(base + "/_stcore/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                raise RuntimeError(f"streamlit run {script.name} did not answer /_stcore/health in 90 s")
-            time.sleep(0.1)
+    with streamlit_server(timeout=90, script=script) as (base, _):
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def visit(browser, url: str, ready: str, *, settle: bool = True, timeout_ms: int = 120_000) -> dict:

@@ -13,15 +13,20 @@ from .colors import COMPONENT_COLORS, color_map
 COMPONENT_LABELS = {"embedding": "Embedding", "layers": "Layers", "pooler": "Pooler", "heads": "Pre-training heads"}
 
 
+def _by_component(df: pd.DataFrame):
+    """(component, its rows indexed by config in the configs' order) for each component present, stacking order."""
+    order = list(dict.fromkeys(df["config"]))
+    for comp in [c for c in COMPONENT_LABELS if c in set(df["component"])]:
+        yield comp, df[df["component"] == comp].set_index("config").reindex(order).dropna(subset=["params"])
+
+
 def component_bars(df: pd.DataFrame) -> go.Figure:
     """Stacked bars of embedding / layers / pooler per config.
 
     df: one row per (config, component) with columns config, component, params, pct.
     """
     fig = go.Figure()
-    order = list(dict.fromkeys(df["config"]))
-    for comp in [c for c in COMPONENT_LABELS if c in set(df["component"])]:
-        d = df[df["component"] == comp].set_index("config").reindex(order).dropna(subset=["params"])
+    for comp, d in _by_component(df):
         fig.add_bar(
             name=COMPONENT_LABELS[comp], x=[plotly_text(n) for n in d.index], y=[int(v) for v in d["params"]],
             marker_color=COMPONENT_COLORS[comp],
@@ -39,9 +44,7 @@ def share_bars(df: pd.DataFrame) -> go.Figure:
     df: one row per (config, component) with columns config, component, params, pct.
     """
     fig = go.Figure()
-    order = list(dict.fromkeys(df["config"]))
-    for comp in [c for c in COMPONENT_LABELS if c in set(df["component"])]:
-        d = df[df["component"] == comp].set_index("config").reindex(order).dropna(subset=["params"])
+    for comp, d in _by_component(df):
         fig.add_bar(
             name=COMPONENT_LABELS[comp], x=[plotly_text(n) for n in d.index], y=[float(v) for v in d["pct"]],
             marker_color=COMPONENT_COLORS[comp], text=[f"{v:.1f}%" if v >= 4 else "" for v in d["pct"]],

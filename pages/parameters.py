@@ -6,7 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from ui import controls, data, figures, plots, sections, state, tables
+from ui import controls, cuts, data, figures, plots, sections, state, tables
 from ui.text import file_stem, md
 
 cfgs = tuple(state.shown_configs())
@@ -64,7 +64,5 @@ with body:
         plots.show(figures.params_sharing(cfgs), "params_sharing")
         tables.show(sharing, "sharing_table", file_name="sharing-modes.csv",
                     readable={"total": "count", "all_layers": "count"})
-    else:
-        from ui import cuts  # issue 10: ALBERT's two cuts for the sidebar config, any family
-
+    else:  # ALBERT's two cuts for the sidebar config, any family
         cuts.section(cfg)

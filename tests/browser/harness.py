@@ -29,21 +29,23 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, on_start=None):
-    """Yield (base_url, started_at) for `streamlit run app.py` on 127.0.0.1; stopped on exit.
+def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, on_start=None,
+                     script: Path = ROOT / "app.py"):
+    """Yield (base_url, started_at) for `streamlit run script` (this app by default) on 127.0.0.1, run in the
+    script's folder; stopped on exit.
 
     env: extra environment variables for the server; on_start(proc): called with the Popen right after
     the start (the memory benchmark reads its pid).
     """
     port = free_port()
     cmd = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+        sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none",
     ]
     started = time.perf_counter()
     log = open(os.devnull, "w")  # noqa: SIM115
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(cmd, cwd=script.parent, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     if on_start is not None:
         on_start(proc)
     base = f"http://127.0.0.1:{port}"
@@ -51,7 +53,7 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
         deadline = time.time() + timeout
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with code {proc.returncode}")
+                raise RuntimeError(f"streamlit run {script.name} exited with code {proc.returncode}")
             try:
                 with urllib.request.urlopen(base + "/_stcore/health", timeout=1) as r:
                     if r.status == 200:
@@ -59,7 +61,7 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
             except OSError:
                 pass
             if time.time() > deadline:
-                raise RuntimeError("streamlit did not answer /_stcore/health in time")
+                raise RuntimeError(f"streamlit run {script.name} did not answer /_stcore/health in {timeout:.0f} s")
             time.sleep(0.1)
         yield base, started
     finally:
