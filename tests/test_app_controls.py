@@ -1,7 +1,7 @@
 """AppTest: changed controls change the numbers (to albert_core's), survive page changes, and bad input is explained."""
 
 import pytest
-from test_app_pages import figure, goto, no_errors, open_app, open_tab, table_with, traces
+from test_app_pages import figure, goto, no_errors, open_app, open_fields, open_tab, table_with, traces
 
 from albert_core.activations import activation_memory
 from albert_core.flops import forward_flops
@@ -53,7 +53,7 @@ def test_controls_keep_their_values_across_pages():
 
 
 def test_sidebar_field_change_updates_every_number():
-    at = goto(open_app(), "parameters")
+    at = goto(open_fields(open_app()), "parameters")
     at.sidebar.number_input(key="f.num_layers").set_value(24).run()
     at.sidebar.selectbox(key="f.sharing").set_value("none").run()
     no_errors(at)
@@ -64,7 +64,7 @@ def test_sidebar_field_change_updates_every_number():
 
 
 def test_head_count_that_does_not_divide_is_explained_and_last_valid_config_kept():
-    at = goto(open_app(), "parameters")
+    at = goto(open_fields(open_app()), "parameters")
     at.sidebar.number_input(key="f.hidden_dim").set_value(1024).run()  # 12 heads do not divide 1024
     assert not at.exception
     (err,) = at.sidebar.error
@@ -77,7 +77,7 @@ def test_head_count_that_does_not_divide_is_explained_and_last_valid_config_kept
 
 
 def test_bert_family_needs_equal_widths():
-    at = open_app()
+    at = open_fields(open_app())
     at.sidebar.selectbox(key="f.family").set_value("bert").run()
     (err,) = at.sidebar.error
     assert "embedding_dim (128) must equal hidden_dim (768)" in err.value
@@ -85,7 +85,7 @@ def test_bert_family_needs_equal_widths():
 
 
 def test_preset_picker_resets_every_field():
-    at = open_app()
+    at = open_fields(open_app())
     at.sidebar.number_input(key="f.vocab_size").set_value(50000).run()
     at.sidebar.selectbox(key="preset").set_value("bert-large").run()
     assert at.sidebar.number_input(key="f.vocab_size").value == PRESETS["bert-large"].vocab_size
@@ -94,7 +94,7 @@ def test_preset_picker_resets_every_field():
 
 
 def test_add_custom_config_to_comparison():
-    at = goto(open_app(), "parameters")
+    at = goto(open_fields(open_app()), "parameters")
     at.sidebar.text_input(key="f.name").set_value("deep-albert").run()
     at.sidebar.number_input(key="f.num_layers").set_value(48).run()
     at.sidebar.button(key="add_compare").click().run()

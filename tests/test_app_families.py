@@ -2,7 +2,7 @@
 family's own fields, and imports a config.json by Hub id (against the local Hub of tests/test_hub.py)."""
 
 import pytest
-from test_app_pages import PAGES, goto, no_errors, open_app, open_tab
+from test_app_pages import PAGES, goto, no_errors, open_app, open_fields, open_tab
 from test_hub import server  # noqa: F401  (the local Hub fixture)
 
 from albert_core.params import count_parameters
@@ -30,7 +30,7 @@ def test_every_page_renders_for_each_family(family):
 
 
 def test_presets_grouped_by_family():
-    at = open_app()
+    at = open_fields(open_app(), "model_fields", "more_fields")
     box = at.sidebar.selectbox(key="preset")
     assert box.options == [f"{PRESETS[n].family} · {n}" for names in PRESET_FAMILIES.values() for n in names]
     at = box.select("xlm-roberta-large").run()
@@ -39,14 +39,14 @@ def test_presets_grouped_by_family():
 
 
 def test_family_fields_are_editable_and_counted():
-    at = open_app({"preset": "deberta-v3-base"})
+    at = open_fields(open_app({"preset": "deberta-v3-base"}), "model_fields", "more_fields")
     before = count_parameters(PRESETS["deberta-v3-base"]).total
     at.sidebar.checkbox(key="f.share_att_key").uncheck().run()
     no_errors(at)
     H = PRESETS["deberta-v3-base"].hidden_dim
     after = at.session_state["_ae_valid"]
     assert count_parameters(after).total - before == 12 * 2 * (H * H + H)  # pos_key_proj + pos_query_proj per layer
-    at = open_app({"preset": "roberta-base"})
+    at = open_fields(open_app({"preset": "roberta-base"}), "model_fields", "more_fields")
     at.sidebar.selectbox(key="f.family").select("bert").run()  # position_offset 2 is a roberta field
     assert any("position_offset is a field of roberta" in m.value for m in at.sidebar.markdown)
     at.sidebar.number_input(key="f.position_offset").set_value(0).run()
@@ -54,7 +54,7 @@ def test_family_fields_are_editable_and_counted():
 
 
 def test_import_by_hub_id(server):  # noqa: F811
-    at = open_app()
+    at = open_fields(open_app(), "import_export")
     at.sidebar.text_input(key="hub_id").input("FacebookAI/xlm-roberta-large").run()
     no_errors(at)
     cfg = at.session_state["_ae_valid"]

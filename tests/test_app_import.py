@@ -2,7 +2,7 @@
 
 import json
 
-from test_app_pages import goto, open_app, open_tab, table_with
+from test_app_pages import goto, open_app, open_fields, open_tab, table_with
 
 from albert_core.hf import to_hf_config
 from albert_core.params import count_parameters
@@ -12,6 +12,8 @@ from ui.sidebar import MAX_UPLOAD_BYTES
 
 
 def upload(at, name: str, content: bytes):
+    """Open "Import / export" and "Model fields" (a closed section draws no widgets) and upload."""
+    at = open_fields(at, "import_export", "model_fields")
     at.sidebar.file_uploader(key="upload").set_value((name, content, "application/json"))
     return at.run()
 
@@ -73,7 +75,7 @@ def test_failed_upload_keeps_the_config():
 
 
 def test_download_buttons_exist_for_config_and_tables():
-    at = goto(open_app(), "parameters")
+    at = goto(open_fields(open_app(), "import_export"), "parameters")
     labels = {b.label for b in at.download_button}
     for tab in PAGE_TABS["parameters"]:  # the tables' downloads sit on their tabs
         labels |= {b.label for b in open_tab(at, "parameters", tab).download_button}

@@ -24,6 +24,14 @@ def open_app(query: dict | None = None) -> AppTest:
     return at.run()
 
 
+def open_fields(at: AppTest, *sections: str) -> AppTest:
+    """Open sidebar sections (default: "Model fields"), as clicking their expanders would: a closed section's
+    widgets are not drawn at all (ui/sidebar._section)."""
+    opened = dict(at.session_state["_ae_open"]) if "_ae_open" in at.session_state else {}
+    at.session_state["_ae_open"] = opened | {s: True for s in sections or ("model_fields",)}
+    return at.run()
+
+
 def goto(at: AppTest, page: str) -> AppTest:
     at.ae_page = page
     return at.switch_page(f"pages/{page}.py").run()

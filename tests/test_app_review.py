@@ -2,7 +2,7 @@
 512 tokens, rejected fields explained, per-page axis scales, the edited heading, the report button."""
 
 import pytest
-from test_app_pages import figure, goto, no_errors, open_app, open_tab, table_with, traces
+from test_app_pages import figure, goto, no_errors, open_app, open_fields, open_tab, table_with, traces
 
 from albert_core.activations import activation_memory
 from albert_core.flops import forward_flops
@@ -44,7 +44,7 @@ def test_compute_counts_a_custom_config_at_4096_tokens():
 @pytest.mark.parametrize(("field", "value", "reason"), [("num_layers", 0, "num_layers must be at least 1"),
                                                          ("max_position", 5_000_000, "max_position must be at most")])
 def test_out_of_range_field_is_rejected_next_to_it_and_the_last_valid_config_stays(field, value, reason):
-    at = goto(open_app(), "parameters")
+    at = goto(open_fields(open_app()), "parameters")
     at.sidebar.number_input(key=f"f.{field}").set_value(value).run()
     assert not at.exception
     rejected = [m.value for m in at.sidebar.markdown if "Rejected" in m.value]
@@ -55,7 +55,7 @@ def test_out_of_range_field_is_rejected_next_to_it_and_the_last_valid_config_sta
 
 
 def test_far_outside_trained_values_compute_with_a_note():
-    at = open_app()
+    at = open_fields(open_app())
     at.sidebar.number_input(key="f.vocab_size").set_value(2_000_000).run()
     no_errors(at)
     assert any("far past trained vocabularies" in c.value for c in at.sidebar.caption)

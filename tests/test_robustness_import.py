@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
-from test_app_pages import PAGES, goto, open_app, open_tab
+from test_app_pages import PAGES, goto, open_app, open_fields, open_tab
 
 from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
 from albert_core.families import NAMES, family
@@ -283,6 +283,7 @@ def test_plotly_text_has_no_tags_or_template_fields(s):
 
 # ---- the real uploader, in AppTest -----------------------------------------------------------
 def _upload_app(at, name: str, content: bytes):
+    at = open_fields(at, "import_export", "model_fields")
     at.sidebar.file_uploader(key="upload").set_value((name, content, "application/json"))
     return at.run()
 

@@ -124,6 +124,8 @@ def test_bad_values_fall_back_with_a_warning(key, value):
 def _open(page: str, q: dict) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(q)
+    # every sidebar section open, so that every field's widget is drawn and checked (a closed one draws none)
+    at.session_state["_ae_open"] = {"model_fields": True, "more_fields": True, "import_export": True}
     return at.switch_page(f"pages/{page}.py").run()
 
 
@@ -195,7 +197,7 @@ def test_hand_written_links(page):
         # the app rewrote the link to the view it shows: opening that gives the same view, with no warning
         again = _open(page, dict(at.query_params))
         assert not again.exception and not [w for w in again.warning if w.value.startswith("Some values")]
-        assert again.sidebar.number_input(key="f.hidden_dim").value == at.sidebar.number_input(key="f.hidden_dim").value
+        assert again.session_state["_ae_valid"] == at.session_state["_ae_valid"]
 
 
 

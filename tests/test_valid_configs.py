@@ -96,6 +96,8 @@ VIEWS = st.builds(lambda cfg, preset, compare, controls: View(cfg, preset, tuple
 def _open_every_page(q: dict[str, str], view: View) -> None:
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update(q)
+    # every sidebar section open: its widgets are drawn for the view's config too (closed ones are not drawn)
+    at.session_state["_ae_open"] = {"model_fields": True, "more_fields": True, "import_export": True}
     at.run()
     for page in PAGES:
         if page != "overview":

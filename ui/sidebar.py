@@ -75,25 +75,67 @@ CHOICE_FIELDS = {
 }
 
 
+MAIN_FIELDS = ("vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads", "intermediate_dim",
+               "max_position", "dropout", "family", "sharing")
+MORE_FIELDS = ("num_groups", "inner_group_num", "type_vocab_size", "attention_dropout", "hidden_act",
+               *family_fields())
+
+
+def _section(label: str, name: str, *, default: bool = False, force: bool = False) -> tuple[object, bool]:
+    """An expander whose content runs only while it is open (Streamlit's stateful expander): a closed section's
+    widgets are neither run nor sent, so a first visit draws the page's chart without them (docs/app.md, "Speed
+    in the browser"). Open by `default` until the user opens or closes it; always open when `force` (a rejected
+    value inside must be seen). Returns the expander and whether to draw its content."""
+    key = f"sec.{name}"
+    opened = state.section_open(name, default) or force
+    st.session_state[key] = opened
+    return st.expander(label, key=key, on_change=_on_section, args=(name,)), opened
+
+
+def _on_section(name: str) -> None:
+    state.set_section_open(name, st.session_state[f"sec.{name}"])
+
+
+def _seed(f: str) -> str:
+    """The widget key of field f, holding the sidebar config's value if the widget was not drawn in the last run
+    (a closed section forgets its fields' keys: `_forget`)."""
+    key = state.field_key(f)
+    if key not in st.session_state:
+        st.session_state[key] = getattr(state.config(), f)
+    return key
+
+
+def _forget(names) -> None:
+    """A closed section's field keys: removed, so that state.read_fields takes the valid config's values and the
+    widgets start from them when the section opens again (Streamlit keeps a stale copy of a key set from code
+    beside the state of the widget that was not drawn)."""
+    for f in names:
+        st.session_state.pop(state.field_key(f), None)
+
+
 def _field_widgets() -> None:
-    k = state.field_key
-    st.text_input("name", key=k("name"), max_chars=MAX_NAME_LEN, help="Shown in legends and tables.")
+    st.text_input("name", key=_seed("name"), max_chars=MAX_NAME_LEN, help="Shown in legends and tables.")
     for f in ("vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads", "intermediate_dim",
               "max_position"):
         _int_widget(f)
     label, help_ = FLOAT_FIELDS["dropout"]
-    st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=k("dropout"), help=help_)
+    st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=_seed("dropout"), help=help_)
     for f in ("family", "sharing"):
         label, options, help_ = CHOICE_FIELDS[f]
-        st.selectbox(label, options, key=k(f), help=help_)
-    with st.expander("More fields"):
-        for f in ("num_groups", "inner_group_num", "type_vocab_size"):
-            _int_widget(f)
-        label, help_ = FLOAT_FIELDS["attention_dropout"]
-        st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=k("attention_dropout"), help=help_)
-        label, options, help_ = CHOICE_FIELDS["hidden_act"]
-        st.selectbox(label, options, key=k("hidden_act"), help=help_)
-        _family_widgets()
+        st.selectbox(label, options, key=_seed(f), help=help_)
+    more, opened = _section("More fields", "more_fields", force=any(field_problems(f) for f in MORE_FIELDS))
+    if opened:
+        with more:
+            for f in ("num_groups", "inner_group_num", "type_vocab_size"):
+                _int_widget(f)
+            label, help_ = FLOAT_FIELDS["attention_dropout"]
+            st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=_seed("attention_dropout"),
+                            help=help_)
+            label, options, help_ = CHOICE_FIELDS["hidden_act"]
+            st.selectbox(label, options, key=_seed("hidden_act"), help=help_)
+            _family_widgets()
+    else:
+        _forget(MORE_FIELDS)
 
 
 # the family-specific fields that are not whole numbers: (widget, options or None, help)
@@ -112,11 +154,12 @@ FAMILY_FIELDS = {
 def _family_widgets() -> None:
     """The fields of the chosen family, and any other family's field that is not at its default (to reset it)."""
     ss = st.session_state
-    fam = ss.get(state.field_key("family"))
+    fam = ss.get(state.field_key("family"), state.config().family)
     for f, owners in family_fields().items():
         key = state.field_key(f)
-        if fam not in owners and ss.get(key, FIELD_DEFAULTS[f]) == FIELD_DEFAULTS[f]:
+        if fam not in owners and ss.get(key, getattr(state.config(), f)) == FIELD_DEFAULTS[f]:
             continue
+        _seed(f)
         if f in INT_FIELDS:
             _int_widget(f)
         elif f in ("pos_att_type", "norm_rel_ebd"):
@@ -137,7 +180,7 @@ def _int_widget(f: str) -> None:
     """A whole-number field without the widget's own bounds: an out-of-range value reaches ModelConfig, whose
     reason is shown under the field (the widget's bounds would refuse it silently in the browser)."""
     label, _lo, _hi, step, help_ = INT_FIELDS[f]
-    st.number_input(label, step=step, key=state.field_key(f), help=help_)
+    st.number_input(label, step=step, key=_seed(f), help=help_)
     _field_note(f)
 
 
@@ -186,8 +229,14 @@ def render(where=None) -> None:
         if err is not None:
             st.error("This config cannot be built: " + md("; ".join(err.problems))
                      + f". Showing the last valid config: '{md(cfg.name)}' ({_summary(cfg)}).")
-        with st.expander("Model fields", expanded=True):
-            _field_widgets()
+        edited = cfg != PRESETS.get(state.preset())  # a link with changed fields opens on them
+        fields, opened = _section("Model fields", "model_fields", default=edited, force=err is not None)
+        if opened:
+            with fields:
+                _field_widgets()
+        else:
+            _forget(("name", *MAIN_FIELDS, *MORE_FIELDS))
+            st.caption(f"{md(cfg.name)}: {_summary(cfg)}. Open **Model fields** to change any of them.")
 
         st.header("Compare")
         st.multiselect("Configs compared side by side", _compare_options(), key="compare",
@@ -196,23 +245,27 @@ def render(where=None) -> None:
         st.button("Add current config to comparison", on_click=state.add_current_to_compare,
                   key="add_compare")
 
-        with st.expander("Import / export"):
-            st.file_uploader("Upload a Hugging Face config.json", type=["json"], key="upload",
-                             on_change=_on_upload, max_upload_size=1,
-                             help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type one of "
-                                  f"{', '.join(FAMILIES)} (also xlm-roberta, camembert).")
-            st.text_input("Import from the Hugging Face Hub", key="hub_id", on_change=_on_hub_import,
-                          placeholder="FacebookAI/xlm-roberta-large",
-                          help="A model id; only its config.json is fetched (never weights). Press Enter.")
-            st.download_button("Download config.json", json.dumps(to_hf_config(cfg), indent=2),
-                               file_name="config.json", mime="application/json", on_click="ignore",
-                               key="download_config")
-            if not hf_expressible(cfg):
-                model = {"bert": "BertModel", "albert": "AlbertModel"}.get(cfg.family, "model")
-                st.caption(f"Hugging Face's {model} cannot express sharing '{cfg.sharing}' here: the file "
-                           "describes the unshared layout and keeps the real sharing under 'albert_explorer'.")
+        io, opened = _section("Import / export", "import_export")
+        if opened:
+            with io:
+                _import_export(cfg)
     for level, text in state.pop_notices():
         getattr(sb, level)(text)
+
+
+def _import_export(cfg) -> None:
+    st.file_uploader("Upload a Hugging Face config.json", type=["json"], key="upload", on_change=_on_upload,
+                     max_upload_size=1, help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type one of "
+                                             f"{', '.join(FAMILIES)} (also xlm-roberta, camembert).")
+    st.text_input("Import from the Hugging Face Hub", key="hub_id", on_change=_on_hub_import,
+                  placeholder="FacebookAI/xlm-roberta-large",
+                  help="A model id; only its config.json is fetched (never weights). Press Enter.")
+    st.download_button("Download config.json", json.dumps(to_hf_config(cfg), indent=2), file_name="config.json",
+                       mime="application/json", on_click="ignore", key="download_config")
+    if not hf_expressible(cfg):
+        model = {"bert": "BertModel", "albert": "AlbertModel"}.get(cfg.family, "model")
+        st.caption(f"Hugging Face's {model} cannot express sharing '{cfg.sharing}' here: the file describes the "
+                   "unshared layout and keeps the real sharing under 'albert_explorer'.")
 
 
 def _preset_label(name: str) -> str:

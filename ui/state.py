@@ -23,6 +23,7 @@ COMPARE = "_ae_compare"  # names compared side by side, in order
 CONTROL_STORE = "_ae_controls"  # control name -> value
 URL_WARNINGS = "_ae_url_warnings"  # what the opened link got wrong
 NOTICES = "_ae_notices"  # (level, text) from callbacks, shown once
+OPEN = "_ae_open"  # sidebar section -> open or not, once the user has chosen (ui/sidebar._section)
 
 
 def field_key(name: str) -> str:
@@ -171,6 +172,15 @@ def view() -> View:
 
 def notice(level: str, text: str) -> None:
     st.session_state.setdefault(NOTICES, []).append((level, text))
+
+
+def section_open(name: str, default: bool) -> bool:
+    """Whether a sidebar section is open: the user's choice, or `default` until they make one."""
+    return st.session_state.get(OPEN, {}).get(name, default)
+
+
+def set_section_open(name: str, value: bool) -> None:
+    st.session_state[OPEN] = {**st.session_state.get(OPEN, {}), name: bool(value)}
 
 
 def pop_notices() -> list[tuple[str, str]]:

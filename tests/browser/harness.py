@@ -147,6 +147,14 @@ def open_tab(page, label: str) -> None:
                            ".every(d => d.textContent.trim().length > 0)", timeout=30_000)
 
 
+def open_section(page, label: str) -> None:
+    """Open a sidebar section ("Model fields", "More fields", "Import / export") unless it is open: a closed
+    section's widgets are not drawn at all (ui/sidebar._section); clicking it starts the run that draws them."""
+    summary = page.locator('[data-testid="stSidebar"] summary').filter(has_text=label).first
+    if summary.locator("xpath=..").get_attribute("open") is None:
+        rerun(page, summary.click)
+
+
 def require_chromium() -> None:
     """Fail under CI (scripts/test.sh installs Debian's chromium), skip elsewhere, when Chromium is missing."""
     import pytest
