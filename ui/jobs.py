@@ -84,31 +84,29 @@ def cancel(job: Job, message: str = "Cancelled.") -> None:
 def follow(job: Job) -> None:
     """Show where the job stands until it finishes (this script run waits for it), with a Cancel button.
 
-    A rerun (a widget changed, Cancel pressed) ends this wait and the next run picks the job up
-    again; a stopped script run (the browser closed, Stop pressed) cancels the job.
+    Any rerun (a widget changed, Cancel pressed, another page opened) ends this wait: with Streamlit's fast
+    reruns (the default) the session stops this run (StopException) and starts the next one at once, and the
+    next run of this page picks the job up again. So a stopped run is no reason to cancel: a closed browser tab
+    ends its build through the job's `alive` check (`_session_alive`, after RECONNECT_GRACE_S), and Cancel
+    through the button. (Cancelling here on StopException made a Cancel click say "the page was closed" in about
+    1 press in 4, whichever of the two runs cancelled last, and any widget change cancel a running build.)
     """
-    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
-
     r = runner()
     if st.button("Cancel", key="verify_cancel"):
         r.cancel(job)  # the child is killed within a poll (0.1 s); this run waits below and shows the outcome
     box = st.empty()
-    try:
-        while not job.finished:
-            place = r.place(job)
-            if job.cancel_requested:
-                box.info("Stopping the build ...", icon=":material/hourglass_top:")
-            elif place:
-                box.info(f"Waiting: {place - 1} build{'s' if place != 2 else ''} ahead of yours (place {place} in "
-                         "the queue; this server builds one model at a time). It starts by itself; keep this "
-                         "page open.", icon=":material/hourglass_top:")
-            else:
-                elapsed = time.monotonic() - (job.started or time.monotonic())
-                box.info(f"Building the model and measuring one forward in a separate process: {elapsed:.0f} s "
-                         f"(limit {job.timeout_s:,.0f} s, memory {job.memory_bytes / MIB:,.0f} MiB).",
-                         icon=":material/progress_activity:")
-            r.wait(job, 0.5)
-    except StopException:
-        r.cancel(job, "The page was closed or stopped; the build was stopped.")
-        raise
+    while not job.finished:
+        place = r.place(job)
+        if job.cancel_requested:
+            box.info("Stopping the build ...", icon=":material/hourglass_top:")
+        elif place:
+            box.info(f"Waiting: {place - 1} build{'s' if place != 2 else ''} ahead of yours (place {place} in "
+                     "the queue; this server builds one model at a time). It starts by itself; keep this "
+                     "page open.", icon=":material/hourglass_top:")
+        else:
+            elapsed = time.monotonic() - (job.started or time.monotonic())
+            box.info(f"Building the model and measuring one forward in a separate process: {elapsed:.0f} s "
+                     f"(limit {job.timeout_s:,.0f} s, memory {job.memory_bytes / MIB:,.0f} MiB).",
+                     icon=":material/progress_activity:")
+        r.wait(job, 0.5)
     box.empty()
