@@ -60,6 +60,17 @@ def first_table_text(page) -> str:
     return ""
 
 
+def assert_number(page, label: str, expected: str) -> None:
+    """The number input shows `expected`, waiting up to 10 s. Right after a page loads, Streamlit's first number
+    input in the sidebar shows 0 for a moment before its value (measured on a shared link, fresh contexts: 13 of 62
+    visits read 0 as soon as the app was idle; each of the 5 such visits checked again 3 s later showed the right
+    value, with no alert; the server's value, and so every chart, was right throughout). Reading once, at once,
+    made this test fail about 1 run in 3."""
+    from playwright.sync_api import expect
+
+    expect(page.get_by_role("spinbutton", name=label)).to_have_value(expected, timeout=10_000)
+
+
 def set_number(page, label: str, value: int) -> None:
     box = page.get_by_role("spinbutton", name=label)
     box.fill(str(value))
@@ -99,10 +110,9 @@ def test_control_change_updates_number_and_chart(server, page):
     rerun(page, lambda: page.get_by_role("link", name="Overview").first.click())  # the control keeps its value
     headline = page.locator('[data-testid="stMetricValue"]').first.inner_text()
     assert headline == format_count(count_parameters(changed).total)
-    assert page.get_by_role("spinbutton", name="vocab_size (V)").input_value() == "50000"
+    assert_number(page, "vocab_size (V)", "50000")
 
 
-@pytest.mark.flaky(reruns=2)  # the other session's number input has read 0 for a moment in about 1 run in 3 (open question)
 def test_shared_url_opens_the_same_view(server, browser, page):
     open_view(page, f"{server}/parameters")
     open_section(page, "Model fields")
@@ -118,8 +128,8 @@ def test_shared_url_opens_the_same_view(server, browser, page):
     try:
         open_view(other, shared_url, charts=False)  # opens on the table's tab, "Model fields" open (the config is edited)
         assert error_blocks(other) == []
-        assert other.get_by_role("spinbutton", name="vocab_size (V)").input_value() == "64000"
-        assert other.get_by_role("spinbutton", name="num_layers (L)").input_value() == "6"
+        assert_number(other, "vocab_size (V)", "64000")
+        assert_number(other, "num_layers (L)", "6")
         other.wait_for_function("() => { const d = document.querySelector("
                                 "'[data-testid=\"stMain\"] [data-testid=\"stDataFrame\"]'); "
                                 "return d && d.textContent.trim().length > 0; }", timeout=30_000)
@@ -149,7 +159,7 @@ def test_upload_config_json_is_applied(server, page):
     comp = charts(page)["params_components"]
     layers = next(t for t in comp if t["name"].lower().startswith("layers"))
     assert layers["y"][0] == count_parameters(cfg).all_layers
-    assert page.get_by_role("spinbutton", name="vocab_size (V)").input_value() == "32000"
+    assert_number(page, "vocab_size (V)", "32000")
 
 
 @pytest.mark.parametrize(
@@ -180,7 +190,7 @@ def test_deep_link_is_the_first_request_after_start(browser):
         try:
             open_view(page, f"{base}/parameters?vocab_size=40000")
             assert error_blocks(page) == []
-            assert page.get_by_role("spinbutton", name="vocab_size (V)").input_value() == "40000"
+            assert_number(page, "vocab_size (V)", "40000")
             comp = charts(page)["params_components"]
             embedding = next(t for t in comp if t["name"].lower().startswith("embedding"))
             assert embedding["y"][0] == count_parameters(PRESETS[DEFAULT_PRESET].replace(vocab_size=40_000)).embedding
