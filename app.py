@@ -6,7 +6,7 @@ every number on every page comes from albert_core.
 
 import streamlit as st
 
-from ui import plots, sidebar, state, url
+from ui import plots, report, sidebar, state, url
 
 st.set_page_config(page_title="ALBERT Explorer", page_icon=":material/insights:", layout="wide")
 
@@ -31,4 +31,5 @@ try:
     page.run()  # the page goes out first: its first chart does not wait behind the sidebar's widgets
 finally:
     sidebar.render(side)  # drawn in its place at the top of the sidebar (docs/app.md, "Speed in the browser")
-url.show_link(link_slot, url.sync())
+with url.show_link(link_slot, url.sync()):
+    report.button(tuple(state.shown_configs()))  # the view as one HTML file, for a design document

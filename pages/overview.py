@@ -8,7 +8,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 
 from albert_core.presets import PRESETS
 from albert_core.units import format_bytes, format_count
-from ui import comparison, controls, data, figures, plots, report, sections, state, tables
+from ui import comparison, controls, data, figures, plots, sections, state, tables
 from ui.text import md
 
 st.title("BERT against ALBERT at a glance")
@@ -35,16 +35,19 @@ m3.metric("Layer share", f"{mine['layers_pct']:.1f}%", help=f"{int(mine['all_lay
 m4.metric(f"Training step at {min(512, cfg.max_position)} tokens", format_bytes(int(mine["training_512"])),
           help="One sequence, float32, AdamW, eager attention: weights, gradients, optimizer state, activations "
                f"({int(mine['training_512']):,} bytes).")
-report.button(shown)
+st.caption("For a design review: **Share this view** in the sidebar holds the link to this view and a report, one "
+           "HTML file with the configs, the side-by-side table and every page's main figures.")
 
 # only the open tab runs and is sent: the first visit draws the charts alone (docs/app.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("overview_tab", {"presets": "Against the presets", "table": "Table and CSV",
                                                 "compare": "Side by side"})
 with body:
     if tab in ("presets", "table"):
-        with_presets = controls.toggle("overview_presets", "Show the BERT and ALBERT presets as a reference",
-                                       help="Your configs come first (shaded); the published BERT and ALBERT configs "
-                                            "after them.")
+        with_presets = controls.flip("overview_presets", ("Show the BERT and ALBERT presets as a reference",
+                                                          "Hide the BERT and ALBERT presets"),
+                                     icons=(":material/visibility:", ":material/visibility_off:"),
+                                     help="Your configs come first (shaded); the published BERT and ALBERT configs "
+                                          "after them.")
         reference = tuple(p for p in PRESETS.values() if p.family in ("bert", "albert") and p not in shown)
         ref = shown + (reference if with_presets else ())
     if tab == "presets":

@@ -2,7 +2,7 @@
 512 tokens, rejected fields explained, per-page axis scales, the edited heading, the report button."""
 
 import pytest
-from test_app_pages import figure, goto, no_errors, open_app, open_fields, open_tab, table_with, traces
+from test_app_pages import PAGES, figure, goto, no_errors, open_app, open_fields, open_tab, table_with, traces
 
 from albert_core.activations import activation_memory
 from albert_core.flops import forward_flops
@@ -80,10 +80,12 @@ def test_overview_heading_says_edited():
     assert any(s.value == f"Your config: {MINE}" for s in at.subheader)
 
 
-def test_report_button_on_overview():
+def test_report_button_on_every_page():
     at = open_app()
-    (b,) = [b for b in at.get("download_button") if b.proto.label == "Download report"]
-    assert b.proto.label == "Download report"
+    for page in PAGES:  # in the sidebar's "Share this view", beside the link
+        at = goto(at, page)
+        (b,) = [b for b in at.sidebar.get("download_button") if b.proto.label == "Download report"]
+        assert b.proto.label == "Download report"
 
 
 def test_overview_reference_toggle_survives_another_tab_and_travels_in_the_link():
@@ -94,13 +96,14 @@ def test_overview_reference_toggle_survives_another_tab_and_travels_in_the_link(
 
     at = open_app()
     assert "albert-large" in configs(at)
-    at.toggle(key="ctl.overview_presets").set_value(False).run()
+    assert at.button(key="ctl.overview_presets").proto.label == "Hide the BERT and ALBERT presets"
+    at.button(key="ctl.overview_presets").click().run()
     mine = configs(at)  # the sidebar config and the compared ones only
     assert "albert-large" not in mine and DEFAULT_PRESET in mine
     at = open_tab(at, "overview", "compare")
     no_errors(at)
     at = open_tab(at, "overview", "presets")
-    assert at.toggle(key="ctl.overview_presets").value is False
+    assert at.button(key="ctl.overview_presets").proto.label == "Show the BERT and ALBERT presets as a reference"
     assert "albert-large" not in configs(at)
     linked = open_app({"overview_presets": "0"})
     no_errors(linked)

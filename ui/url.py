@@ -26,12 +26,15 @@ def link(q: dict[str, str]) -> str:
     return base + ("?" + urlencode(q, safe=",") if q else "")
 
 
-def show_link(where, q: dict[str, str]) -> None:
-    # a popover draws its content only when opened: st.code's highlighter (1.5 MB of JavaScript) is then not
-    # loaded with every page (docs/app.md, "Speed in the browser")
-    with where.popover("Share this view", icon=":material/link:", width="stretch"):
+def show_link(where, q: dict[str, str]):
+    """The "Share this view" popover with the link; returned, for the report's button. A popover's content is
+    drawn in the browser only when opened: st.code's highlighter (1.5 MB of JavaScript) and the download
+    button's code are then not loaded before a page's first chart (docs/app.md, "Speed in the browser")."""
+    box = where.popover("Share this view", icon=":material/link:", width="stretch")
+    with box:
         st.caption("Opening this link reproduces the configs and controls of this page.")
         st.code(link(q), language=None, wrap_lines=True)
+    return box
 
 
 def show_url_warnings() -> None:

@@ -119,6 +119,7 @@ def test_overview_path_opens_overview(server, page):
 
 def test_report_downloads_and_draws_offline(server, browser, page, tmp_path: Path):
     open_view(page, f"{server}/?compare=bert-base&max_position=1024")
+    page.get_by_role("button", name="Share this view").click()  # the report sits beside the link
     with page.expect_download(timeout=120_000) as dl:
         page.get_by_role("button", name="Download report").click()
     path = tmp_path / dl.value.suggested_filename
