@@ -18,6 +18,7 @@ Usage:
   .venv/bin/python benchmarks/bench_ratio.py --pages / /memory --warm 3 --cold 0
   .venv/bin/python benchmarks/bench_ratio.py --check / --max-ratio 3 --warm 3 --cold 0   # exit 1 past it
   .venv/bin/python benchmarks/bench_ratio.py --messages /parameters  # websocket messages and long tasks
+  .venv/bin/python benchmarks/bench_ratio.py --chunks /memory        # JavaScript files fetched, beside the one-chart app
 """
 
 from __future__ import annotations
@@ -194,6 +195,8 @@ def main() -> None:
                          "versions in one run, e.g. app.py of a `git worktree` of an older commit")
     ap.add_argument("--json", type=Path, help="also write every visit's numbers here")
     ap.add_argument("--messages", metavar="PAGE", help="instead: websocket messages and long tasks of one warm visit")
+    ap.add_argument("--chunks", metavar="PAGE", help="instead: the JavaScript files one warm visit fetches, and when, "
+                                                     "beside the one-chart app's")
     args = ap.parse_args()
     pages = [args.check] if args.check else args.pages
     apps = [a.resolve() for a in args.app or [ROOT / "app.py"]]
@@ -210,6 +213,12 @@ def main() -> None:
 
             with server(apps[0]) as app:
                 print(report(browser, app, args.messages))
+            return
+        if args.chunks:
+            from chunks import report as chunk_report  # benchmarks/chunks.py
+
+            with server(apps[0]) as app, server(base_script) as one:
+                print(chunk_report(browser, app, one, args.chunks, MARKS_JS, CHART, VIEWPORT))
             return
         print(machine_line() + f"  ({load()} at start)")
         scripts = [base_script] + apps
