@@ -149,10 +149,16 @@ def open_tab(page, label: str) -> None:
 
 def open_section(page, label: str) -> None:
     """Open a sidebar section ("Model fields", "More fields", "Import / export") unless it is open: a closed
-    section's widgets are not drawn at all (ui/sidebar._section); clicking it starts the run that draws them."""
+    section's widgets are not drawn at all (ui/sidebar._section). Clicking it starts the run that draws them;
+    wait for that content, not for a counted run: this run is short, and its running state can come and go
+    within one React update without ever reaching the DOM (seen in a fresh clone: no run counted in 30 s)."""
     summary = page.locator('[data-testid="stSidebar"] summary').filter(has_text=label).first
-    if summary.locator("xpath=..").get_attribute("open") is None:
-        rerun(page, summary.click)
+    details = summary.locator("xpath=..")
+    if details.get_attribute("open") is None:
+        summary.click()
+    details.locator(':scope > [data-testid="stExpanderDetails"] [data-testid="stElementContainer"]').first.wait_for(
+        timeout=30_000)
+    wait_until_idle(page)
 
 
 def require_chromium() -> None:

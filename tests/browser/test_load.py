@@ -15,7 +15,7 @@ import pytest
 from albert_core.params import count_parameters
 from albert_core.presets import PRESETS
 
-from .harness import error_blocks, launch_browser, open_section, require_chromium, streamlit_server, wait_until_idle
+from .harness import error_blocks, launch_browser, require_chromium, streamlit_server, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -137,7 +137,8 @@ def test_a_rerun_during_a_build_does_not_stop_it(served):
     page = open_verify(browser, base)
     page.get_by_role("button", name=BUILD).click()
     page.get_by_text("in a separate process", exact=False).wait_for(timeout=60_000)
-    open_section(page, "Import / export")  # a rerun while the build runs
+    # a rerun while the build runs (its content comes after the build: the sidebar is drawn after the page)
+    page.locator('[data-testid="stSidebar"] summary').filter(has_text="Import / export").first.click()
     page.get_by_text("exactly the parameters albert_core counts", exact=False).wait_for(timeout=180_000)
     wait_until_idle(page, 60_000)
     assert "Measured (saved tensors)" in page.inner_text('[data-testid="stMain"]')
