@@ -1,4 +1,4 @@
-"""Speed where users feel it, in headless Chromium against `streamlit run app.py`.
+"""Speed where users feel it, in headless Chromium against `streamlit run serve.py`.
 
 1. cold start: from launching `streamlit run` to the first chart drawn on a page (median of N starts);
 2. update: from pressing Enter on a changed control to the chart showing the new numbers (median of M edits).

@@ -191,15 +191,15 @@ def main() -> None:
     ap.add_argument("--check", metavar="PAGE", help="measure PAGE only; exit 1 if its warm ratio exceeds --max-ratio")
     ap.add_argument("--max-ratio", type=float, default=3.0)
     ap.add_argument("--app", type=Path, action="append",
-                    help="the app's entry script (default: this checkout's app.py); repeat it to compare "
-                         "versions in one run, e.g. app.py of a `git worktree` of an older commit")
+                    help="the app's entry script (default: this checkout's serve.py, what the README runs); repeat it "
+                         "to compare versions in one run, e.g. app.py of a `git worktree` of an older commit")
     ap.add_argument("--json", type=Path, help="also write every visit's numbers here")
     ap.add_argument("--messages", metavar="PAGE", help="instead: websocket messages and long tasks of one warm visit")
     ap.add_argument("--chunks", metavar="PAGE", help="instead: the JavaScript files one warm visit fetches, and when, "
                                                      "beside the one-chart app's")
     args = ap.parse_args()
     pages = [args.check] if args.check else args.pages
-    apps = [a.resolve() for a in args.app or [ROOT / "app.py"]]
+    apps = [a.resolve() for a in args.app or [ROOT / "serve.py"]]
     labels = [a.parent.name for a in apps]
     if args.check and args.warm < 1:
         ap.error("--check needs --warm 1 or more")

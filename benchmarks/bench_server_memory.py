@@ -1,4 +1,4 @@
-"""Server memory across Verify runs: `streamlit run app.py`, Verify pressed in headless Chromium.
+"""Server memory across Verify runs: `streamlit run serve.py`, Verify pressed in headless Chromium.
 
 Runs Verify 5 times (bert-base and bert-large, reference and Hugging Face sources) and samples every
 0.1 s the resident memory (/proc/<pid>/status VmRSS) of the server alone and of the server with all its

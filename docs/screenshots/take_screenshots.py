@@ -1,6 +1,6 @@
 """Screenshot every page of the running app with headless Chromium (Playwright), for docs/app.md.
 
-    streamlit run app.py --server.headless true --server.port 8599 --browser.gatherUsageStats false &
+    streamlit run serve.py --server.headless true --server.port 8599 --browser.gatherUsageStats false &
     python docs/screenshots/take_screenshots.py http://localhost:8599 [--theme dark] [--phone]
 
 Writes docs/screenshots/<page>[-dark][-phone].png (palette reduction keeps each under 300 KB): desktop at

@@ -1,4 +1,4 @@
-"""Run the real app (`streamlit run app.py`) on a free loopback port and drive it in Debian's Chromium.
+"""Run the real app (`streamlit run serve.py`, as the README does) on a free port and drive it in Chromium.
 
 Shared by the browser tests and benchmarks/bench_browser.py.
 """
@@ -30,7 +30,7 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, on_start=None,
-                     script: Path = ROOT / "app.py"):
+                     script: Path = ROOT / "serve.py"):
     """Yield (base_url, started_at) for `streamlit run script` (this app by default) on 127.0.0.1, run in the
     script's folder; stopped on exit.
 

@@ -1,4 +1,4 @@
-"""The app as users meet it: `streamlit run app.py` in headless Chromium, driven by Playwright.
+"""The app as users meet it: `streamlit run serve.py` in headless Chromium, driven by Playwright.
 
 Every expected number comes from albert_core, so a page that drifted from the core fails here.
 """
@@ -121,6 +121,11 @@ def test_shared_url_opens_the_same_view(server, browser, page):
     original = charts(page)
     open_tab(page, "Table and CSV")
     shared_url = page.url  # the open tab is part of the view
+    page.get_by_role("button", name="Share this view").click()  # the link the app shows is that URL
+    shown = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]').first
+    shown.wait_for(timeout=10_000)
+    assert shown.inner_text().strip() == shared_url
+    page.keyboard.press("Escape")
     expected = str(count_parameters(PRESETS[DEFAULT_PRESET].replace(vocab_size=64_000, num_layers=6)).total)
     assert expected in first_table_text(page)
 
