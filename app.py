@@ -31,5 +31,6 @@ try:
     page.run()  # the page goes out first: its first chart does not wait behind the sidebar's widgets
 finally:
     sidebar.render(side)  # drawn in its place at the top of the sidebar (docs/app.md, "Speed in the browser")
-with url.show_link(link_slot, url.sync()):
-    report.button(tuple(state.shown_configs()))  # the view as one HTML file, for a design document
+query = url.sync()
+with url.show_link(link_slot, query):
+    report.button(tuple(state.shown_configs()), url.link(query))  # the view as one HTML file, for a design document

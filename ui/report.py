@@ -11,7 +11,7 @@ import streamlit as st
 from albert_core.config import ModelConfig
 from charts.report import build
 
-from . import comparison, data, figures, state, url
+from . import comparison, data, figures, state
 
 
 def configs_table(cfgs) -> pd.DataFrame:
@@ -35,10 +35,10 @@ def html(cfgs: tuple, ctl: dict, link: str, settings, when: dt.datetime) -> str:
                  figures=main_figures(cfgs, ctl))
 
 
-def button(cfgs: tuple) -> None:
-    """A download button; the report is built when it is pressed (Streamlit's deferred data)."""
+def button(cfgs: tuple, link: str) -> None:
+    """A download button for the view `link` reproduces; the report is built when it is pressed (Streamlit's
+    deferred data)."""
     ctl = dict(state.controls())
-    link = url.link(url.sync())
     settings = comparison.settings()
 
     def make() -> bytes:

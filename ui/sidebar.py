@@ -75,8 +75,9 @@ CHOICE_FIELDS = {
 }
 
 
-MAIN_FIELDS = ("vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads", "intermediate_dim",
-               "max_position", "dropout", "family", "sharing")
+MAIN_INT_FIELDS = ("vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads", "intermediate_dim",
+                   "max_position")
+MAIN_FIELDS = (*MAIN_INT_FIELDS, "dropout", "family", "sharing")
 MORE_FIELDS = ("num_groups", "inner_group_num", "type_vocab_size", "attention_dropout", "hidden_act",
                *family_fields())
 
@@ -115,8 +116,7 @@ def _forget(names) -> None:
 
 def _field_widgets() -> None:
     st.text_input("name", key=_seed("name"), max_chars=MAX_NAME_LEN, help="Shown in legends and tables.")
-    for f in ("vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads", "intermediate_dim",
-              "max_position"):
+    for f in MAIN_INT_FIELDS:
         _int_widget(f)
     label, help_ = FLOAT_FIELDS["dropout"]
     st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=_seed("dropout"), help=help_)
