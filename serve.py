@@ -1,18 +1,27 @@
 """Serve ALBERT Explorer: `streamlit run serve.py`.
 
 app.py is the app (it routes the pages; AppTest runs it). This file only wraps it as Streamlit's ASGI app
-(`st.App`) for one thing `streamlit run app.py` has no hook for: warming the server when it starts. The first
-visit after a start otherwise waits for the imports every page needs (pandas alone 0.4-0.5 s on the 2-core
-machine), which a bare Streamlit app does not have (docs/app.md, "Speed in the browser": first visit after a
-start 1.58-1.66x a one-chart app without the warm-up, 1.28-1.44x with it).
+(`st.App`) for two things `streamlit run app.py` has no hook for (docs/app.md, "Speed in the browser"):
+
+1. warm_up: the server's start imports what every page needs. The first visit after a start otherwise waits for
+   it (pandas alone 0.4-0.5 s on the 2-core machine): 1.58-1.66x a one-chart app without it, 1.28-1.44x with it.
+2. PageBase: a page's HTML tells Streamlit's frontend where the server is. Opened at /memory, the frontend does not
+   know whether /memory is a page or the app's base path, so it first asks /memory/_stcore/health and
+   /memory/_stcore/host-config, gets 404s, and tries / after a pause: the websocket opened 130 ms later than at /.
 """
 
 from __future__ import annotations
 
+import ast
+import json
 import threading
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import streamlit as st
+from starlette.middleware import Middleware
+
+APP = Path(__file__).with_name("app.py")
 
 
 def warm_up() -> None:
@@ -32,4 +41,80 @@ async def lifespan(_app):
     yield
 
 
-app = st.App("app.py", lifespan=lifespan)
+def page_paths(app: Path = APP) -> list[str]:
+    """The url_path of every st.Page in app.py, read from its source (app.py is a script: importing it runs it)."""
+    calls = (n for n in ast.walk(ast.parse(app.read_text())) if isinstance(n, ast.Call))
+    return [k.value.value for c in calls if getattr(c.func, "attr", None) == "Page"
+            for k in c.keywords if k.arg == "url_path" and isinstance(k.value, ast.Constant)]
+
+
+# c: {"pages": [url paths], "base": "/" + server.baseUrlPath + "/"}; p: the path, r: p without its last segment
+BASE_JS = ("(()=>{const c=CONFIG,p=location.pathname.replace(/\\/+$/,''),i=p.lastIndexOf('/'),r=p.slice(0,i+1),"
+           "s=window.__streamlit||{};if(c.pages.includes(p.slice(i+1))&&r.endsWith(c.base)&&!s.BACKEND_BASE_URL)"
+           "window.__streamlit=Object.assign({},s,{BACKEND_BASE_URL:location.origin+r})})()")
+
+
+def base_script(pages: list[str], base_url_path: str) -> bytes:
+    """An inline script for the page's <head>: where the path's last segment is one of the pages, the rest of the
+    path is the server's base URL, and Streamlit's frontend reads it from window.__streamlit.BACKEND_BASE_URL
+    (the frontend's PD(): given that, it asks that one base instead of two). The rest must end with the server's
+    own server.baseUrlPath; a proxy may put more in front of it. Anywhere else, or where
+    the host set it already, nothing is set and the frontend finds the server as it always does."""
+    base = "/" + "".join(f"{p}/" for p in base_url_path.split("/") if p)
+    config = json.dumps({"pages": pages, "base": base}).replace("<", "\\u003c")
+    return f"<script>{BASE_JS.replace('CONFIG', config)}</script>".encode()
+
+
+class PageBase:
+    """ASGI middleware: puts base_script into every page's HTML (Streamlit serves the same index.html at every
+    page's path). Only a page's path is touched (no dot in its last segment, not under _stcore/); it is asked
+    for uncompressed (4 KB), and an answer that is not HTML, or is compressed anyway, passes unchanged."""
+
+    def __init__(self, app, script: bytes | None = None) -> None:
+        self.app = app
+        self.script = script
+
+    def _script(self) -> bytes:
+        if self.script is None:  # at the first request: the server's config is loaded by then
+            self.script = base_script(page_paths(), st.get_option("server.baseUrlPath") or "")
+        return self.script
+
+    async def __call__(self, scope, receive, send) -> None:
+        path = scope.get("path", "")
+        if (scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD") or "/_stcore/" in path
+                or "." in path.rsplit("/", 1)[-1]):
+            await self.app(scope, receive, send)
+            return
+        scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k.lower() != b"accept-encoding"])
+        start: dict = {}
+        body: list[bytes] = []
+
+        async def send_page(msg) -> None:
+            if msg["type"] == "http.response.start":
+                headers = dict(msg.get("headers", []))
+                if (headers.get(b"content-type", b"").startswith(b"text/html")
+                        and b"content-encoding" not in headers):
+                    if scope["method"] == "HEAD":  # no body: only the length it would have
+                        n = int(headers.get(b"content-length", b"0")) + len(self._script())
+                        msg = dict(msg, headers=[*_without_length(msg), (b"content-length", str(n).encode())])
+                    else:
+                        start["msg"] = msg  # hold it: the body's length changes
+                        return
+            elif "msg" in start:
+                body.append(msg.get("body", b""))
+                if msg.get("more_body"):
+                    return
+                html = b"".join(body).replace(b"</head>", self._script() + b"</head>", 1)
+                headers = [*_without_length(start["msg"]), (b"content-length", str(len(html)).encode())]
+                await send(dict(start["msg"], headers=headers))
+                msg = {"type": "http.response.body", "body": html}
+            await send(msg)
+
+        await self.app(scope, receive, send_page)
+
+
+def _without_length(msg) -> list:
+    return [(k, v) for k, v in msg.get("headers", []) if k.lower() != b"content-length"]
+
+
+app = st.App(APP.name, lifespan=lifespan, middleware=[Middleware(PageBase)])

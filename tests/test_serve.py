@@ -1,12 +1,17 @@
-"""serve.py: `streamlit run serve.py` serves app.py as Streamlit's ASGI app, and its warm-up imports what every page
-needs (never torch). The browser suite runs the app through serve.py (tests/browser/harness.py)."""
+"""serve.py: `streamlit run serve.py` serves app.py as Streamlit's ASGI app; its warm-up imports what every page
+needs (never torch), and PageBase puts the server's base into every page's HTML. The browser suite runs the app
+through serve.py (tests/browser/harness.py)."""
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from streamlit.web.server.app_discovery import discover_asgi_app
+
+import serve
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,3 +31,78 @@ def test_warm_up_imports_what_the_pages_need_and_not_torch():
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["before"] == []  # importing serve.py itself loads none of it: the server starts at once
     assert seen["after"] == ["pandas", "ui.figures", "ui.sidebar"]
+
+
+# serve.PageBase: the server's base in every page's HTML (the browser side: tests/browser/test_page_base.py)
+HTML = b"<!DOCTYPE html><html><head><title>Streamlit</title></head><body></body></html>"
+
+
+def asgi(method: str, path: str, *, headers=None, body=HTML, content_type=b"text/html; charset=utf-8"):
+    """serve.PageBase around an app that answers `body` in two parts; (what the app was asked, what was sent)."""
+    asked = {}
+    resp = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()), *(headers or [])]
+
+    async def inner(scope, receive, send):
+        asked.update(scope)
+        await send({"type": "http.response.start", "status": 200, "headers": resp})
+        if method == "HEAD":
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send({"type": "http.response.body", "body": body[:20], "more_body": True})
+        await send({"type": "http.response.body", "body": body[20:]})
+
+    sent = []
+
+    async def send(msg):
+        sent.append(msg)
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    scope = {"type": "http", "method": method, "path": path, "headers": [(b"accept-encoding", b"gzip")]}
+    asyncio.run(serve.PageBase(inner, script=serve.base_script(["memory"], ""))(scope, receive, send))
+    return asked, sent
+
+
+def sent_body(sent) -> bytes:
+    return b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+def sent_length(sent) -> int:
+    return int(dict(sent[0]["headers"])[b"content-length"])
+
+
+def test_a_page_gets_the_base_script_once_with_its_length():
+    asked, sent = asgi("GET", "/memory")
+    body = sent_body(sent)
+    script = serve.base_script(["memory"], "")
+    assert body == HTML.replace(b"</head>", script + b"</head>")
+    assert body.count(b"<script>") == 1 and sent_length(sent) == len(body)
+    assert dict(asked["headers"]).get(b"accept-encoding") is None  # asked uncompressed, to be edited
+
+
+def test_head_of_a_page_says_the_length_its_get_has():
+    _, got = asgi("GET", "/memory")
+    _, head = asgi("HEAD", "/memory")
+    assert sent_length(head) == sent_length(got) == len(sent_body(got)) and sent_body(head) == b""
+
+
+@pytest.mark.parametrize("method,path,kw", [
+    ("GET", "/static/js/index.js", {}),  # a file: has a dot
+    ("GET", "/_stcore/host-config", {}),
+    ("GET", "/memory/_stcore/health", {}),
+    ("POST", "/memory", {}),
+    ("GET", "/memory", {"content_type": b"application/json"}),
+    ("GET", "/memory", {"headers": [(b"content-encoding", b"gzip")]}),  # compressed anyway: not edited
+])
+def test_anything_else_passes_unchanged(method, path, kw):
+    _, sent = asgi(method, path, **kw)
+    assert sent_body(sent) == HTML and sent_length(sent) == len(HTML)
+
+
+def test_the_base_script_knows_every_page_and_the_servers_base():
+    assert serve.page_paths() == ["home", "overview", "parameters", "memory", "fit", "compute", "verify"]
+    js = serve.base_script(["memory"], "/a/b/").decode()
+    assert '"base": "/a/b/"' in js and '"pages": ["memory"]' in js
+    assert '"base": "/"' in serve.base_script(["memory"], "").decode()
+    assert "</script" not in serve.base_script(["</script>"], "").decode()[:-len("</script>")]

@@ -30,9 +30,11 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, on_start=None,
-                     script: Path = ROOT / "serve.py"):
+                     script: Path = ROOT / "serve.py", base_path: str = ""):
     """Yield (base_url, started_at) for `streamlit run script` (this app by default) on 127.0.0.1, run in the
     script's folder; stopped on exit.
+
+    base_path: served under it (server.baseUrlPath, as behind a proxy), e.g. "albert": base_url ends with "/albert".
 
     env: extra environment variables for the server; on_start(proc): called with the Popen right after
     the start (the memory benchmark reads its pid).
@@ -41,14 +43,14 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
+        "--server.fileWatcherType", "none", *(["--server.baseUrlPath", base_path] if base_path else []),
     ]
     started = time.perf_counter()
     log = open(os.devnull, "w")  # noqa: SIM115
     proc = subprocess.Popen(cmd, cwd=script.parent, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     if on_start is not None:
         on_start(proc)
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://127.0.0.1:{port}" + (f"/{base_path}" if base_path else "")
     try:
         deadline = time.time() + timeout
         while True:

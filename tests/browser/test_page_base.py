@@ -1,0 +1,69 @@
+"""A page opened by its own link finds the server at once (serve.PageBase): its HTML names the server's base, so
+Streamlit's frontend does not first ask /<page>/_stcore/health, get a 404 and try again after a pause. Checked
+at the root and under a base URL path (server.baseUrlPath, as behind a proxy), where a wrong base would leave the
+page without a connection."""
+
+from __future__ import annotations
+
+import pytest
+
+from .harness import streamlit_server, wait_until_idle
+
+pytestmark = pytest.mark.browser
+
+BASE_JS = "() => (window.__streamlit || {}).BACKEND_BASE_URL || null"
+
+
+def visit(browser, url: str) -> tuple[object, list[str]]:
+    """Open url in a fresh context until its first chart is drawn; (page, every URL it requested)."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+    page.goto(url)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+    wait_until_idle(page)
+    return page, asked
+
+
+def probes(asked: list[str], page_path: str) -> list[str]:
+    return [u for u in asked if f"{page_path}/_stcore/" in u]
+
+
+@pytest.mark.parametrize("path", ["/memory", "/fit"])
+def test_a_page_asks_its_server_once(server, browser, path):
+    page, asked = visit(browser, server + path)
+    try:
+        assert page.evaluate(BASE_JS) == server + "/"
+        assert probes(asked, path) == []  # without PageBase: /memory/_stcore/health and .../host-config, both 404
+        assert any(u.endswith("/_stcore/health") for u in asked)
+        assert not page.locator('[data-testid="stException"]').count()
+    finally:
+        page.context.close()
+
+
+def test_the_root_page_is_left_as_it_was(server, browser):
+    page, _ = visit(browser, server + "/")
+    try:
+        assert page.evaluate(BASE_JS) is None  # nothing to guess at /: the frontend's own answer stands
+    finally:
+        page.context.close()
+
+
+def test_under_a_base_url_path_every_page_still_connects(browser):
+    with streamlit_server(base_path="albert") as (base, _):
+        page, asked = visit(browser, base + "/memory")
+        try:
+            assert page.evaluate(BASE_JS) == base + "/"
+            assert probes(asked, "/albert/memory") == []
+            page.get_by_role("link", name="Fit planner").click()
+            page.wait_for_url(base + "/fit")
+            page.get_by_role("heading", name="Fit planner").wait_for(timeout=60_000)
+            page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot .main-svg', timeout=60_000)
+        finally:
+            page.context.close()
+        page, _ = visit(browser, base)  # the app's root: "albert" is no page, nothing is set
+        try:
+            assert page.evaluate(BASE_JS) is None
+        finally:
+            page.context.close()
