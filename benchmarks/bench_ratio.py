@@ -19,6 +19,7 @@ Usage:
   .venv/bin/python benchmarks/bench_ratio.py --check / --max-ratio 3 --warm 3 --cold 0   # exit 1 past it
   .venv/bin/python benchmarks/bench_ratio.py --messages /parameters  # websocket messages and long tasks
   .venv/bin/python benchmarks/bench_ratio.py --chunks /memory        # JavaScript files fetched, beside the one-chart app
+  .venv/bin/python benchmarks/bench_ratio.py --same-figure --cold 0   # also each page's first figure alone in a bare app
 """
 
 from __future__ import annotations
@@ -50,6 +51,19 @@ import plotly.graph_objects as go
 import streamlit as st
 
 st.plotly_chart(go.Figure(go.Bar(x=["embedding", "layers", "pooler"], y=[3_900_000, 7_100_000, 600_000])))
+'''
+
+BASELINE_NAME = "one_chart.py"
+SAME_FIGURE_NAME = "same_figure.py"
+SAME_FIGURE_APP = '''"""The first figure of one of the app's pages, alone in a bare app: /?page=memory (a page without one: one bar)."""
+from pathlib import Path
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import streamlit as st
+
+spec = Path(__file__).with_name(st.query_params.get("page", "overview") + ".json")
+st.plotly_chart(pio.from_json(spec.read_text()) if spec.is_file() else go.Figure(go.Bar(x=["a"], y=[1])))
 '''
 
 # runs in every page before its own scripts: timestamps, in ms since navigation start, of the first animation
@@ -109,12 +123,22 @@ def visit(browser, url: str, ready: str, *, settle: bool = True, timeout_ms: int
             "longtask_ms": sum(d for _, d in m["longtasks"])}
 
 
-def round_of(browser, bases: list[str], path: str, i: int) -> list[dict]:
-    """One visit to each server (bases[0] the one-chart app at /, the others this app at path), in an order
-    rotated by i so that no app is always first after the other; returned in the order of bases."""
+def target(base: str, script: Path, path: str) -> tuple[str, str]:
+    """(URL, ready selector) of page `path` on the server of `script`: the one-chart app at /, the same-figure
+    app at /?page=, this app at path."""
+    if script.name == BASELINE_NAME:
+        return base + "/", CHART
+    if script.name == SAME_FIGURE_NAME:
+        return base + "/?page=" + figure_name(path), CHART
+    return base + path, READY.get(path, CHART)
+
+
+def round_of(browser, bases: list[str], scripts: list[Path], path: str, i: int) -> list[dict]:
+    """One visit to each server (bases[0] the one-chart app, the others at `path`), in an order rotated by i so
+    that no app is always first after the other; returned in the order of bases."""
     out: list[dict | None] = [None] * len(bases)
     for k in [(i + j) % len(bases) for j in range(len(bases))]:
-        out[k] = visit(browser, bases[k] + ("/" if k == 0 else path), CHART if k == 0 else READY.get(path, CHART))
+        out[k] = visit(browser, *target(bases[k], scripts[k], path))
     print(f"  {path} round {i}: " + ", ".join(f"{v['first']:.2f}" for v in out), file=sys.stderr, flush=True)
     return out
 
@@ -125,10 +149,10 @@ def warm_runs(browser, scripts: list[Path], pages: list[str], n: int) -> dict:
     with ExitStack() as stack:
         bases = [stack.enter_context(server(s)) for s in scripts]
         for p in pages:  # servers already running and visited once: imports done, caches filled
-            round_of(browser, bases, p, 0)
+            round_of(browser, bases, scripts, p, 0)
         for i in range(n):
             for p in pages:
-                for runs, v in zip(out[p], round_of(browser, bases, p, i), strict=True):
+                for runs, v in zip(out[p], round_of(browser, bases, scripts, p, i), strict=True):
                     runs.append(v)
     return out
 
@@ -140,7 +164,7 @@ def cold_runs(browser, scripts: list[Path], pages: list[str], n: int) -> dict:
         for p in pages:
             with ExitStack() as stack:  # all started before any is visited
                 bases = [stack.enter_context(server(s)) for s in scripts]
-                for runs, v in zip(out[p], round_of(browser, bases, p, i), strict=True):
+                for runs, v in zip(out[p], round_of(browser, bases, scripts, p, i), strict=True):
                     runs.append(v)
     return out
 
@@ -149,13 +173,17 @@ def med(runs: list[dict], key: str = "first") -> float:
     return statistics.median(r[key] for r in runs)
 
 
-def table(warm: dict, cold: dict, pages: list[str], labels: list[str]) -> str:
-    """Markdown: per page, the one-chart app's median and each app's median and ratio, warm then cold."""
+def table(warm: dict, cold: dict, pages: list[str], labels: list[str], same: set[str] | None = None) -> str:
+    """Markdown: per page, the one-chart app's median and each app's median and ratio, warm then cold.
+    same: the pages with a figure in the same-figure app (the last server): its median, its ratio, and the last
+    app's time divided by it (what the page around the figure adds)."""
     head = ["page"]
     for kind, res in (("warm", warm), ("first visit after start", cold)):
         if res:
             head += [f"{kind}: one-chart"] + [h for lab in labels for h in (lab, "ratio")]
-            if len(labels) == 1 and kind == "warm":
+            if same is not None:
+                head += ["its figure alone", "ratio", "page ÷ figure"]
+            elif len(labels) == 1 and kind == "warm":
                 head.append("all charts drawn")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for p in pages:
@@ -164,18 +192,42 @@ def table(warm: dict, cold: dict, pages: list[str], labels: list[str]) -> str:
             if not res:
                 continue
             base, *apps = res[p]
+            alone = apps.pop() if same is not None else None
             row.append(f"{med(base):.2f} s")
             for a in apps:
                 row += [f"{med(a):.2f} s", f"{med(a) / med(base):.2f}×"]
-            if len(apps) == 1 and kind == "warm":
+            if alone is not None:
+                row += ([f"{med(alone):.2f} s", f"{med(alone) / med(base):.2f}×", f"{med(apps[-1]) / med(alone):.2f}×"]
+                        if p in same else ["—", "—", "—"])
+            elif len(apps) == 1 and kind == "warm":
                 row.append(f"{med(apps[0], 'all'):.2f} s ({apps[0][0]['charts']} charts)")
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 
 def write_baseline(folder: Path) -> Path:
-    script = folder / "one_chart.py"
+    script = folder / BASELINE_NAME
     script.write_text(BASELINE_APP)
+    return script
+
+
+def figure_name(path: str) -> str:
+    return path.strip("/") or "overview"
+
+
+def write_same_figure(folder: Path, pages: list[str]) -> Path:
+    """A bare app that draws, at /?page=NAME, the first figure of this app's page NAME exactly as the page
+    sends it (taken from an AppTest run of this checkout): the figure's own cost, without the page around it."""
+    from streamlit.testing.v1 import AppTest
+
+    for path in pages:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.switch_page(f"pages/{figure_name(path)}.py").run()
+        charts = at.get("plotly_chart")
+        if charts:
+            (folder / f"{figure_name(path)}.json").write_text(charts[0].proto.spec)
+    script = folder / SAME_FIGURE_NAME
+    script.write_text(SAME_FIGURE_APP)
     return script
 
 
@@ -193,6 +245,9 @@ def main() -> None:
     ap.add_argument("--app", type=Path, action="append",
                     help="the app's entry script (default: this checkout's serve.py, what the README runs); repeat it "
                          "to compare versions in one run, e.g. app.py of a `git worktree` of an older commit")
+    ap.add_argument("--same-figure", action="store_true",
+                    help="also a bare app that draws each page's own first figure: the figure's cost apart from the "
+                         "page around it")
     ap.add_argument("--json", type=Path, help="also write every visit's numbers here")
     ap.add_argument("--messages", metavar="PAGE", help="instead: websocket messages and long tasks of one warm visit")
     ap.add_argument("--chunks", metavar="PAGE", help="instead: the JavaScript files one warm visit fetches, and when, "
@@ -203,6 +258,8 @@ def main() -> None:
     labels = [a.parent.name for a in apps]
     if args.check and args.warm < 1:
         ap.error("--check needs --warm 1 or more")
+    if args.same_figure and args.check:
+        ap.error("--same-figure is for the table, not --check")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="one-chart-") as tmp:
@@ -222,12 +279,16 @@ def main() -> None:
             return
         print(machine_line() + f"  ({load()} at start)")
         scripts = [base_script] + apps
+        same = None
+        if args.same_figure:
+            scripts.append(write_same_figure(Path(tmp), pages))
+            same = {p for p in pages if (Path(tmp) / f"{figure_name(p)}.json").is_file()}
         warm = warm_runs(browser, scripts, pages, args.warm) if args.warm else {}
         cold = cold_runs(browser, scripts, pages, args.cold) if args.cold else {}
         browser.close()
     print(f"warm: median of {args.warm} visits per page; cold: median of {args.cold} first visits after a start; "
           f"visits interleaved; {load()} at the end\n")
-    print(table(warm, cold, pages, labels))
+    print(table(warm, cold, pages, labels, same))
     if args.json:
         args.json.write_text(json.dumps({"warm": warm, "cold": cold}, indent=1))
     if args.check:
