@@ -218,8 +218,11 @@ def figure_name(path: str) -> str:
 def write_same_figure(folder: Path, pages: list[str]) -> Path:
     """A bare app that draws, at /?page=NAME, the first figure of this app's page NAME exactly as the page
     sends it (taken from an AppTest run of this checkout): the figure's own cost, without the page around it."""
+    import logging
+
     from streamlit.testing.v1 import AppTest
 
+    logging.getLogger("streamlit").setLevel(logging.ERROR)  # AppTest's "missing ScriptRunContext" lines
     for path in pages:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
         at.switch_page(f"pages/{figure_name(path)}.py").run()
