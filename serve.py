@@ -58,8 +58,8 @@ def base_script(pages: list[str], base_url_path: str) -> bytes:
     """An inline script for the page's <head>: where the path's last segment is one of the pages, the rest of the
     path is the server's base URL, and Streamlit's frontend reads it from window.__streamlit.BACKEND_BASE_URL
     (the frontend's PD(): given that, it asks that one base instead of two). The rest must end with the server's
-    own server.baseUrlPath; a proxy may put more in front of it. Anywhere else, or where
-    the host set it already, nothing is set and the frontend finds the server as it always does."""
+    own server.baseUrlPath; a proxy may put more in front of it. Anywhere else, or where the host set it already,
+    nothing is set and the frontend finds the server as it always does."""
     base = "/" + "".join(f"{p}/" for p in base_url_path.split("/") if p)
     config = json.dumps({"pages": pages, "base": base}).replace("<", "\\u003c")
     return f"<script>{BASE_JS.replace('CONFIG', config)}</script>".encode()
