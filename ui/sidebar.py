@@ -78,8 +78,8 @@ CHOICE_FIELDS = {
 MAIN_INT_FIELDS = ("vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads", "intermediate_dim",
                    "max_position")
 MAIN_FIELDS = (*MAIN_INT_FIELDS, "dropout", "family", "sharing")
-MORE_FIELDS = ("num_groups", "inner_group_num", "type_vocab_size", "attention_dropout", "hidden_act",
-               *family_fields())
+MORE_INT_FIELDS = ("num_groups", "inner_group_num", "type_vocab_size")
+MORE_FIELDS = (*MORE_INT_FIELDS, "attention_dropout", "hidden_act", *family_fields())
 
 
 def _section(label: str, name: str, *, default: bool = False, force: bool = False) -> tuple[object, bool]:
@@ -126,7 +126,7 @@ def _field_widgets() -> None:
     more, opened = _section("More fields", "more_fields", force=any(field_problems(f) for f in MORE_FIELDS))
     if opened:
         with more:
-            for f in ("num_groups", "inner_group_num", "type_vocab_size"):
+            for f in MORE_INT_FIELDS:
                 _int_widget(f)
             label, help_ = FLOAT_FIELDS["attention_dropout"]
             st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=_seed("attention_dropout"),
