@@ -62,6 +62,15 @@ def _model_type(d: dict[str, Any]) -> str:
     return types[model_type]
 
 
+def outside_families(d: Any) -> str | None:
+    """The model_type of a config.json dict that no family models (MPNet, RoFormer, ...), else None.
+
+    Such a config can still be built by transformers and measured by the engine (worker, `verify`).
+    """
+    t = d.get("model_type") if isinstance(d, dict) else None
+    return t if isinstance(t, str) and t.strip() and t not in model_types() else None
+
+
 def from_hf_config(d: Any) -> ModelConfig:
     """Parse a config.json dict; every problem is reported in one ConfigError naming the key."""
     if not isinstance(d, dict):

@@ -78,9 +78,10 @@ def _controls() -> dict[str, Control]:
         # Compute page
         "flops_seq_len": Control(512, "int", lo=1, hi=1 << 20),
         # Verify page
-        "source": Control("reference", "choice", ("reference", "hf")),
-        "verify_batch": Control(2, "int", lo=1, hi=64),
-        "verify_seq_len": Control(64, "int", lo=1, hi=4096),
+        "source": Control("auto", "choice", ("auto", "hf", "reference")),  # auto: the one that can express it
+        "verify_batch": Control(2, "int", lo=1, hi=4096),
+        "verify_seq_len": Control(64, "int", lo=1, hi=1 << 17),  # checked against the config's max_position
+        "verify_real": Control(False, "bool"),  # real CPU tensors instead of fake ones
         # the open tab of each chart page (ui/sections.lazy_tabs): only that tab's content runs and is sent
         **{f"{page}_tab": Control(tabs[0], "choice", tabs) for page, tabs in PAGE_TABS.items()},
     }

@@ -1,20 +1,24 @@
-"""One Verify request: build the config in PyTorch, count it, measure it; plain numbers out.
+"""One Verify request: build the model in PyTorch, count it, measure it on the engine; plain numbers out.
 
-`plan(request)` (no torch) checks the request, estimates the measuring process's peak memory from
-albert_core's own numbers and decides what the child may do; `run(request)` does the work (torch
-imported inside, callable in-process by tests); `python -m albert_core.worker --memory-mb N` is the
-child the app starts for each request (albert_core.runner): it caps its own memory with
-RLIMIT_DATA, reads the request as JSON on stdin, writes the result as JSON on stdout and exits, so
-no model, tensor or torch module ever lives in the server's process.
+`plan(request)` (no torch) checks the request, estimates the measuring process's peak memory and
+decides what the child may do; `run(request)` does the work (torch imported inside, callable
+in-process by tests); `python -m albert_core.worker --memory-mb N` is the child the app starts for
+each request (albert_core.runner): it caps its own memory with RLIMIT_DATA, reads the request as
+JSON on stdin, writes the result as JSON on stdout and exits, so no model, tensor or torch module
+ever lives in the server's process.
 
-Request: {"config": ModelConfig.to_dict(), "source": "reference" | "hf", "batch_size", "seq_len",
-"dtype", "attention", "checkpointing"}. Result: "built" (parameters PyTorch built) or
-"count_error"; "measurement" (a dict of numbers and a breakdown as records) or "measure_error";
-"peak_rss" (the child's peak resident bytes), "import_rss" (its resident bytes after the imports).
+Request: {"config": ModelConfig.to_dict()} or {"hf_config": a config.json dict of a model_type no
+family models}, with "source": "reference" | "hf", "batch_size", "seq_len", "dtype", "attention",
+"checkpointing", "optimizer" (default "adamw"), "real" (default false: fake tensors). Result:
+"built" (parameters PyTorch built), "by_module", "count_diff" (where a count differs) or
+"count_error"; "measurement" (saved bytes, estimate, breakdown) or "measure_error"; "step" (the
+training step's peak by category) and "inference" (the eval forward's peak) where measured;
+"how" (fake or real tensors); "peak_rss" (the child's peak resident bytes), "import_rss".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -28,12 +32,15 @@ MIB = 1 << 20
 # (/proc/self/status VmHWM; 332 MiB after the imports alone, 219 MiB after torch alone; 2026-11-29,
 # the 2-core Intel Xeon development machine, CPU-only torch wheel).
 IMPORT_BYTES = 340 * MIB
-# Working memory beyond imports + weights + saved activations (the forward's transient tensors, the
-# allocator's slack, the result): measured in the child at batch 2, seq_len 64, float32, eager, both
-# sources: 86-98 MiB for bert-base (95 MiB of activations), 106-121 MiB for albert-base (131 MiB),
-# 179-190 MiB for bert-large (253 MiB); a least-squares fit gives about 21 MiB + 0.77 x activations and
-# nothing growing with the weights. Under the server the same bert-base build peaked 30 MiB higher
-# (968 MiB). Modelled as 64 MiB + 0.8 x activations: 994, 684 and 2,139 MiB for the three (docs/deploy.md).
+# On fake tensors nothing is stored: beyond the imports the child holds Python objects (modules,
+# fake tensors, the engine's records). Measured VmHWM of the whole child, all three measurements,
+# 2026-12-01: 382-396 MiB from bert-base 2 x 64 to xlm-roberta-large 8 x 512 and ModernBERT-large
+# 1 x 8,192 (docs/deploy.md). Modelled as 96 MiB + 4 KiB per built layer module.
+FAKE_BASE_BYTES = 96 * MIB
+FAKE_PER_LAYER_BYTES = 4096 * 64
+# Real tensors: working memory beyond imports + weights + saved activations (the forward's transient
+# tensors, the allocator's slack, the result): measured in the child at batch 2, seq_len 64, float32,
+# eager, both sources: a least-squares fit gives about 21 MiB + 0.77 x activations (docs/deploy.md).
 WORKING_BASE_BYTES = 64 * MIB
 WORKING_PER_ACTIVATION = (4, 5)  # 4/5 of the activation bytes
 
@@ -42,18 +49,29 @@ def config_of(request: dict[str, Any]) -> ModelConfig:
     return ModelConfig.from_dict(request["config"])
 
 
+def is_generic(request: dict[str, Any]) -> bool:
+    """A config.json of a model_type no family models: measured, with no closed form beside it."""
+    return "hf_config" in request
+
+
 def estimate(request: dict[str, Any]) -> dict[str, int]:
     """Bytes the measuring child needs at its peak: {"imports", "weights", "activations", "working", "total"}.
 
-    Weights: the parameters of what the source builds (count_parameters of hf_built_config for
-    "hf"), 4 bytes each: every model is built in float32 and a 16-bit dtype is cast after
-    (nn.Module.to converts one tensor at a time). Activations: activation_memory(..., device="cpu"),
-    which equals the bytes autograd saves (tests/test_activations.py).
+    Fake tensors (the default): the imports and the Python objects of the build, no weights, no
+    activations. Real tensors: weights are the parameters of what the source builds, 4 bytes each
+    (every model is built in float32 and a 16-bit dtype is cast after), activations are
+    activation_memory(..., device="cpu"), which equals the bytes autograd saves.
     """
+    from . import build
     from .activations import activation_memory
     from .hf import hf_built_config
     from .params import count_parameters
 
+    if is_generic(request) or not request.get("real"):
+        layers = 0 if is_generic(request) else build.layer_modules(config_of(request), request["source"])
+        working = FAKE_BASE_BYTES + FAKE_PER_LAYER_BYTES * layers
+        return {"imports": IMPORT_BYTES, "weights": 0, "activations": 0, "working": working,
+                "total": IMPORT_BYTES + working}
     cfg = config_of(request)
     built = hf_built_config(cfg) if request["source"] == "hf" else cfg
     weights = 4 * count_parameters(built).total  # float32: torch.float32 element size
@@ -72,68 +90,150 @@ def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
     No torch: a request refused here never starts a process that would build anything.
     """
     from . import build
+    from .activations import check_inputs
+    from .measure import check_kind
 
-    cfg = config_of(request)
     out: dict[str, Any] = {"count": True, "measure": True}
-    if IMPORT_BYTES + WORKING_BASE_BYTES > budget_bytes:
-        reason = (f"this server's memory budget for a build is {budget_bytes / MIB:,.0f} MiB, less than the "
-                  f"{(IMPORT_BYTES + WORKING_BASE_BYTES) / MIB:,.0f} MiB a process with PyTorch needs before "
-                  "building anything (raise ALBERT_EXPLORER_MEMORY_BUDGET_MB)")
+    floor = IMPORT_BYTES + FAKE_BASE_BYTES
+    if floor > budget_bytes:
+        reason = (f"this server has {budget_bytes / MIB:,.0f} MiB free for a build, less than the "
+                  f"{floor / MIB:,.0f} MiB a process with PyTorch needs before building anything: run the "
+                  "explorer where more memory is free, or set ALBERT_EXPLORER_MEMORY_BUDGET_MB if the server has it")
         return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
-    layers = build.layer_modules(cfg, request["source"])
-    if layers > build.MAX_BUILD_LAYERS:
-        out["count"] = False
-        out["count_error"] = (f"Building {cfg.name} creates {layers:,} layer modules; this server builds at most "
-                              f"{build.MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
-    try:
-        est = estimate(request)
-    except ValueError as e:  # seq_len beyond max_position, a dtype the CPU cannot run, ...
-        out.update(measure=False, measure_error=str(e))
-        return out
-    out["estimate"] = est
-    if est["total"] > budget_bytes:
-        out.update(measure=False, measure_error=_too_big(cfg, request, est, budget_bytes))
+    if not is_generic(request):
+        cfg = config_of(request)
+        layers = build.layer_modules(cfg, request["source"])
+        if layers > build.MAX_BUILD_LAYERS:
+            reason = (f"Building {cfg.name} creates {layers:,} layer modules; this server builds at most "
+                      f"{build.MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
+            return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
+        try:
+            check_kind(cfg, request["source"], request["checkpointing"])
+            check_inputs(cfg, request["batch_size"], request["seq_len"], request["dtype"], request["attention"], "cpu")
+        except ValueError as e:  # seq_len beyond max_position, a dtype the CPU cannot run, ...
+            out.update(measure=False, measure_error=str(e))
+    if out["measure"]:
+        try:
+            est = estimate(request)
+        except ValueError as e:
+            out.update(measure=False, measure_error=str(e))
+            return out
+        out["estimate"] = est
+        if est["total"] > budget_bytes:
+            out.update(measure=False, measure_error=_too_big(request, est, budget_bytes))
     return out
 
 
-def _too_big(cfg: ModelConfig, request: dict[str, Any], est: dict[str, int], budget: int) -> str:
+def _too_big(request: dict[str, Any], est: dict[str, int], budget: int) -> str:
     parts = ", ".join(f"{k} {v / MIB:,.0f} MiB" for k, v in est.items() if k != "total")
-    return (f"measuring {cfg.name} at batch {request['batch_size']}, seq_len {request['seq_len']} would need about "
-            f"{est['total'] / MIB:,.0f} MiB ({parts}), over this server's budget of {budget / MIB:,.0f} MiB for one "
-            "build: lower the batch size or sequence length, choose a smaller config (fewer layers, smaller "
-            "hidden_dim or vocab_size), or rely on the parameter count on the meta device, which needs no memory")
+    name = config_of(request).name if not is_generic(request) else request["hf_config"].get("model_type")
+    return (f"measuring {name} at batch {request['batch_size']}, seq_len {request['seq_len']} on real tensors would "
+            f"need about {est['total'] / MIB:,.0f} MiB ({parts}), over the {budget / MIB:,.0f} MiB this server has for "
+            "one build: measure on fake tensors (the default: PyTorch's real ops without storage, any size), or "
+            "lower the batch size or sequence length")
+
+
+def _run_of(request: dict[str, Any]) -> Any:
+    from . import engine
+
+    return engine.Run(request["batch_size"], request["seq_len"], dtype=request["dtype"],
+                      attention=request["attention"], checkpointing=request["checkpointing"],
+                      optimizer=request.get("optimizer", "adamw"), fake=not request.get("real", False))
+
+
+def _maker(request: dict[str, Any]) -> tuple[Any, int, Any]:
+    """(make, vocab_size, cfg or None) for the request's model."""
+    from . import engine
+    from .measure import maker
+
+    if is_generic(request):
+        d = request["hf_config"]
+        vocab = d.get("vocab_size")
+        if not isinstance(vocab, int) or isinstance(vocab, bool) or vocab < 1:
+            raise engine.EngineError(f"config.json of model_type {d.get('model_type')!r} needs a vocab_size of at "
+                                     f"least 1 to make input_ids, got {vocab!r}")
+        return (lambda: engine.build_auto(d, request["attention"])), vocab, None
+    cfg = config_of(request)
+    return maker(cfg, request["source"], request["attention"]), cfg.vocab_size, cfg
 
 
 def run(request: dict[str, Any], *, count: bool = True, measure: bool = True) -> dict[str, Any]:
-    """Count on the meta device and measure one training-mode forward; plain JSON-able numbers."""
-    from . import build
+    """Build, count and measure (saved bytes, the training step's peak, the inference peak) on the engine."""
+    from . import engine
     from . import measure as measuring
 
-    cfg = config_of(request)
     out: dict[str, Any] = {}
-    if count:
-        model = (build.reference_model(cfg, device="meta") if request["source"] == "reference"
-                 else build.hf_model(cfg, device="meta"))
-        out["built"] = build.count_built(model)
-        del model
+    try:
+        make, vocab, cfg = _maker(request)
+        r = _measure(request, make, vocab, cfg, measure)
+    except engine.EngineError as e:  # transformers cannot build it, or an op needs the tensors' values
+        return {"count_error": str(e), "measure_error": str(e), "import_rss": _rss()}
+    except (MemoryError, RuntimeError) as e:  # past the cap: torch's "DefaultCPUAllocator: can't allocate"
+        if not isinstance(e, MemoryError) and "alloc" not in str(e).lower():
+            raise
+        return {"out_of_memory": True, "import_rss": _rss()}
     out["import_rss"] = _rss()
+    out["how"] = r.how
+    if count:
+        out["built"], out["by_module"] = r.parameters, r.by_module
+        if cfg is not None:
+            out["count_diff"] = measuring.count_difference(cfg, request["source"], r.by_module)
     if measure:
-        try:
-            m = measuring.measure_activation_memory(
-                cfg, batch_size=request["batch_size"], seq_len=request["seq_len"], dtype=request["dtype"],
-                attention=request["attention"], kind=request["source"], checkpointing=request["checkpointing"],
-                max_bytes=request.get("max_bytes", measuring.MAX_MEASURE_BYTES))
-        except ValueError as e:
-            out["measure_error"] = str(e)
-        except (MemoryError, RuntimeError) as e:  # past the cap: torch's "DefaultCPUAllocator: can't allocate"
-            if not isinstance(e, MemoryError) and "alloc" not in str(e).lower():
-                raise
-            out["out_of_memory"] = True
-        else:
-            out["measurement"] = {
-                "total": m.total, "estimate": m.estimate, "error": m.error, "kind": m.kind,
-                "batch_size": m.batch_size, "seq_len": m.seq_len, "dtype": m.dtype, "attention": m.attention,
-                "checkpointing": m.checkpointing, "breakdown": m.breakdown().to_dict("records")}
+        out.update(_numbers(request, r, cfg))
+    return out
+
+
+def _measure(request: dict[str, Any], make: Any, vocab: int, cfg: ModelConfig | None, measure: bool) -> Any:
+    from . import engine
+
+    run = _run_of(request)
+    if not measure:  # count only: on fake tensors, whatever the request, so no weight is ever allocated
+        return engine.measure(make, vocab, dataclasses.replace(run, fake=True), what=())
+    what: tuple[str, ...] = ("saved", "step")
+    if cfg is None or _inference_modelled(cfg):
+        what += ("inference",)
+    return engine.measure(make, vocab, run, what=what)
+
+
+def _inference_modelled(cfg: ModelConfig) -> bool:
+    from .activations import family_ops
+
+    return hasattr(family_ops(cfg), "infer_layer")
+
+
+def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[str, Any]:
+    """The measurements as plain JSON, each beside albert_core's estimate where a family models the config."""
+    from dataclasses import asdict
+
+    from .activations import activation_memory
+    from .measure import _estimate_config
+
+    out: dict[str, Any] = {}
+    est = inf_est = None
+    if cfg is not None:
+        ecfg = _estimate_config(cfg, request["source"])
+        kw = {"batch_size": request["batch_size"], "seq_len": request["seq_len"], "dtype": request["dtype"],
+              "attention": request["attention"], "device": "cpu"}
+        est = activation_memory(ecfg, checkpointing=request["checkpointing"], **kw).total
+        if r.inference is not None:
+            inf_est = activation_memory(ecfg, training=False, **kw).total
+    breakdown: dict[str, list[int]] = {}
+    for t in r.saved_tensors:
+        row = breakdown.setdefault(t.module or "(model)", [0, 0])
+        row[0] += 1
+        row[1] += t.nbytes
+    out["measurement"] = {
+        "total": r.saved, "estimate": est,
+        "error": None if est is None else (0.0 if r.saved == est == 0 else (est - r.saved) / r.saved),
+        "kind": request.get("source", "hf"), "batch_size": request["batch_size"], "seq_len": request["seq_len"],
+        "dtype": request["dtype"], "attention": request["attention"], "checkpointing": request["checkpointing"],
+        "fake": r.run.fake,
+        "breakdown": [{"module": m, "tensors": n, "bytes": b} for m, (n, b) in breakdown.items()]}
+    if r.step is not None:
+        out["step"] = asdict(r.step) | {"optimizer": r.run.optimizer}
+    if r.inference is not None:
+        out["inference"] = {"total": r.inference, "estimate": inf_est}
+    out["engine_seconds"] = r.seconds
     return out
 
 

@@ -1,4 +1,4 @@
-"""Verify: build the selected config in PyTorch, count and measure, and show it beside the estimate.
+"""Verify: build the selected config in PyTorch, count and measure it on the engine, beside the estimate.
 
 torch runs only in a separate process per press (albert_core.worker, queued by ui/jobs.py): this
 page gets plain numbers back, and the server's memory returns to where it was.
@@ -14,25 +14,31 @@ import pandas as pd
 
 from albert_core import worker  # no torch: every build runs in a separate process (ui/jobs.py)
 from albert_core.hf import hf_built_config, hf_expressible
+from albert_core.measure import default_kind, step_estimate, step_rows
 from albert_core.params import count_parameters
 from albert_core.units import format_bytes
 from ui import controls, jobs, state, tables
 from ui.text import file_stem, md
+from ui.verify_other import other_encoder
 
-SOURCES = {"reference": "reference encoder (any sharing)", "hf": "Hugging Face BertModel / AlbertModel"}
+SOURCES = {"auto": "the one that can express it", "hf": "Hugging Face's model (AutoModel)",
+           "reference": "reference encoder (BERT/ALBERT, any sharing)"}
+PHASE_NOTE = {"forward": "in the forward", "backward": "in backward", "optimizer step": "in the optimizer step"}
 
 cfg = state.config()
 st.title("Verify in PyTorch")
 st.markdown(
-    f"Build **{md(cfg.name)}** (the sidebar config) as a real PyTorch model, count its parameters on the meta "
-    "device (no memory, any size), and measure the activation memory of one training-mode forward on this "
-    "server's CPU: the bytes of every tensor autograd saves for backward. Beside each: albert_core's estimate."
+    f"Build **{md(cfg.name)}** (the sidebar config) as a real PyTorch model and run it: one training forward "
+    "(the bytes autograd saves for backward), one full training step (the peak of every live tensor: weights, "
+    "gradients, optimizer state, activations, temporaries) and one eval forward. By default on **fake tensors**: "
+    "PyTorch's own ops and autograd with shapes but no storage, so real sizes are measured in a small process. "
+    "Beside each number: albert_core's estimate."
 )
 c1, c2, c3 = st.columns(3)
 with c1:
-    source = controls.select("source", "Model", fmt=SOURCES.get)
+    source_choice = controls.select("source", "Model", fmt=SOURCES.get)
 with c2:
-    batch = controls.number("verify_batch", "Batch size", help="Small: the model really runs here.")
+    batch = controls.number("verify_batch", "Batch size")
 with c3:
     seq = controls.number("verify_seq_len", "Sequence length (tokens)", step=16,
                           help=f"At most max_position ({cfg.max_position:,}).")
@@ -42,13 +48,23 @@ with c4:
 with c5:
     attention = controls.select("attention", "Attention")
 with c6:
+    optimizer = controls.select("optimizer", "Optimizer (training step)")
+c7, c8 = st.columns(2)
+with c7:
     checkpointing = controls.toggle("checkpointing", "Gradient checkpointing")
+with c8:
+    real = controls.toggle("verify_real", "Real tensors", help="Allocate every tensor on this server's CPU "
+                           "(proves the fake-tensor engine; limited by this server's memory).")
+source = default_kind(cfg, checkpointing) if source_choice == "auto" else source_choice
+if source_choice == "auto":
+    why = "Hugging Face's model cannot build this" if source == "reference" else f"family {md(cfg.family)}"
+    st.caption(f"Model: {SOURCES[source]} ({why}).")
 
-run_key = (cfg, source, batch, seq, dtype, attention, checkpointing)
+run_key = (cfg, source, batch, seq, dtype, attention, optimizer, checkpointing, real)
 JOB, RESULT = "_ae_verify_job", "_ae_verify"  # session: (run_key, plan, runner Job) while pending; the result
 if st.button("Build, count and measure", type="primary", key="verify_run"):
     request = {"config": cfg.to_dict(), "source": source, "batch_size": batch, "seq_len": seq, "dtype": dtype,
-               "attention": attention, "checkpointing": checkpointing}
+               "attention": attention, "checkpointing": checkpointing, "optimizer": optimizer, "real": real}
     if JOB in st.session_state:  # one job per session: a new press replaces the pending one
         jobs.cancel(st.session_state.pop(JOB)[2], "Replaced by a newer request.")
     plan = worker.plan(request, jobs.budget_bytes())  # no torch here: refusals need no process
@@ -66,6 +82,7 @@ if JOB in st.session_state:
         del st.session_state[JOB]
         st.session_state[RESULT] = {"key": key, **plan, **(job.result or {}),
                                     **({"job_error": job.message} if job.state != "done" else {})}
+        st.rerun()  # draw the result without the finished job's Cancel button
 
 
 def show_count(result: dict) -> None:
@@ -90,35 +107,79 @@ def show_count(result: dict) -> None:
     if result["built"] == expected:
         st.success("The PyTorch model has exactly the parameters albert_core counts.")
     else:
-        st.error("The counts differ.")
+        st.error("The counts differ, here (component, albert_core's count, what PyTorch built, its modules):")
+        tables.show(pd.DataFrame.from_records(result.get("count_diff") or []), "verify_count_diff",
+                    file_name=f"{file_stem(cfg.name)}-count-difference.csv")
 
 
-def show_measurement(result: dict) -> None:
-    st.header("Activation memory")
-    if "measurement" not in result:
-        reason = result.get("measure_error") or result.get("job_error") or "the build process gave no measurement"
-        st.error(f"Not measured: {md(reason)}")
-        return
+def settings_line(m: dict) -> str:
+    how = "fake tensors" if m.get("fake", True) else "real tensors"
+    return (f"{m['kind']} model, batch {m['batch_size']}, seq_len {m['seq_len']:,}, {m['dtype']}, {m['attention']} "
+            "attention" + (", checkpointing" if m["checkpointing"] else "") + f", {how}")
+
+
+def show_activations(result: dict) -> None:
+    st.header("Activation memory (one training forward)")
     m = result["measurement"]
     a1, a2, a3 = st.columns(3)
     a1.metric("Estimated (albert_core, CPU)", format_bytes(m["estimate"]), help=f"{m['estimate']:,} bytes")
     a2.metric("Measured (saved tensors)", format_bytes(m["total"]), help=f"{m['total']:,} bytes")
     a3.metric("Estimate error", f"{100 * m['error']:+.2f}%")
-    st.caption(f"{m['kind']}, batch {m['batch_size']}, seq_len {m['seq_len']}, {m['dtype']}, {m['attention']} "
-               "attention" + (", checkpointing" if m["checkpointing"] else "") + ". Exact bytes: estimated "
-               f"{m['estimate']:,}, measured {m['total']:,}.")
+    st.caption(f"{settings_line(m)}. Exact bytes: estimated {m['estimate']:,}, measured {m['total']:,}.")
     tables.show(pd.DataFrame.from_records(m["breakdown"]), "verify_breakdown",
                 file_name=f"{file_stem(cfg.name)}-measured.csv", readable={"bytes": "bytes"})
+
+
+def show_step(result: dict) -> None:
+    st.header("Training step peak")
+    s, m = result["step"], result["measurement"]
+    est = step_estimate(cfg, batch_size=m["batch_size"], seq_len=m["seq_len"], dtype=m["dtype"],
+                        optimizer=s["optimizer"], attention=m["attention"], checkpointing=m["checkpointing"])
+    p1, p2, p3 = st.columns(3)
+    p1.metric("Measured peak", format_bytes(s["peak"]), help=f"{s['peak']:,} bytes")
+    p2.metric("When", s["phase"], help=f"innermost module: {s['module'] or '(none)'}")
+    if est is not None:
+        p3.metric("albert_core's sum of parts", format_bytes(est.total),
+                  f"{100 * (est.total - s['peak']) / s['peak']:+.1f}% vs the peak", delta_color="off")
+    st.caption(f"{settings_line(m)}, {s['optimizer']}: step 2 (forward, loss, backward, optimizer.step()), every live "
+               f"tensor storage counted once; the peak comes {PHASE_NOTE.get(s['phase'], s['phase'])}. "
+               + ("albert_core's training memory adds weights, gradients, optimizer state and every saved "
+                  "activation; the real step frees activations in backward while gradients appear, so the peak "
+                  "differs from that sum." if est is not None else
+                  "No sum of parts beside it: this run keeps float32 weights under autocast, while albert_core's "
+                  "mixed precision holds 16-bit weights with float32 master copies."))
+    tables.show(pd.DataFrame.from_records(step_rows(s, est)), "verify_step",
+                file_name=f"{file_stem(cfg.name)}-training-step.csv",
+                readable={"at peak": "bytes", "at step start": "bytes", "albert_core (sum of parts)": "bytes"})
+
+
+def show_measurement(result: dict) -> None:
+    if "measurement" not in result:
+        st.header("Memory")
+        reason = result.get("measure_error") or result.get("job_error") or "the build process gave no measurement"
+        st.error(f"Not measured: {md(reason)}")
+        return
+    show_activations(result)
+    if "step" in result:
+        show_step(result)
+    if "inference" in result:
+        inf = result["inference"]
+        st.caption(f"Eval forward (no_grad): peak of live tensors {format_bytes(inf['total'])} measured, "
+                   f"{format_bytes(inf['estimate'])} estimated ({inf['total']:,} and {inf['estimate']:,} bytes).")
     if "peak_rss" in result and "estimate" in result:
-        st.caption(f"The build process peaked at {format_bytes(result['peak_rss'])} resident; estimated before "
-                   f"building: {format_bytes(result['estimate']['total'])} (this server allows "
-                   f"{format_bytes(jobs.budget_bytes())} per build).")
+        st.caption(f"Measured on {result.get('how', 'fake tensors')}. The build process peaked at "
+                   f"{format_bytes(result['peak_rss'])} resident; estimated before building: "
+                   f"{format_bytes(result['estimate']['total'])} (this server allows "
+                   f"{format_bytes(jobs.budget_bytes())} per build: {jobs.budget_source()}).")
 
 
 result = st.session_state.get(RESULT)
 if result is None or result["key"] != run_key:
-    st.info("Press the button to build the model: parameter counts take a moment at any size; the measurement "
-            "is refused, with the reason, when the model or its activations are too big for this server.")
+    st.info("Press the button to build and measure the model. On fake tensors any size is measured in a small "
+            "process; on real tensors the measurement is refused, with the reason, when the model is too big "
+            "for this server.")
 else:
     show_count(result)
     show_measurement(result)
+
+other_encoder()

@@ -36,8 +36,9 @@ def main() -> None:
 
     import torch
 
+    from albert_core import engine
     from albert_core.activations import activation_memory, korthikanti_bytes
-    from albert_core.measure import _autocast, _build, check_measurable, saved_tensors
+    from albert_core.measure import check_measurable, maker, saved_tensors
     from albert_core.presets import PRESETS
     from albert_core.units import format_bytes
 
@@ -57,10 +58,11 @@ def main() -> None:
         key = (name, dtype, att)
         if key not in models:  # one model per (preset, dtype, attention), reused across seq_len
             models.clear()
-            models[key] = _build(cfg, "hf", att, dtype, False, True)
+            run = engine.Run(b, s, dtype=dtype, attention=att, fake=False)
+            models[key] = engine.prepare(maker(cfg, "hf", att)(), run, True)
         model = models[key]
         ids = torch.randint(0, cfg.vocab_size, (b, s), generator=torch.Generator().manual_seed(0))
-        meas, _ = saved_tensors(model, ids, autocast=_autocast(dtype))
+        meas, _ = saved_tensors(model, ids, autocast=engine.autocast(dtype))
         est = activation_memory(cfg, batch_size=b, seq_len=s, dtype=dtype, attention=att, device="cpu").total
         ti = torchinfo_bytes(model, ids)
         model.train()

@@ -90,31 +90,33 @@ def test_verify_hf_model_with_sharing_hf_cannot_express():
     assert any("cannot express sharing 'attention'" in c.value for c in at.caption)
 
 
-def test_measurement_over_the_budget_is_refused_before_building_naming_the_figure(monkeypatch):
+def test_real_tensor_measurement_over_the_budget_is_refused_before_building_naming_the_figure(monkeypatch):
     monkeypatch.setenv(jobs.BUDGET_ENV, "600")
-    at = goto(open_app({"preset": "bert-base"}), "verify")
+    at = goto(open_app({"preset": "bert-base", "verify_real": "1"}), "verify")
     at.button(key="verify_run").click().run(timeout=120)
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Built in PyTorch"] == f"{count_parameters(PRESETS['bert-base']).total:,}"  # still counted
     (err,) = at.error
-    est = worker.estimate(request(PRESETS["bert-base"], batch_size=2, seq_len=64))
+    est = worker.estimate(request(PRESETS["bert-base"], batch_size=2, seq_len=64, real=True))
     assert est["total"] > 600 * MIB
     assert err.value.startswith("Not measured:")
-    assert f"about {est['total'] / MIB:,.0f} MiB" in err.value and "budget of 600 MiB" in err.value
-    assert "lower the batch size or sequence length" in err.value
+    assert f"about {est['total'] / MIB:,.0f} MiB" in err.value and "over the 600 MiB" in err.value
+    assert "measure on fake tensors" in err.value  # advice that works: the same press without real tensors
     # refused before building: the process that counted on the meta device never held bert-base's weights
     peak = at.session_state["_ae_verify"]["peak_rss"]
     assert 0 < peak < worker.IMPORT_BYTES + est["weights"] // 2
 
 
 def test_too_big_and_too_long_are_refused_without_a_process():
-    xl = worker.plan(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64), jobs.DEFAULT_BUDGET_MB * MIB)
-    est = worker.estimate(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64))
-    assert xl["count"] and not xl["measure"]  # counted on the meta device, not measured
+    xl = worker.plan(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64, real=True), 700 * MIB)
+    est = worker.estimate(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64, real=True))
+    assert xl["count"] and not xl["measure"]  # counted on fake tensors, not measured on real ones
     assert f"weights {est['weights'] / MIB:,.0f} MiB" in xl["measure_error"]
     assert est["weights"] == 4 * count_parameters(PRESETS["bert-xlarge"]).total
-    long = worker.plan(request(TINY_CFG, seq_len=128), jobs.DEFAULT_BUDGET_MB * MIB)
+    fake = worker.plan(request(PRESETS["bert-xlarge"], batch_size=64, seq_len=512), 700 * MIB)
+    assert fake["count"] and fake["measure"] and fake["estimate"]["weights"] == 0  # fake tensors: no storage
+    long = worker.plan(request(TINY_CFG, seq_len=128), 700 * MIB)
     assert not long["measure"] and "max_position" in long["measure_error"]
 
 
@@ -145,10 +147,10 @@ def test_worker_in_process_returns_plain_numbers():
 def test_plan_refuses_counts_and_measurements_with_the_reason():
     tiny = worker.plan(request(TINY_CFG), 700 * MIB)
     assert tiny["count"] and tiny["measure"] and tiny["estimate"]["total"] < 700 * MIB
-    big = worker.plan(request(PRESETS["bert-large"], batch_size=2, seq_len=64), 700 * MIB)
+    big = worker.plan(request(PRESETS["bert-large"], batch_size=2, seq_len=64, real=True), 700 * MIB)
     assert big["count"] and not big["measure"] and "700 MiB" in big["measure_error"]
     nothing = worker.plan(request(TINY_CFG), 100 * MIB)
-    assert not nothing["count"] and not nothing["measure"] and "ALBERT_EXPLORER_MEMORY_BUDGET_MB" in nothing["count_error"]
+    assert not nothing["count"] and not nothing["measure"] and "100 MiB free" in nothing["count_error"]
     deep = worker.plan(request(TINY_CFG.replace(sharing="none", num_layers=5000)), 700 * MIB)
     assert not deep["count"] and "5,000 layer modules" in deep["count_error"]
 
@@ -207,8 +209,7 @@ def test_child_past_its_memory_cap_gives_a_clear_message():
     """A wrong estimate ends at the OS cap (RLIMIT_DATA) with a message, not in the server."""
     cfg = PRESETS["bert-base"].replace(name="two-layers", num_layers=2)  # about 150 MiB of float32 weights
     r = Runner()
-    job = r.submit(request(cfg, seq_len=64), memory_bytes=420 * MIB, timeout_s=120)
+    job = r.submit(request(cfg, seq_len=64, real=True), memory_bytes=420 * MIB, timeout_s=120)
     assert r.wait(job, 120) and job.state == "done"
-    assert job.result["built"] == count_parameters(cfg).total  # the meta-device count fits
     assert "measurement" not in job.result
     assert "needed more than 420 MiB" in job.result["measure_error"]

@@ -46,11 +46,13 @@ def test_measurement_breakdown_sums_to_total():
     assert m.error == 0.0
 
 
-def test_too_big_for_the_server_is_refused():
+def test_too_big_for_real_tensors_is_refused_and_fake_tensors_measure_it():
     with pytest.raises(ValueError, match="lower batch_size or seq_len"):
-        measure_activation_memory(PRESETS["bert-large"], batch_size=64, seq_len=512)
+        measure_activation_memory(PRESETS["bert-large"], batch_size=64, seq_len=512, fake=False)
     with pytest.raises(ValueError, match="parameters"):
-        measure_activation_memory(PRESETS["bert-xlarge"], batch_size=1, seq_len=8)
+        measure_activation_memory(PRESETS["bert-xlarge"], batch_size=1, seq_len=8, fake=False)
+    m = measure_activation_memory(PRESETS["bert-large"], batch_size=64, seq_len=512)  # 26.6 GiB saved, no storage
+    assert m.fake and m.total == m.estimate > 12 << 30
 
 
 def test_hf_albert_checkpointing_points_to_the_reference():

@@ -3,8 +3,10 @@
 Settings (environment variable first, then `.streamlit/secrets.toml`, then the default):
   ALBERT_EXPLORER_MEMORY_BUDGET_MB / memory_budget_mb   memory one build process may use (MiB)
   ALBERT_EXPLORER_VERIFY_TIMEOUT_S / verify_timeout_s   wall-clock limit of one build (s)
-The default budget fits Streamlit Community Cloud (about 1 GB per app): 700 MiB for the build process
-beside the server's own 200-300 MiB (docs/deploy.md has the measurements).
+The default budget is the memory this server really has free when the build is asked for
+(albert_core.runner.available_bytes: its cgroup limit less its usage, else the machine's
+MemAvailable, less a 64 MiB reserve): on Streamlit Community Cloud (about 1 GB per app) about
+700 MiB beside the server's own 200-300 MiB (docs/deploy.md has the measurements).
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ from typing import Any
 
 import streamlit as st
 
-from albert_core.runner import Job, Runner
+from albert_core.runner import Job, Runner, available_bytes
 
-BUDGET_ENV, BUDGET_SECRET, DEFAULT_BUDGET_MB = "ALBERT_EXPLORER_MEMORY_BUDGET_MB", "memory_budget_mb", 700
+BUDGET_ENV, BUDGET_SECRET = "ALBERT_EXPLORER_MEMORY_BUDGET_MB", "memory_budget_mb"
 TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S = "ALBERT_EXPLORER_VERIFY_TIMEOUT_S", "verify_timeout_s", 180
 RECONNECT_GRACE_S = 10.0  # a session disconnected this long is gone (a browser's reconnect takes less)
 MIB = 1 << 20
 
 
-def _setting(env: str, secret: str, default: float) -> float:
+def _setting(env: str, secret: str, default: float | None) -> float | None:
     raw: Any = os.environ.get(env)
     if raw is None:
         try:
@@ -35,15 +37,22 @@ def _setting(env: str, secret: str, default: float) -> float:
         value = float(raw) if raw is not None else default
     except (TypeError, ValueError):
         value = default
-    return value if value > 0 else default
+    return value if value is not None and value > 0 else default
 
 
 def budget_bytes() -> int:
-    return int(_setting(BUDGET_ENV, BUDGET_SECRET, DEFAULT_BUDGET_MB) * MIB)
+    """The setting where one is given, else the memory this server has free now."""
+    mb = _setting(BUDGET_ENV, BUDGET_SECRET, None)
+    return int(mb * MIB) if mb is not None else available_bytes()
+
+
+def budget_source() -> str:
+    return ("set by ALBERT_EXPLORER_MEMORY_BUDGET_MB" if _setting(BUDGET_ENV, BUDGET_SECRET, None) is not None
+            else "the memory this server has free")
 
 
 def timeout_s() -> float:
-    return _setting(TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S)
+    return _setting(TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S) or DEFAULT_TIMEOUT_S
 
 
 @st.cache_resource(show_spinner=False)
@@ -81,7 +90,7 @@ def cancel(job: Job, message: str = "Cancelled.") -> None:
     runner().cancel(job, message)
 
 
-def follow(job: Job) -> None:
+def follow(job: Job, key: str = "verify_cancel") -> None:
     """Show where the job stands until it finishes (this script run waits for it), with a Cancel button.
 
     Any rerun (a widget changed, Cancel pressed, another page opened) ends this wait: with Streamlit's fast
@@ -92,7 +101,7 @@ def follow(job: Job) -> None:
     1 press in 4, whichever of the two runs cancelled last, and any widget change cancel a running build.)
     """
     r = runner()
-    if st.button("Cancel", key="verify_cancel"):
+    if st.button("Cancel", key=key):
         r.cancel(job)  # the child is killed within a poll (0.1 s); this run waits below and shows the outcome
     box = st.empty()
     while not job.finished:
@@ -105,7 +114,7 @@ def follow(job: Job) -> None:
                      "page open.", icon=":material/hourglass_top:")
         else:
             elapsed = time.monotonic() - (job.started or time.monotonic())
-            box.info(f"Building the model and measuring one forward in a separate process: {elapsed:.0f} s "
+            box.info(f"Building the model and measuring it in PyTorch in a separate process: {elapsed:.0f} s "
                      f"(limit {job.timeout_s:,.0f} s, memory {job.memory_bytes / MIB:,.0f} MiB).",
                      icon=":material/progress_activity:")
         r.wait(job, 0.5)

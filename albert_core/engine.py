@@ -1,0 +1,527 @@
+"""The measurement engine: PyTorch runs the real model, on fake tensors or real ones, and we count bytes.
+
+torch and transformers are imported inside the functions, so importing this module is free.
+
+Under `torch._subclasses.fake_tensor.FakeTensorMode` every tensor has a shape, a dtype and a storage
+of the right size, but no bytes behind it: the same modeling code, the same aten ops and the same
+autograd graph run, so a 3.5B-parameter model is measured by a process that holds only PyTorch's
+imports. With `fake=False` the same functions run on real CPU tensors: that is the proof of the
+engine (tests/test_engine.py holds the two equal, byte for byte).
+
+One TorchDispatchMode (`LiveStorages`, below autograd, like torch.distributed._tools.mem_tracker)
+sees every op's outputs. Each new storage is recorded once with the clock tick it was born at and,
+through a weakref finalizer, the tick it was freed at; storages that exist before the run
+(parameters, buffers, optimizer state, the input) are named by category. Three measurements:
+
+* `saved`: the bytes of the tensors autograd saves for backward in one training-mode forward
+  (torch.autograd.graph.saved_tensors_hooks), parameters excluded, each storage once: what
+  albert_core.activations.activation_memory estimates.
+* `inference`: the peak bytes of storages created and alive during one `torch.no_grad()` eval forward
+  (weights, buffers and input excluded): what activations.inference_peak estimates.
+* `step`: the peak bytes of every live storage on the device during one full training step (the
+  second one, so the optimizer state exists): forward, loss, backward, optimizer.step(). What is
+  alive at that moment is split into parameters, buffers, gradients, optimizer state, saved
+  activations, temporaries and the input, and the phase it occurs in is named.
+
+The training step (issue 16): the model in train mode (dropout on), input_ids (batch, seq_len); loss =
+last_hidden_state.float().mean() (+ the pooler output's mean where the model returns one, no task
+head); the optimizer with its default arguments (AdamW lr=1e-4, SGD lr=1e-3 momentum 0.9, Adafactor
+lr=1e-3). Step 1 runs whole, then zero_grad(set_to_none=True), then step 2 is measured. CPU
+semantics: kernel-internal scratch (MKL, oneDNN) is not a tensor and is not seen; optimizer step
+counters (AdamW's `step`, 0-d float32) stay on the host on CUDA (torch/optim/adam.py keeps them on
+the CPU unless capturable or fused), so the device peak leaves them out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+MEASURES = ("saved", "inference", "step")
+OPTIMIZERS = ("adamw", "sgd", "adafactor")
+# dtype of a run: the model cast to 16 bits ("bfloat16", "float16") or float32 weights under
+# torch.autocast ("mixed_bf16", "mixed_fp16"), as activation_memory's dtypes.
+DTYPES = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
+CATEGORIES = ("parameters", "buffers", "gradients", "optimizer state", "saved activations", "temporaries", "input")
+PHASES = ("forward", "backward", "optimizer step")
+
+
+class EngineError(ValueError):
+    """PyTorch could not run the model: says which op or module stopped it and what to change."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """What PyTorch is asked to run."""
+
+    batch_size: int
+    seq_len: int
+    dtype: str = "float32"  # one of DTYPES
+    attention: str = "eager"  # eager | sdpa (a model without sdpa runs its own attention)
+    checkpointing: bool = False  # gradient checkpointing (HF: checkpoint(use_reentrant=False) per layer)
+    optimizer: str = "adamw"  # for `step`
+    fake: bool = True  # FakeTensorMode (no storage) or real CPU tensors
+    seed: int = 0
+
+    def check(self) -> None:
+        for name in ("batch_size", "seq_len"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise EngineError(f"{name} must be a whole number of at least 1, got {v!r}")
+        for name, choices in (("dtype", DTYPES), ("attention", ("eager", "sdpa")), ("optimizer", OPTIMIZERS)):
+            if getattr(self, name) not in choices:
+                raise EngineError(f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class SavedTensor:
+    module: str  # innermost module running when the tensor was saved ("" outside any module)
+    shape: tuple[int, ...]  # the saved tensor's shape (a view: its storage may be larger)
+    dtype: str  # e.g. "float32"
+    nbytes: int  # bytes of its storage, counted only for the first tensor seen on that storage (else 0)
+
+
+@dataclass(frozen=True)
+class StepPeak:
+    peak: int  # bytes of every live storage at the step's peak
+    phase: str  # forward | backward | optimizer step
+    module: str  # the innermost module running at the peak ("" outside any module)
+    at_peak: dict[str, int]  # CATEGORIES -> bytes alive at the peak (sums to peak)
+    at_start: dict[str, int]  # CATEGORIES -> bytes alive when step 2 starts
+    host_bytes: int  # optimizer step counters left out of the device peak (see module docstring)
+
+
+@dataclass(frozen=True)
+class Result:
+    parameters: int  # sum(p.numel()) over unique parameters, as PyTorch built them
+    by_module: dict[str, int]  # top-level module path (two levels) -> parameters
+    run: Run
+    saved: int | None = None
+    saved_tensors: tuple[SavedTensor, ...] = field(default=(), repr=False)
+    inference: int | None = None
+    step: StepPeak | None = None
+    seconds: float = 0.0
+
+    @property
+    def how(self) -> str:
+        return ("fake tensors: PyTorch's real ops without storage" if self.run.fake
+                else "real tensors on this machine's CPU")
+
+
+# ---- building ------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def tensor_mode(fake: bool) -> Iterator[Any]:
+    """FakeTensorMode (and transformers' no_init_weights, so no initializer needs data) or nothing."""
+    if not fake:
+        yield None
+        return
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from transformers.initialization import no_init_weights
+
+    with FakeTensorMode() as mode, no_init_weights():
+        yield mode
+
+
+def _quiet_transformers() -> None:
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+
+
+def build_auto(hf: dict[str, Any], attention: str = "eager") -> Any:
+    """AutoModel.from_config of a config.json dict (any model_type transformers knows), on the current device."""
+    from transformers import AutoConfig, AutoModel
+
+    _quiet_transformers()
+    d = dict(hf)
+    model_type = d.pop("model_type", None)
+    try:
+        conf = AutoConfig.for_model(model_type, **d)
+    except (ValueError, KeyError) as e:
+        raise EngineError(f"transformers cannot read this config.json (model_type {model_type!r}): {e}") from e
+    try:
+        model = AutoModel.from_config(conf, attn_implementation=attention)
+    except (ValueError, ImportError):  # this model has no sdpa path (or none of this name): its own attention
+        model = AutoModel.from_config(conf)
+    return model
+
+
+def prepare(model: Any, run: Run, training: bool) -> Any:
+    """Cast to a 16-bit dtype, set train/eval mode and gradient checkpointing as `run` asks."""
+    import torch
+
+    if run.dtype in ("bfloat16", "float16"):
+        cast(model, getattr(torch, run.dtype))
+    model.train(training)
+    if run.checkpointing and training:
+        if hasattr(model, "gradient_checkpointing") and not hasattr(model, "activation_checkpointing_enable"):
+            model.gradient_checkpointing = True  # albert_core.reference.ReferenceModel
+        elif getattr(model, "supports_gradient_checkpointing", False):
+            model.activation_checkpointing_enable()  # HF default: checkpoint(use_reentrant=False) per layer
+        else:
+            raise EngineError(f"{type(model).__name__} does not support gradient checkpointing in transformers "
+                              "5.23: turn checkpointing off, or use the reference encoder (BERT and ALBERT)")
+    return model
+
+
+def cast(model: Any, dtype: Any) -> None:
+    """model.to(dtype) for floating parameters and buffers, one tensor at a time, shared tensors kept shared.
+
+    nn.Module.to swaps a tensor subclass's parameters in place (torch.utils.swap_tensors), which fake
+    tensors refuse (FakeTensorMode holds weak references to them); this does what `_apply` does
+    without swapping, on fake and real tensors alike.
+    """
+    import torch
+
+    memo: dict[int, Any] = {}
+    for mod in model.modules():
+        for name, p in list(mod._parameters.items()):
+            if p is not None and p.is_floating_point():
+                if id(p) not in memo:
+                    memo[id(p)] = torch.nn.Parameter(p.detach().to(dtype), requires_grad=p.requires_grad)
+                mod._parameters[name] = memo[id(p)]
+        for name, b in list(mod._buffers.items()):
+            if b is not None and b.is_floating_point():
+                if id(b) not in memo:
+                    memo[id(b)] = b.to(dtype)
+                mod._buffers[name] = memo[id(b)]
+
+
+def autocast(dtype: str) -> Any:
+    import torch
+
+    amp = {"mixed_bf16": torch.bfloat16, "mixed_fp16": torch.float16}.get(dtype)
+    return torch.autocast("cpu", dtype=amp) if amp else contextlib.nullcontext()
+
+
+def input_ids(vocab_size: int, run: Run) -> Any:
+    import torch
+
+    g = torch.Generator().manual_seed(run.seed)
+    return torch.randint(0, vocab_size, (run.batch_size, run.seq_len), generator=g)
+
+
+def forward(model: Any, ids: Any) -> tuple[Any, Any]:
+    """(sequence output, pooled output or None) of HF's model(input_ids=ids), ReferenceModel(ids) or any module
+    that returns a tensor or a tuple."""
+    import torch
+
+    out = model(ids) if type(model).__name__ == "ReferenceModel" else model(input_ids=ids)
+    if isinstance(out, torch.Tensor):
+        return out, None
+    if isinstance(out, tuple):
+        return out[0], (out[1] if len(out) > 1 else None)
+    return out.last_hidden_state, getattr(out, "pooler_output", None)
+
+
+def loss_of(seq: Any, pooled: Any) -> Any:
+    loss = seq.float().mean()
+    return loss + pooled.float().mean() if pooled is not None else loss
+
+
+def optimizer(model: Any, name: str) -> Any:
+    import torch
+
+    params = list(model.parameters())
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+    if name == "adafactor":
+        return torch.optim.Adafactor(params, lr=1e-3)
+    raise EngineError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {name!r}")
+
+
+def by_module(model: Any, depth: int = 2) -> dict[str, int]:
+    """Parameters per module path cut at `depth` levels (embeddings.word_embeddings, encoder.layer, ...)."""
+    out: dict[str, int] = {}
+    for name, p in model.named_parameters():  # each shared tensor once, under its first name
+        parts = name.split(".")[:-1] or [name]
+        key = ".".join(p for p in parts[:depth] if not p.isdigit()) or parts[0]
+        out[key] = out.get(key, 0) + p.numel()
+    return out
+
+
+# ---- the dispatch mode ---------------------------------------------------------------------------
+
+class _Rec:
+    __slots__ = ("born", "died", "nbytes", "category")
+
+    def __init__(self, born: int, nbytes: int, category: str):
+        self.born, self.died, self.nbytes, self.category = born, -1, nbytes, category
+
+
+def _key(t: Any) -> int:
+    return int(t.untyped_storage()._cdata)
+
+
+def _live_storages() -> Any:
+    """The one TorchDispatchMode class (built on first use: torch is imported only here)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    class LiveStorages(TorchDispatchMode):
+        """Every storage an op creates, from the tick it is born to the tick PyTorch frees it."""
+
+        def __init__(self, existing: dict[int, tuple[int, str]], module: Callable[[], str]):
+            super().__init__()
+            self.clock = 0
+            self.recs: dict[int, _Rec] = {}  # storage key -> its current record
+            self.all: list[_Rec] = []
+            for k, (n, cat) in existing.items():
+                r = _Rec(0, n, cat)
+                self.recs[k] = r
+                self.all.append(r)
+            self.live = sum(r.nbytes for r in self.all)
+            self.peak, self.peak_tick, self.phase, self.peak_phase = self.live, 0, "forward", "forward"
+            self.module, self.peak_module = module, ""
+
+        def _free(self, key: int, rec: _Rec) -> None:
+            self.clock += 1
+            rec.died = self.clock
+            self.live -= rec.nbytes
+            if self.recs.get(key) is rec:
+                del self.recs[key]
+
+        def record(self, t: Any) -> _Rec | None:
+            st = t.untyped_storage()
+            k = int(st._cdata)
+            if k in self.recs:
+                return self.recs[k]
+            self.clock += 1
+            rec = _Rec(self.clock, st.nbytes(), "temporaries")
+            self.recs[k] = rec
+            self.all.append(rec)
+            self.live += rec.nbytes
+            weakref.finalize(st, self._free, k, rec)
+            return rec
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+            res = func(*args, **(kwargs or {}))
+            if func is torch.ops.aten.native_layer_norm.default:
+                res = _layer_norm_stats(args, res)
+            for t in tree_flatten(res)[0]:
+                if isinstance(t, torch.Tensor):
+                    self.record(t)
+            if self.live > self.peak:
+                self.peak, self.peak_tick, self.peak_phase = self.live, self.clock, self.phase
+                self.peak_module = self.module()
+            return res
+
+        def alive_at_peak(self) -> dict[str, int]:
+            out = dict.fromkeys(CATEGORIES, 0)
+            for r in self.all:
+                if r.born <= self.peak_tick and (r.died < 0 or r.died > self.peak_tick):
+                    out[r.category] += r.nbytes
+            return out
+
+    return LiveStorages
+
+
+def _layer_norm_stats(args: Any, res: Any) -> Any:
+    """native_layer_norm's mean and rstd as the CPU kernel makes them: float32 for a 16-bit input with a float32
+    weight (aten/src/ATen/native/layer_norm.cpp, mixed_type; under autocast, ALBERT's LayerNorm meets bf16 input).
+
+    The meta kernel that fake tensors run gives them the input's dtype; on real tensors this changes nothing.
+    """
+    import torch
+
+    x, weight = args[0], args[2] if len(args) > 2 else None
+    out, mean, rstd = res
+    if (x.device.type == "cpu" and x.dtype in (torch.bfloat16, torch.float16) and weight is not None
+            and weight.dtype == torch.float32 and mean.dtype != torch.float32):
+        return out, torch.empty_like(mean, dtype=torch.float32), torch.empty_like(rstd, dtype=torch.float32)
+    return res
+
+
+def _module_stack(model: Any) -> tuple[list[str], list[Any]]:
+    """Forward pre/post hooks that keep the name of the innermost running module."""
+    stack: list[str] = []
+    handles = []
+
+    def pop(mod: Any, args: Any, output: Any) -> None:
+        if stack:
+            stack.pop()
+
+    for name, mod in model.named_modules():
+        handles.append(mod.register_forward_pre_hook(lambda m, a, n=name: stack.append(n) and None))
+        handles.append(mod.register_forward_hook(pop))
+    return stack, handles
+
+
+@contextlib.contextmanager
+def _stopped_by(model: Any) -> Iterator[None]:
+    """Turn what stops PyTorch (a data-dependent op under fake tensors, ...) into an EngineError naming it."""
+    try:
+        yield
+    except EngineError:
+        raise
+    except Exception as e:  # noqa: BLE001 - re-raised with the op and the model named
+        from torch._subclasses.fake_tensor import DataDependentOutputException, UnsupportedOperatorException
+
+        name = type(model).__name__
+        if isinstance(e, DataDependentOutputException | UnsupportedOperatorException):
+            op = getattr(e, "func", None)
+            raise EngineError(
+                f"{name} could not run on fake tensors: the op {op} needs the tensors' values "
+                f"({type(e).__name__}); measure it on real tensors (Verify's 'real tensors', `verify --real`) "
+                "at a size this machine can hold") from e
+        if isinstance(e, MemoryError) or "can't allocate" in str(e).lower():
+            raise
+        raise EngineError(f"{name} stopped with {type(e).__name__}: {str(e)[:300]}") from e
+
+
+# ---- the three measurements ----------------------------------------------------------------------
+
+def saved_bytes(model: Any, ids: Any, amp: Any = None) -> tuple[int, list[SavedTensor]]:
+    """One training-mode forward: (bytes, tensors) autograd saves, parameters excluded, each storage once."""
+    import torch
+
+    params = {_key(p) for p in model.parameters()}
+    stack, handles = _module_stack(model)
+    seen: set[int] = set()
+    keep: list[Any] = []  # hold every saved tensor so no storage is freed and its address reused
+    out: list[SavedTensor] = []
+    total = 0
+
+    def pack(t: Any) -> Any:
+        nonlocal total
+        k = _key(t)
+        keep.append(t)
+        if k in params:
+            return t
+        n = 0 if k in seen else t.untyped_storage().nbytes()
+        seen.add(k)
+        total += n
+        out.append(SavedTensor(stack[-1] if stack else "", tuple(t.shape), str(t.dtype).removeprefix("torch."), n))
+        return t
+
+    mode = _live_storages()({}, lambda: "")  # the one dispatch mode: the same kernels' outputs as the other two
+    try:
+        with _stopped_by(model), mode, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), \
+                (amp or contextlib.nullcontext()):
+            result = forward(model, ids)
+        del result
+    finally:
+        for h in handles:
+            h.remove()
+    return total, out
+
+
+def inference_peak(model: Any, ids: Any, amp: Any = None) -> int:
+    """Peak bytes of storages created and alive during one no_grad eval forward (weights, buffers, input out)."""
+    import torch
+
+    existing = {_key(t) for t in [*model.parameters(), *model.buffers(), ids]}
+    mode = _live_storages()({}, lambda: "")
+    mode.recs.update({k: _Rec(0, 0, "parameters") for k in existing})  # known, weigh nothing here
+    with torch.no_grad(), (amp or contextlib.nullcontext()), _stopped_by(model), mode:
+        result = forward(model, ids)
+        del result
+    return int(mode.peak)
+
+
+def _optimizer_state(opt: Any) -> Iterator[tuple[str, Any]]:
+    import torch
+
+    for state in opt.state.values():
+        for name, v in state.items():
+            if isinstance(v, torch.Tensor):
+                yield name, v
+
+
+def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
+    """Peak of live storages over training step 2 (forward, loss, backward, optimizer.step()), by category."""
+    import torch
+
+    opt = optimizer(model, run.optimizer)
+    with _stopped_by(model):
+        with autocast(run.dtype):
+            loss = loss_of(*forward(model, ids))
+        loss.backward()
+        opt.step()
+        del loss
+        opt.zero_grad(set_to_none=True)
+    existing: dict[int, tuple[int, str]] = {}
+    host = 0
+    for name, t in _optimizer_state(opt):
+        if name == "step" and t.dim() == 0:  # host-side step counter on CUDA (torch/optim/adam.py)
+            host += t.untyped_storage().nbytes()
+            existing[_key(t)] = (0, "optimizer state")
+        else:
+            existing.setdefault(_key(t), (t.untyped_storage().nbytes(), "optimizer state"))
+    for cat, ts in (("parameters", model.parameters()), ("buffers", model.buffers()), ("input", [ids])):
+        for t in ts:
+            existing.setdefault(_key(t), (t.untyped_storage().nbytes(), cat))
+    stack, handles = _module_stack(model)
+    mode = _live_storages()(existing, lambda: stack[-1] if stack else "")
+    at_start = mode.alive_at_peak()
+
+    def pack(t: Any) -> Any:
+        rec = mode.record(t)  # a saved tensor's storage: born before, or here (a view's base)
+        if rec is not None and rec.category == "temporaries":
+            rec.category = "saved activations"
+        return t
+
+    def grad_hook(p: Any) -> None:
+        rec = mode.record(p.grad)
+        if rec is not None and rec.category in ("temporaries", "saved activations"):
+            rec.category = "gradients"
+
+    hooks = [p.register_post_accumulate_grad_hook(grad_hook) for p in model.parameters()]
+    try:
+        with _stopped_by(model), mode:
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast(run.dtype):
+                loss = loss_of(*forward(model, ids))
+            mode.phase = "backward"
+            loss.backward()
+            del loss
+            mode.phase = "optimizer step"
+            opt.step()
+    finally:
+        for h in [*hooks, *handles]:
+            h.remove()
+    return StepPeak(peak=int(mode.peak), phase=mode.peak_phase, module=mode.peak_module,
+                    at_peak=mode.alive_at_peak(), at_start=at_start, host_bytes=host)
+
+
+def measure(make: Callable[[], Any], vocab_size: int, run: Run,
+            what: tuple[str, ...] = MEASURES) -> Result:
+    """Build the model with `make()` (inside the tensor mode) and take the measurements named in `what`.
+
+    Each measurement gets a freshly built model (a step changes the weights and holds optimizer state).
+    """
+    import torch
+
+    run.check()
+    bad = [w for w in what if w not in MEASURES]
+    if bad:
+        raise EngineError(f"measurements must be among {', '.join(MEASURES)}, got {bad}")
+    _quiet_transformers()
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {}
+    with tensor_mode(run.fake):
+        torch.manual_seed(run.seed)
+        model = make()
+        out["parameters"] = sum(p.numel() for p in model.parameters())
+        out["by_module"] = by_module(model)
+        ids = input_ids(vocab_size, run)
+        for i, w in enumerate(what):
+            if i:  # each measurement on a fresh model
+                torch.manual_seed(run.seed)
+                model = make()
+            if w == "saved":
+                out["saved"], tensors = saved_bytes(prepare(model, run, True), ids, autocast(run.dtype))
+                out["saved_tensors"] = tuple(tensors)
+            elif w == "inference":
+                out["inference"] = inference_peak(prepare(model, run, False), ids, autocast(run.dtype))
+            else:
+                out["step"] = step_peak(prepare(model, run, True), ids, run)
+            del model
+    return Result(run=run, seconds=time.perf_counter() - t0, **out)
