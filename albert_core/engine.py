@@ -263,6 +263,7 @@ def _key(t: Any) -> int:
 def _live_storages() -> Any:
     """The one TorchDispatchMode class (built on first use: torch is imported only here)."""
     import torch
+    from torch._subclasses.fake_tensor import FakeTensor
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
@@ -303,6 +304,11 @@ def _live_storages() -> Any:
             return rec
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+            if func is torch.ops.aten._local_scalar_dense.default and self.phase == "optimizer step" \
+                    and isinstance(args[0], FakeTensor):
+                # .item() in an optimizer step (Adafactor's param.norm(2).item(), torch/optim/_adafactor.py) feeds
+                # Python arithmetic on a learning rate, never a shape or an allocation: any value measures the same
+                return False if args[0].dtype == torch.bool else 1 if not args[0].is_floating_point() else 1.0
             res = func(*args, **(kwargs or {}))
             if func is torch.ops.aten.native_layer_norm.default:
                 res = _layer_norm_stats(args, res)
@@ -441,13 +447,17 @@ def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
     import torch
 
     opt = optimizer(model, run.optimizer)
+    first = _live_storages()({}, lambda: "")  # step 1, untracked but for the optimizer's .item() (see below)
     with _stopped_by(model):
         with autocast(run.dtype):
             loss = loss_of(*forward(model, ids))
         loss.backward()
-        opt.step()
         del loss
+        first.phase = "optimizer step"
+        with first:
+            opt.step()
         opt.zero_grad(set_to_none=True)
+    del first
     existing: dict[int, tuple[int, str]] = {}
     host = 0
     for name, t in _optimizer_state(opt):

@@ -190,7 +190,7 @@ def _measure(request: dict[str, Any], make: Any, vocab: int, cfg: ModelConfig | 
     if not measure:  # count only: on fake tensors, whatever the request, so no weight is ever allocated
         return engine.measure(make, vocab, dataclasses.replace(run, fake=True), what=())
     what: tuple[str, ...] = ("saved", "step")
-    if cfg is None or _inference_modelled(cfg):
+    if cfg is None or (request["source"] == "hf" and _inference_modelled(cfg)):  # modelled on HF's code
         what += ("inference",)
     return engine.measure(make, vocab, run, what=what)
 
