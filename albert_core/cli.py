@@ -18,6 +18,7 @@ import json
 import sys
 from typing import Any
 
+from . import cli_measure
 from .config import ConfigError, ModelConfig
 from .flops import forward_flops, training_flops
 from .hf import from_hf_config
@@ -32,6 +33,39 @@ class CliError(Exception):
     """A problem with the user's input; main() prints it and exits 2."""
 
 
+def load_any(args: argparse.Namespace) -> tuple[ModelConfig | None, dict[str, Any] | None]:
+    """(config, None), or (None, config.json dict) for a model_type no family models (verify measures those)."""
+    from .hf import outside_families
+
+    raw: Any = None
+    if getattr(args, "hub", None) is not None:
+        from .hub import fetch_config
+
+        raw = fetch_config(args.hub)
+    elif args.config is not None:
+        raw = _read_json(args.config)
+    if outside_families(raw) is not None:
+        return None, raw
+    return load_config(args), None
+
+
+def _read_json(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{path} is not UTF-8 text; give a JSON config file") from None
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CliError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+    if not isinstance(d, dict):
+        raise CliError(f"{path} must hold a JSON object of config fields, got {type(d).__name__}")
+    return d
+
+
 def load_config(args: argparse.Namespace) -> ModelConfig:
     if getattr(args, "hub", None) is not None:
         from .hub import config_from_hub  # fetches config.json only; HubError/ConfigError are ValueErrors
@@ -39,19 +73,7 @@ def load_config(args: argparse.Namespace) -> ModelConfig:
         return config_from_hub(args.hub)
     if args.config is None:
         return PRESETS[args.preset or DEFAULT_PRESET]
-    try:
-        with open(args.config, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as e:
-        raise CliError(f"cannot read {args.config}: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise CliError(f"{args.config} is not UTF-8 text; give a JSON config file") from None
-    try:
-        d = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise CliError(f"{args.config} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
-    if not isinstance(d, dict):
-        raise CliError(f"{args.config} must hold a JSON object of config fields, got {type(d).__name__}")
+    d = _read_json(args.config)
     try:
         # a Hugging Face config.json names its model_type; ours holds ModelConfig fields
         return from_hf_config(d) if "model_type" in d else ModelConfig.from_dict(d)
@@ -116,26 +138,34 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for name, help_ in (("params", "parameter breakdown"), ("flops", "forward and training FLOPs")):
         s = sub.add_parser(name, help=help_)
-        src = s.add_mutually_exclusive_group()
-        src.add_argument("--preset", choices=sorted(PRESETS), help=f"a published config (default {DEFAULT_PRESET})")
-        src.add_argument("--config", metavar="FILE", help="a JSON file: ModelConfig fields or a HF config.json")
-        src.add_argument("--hub", metavar="MODEL_ID", help="a Hugging Face model id: its config.json only is fetched")
+        _add_source(s)
         s.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "params":
             s.add_argument("--heads", action="store_true", help="include the MLM and NSP/SOP pretraining heads (bert, albert)")
         else:
             s.add_argument("--seq-len", type=int, default=512, help="tokens per sequence (default 512)")
             s.add_argument("--batch-size", type=int, default=1, help="sequences (default 1)")
+    cli_measure.add_parsers(sub, _add_source)
     return p
+
+
+def _add_source(s: argparse.ArgumentParser) -> None:
+    src = s.add_mutually_exclusive_group()
+    src.add_argument("--preset", choices=sorted(PRESETS), help=f"a published config (default {DEFAULT_PRESET})")
+    src.add_argument("--config", metavar="FILE", help="a JSON file: ModelConfig fields or a HF config.json")
+    src.add_argument("--hub", metavar="MODEL_ID", help="a Hugging Face model id: its config.json only is fetched")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)  # usage errors: argparse prints them and exits 2
     try:
-        cfg = load_config(args)
-        if args.command == "params":
+        if args.command in ("verify", "memory"):
+            out = _measure_command(args)
+        elif args.command == "params":
+            cfg = load_config(args)
             out = json.dumps(params_json(cfg, args.heads), indent=2) if args.json else params_text(cfg, args.heads)
         else:
+            cfg = load_config(args)
             f = forward_flops(cfg, args.seq_len, args.batch_size)
             if args.json:
                 d = {k: getattr(f, k) for k in f.__dataclass_fields__}
@@ -148,3 +178,12 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     print(out)
     return 0
+
+
+def _measure_command(args: argparse.Namespace) -> str:
+    if args.command == "memory":
+        d = cli_measure.memory_json(load_config(args), args)
+        return cli_measure.dumps(d) if args.json else cli_measure.memory_text(d)
+    cfg, raw = load_any(args)
+    d = cli_measure.verify_json(cfg, cli_measure.verify_request(args, cfg, raw))
+    return cli_measure.dumps(d) if args.json else cli_measure.verify_text(d)
