@@ -149,3 +149,68 @@ def test_refused_key_is_named(tmp_path, capsys):
     path.write_text(json.dumps({**to_hf_config(PRESETS["bert-base"]), "is_decoder": True}))
     assert main(["params", "--config", str(path)]) == 2
     assert "is_decoder=true is not supported" in capsys.readouterr().err
+
+
+# ---- verify and memory ---------------------------------------------------------------------------
+def _main_json(capsys, *args: str) -> dict:
+    from albert_core import cli
+
+    assert cli.main([*args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_verify_json_measured_beside_estimated(capsys):
+    from albert_core.activations import activation_memory
+
+    d = _main_json(capsys, "verify", "--preset", "albert-base", "--batch-size", "4", "--seq-len", "128")
+    cfg = PRESETS["albert-base"]
+    assert d["parameters"]["built"] == d["parameters"]["estimate"] == count_parameters(cfg).total
+    assert d["activations"]["measured"] == d["activations"]["estimate"] == activation_memory(
+        cfg, batch_size=4, seq_len=128, device="cpu").total
+    t = d["training_peak"]
+    assert sum(t["at_peak"].values()) == t["measured"] and t["phase"] in ("forward", "backward", "optimizer step")
+    assert t["at_start"]["parameters"] == 4 * count_parameters(cfg).total
+    assert d["settings"]["how"].startswith("fake tensors") and d["settings"]["source"] == "hf"
+    assert d["inference_peak"]["total"] == d["inference_peak"]["estimate"]
+
+
+def test_verify_real_equals_fake_and_text_output(capsys):
+    from albert_core import cli
+
+    args = ["verify", "--preset", "bert-base", "--batch-size", "1", "--seq-len", "8", "--dtype", "bfloat16"]
+    fake, real = _main_json(capsys, *args), _main_json(capsys, *args, "--real")
+    assert real["settings"]["how"].startswith("real")
+    for k in ("activations", "training_peak", "inference_peak", "parameters"):
+        assert fake[k] == real[k], k
+    assert cli.main(args) == 0
+    text = capsys.readouterr().out
+    assert "training step peak" in text and f"{fake['training_peak']['measured']:,}" in text
+
+
+def test_memory_json_parts_sum_to_total(capsys):
+    from albert_core.training import training_memory
+
+    d = _main_json(capsys, "memory", "--preset", "bert-base", "--batch-size", "16", "--seq-len", "512",
+                   "--precision", "mixed_bf16", "--num-gpus", "4", "--sharding", "zero2")
+    t = d["training_memory"]
+    ref = training_memory(PRESETS["bert-base"], batch_size=16, seq_len=512, precision="mixed_bf16", num_gpus=4,
+                          sharding="zero2")
+    assert t["total"] == ref.total == sum(t[k] for k in ("weights", "gradients", "optimizer_state",
+                                                          "master_weights", "activations"))
+    assert d["settings"]["sharding"] == "zero2" and d["parameters"]["stored"] == count_parameters(PRESETS["bert-base"]).total
+
+
+@pytest.mark.parametrize("args, message", [
+    (["verify", "--preset", "bert-base", "--seq-len", "9999"], "max_position"),
+    (["verify", "--preset", "bert-base", "--batch-size", "0"], "batch_size"),
+    (["verify", "--preset", "roberta-base", "--source", "reference"], "reference encoder builds BERT and ALBERT only"),
+    (["verify", "--preset", "albert-base", "--source", "hf", "--checkpointing"], "kind='reference'"),
+    (["memory", "--preset", "bert-base", "--num-gpus", "0"], "num_gpus"),
+    (["memory", "--preset", "bert-base", "--seq-len", "4096"], "max_position"),
+])
+def test_verify_and_memory_bad_input_exit_2_with_a_message(args, message, capsys):
+    from albert_core import cli
+
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err

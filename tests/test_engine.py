@@ -9,6 +9,7 @@ forward's peak, and the training step's peak with what is alive at it, by catego
 import random
 
 import pytest
+from engine_check import estimate_equals_engine, fake_equals_real
 from test_activations import random_config as bert_like_config
 from test_families_activations import random_config as family_config
 
@@ -16,7 +17,6 @@ from albert_core import engine
 from albert_core.build import hf_model, reference_model
 from albert_core.measure import check_kind, default_kind, maker
 from albert_core.presets import PRESETS
-from engine_check import estimate_equals_engine, fake_equals_real
 
 FAMILIES = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
 DTYPES = ["float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16"]
