@@ -1,16 +1,18 @@
 """Server memory across Verify runs: `streamlit run serve.py`, Verify pressed in headless Chromium.
 
-Runs Verify 5 times (bert-base and bert-large, reference and Hugging Face sources) and samples every
-0.1 s the resident memory (/proc/<pid>/status VmRSS) of the server alone and of the server with all its
+Runs Verify on the five real-sized cases of issue 16 (bert-base at Verify's defaults, xlm-roberta-large
+8 x 512, deberta-v3-large 4 x 512, ModernBERT-large 1 x 8,192, albert-xxlarge 8 x 512; fake tensors, the
+default) and times each from the press to the result drawn; samples every 0.1 s the resident memory (/proc/<pid>/status VmRSS) of the server alone and of the server with all its
 descendants (the build processes): before each run, the peak during it, and after it. Target: after
 the runs the server is within 100 MiB of where it started; the peak stays within the budget.
 
---budget-mb sets ALBERT_EXPLORER_MEMORY_BUDGET_MB for the server (default: the app's own default).
+--budget-mb sets ALBERT_EXPLORER_MEMORY_BUDGET_MB for the server (default: the app's own default, the
+memory the server has free).
 --cgroup-mb N starts the server inside a new cgroup-v1 memory cgroup with memory.limit_in_bytes = N MiB
 (as root, under this process's own memory cgroup) and reports its peak usage, failures and OOM kills;
 afterwards every page is opened again to show that the server still serves.
 Usage: .venv/bin/python benchmarks/bench_server_memory.py [--budget-mb 2400] [--cgroup-mb 1024]
-       [--runs bert-base:reference,albert-base:hf]
+       [--runs bert-base:auto,albert-base:hf:8:512,bert-base:hf:2:64:real]
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ from timing import machine_line  # noqa: E402
 from tests.browser.harness import error_blocks, launch_browser, streamlit_server, wait_until_idle  # noqa: E402
 
 MIB = 1 << 20
-RUNS = [("bert-base", "reference"), ("bert-base", "hf"), ("bert-large", "reference"), ("bert-large", "hf"),
-        ("bert-base", "reference")]
+RUNS = ["bert-base:auto", "xlm-roberta-large:auto:8:512", "deberta-v3-large:auto:4:512",
+        "ModernBERT-large:auto:1:8192", "albert-xxlarge:auto:8:512"]
 PAGES = ["overview", "parameters", "memory", "fit", "compute", "verify"]
 
 
@@ -124,12 +126,21 @@ class Cgroup:
             print(f"(cgroup {self.path} not removed: {e})")
 
 
-def verify(page, base: str, preset: str, source: str) -> str:
-    page.goto(f"{base}/verify?preset={preset}&source={source}")
+def verify(page, base: str, run: str) -> str:
+    preset, source, *rest = run.split(":")
+    query = f"preset={preset}&source={source}"
+    if len(rest) >= 2:
+        query += f"&verify_batch={rest[0]}&verify_seq_len={rest[1]}"
+    if "real" in rest:
+        query += "&verify_real=1"
+    page.goto(f"{base}/verify?{query}")
     wait_until_idle(page, 120_000)
+    t0 = time.monotonic()
     page.get_by_role("button", name="Build, count and measure").click()
-    page.get_by_role("heading", name="Activation memory").wait_for(timeout=600_000)
+    page.get_by_role("heading", name="Activation memory").or_(page.get_by_role("heading", name="Memory")) \
+        .first.wait_for(timeout=600_000)
     wait_until_idle(page, 120_000)
+    took = f"{time.monotonic() - t0:.1f} s press to result"
     main = page.inner_text('[data-testid="stMain"]')
     errors = error_blocks(page)
     if any("Not measured" in e for e in errors):
@@ -138,8 +149,12 @@ def verify(page, base: str, preset: str, source: str) -> str:
         return "error: " + errors[0][:160].replace("\n", " ")
     if "Measured (saved tensors)" not in main:
         return "no result"
+    same = "estimate = measured" if "Estimate error\n+0.00%" in main else "ESTIMATE DIFFERS"
+    saved = re.search(r"Measured \(saved tensors\)\n([\d.,]+ \w+)", main)
+    step = re.search(r"Measured peak\n([\d.,]+ \w+)", main)
     m = re.search(r"peaked at ([\d.,]+ \w+) resident; estimated before building: ([\d.,]+ \w+)", main)
-    return f"measured; build process peak {m.group(1)}, estimated {m.group(2)}" if m else "measured"
+    return (f"measured, {same}: saved {saved.group(1) if saved else '?'}, step peak {step.group(1) if step else '?'}; "
+            f"{took}; build process peak {m.group(1) if m else '?'}, estimated {m.group(2) if m else '?'}")
 
 
 def pages_still_load(browser, base: str) -> list[str]:
@@ -163,10 +178,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget-mb", type=int, default=None)
     ap.add_argument("--cgroup-mb", type=int, default=None)
-    ap.add_argument("--runs", default=",".join(f"{p}:{s}" for p, s in RUNS),
-                    help="preset:source pairs, comma-separated (default: the five runs above)")
+    ap.add_argument("--runs", default=",".join(RUNS),
+                    help="preset:source[:batch:seq_len[:real]], comma-separated (default: the five runs above)")
     args = ap.parse_args()
-    runs = [tuple(r.split(":")) for r in args.runs.split(",")]
+    runs = args.runs.split(",")
     env = {"ALBERT_EXPLORER_MEMORY_BUDGET_MB": str(args.budget_mb)} if args.budget_mb else {}
     cgroup = Cgroup(args.cgroup_mb) if args.cgroup_mb else None
     procs = []
@@ -189,17 +204,18 @@ def main() -> None:
             time.sleep(2)
             start = sampler.now()[0]
             print(f"server at start (after one visit): {start / MIB:,.0f} MiB\n")
-            print("| run | config | source | outcome | server before | server peak | server + builds peak | server after |")
-            print("|---|---|---|---|---|---|---|---|")
+            print("| run | config:source:batch:seq_len | outcome | server before | server peak | server + builds peak "
+                  "| server after |")
+            print("|---|---|---|---|---|---|---|")
             page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-            for i, (preset, source) in enumerate(runs, 1):
+            for i, run in enumerate(runs, 1):
                 before = sampler.now()[0]
                 sampler.reset()
-                outcome = verify(page, base, preset, source)
+                outcome = verify(page, base, run)
                 time.sleep(2)
                 peak_server, peak_all = sampler.peak()
                 after = sampler.now()[0]
-                print(f"| {i} | {preset} | {source} | {outcome} | {before / MIB:,.0f} MiB | {peak_server / MIB:,.0f} MiB "
+                print(f"| {i} | {run} | {outcome} | {before / MIB:,.0f} MiB | {peak_server / MIB:,.0f} MiB "
                       f"| {peak_all / MIB:,.0f} MiB | {after / MIB:,.0f} MiB |", flush=True)
             page.context.close()
             time.sleep(5)
