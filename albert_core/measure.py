@@ -147,7 +147,7 @@ def _module_stack(model: Any) -> tuple[list[str], list[Any]]:
         stack.pop()
 
     for name, mod in model.named_modules():
-        handles.append(mod.register_forward_pre_hook(lambda m, a, n=name: stack.append(n) and None))
+        handles.append(mod.register_forward_pre_hook(lambda m, a, n=name: stack.append(n) and None))  # type: ignore[func-returns-value,unreachable]  # a hook returning None
         handles.append(mod.register_forward_hook(pop))
     return stack, handles
 
