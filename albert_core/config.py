@@ -136,7 +136,7 @@ FIELD_DEFAULTS = {f.name: f.default for f in fields(ModelConfig)}
 FIELD_NAMES = tuple(f.name for f in fields(ModelConfig))
 
 
-def coerce_field(name: str, value: Any) -> Any:
+def coerce_field(name: str, value: object) -> int | float | bool | str:
     """Convert a raw value (JSON or query-string text) to the field's type, or raise ValueError naming it."""
     if name not in FIELD_KINDS:
         raise ValueError(f"unknown field '{name}'")
@@ -148,7 +148,7 @@ def default_sharing(family: str) -> str:
     return "all" if family == "albert" else "none"
 
 
-def require_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) -> None:
+def require_choice(name: str, value: object, choices: tuple[str, ...] | list[str]) -> None:
     """ValueError naming the argument and its allowed values when value is not one of them."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(value)}")

@@ -64,7 +64,7 @@ def heads_size(c: ModelConfig) -> int:
     return linear(c.hidden_dim, E) + layer_norm(E) + c.vocab_size + linear(c.hidden_dim, 2)
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     """HF: one group per layer means nothing is shared; fewer groups share whole layers."""
     if "num_groups" not in kw or "num_layers" not in kw:
         return
@@ -74,14 +74,14 @@ def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
         kw["num_groups"] = 1
 
 
-def to_hf(c: ModelConfig) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     # only whole-layer sharing maps onto HF groups; other modes get one group per layer
     return {"embedding_size": c.embedding_dim,
             "num_hidden_groups": c.num_groups if c.sharing == "all" else c.num_layers,
             "inner_group_num": c.inner_group_num}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import AlbertConfig, AlbertForPreTraining, AlbertModel
 
     return AlbertConfig, (AlbertForPreTraining if heads else AlbertModel)

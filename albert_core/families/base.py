@@ -69,11 +69,11 @@ class Family(Protocol):
         """(embedding, per_layer, all_layers, pooler): the closed form, with n_att and n_ffn stored copies."""
     def groups(self, c: ModelConfig, n_att: int, n_ffn: int, /) -> list[ParamGroup]:
         """The ParamGroup rows of the breakdown, module names as Hugging Face names them."""
-    def from_hf(self, d: dict[str, Any], kw: dict[str, Any], problems: list[str], /) -> None:
+    def from_hf(self, d: dict[str, object], kw: dict[str, Any], problems: list[str], /) -> None:
         """Family-specific keys of config.json d into kw (ModelConfig fields); what is wrong into problems."""
     def to_hf(self, c: ModelConfig, /) -> dict[str, object]:
         """The family's config.json keys beyond HF_KEYS."""
-    def hf_classes(self, heads: bool, /) -> tuple[Any, Any]:
+    def hf_classes(self, heads: bool, /) -> tuple[type, type]:
         """(config class, model class) of Hugging Face transformers (imported when called: torch stays lazy)."""
     # the ops its training forward runs, for albert_core.activations' replay (replay.py)
     def replay_embeddings(self, r: Replay, cfg: ModelConfig, /) -> Tensor: ...

@@ -92,15 +92,15 @@ def heads_size(c: ModelConfig) -> int:
     return linear(H, H) + layer_norm(H) + c.vocab_size + linear(H, 2)
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     """Family-specific keys of a config.json into kw (the common ones are already there)."""
 
 
-def to_hf(c: ModelConfig) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import BertConfig, BertForPreTraining, BertModel
 
     return BertConfig, (BertForPreTraining if heads else BertModel)

@@ -125,7 +125,7 @@ HF_FIELDS: tuple[tuple[str, str, object, Kind], ...] = (
 )
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     if "hidden_dim" in kw:
         kw["embedding_dim"] = kw["hidden_dim"]
     head = d.get("attention_head_size")
@@ -152,14 +152,14 @@ def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
         kw["norm_rel_ebd"] = "layer_norm" if "layer_norm" in [x.strip() for x in norm.lower().split("|")] else "none"
 
 
-def to_hf(c: ModelConfig) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {"embedding_size": c.embedding_dim, "relative_attention": c.relative_attention,
             "max_relative_positions": c.max_relative_positions, "position_buckets": c.position_buckets,
             "share_att_key": c.share_att_key, "pos_att_type": c.pos_att_type.split("|") if c.pos_att_type else None,
             "position_biased_input": c.position_biased_input, "norm_rel_ebd": c.norm_rel_ebd, "pad_token_id": 0}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import DebertaV2Config, DebertaV2Model
 
     return DebertaV2Config, DebertaV2Model

@@ -63,15 +63,15 @@ def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     return (c.vocab_size + c.max_position) * H + layer_norm(H), att + ffn, att * n_att + ffn * n_ffn, 0  # no pooler
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     kw["type_vocab_size"] = 0  # no segment table
 
 
-def to_hf(c: ModelConfig) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {"pad_token_id": 0}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import DistilBertConfig, DistilBertModel
 
     return DistilBertConfig, DistilBertModel

@@ -55,15 +55,15 @@ def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     return embedding, att + ffn, att * n_att + ffn * n_ffn, 0  # no pooler
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     pass
 
 
-def to_hf(c: ModelConfig) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {"embedding_size": c.embedding_dim, "pad_token_id": 0}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import ElectraConfig, ElectraModel
 
     return ElectraConfig, ElectraModel

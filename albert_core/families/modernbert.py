@@ -73,7 +73,7 @@ def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     return c.vocab_size * H + layer_norm(H, nb), att + ffn, all_layers, 0  # no pooler
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     kw["type_vocab_size"] = 0
     kw["embedding_dim"] = kw.get("hidden_dim", 1)
     emb_drop = d.get("embedding_dropout", 0.0)
@@ -90,12 +90,12 @@ def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
                             "remove the key or make it match")
 
 
-def to_hf(c: ModelConfig) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {"embedding_dropout": c.dropout, "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0,
             "cls_token_id": 0, "sep_token_id": 0}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import ModernBertConfig, ModernBertModel
 
     return ModernBertConfig, ModernBertModel

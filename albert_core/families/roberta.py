@@ -60,7 +60,7 @@ def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     return embedding, att + ffn, att * n_att + ffn * n_ffn, linear(H, H)
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     pad = d.get("pad_token_id", 1)  # RobertaConfig's default
     if not isinstance(pad, int) or isinstance(pad, bool) or pad < 0:
         problems.append(f"pad_token_id must be a whole number of at least 0 (it offsets the positions), got {pad!r}")
@@ -74,11 +74,11 @@ def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
             kw["max_position"] -= pad + 1
 
 
-def to_hf(c: ModelConfig) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {"max_position_embeddings": c.max_position + c.position_offset, "pad_token_id": c.position_offset - 1}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import RobertaConfig, RobertaModel
 
     return RobertaConfig, RobertaModel
