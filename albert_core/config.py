@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from .families import family, family_fields
-from .names import FAMILIES as FAMILIES  # re-exported; one module each in albert_core/families/, imported on first use
+from .names import FAMILIES as FAMILIES  # re-exported: config.FAMILIES
 from .values import Kind, coerce
 from .values import num as _num
 from .values import short as _short
