@@ -28,11 +28,13 @@ training=False: the peak working memory of a no_grad forward beyond weights, see
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import ConfigError, ModelConfig, require_choice
+from .families import Family, family
+from .families.base import Inference
 from .liveness import Infer, stored_range
 from .replay import (
     ATTENTIONS,
@@ -102,10 +104,8 @@ def _check_modes(dtype: str, attention: str, device: str) -> None:
     require_choice("device", device, DEVICES)
 
 
-def family_ops(cfg: ModelConfig) -> ModuleType:
+def family_ops(cfg: ModelConfig) -> Family:
     """The family module (albert_core/families/<family>.py) whose replay_* functions are cfg's op sequences."""
-    from .families import family
-
     mod = family(cfg.family)
     if not hasattr(mod, "replay_layer"):
         raise ConfigError([f"activation memory is not modelled for family '{cfg.family}' yet: its attention's "
@@ -114,11 +114,12 @@ def family_ops(cfg: ModelConfig) -> ModuleType:
 
 
 # ---- training: the forward, replayed ----------------------------------------------------------------
-_CACHE: dict[tuple, Any] = {}
+_CACHE: dict[tuple[object, ...], Any] = {}  # key -> what make() gave for it (terms, or snapshots)
+_T = TypeVar("_T")
 
 
-def _cached(key: tuple, make: Any) -> Any:
-    hit = _CACHE.get(key)
+def _cached(key: tuple[object, ...], make: Callable[[], _T]) -> _T:
+    hit: _T | None = _CACHE.get(key)
     if hit is None:
         if len(_CACHE) > 4096:
             _CACHE.clear()
@@ -128,17 +129,17 @@ def _cached(key: tuple, make: Any) -> Any:
 
 def _flush(out: list[Term], scope: str, count: int, rr: Replay) -> None:
     """Append rr's saved storages as Terms, one per (component, part, condition), ops listed once each."""
-    merged: dict[tuple[str, str, tuple[int, bool | None]], list] = {}
+    merged: dict[tuple[str, str, tuple[int, bool | None]], tuple[list[int], list[str]]] = {}
     for comp, op, part, b, when in rr.terms():
-        acc = merged.setdefault((comp, part, when), [[0] * len(MONOMIALS), []])
-        acc[0] = [x + y for x, y in zip(acc[0], b, strict=True)]
-        if op not in acc[1]:
-            acc[1].append(op)
-    for (comp, part, when), (b, ops) in merged.items():
-        out.append(Term(scope, comp, "; ".join(ops), part, tuple(b), count, *when))
+        coeffs, ops = merged.setdefault((comp, part, when), ([0] * len(MONOMIALS), []))
+        coeffs[:] = [x + y for x, y in zip(coeffs, b, strict=True)]
+        if op not in ops:
+            ops.append(op)
+    for (comp, part, when), (coeffs, ops) in merged.items():
+        out.append(Term(scope, comp, "; ".join(ops), part, tuple(coeffs), count, *when))
 
 
-def _run_layer(root: Replay, ops: ModuleType, cfg: ModelConfig, x: Tensor, attention: str,
+def _run_layer(root: Replay, ops: Family, cfg: ModelConfig, x: Tensor, attention: str,
                checkpointing: bool, index: int) -> tuple[Replay, Tensor]:
     rr = root.sub()
     root.ctx["layer_index"] = index  # for a family whose first layer differs (ModernBERT's has no attn_norm)
@@ -148,7 +149,7 @@ def _run_layer(root: Replay, ops: ModuleType, cfg: ModelConfig, x: Tensor, atten
     return rr, ops.replay_layer(rr, cfg, x, attention)
 
 
-def _layer_terms(out: list[Term], root: Replay, ops: ModuleType, cfg: ModelConfig, x: Tensor, attention: str,
+def _layer_terms(out: list[Term], root: Replay, ops: Family, cfg: ModelConfig, x: Tensor, attention: str,
                  checkpointing: bool) -> Tensor:
     """Every layer application is the same except the first when its input dtype differs (or its family's
     first layer has other modules): then the first and the others are replayed apart."""
@@ -356,7 +357,7 @@ def activation_sweep(cfgs: Any, seq_lens: Any, batch_size: int = 1, dtype: str =
 
 
 # ---- training=False: peak working memory of a no_grad forward ---------------------------------------
-def _encoder_steps(f: Infer, ops: ModuleType, cfg: ModelConfig, x: int, emb: int) -> int:
+def _encoder_steps(f: Infer, ops: Inference, cfg: ModelConfig, x: int, emb: int) -> int:
     """BertEncoder loop / AlbertTransformer -> AlbertLayerGroup loops. Steps 0 and 1, then the last
     step; the steps between repeat step 1's allocations, only adding cached weight copies."""
     L, inner = cfg.num_layers, cfg.inner_group_num
@@ -375,8 +376,10 @@ def _encoder_steps(f: Infer, ops: ModuleType, cfg: ModelConfig, x: int, emb: int
     return x
 
 
-def _skipped_casts(f: Infer, ops: ModuleType, cfg: ModelConfig) -> None:
+def _skipped_casts(f: Infer, ops: Inference, cfg: ModelConfig) -> None:
     """Autocast casts cached by steps 2..L-2 (not replayed): a constant, already alive at step L-1."""
+    if f.amp is None:  # without autocast nothing is cast
+        return
     for sub, per_copy in ops.cast_sizes(cfg).items():
         stop = stored_range(cfg, sub, 0, cfg.num_layers - 2)[1]
         if stop > f.hi[sub]:
@@ -388,7 +391,7 @@ def _inference_snapshots(cfg: ModelConfig, dtype: str, attention: str, device: s
                          copy_ctx: bool) -> tuple[tuple[int, ...], ...]:
     """Replays HF's eval forward under torch.no_grad (liveness.py): every candidate peak's coefficients."""
     ops = family_ops(cfg)
-    if not hasattr(ops, "infer_layer"):
+    if not isinstance(ops, Inference):
         raise ConfigError([f"the inference peak (training=False) is not modelled for family '{cfg.family}' yet: "
                            "when its code frees each tensor is not replayed, so no number is given; "
                            "use training=True (bytes saved for backward), which is modelled"])

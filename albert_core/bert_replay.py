@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .layout import stored_copies
 from .replay import Replay, Size, Tensor, attention_core, sz
 
 if TYPE_CHECKING:
@@ -47,8 +48,8 @@ def layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str, attn_dropout: 
     """A post-LN encoder layer: Q/K/V, attention, output dense (+ dropout), LayerNorm, FFN (+ dropout),
     LayerNorm. x is the (B, S, H) layer input."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
-    qs = [r.linear(x, H, H, "layer input (Q/K/V projections)") for _ in range(3)]  # query, key, value
-    ctx = attention_core(r, cfg.num_heads, cfg.attention_dropout, *qs, attention)
+    q, k, v = (r.linear(x, H, H, "layer input (Q/K/V projections)") for _ in range(3))  # query, key, value
+    ctx = attention_core(r, cfg.num_heads, cfg.attention_dropout, q, k, v, attention)
     a = r.linear(ctx, H, H, "context (output projection input)")
     if attn_dropout:
         a = r.dropout(a, cfg.dropout, "residual dropout masks")
@@ -82,8 +83,6 @@ def layer_weight_copies(cfg: ModelConfig, checkpointing: bool) -> int:
 
     Under checkpointing the layers' copies are made inside the checkpointed region, whose saved
     tensors are dropped, so none remain."""
-    from .params import stored_copies
-
     if checkpointing:
         return 0
     H, I = cfg.hidden_dim, cfg.intermediate_dim

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .activations import activation_memory
 from .config import ConfigError, ModelConfig
 from .flops import forward_flops
 from .params import count_parameters
 from .training import training_memory
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,11 @@ RESULTS = (
 )
 
 
-def results(cfg: ModelConfig, s: Settings) -> dict[str, int | float]:
+def results(cfg: ModelConfig, s: Settings) -> dict[str, int | float | None]:
     """The key numbers of one config under the settings (exact ints; shares in percent)."""
     c = count_parameters(cfg)
     # the activation memory of one training forward at seq_len = max_position (albert_core.activations)
+    memory: tuple[int | None, int | None, int | None]
     try:
         a = activation_memory(cfg, batch_size=s.batch_size, seq_len=cfg.max_position, dtype=s.dtype,
                               attention=s.attention, training=s.training, checkpointing=s.checkpointing and s.training)
@@ -81,7 +85,7 @@ def _delta(v: Any, first: Any) -> tuple[Any, float | None]:
     return d, (d / first if first else None)
 
 
-def compare_table(cfgs: Sequence[ModelConfig], settings: Settings | None = None):
+def compare_table(cfgs: Sequence[ModelConfig], settings: Settings | None = None) -> pd.DataFrame:
     """Tidy comparison: columns section ("field" | "result"), item, unit, config, value, delta, rel_delta, differs.
 
     delta and rel_delta are against the first config (None for text fields); differs says whether the value
@@ -102,10 +106,10 @@ def compare_table(cfgs: Sequence[ModelConfig], settings: Settings | None = None)
                              rel_delta=r, differs=f.name != "name" and v != v0))
     res = [results(c, s) for c in cfgs]
     for item, unit in RESULTS:
-        for cfg, r in zip(cfgs, res, strict=True):
-            d, rel = _delta(r[item], res[0][item])
-            rows.append(dict(section="result", item=item, unit=unit, config=cfg.name, value=r[item], delta=d,
-                             rel_delta=rel, differs=r[item] != res[0][item]))
+        for cfg, got in zip(cfgs, res, strict=True):
+            d, rel = _delta(got[item], res[0][item])
+            rows.append(dict(section="result", item=item, unit=unit, config=cfg.name, value=got[item], delta=d,
+                             rel_delta=rel, differs=got[item] != res[0][item]))
     cols = {k: [r[k] for r in rows] for k in rows[0]}
     # value and delta stay Python objects: exact ints, not float64
     return pd.DataFrame({k: pd.Series(v, dtype=object if k in ("value", "delta") else None) for k, v in cols.items()})

@@ -11,11 +11,14 @@ at their defaults.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from .families import NAMES as FAMILIES  # one module each in albert_core/families/, imported lazily (no cycle)
+from .families import family, family_fields
+from .names import FAMILIES as FAMILIES  # re-exported: config.FAMILIES
+from .values import Kind, coerce
+from .values import num as _num
+from .values import short as _short
 
 SHARING_MODES = ("none", "attention", "ffn", "all")
 # activations Hugging Face's ACT2FN maps that a BERT/ALBERT config.json may name
@@ -127,47 +130,17 @@ _INT_FIELDS = {f.name for f in fields(ModelConfig) if f.type == "int"}
 _FLOAT_FIELDS = {f.name for f in fields(ModelConfig) if f.type == "float"}
 _STR_FIELDS = {f.name for f in fields(ModelConfig) if f.type == "str"}
 _BOOL_FIELDS = {f.name for f in fields(ModelConfig) if f.type == "bool"}
+_KINDS: dict[object, Kind] = {"int": "int", "float": "float", "bool": "bool", "str": "str"}  # annotation text
+FIELD_KINDS: dict[str, Kind] = {f.name: _KINDS[f.type] for f in fields(ModelConfig)}  # a new type must be added
 FIELD_DEFAULTS = {f.name: f.default for f in fields(ModelConfig)}
 FIELD_NAMES = tuple(f.name for f in fields(ModelConfig))
 
 
-def coerce_field(name: str, value: Any) -> Any:
+def coerce_field(name: str, value: object) -> int | float | bool | str:
     """Convert a raw value (JSON or query-string text) to the field's type, or raise ValueError naming it."""
-    if name in _INT_FIELDS:
-        if isinstance(value, bool):
-            raise ValueError(f"{name} must be a whole number, got {value!r}")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and _WHOLE.match(value) and len(value) < 20:
-            return int(value.strip())
-        raise ValueError(f"{name} must be a whole number, got {_short(value)}")
-    if name in _FLOAT_FIELDS:
-        if isinstance(value, bool):
-            raise ValueError(f"{name} must be a number between 0 and 1, got {value!r}")
-        try:
-            x = float(value) if isinstance(value, (int, float, str)) and len(str(value)) < 40 else None
-        except ValueError:
-            x = None
-        if x is None or not math.isfinite(x):
-            raise ValueError(f"{name} must be a number between 0 and 1, got {_short(value)}")
-        return x
-    if name in _BOOL_FIELDS:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
-            return value.strip().lower() in _TRUE
-        raise ValueError(f"{name} must be true or false (1 or 0), got {_short(value)}")
-    if name in _STR_FIELDS:
-        if not isinstance(value, str):
-            raise ValueError(f"{name} must be text, got {_short(value)}")
-        return value
-    raise ValueError(f"unknown field '{name}'")
-
-
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # text a link or form may hold
-_WHOLE = re.compile(r"^\s*[+-]?[0-9]+\s*$")  # ASCII digits only ("+-5", "²" are not numbers)
+    if name not in FIELD_KINDS:
+        raise ValueError(f"unknown field '{name}'")
+    return coerce(name, value, FIELD_KINDS[name])
 
 
 def default_sharing(family: str) -> str:
@@ -175,24 +148,10 @@ def default_sharing(family: str) -> str:
     return "all" if family == "albert" else "none"
 
 
-def require_choice(name: str, value: Any, choices: tuple[str, ...] | list[str]) -> None:
+def require_choice(name: str, value: object, choices: tuple[str, ...] | list[str]) -> None:
     """ValueError naming the argument and its allowed values when value is not one of them."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}, got {_short(value)}")
-
-
-def _short(value: Any) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
-        return _num(value)  # repr of an int over 4,300 digits raises ValueError
-    s = repr(value)
-    return s if len(s) <= 40 else s[:37] + "..."
-
-
-def _num(v: int) -> str:
-    """v with thousands separators, or its order of magnitude when it is absurdly long."""
-    if v.bit_length() <= 256:
-        return f"{v:,}"
-    return f"a {'negative ' if v < 0 else ''}number of about {int(v.bit_length() * math.log10(2)) + 1:,} digits"
 
 
 def validate(c: ModelConfig) -> list[str]:
@@ -200,40 +159,8 @@ def validate(c: ModelConfig) -> list[str]:
     p = _type_problems(c)
     if p:  # types are wrong: the range checks below would only add noise
         return p
-
-    def positive(name: str, hi: int, lo: int = 1) -> bool:
-        v = getattr(c, name)
-        if v < lo:
-            p.append(f"{name} must be at least {lo}, got {_num(v)}")
-            return False
-        if v > hi:
-            p.append(f"{name} must be at most {hi:,}, got {_num(v)}")
-            return False
-        return True
-
-    positive("vocab_size", MAX_VOCAB)
-    e_ok = positive("embedding_dim", MAX_DIM)
-    h_ok = positive("hidden_dim", MAX_DIM)
-    l_ok = positive("num_layers", MAX_LAYERS)
-    a_ok = positive("num_heads", MAX_DIM)
-    positive("intermediate_dim", MAX_DIM * 8)
-    positive("max_position", MAX_DIM)
-    positive("type_vocab_size", MAX_DIM, lo=0)  # a family without a segment table says 0 (rule below)
-    g_ok = positive("num_groups", MAX_LAYERS)
-    positive("inner_group_num", 1024)
-    positive("position_offset", MAX_VOCAB, lo=0)
-    positive("global_attn_every_n_layers", MAX_LAYERS)
-    positive("local_attention", MAX_DIM)
-    for name in ("max_relative_positions", "position_buckets"):  # HF: below 1 means "not set"
-        if getattr(c, name) < 1 and getattr(c, name) != -1:
-            p.append(f"{name} must be -1 (not set) or at least 1, got {_num(getattr(c, name))}")
-        else:
-            positive(name, MAX_DIM, lo=-1)
-    for name in ("dropout", "attention_dropout"):
-        v = getattr(c, name)
-        if not 0.0 <= v < 1.0:
-            p.append(f"{name} must be at least 0 and below 1, got {v}")
-    if h_ok and a_ok and c.hidden_dim % c.num_heads:
+    ok = _range_problems(c, p)
+    if {"hidden_dim", "num_heads"} <= ok and c.hidden_dim % c.num_heads:
         p.append(
             f"num_heads ({c.num_heads}) must divide hidden_dim ({c.hidden_dim}): "
             f"try {_divisor_near(c.hidden_dim, c.num_heads)} heads"
@@ -241,14 +168,61 @@ def validate(c: ModelConfig) -> list[str]:
     if c.family not in FAMILIES:
         p.append(f"family must be one of {', '.join(FAMILIES)}, got {_short(c.family)}")
     else:
-        p += _family_problems(c, e_ok and h_ok)
+        p += _family_problems(c, {"embedding_dim", "hidden_dim"} <= ok)
+    p += _sharing_problems(c, {"num_layers", "num_groups"} <= ok)
+    return p + _choice_problems(c)
+
+
+# whole-number field -> (lowest, highest) allowed, checked in this order
+_RANGES = (
+    ("vocab_size", 1, MAX_VOCAB), ("embedding_dim", 1, MAX_DIM), ("hidden_dim", 1, MAX_DIM),
+    ("num_layers", 1, MAX_LAYERS), ("num_heads", 1, MAX_DIM), ("intermediate_dim", 1, MAX_DIM * 8),
+    ("max_position", 1, MAX_DIM),
+    ("type_vocab_size", 0, MAX_DIM),  # a family without a segment table says 0 (_family_problems)
+    ("num_groups", 1, MAX_LAYERS), ("inner_group_num", 1, 1024), ("position_offset", 0, MAX_VOCAB),
+    ("global_attn_every_n_layers", 1, MAX_LAYERS), ("local_attention", 1, MAX_DIM),
+)
+
+
+def _range_problems(c: ModelConfig, p: list[str]) -> set[str]:
+    """Append to p each number out of its range; return the _RANGES fields that are in range."""
+    ok: set[str] = set()
+    for name, lo, hi in _RANGES:
+        v = getattr(c, name)
+        if v < lo:
+            p.append(f"{name} must be at least {lo}, got {_num(v)}")
+        elif v > hi:
+            p.append(f"{name} must be at most {hi:,}, got {_num(v)}")
+        else:
+            ok.add(name)
+    for name in ("max_relative_positions", "position_buckets"):  # HF: below 1 means "not set"
+        v = getattr(c, name)
+        if v < 1 and v != -1:
+            p.append(f"{name} must be -1 (not set) or at least 1, got {_num(v)}")
+        elif v > MAX_DIM:
+            p.append(f"{name} must be at most {MAX_DIM:,}, got {_num(v)}")
+    for name in ("dropout", "attention_dropout"):
+        x = getattr(c, name)
+        if not 0.0 <= x < 1.0:
+            p.append(f"{name} must be at least 0 and below 1, got {x}")
+    return ok
+
+
+def _sharing_problems(c: ModelConfig, counts_ok: bool) -> list[str]:
+    """The sharing mode, and groups that split the layers evenly (when both counts are in range)."""
     if c.sharing not in SHARING_MODES:
-        p.append(f"sharing must be one of {', '.join(SHARING_MODES)}, got {_short(c.sharing)}")
-    elif c.sharing != "none" and l_ok and g_ok:
+        return [f"sharing must be one of {', '.join(SHARING_MODES)}, got {_short(c.sharing)}"]
+    if c.sharing != "none" and counts_ok:
         if c.num_groups > c.num_layers:
-            p.append(f"num_groups ({c.num_groups}) must be at most num_layers ({c.num_layers})")
-        elif c.num_layers % c.num_groups:
-            p.append(f"num_groups ({c.num_groups}) must divide num_layers ({c.num_layers}) so groups are even")
+            return [f"num_groups ({c.num_groups}) must be at most num_layers ({c.num_layers})"]
+        if c.num_layers % c.num_groups:
+            return [f"num_groups ({c.num_groups}) must divide num_layers ({c.num_layers}) so groups are even"]
+    return []
+
+
+def _choice_problems(c: ModelConfig) -> list[str]:
+    """The text fields: the activation, DeBERTa's choices, the name."""
+    p: list[str] = []
     if c.hidden_act not in HIDDEN_ACTS:
         p.append(f"hidden_act must be one of {', '.join(HIDDEN_ACTS)}, got {_short(c.hidden_act)}")
     for name, choices in (("pos_att_type", POS_ATT_TYPES), ("norm_rel_ebd", NORM_REL_EBD)):
@@ -261,7 +235,7 @@ def validate(c: ModelConfig) -> list[str]:
     return p
 
 
-def _type_problems(c: Any) -> list[str]:
+def _type_problems(c: ModelConfig) -> list[str]:
     p: list[str] = []
     for name in _INT_FIELDS:
         v = getattr(c, name)
@@ -280,10 +254,8 @@ def _type_problems(c: Any) -> list[str]:
     return p
 
 
-def _family_problems(c: Any, widths_ok: bool) -> list[str]:
+def _family_problems(c: ModelConfig, widths_ok: bool) -> list[str]:
     """The family's own rules: its width rule, its segment table, and the other families' fields left alone."""
-    from .families import family, family_fields
-
     fam = family(c.family)
     p: list[str] = []
     if widths_ok and not fam.OWN_EMBEDDING_WIDTH and c.embedding_dim != c.hidden_dim:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from .config import ModelConfig
+from .families import family
+from .params import count_parameters
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -85,9 +87,6 @@ def _check(seq_len: int, batch_size: int, cfg: ModelConfig) -> None:
 
 def forward_flops(cfg: ModelConfig, seq_len: int, batch_size: int = 1) -> FlopCount:
     """Matmul FLOPs of one forward pass of the family's base model (pooler where it has one, no heads)."""
-    from .families import family
-    from .params import count_parameters
-
     _check(seq_len, batch_size, cfg)
     fam = family(cfg.family)
     B, S, E, H, I = batch_size, seq_len, cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim

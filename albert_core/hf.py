@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import HIDDEN_ACTS, ConfigError, ModelConfig, _short, coerce_field, default_sharing
+from .config import HIDDEN_ACTS, ConfigError, ModelConfig, coerce_field, default_sharing
 from .families import family, model_types
 from .families.base import refused
+from .values import short as _short
 
 EXPLORER_KEY = "albert_explorer"  # our own fields inside a config.json; HF keeps unknown keys as attributes
 _EXPLORER_FIELDS = ("name", "sharing", "num_groups", "inner_group_num")
@@ -104,10 +105,11 @@ def from_hf_config(d: Any) -> ModelConfig:
         raise ConfigError(problems)
     path = d.get("_name_or_path")  # HF writes text; anything else is not a name
     kw["name"] = path[-80:] if isinstance(path, str) and path.strip() else d["model_type"]
-    for k in _EXPLORER_FIELDS if extra else ():
-        if k in extra:
+    given: dict[str, Any] = extra or {}
+    for k in _EXPLORER_FIELDS:
+        if k in given:
             try:
-                kw[k] = coerce_field(k, extra[k])
+                kw[k] = coerce_field(k, given[k])
             except ValueError as e:
                 problems.append(f"{EXPLORER_KEY}.{e}")
     if problems:

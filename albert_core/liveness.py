@@ -12,12 +12,14 @@ live in albert_core/families/<family>.py as infer_embeddings / infer_layer.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from .replay import BYTES, F32, MONOMIALS, Size, promote, scale, split_dtype, sz
 
 if TYPE_CHECKING:
     from .config import ModelConfig
+
+Spec = tuple[tuple[int, ...], str]  # a new tensor: its elements (MONOMIALS coefficients) and dtype
 
 
 class Live:
@@ -74,7 +76,14 @@ class Infer:
         self.hi = {"attention": 0, "ffn": 0}  # stored copies whose 16-bit casts are cached: indexes below hi
         self.cached: set[str] = set()
 
-    def new(self, *specs: tuple[tuple[int, ...], str]) -> int | tuple[int, ...]:
+    @overload
+    def new(self, spec: Spec, /) -> int: ...
+    @overload
+    def new(self, spec: Spec, spec2: Spec, /) -> tuple[int, int]: ...
+    @overload
+    def new(self, spec: Spec, spec2: Spec, spec3: Spec, /) -> tuple[int, int, int]: ...
+    def new(self, *specs: Spec) -> int | tuple[int, ...]:
+        """One op's outputs, each (elements, dtype): a handle, or a tuple of handles for several."""
         hs = self.m.alloc(*[tuple(x * BYTES[d] for x in el) for el, d in specs])
         for h, spec in zip(hs if isinstance(hs, tuple) else (hs,), specs, strict=True):
             self.info[h] = spec

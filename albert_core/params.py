@@ -12,26 +12,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .config import ModelConfig
-from .families import family
-from .families.base import ParamGroup, layer_norm, linear  # noqa: F401  (re-exported: params.ParamGroup, ...)
+from .families import Family, family
+from .families.base import Heads, ParamGroup, layer_norm
+from .families.base import linear as linear  # re-exported: params.linear
+from .layout import stored_copies as stored_copies  # re-exported: params.stored_copies
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def _family(cfg: ModelConfig) -> Any:
+def _family(cfg: ModelConfig) -> Family:
     return family(cfg.family)
-
-
-def stored_copies(cfg: ModelConfig, sublayer: str) -> int:
-    """Copies of the attention or FFN sublayer that are stored.
-
-    HF ALBERT applies num_layers steps of a group of inner_group_num layers: L·inner layer
-    applications. A shared sublayer is stored once per (group, inner slot); an unshared one
-    once per application. ALBERT paper Sec. 3.1, "cross-layer parameter sharing".
-    """
-    shared = cfg.sharing == "all" or cfg.sharing == sublayer
-    return (cfg.num_groups if shared else cfg.num_layers) * cfg.inner_group_num
 
 
 def parameter_groups(cfg: ModelConfig, *, heads: bool = False) -> list[ParamGroup]:
@@ -43,10 +34,10 @@ def parameter_groups(cfg: ModelConfig, *, heads: bool = False) -> list[ParamGrou
     return g
 
 
-def _heads_family(cfg: ModelConfig) -> Any:
+def _heads_family(cfg: ModelConfig) -> Heads:
     """The family module when it models the pretraining heads, else ValueError saying so."""
     fam = _family(cfg)
-    if fam.HEADS is not None:
+    if fam.HEADS is not None or not isinstance(fam, Heads):  # HEADS is None where Heads is defined (a test)
         raise ValueError(f"heads: for family '{cfg.family}', {fam.HEADS}")
     return fam
 

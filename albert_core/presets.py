@@ -14,6 +14,7 @@ from typing import Any
 
 from .config import ModelConfig
 from .hf import from_hf_config
+from .names import FAMILIES
 
 
 def _bert(name: str, hidden: int, layers: int, heads: int) -> ModelConfig:
@@ -104,9 +105,7 @@ DEFAULT_PRESET = "albert-base"
 
 
 def preset_families() -> dict[str, list[str]]:
-    """Family -> its presets, families in albert_core.config.FAMILIES order (for grouped selectors)."""
-    from .config import FAMILIES
-
+    """Family -> its presets, families in albert_core.names.FAMILIES order (for grouped selectors)."""
     return {f: [n for n, c in PRESETS.items() if c.family == f] for f in FAMILIES if any(
         c.family == f for c in PRESETS.values())}
 

@@ -20,8 +20,12 @@ device: what differs between the CPU (measured here) and CUDA (modelled from PyT
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 from dataclasses import dataclass
-from typing import Any
 
 DTYPES = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
 ATTENTIONS = ("eager", "sdpa")
@@ -66,8 +70,12 @@ def split_dtype(dtype: str) -> tuple[str, str | None]:
     return dtype, None
 
 
-def evaluate(c: tuple[int, ...], batch_size: int, seq_len: int) -> int:
-    """The value of a MONOMIALS polynomial at B, S."""
+@overload
+def evaluate(c: Sequence[int], batch_size: int, seq_len: int) -> int: ...
+@overload
+def evaluate(c: Sequence[int], batch_size: int, seq_len: NDArray[Any]) -> NDArray[Any]: ...
+def evaluate(c: Sequence[int], batch_size: int, seq_len: int | NDArray[Any]) -> int | NDArray[Any]:
+    """The value of a MONOMIALS polynomial at B, S (S an int, or a numpy array of them: a sweep)."""
     B, S = batch_size, seq_len
     return c[0] * B * S * S + c[1] * S * S + c[2] * B * S + c[3] * S + c[4] * B + c[5]
 
@@ -80,7 +88,7 @@ def quadratic(c: tuple[int, ...], batch_size: int, seq_len: int) -> int:
 class Replay:
     """Records saved storages (once each) while a forward is replayed symbolically."""
 
-    def __init__(self, device: str, amp: str | None, model_dtype: str, ids: itertools.count | None = None):
+    def __init__(self, device: str, amp: str | None, model_dtype: str, ids: itertools.count[int] | None = None):
         self.device = device
         self.amp = amp  # autocast low-precision dtype, or None
         self.md = model_dtype  # dtype of the weights

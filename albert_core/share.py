@@ -195,6 +195,16 @@ def _config_from(fields_: Mapping[str, str], preset: str, where: str, warnings: 
 def decode(params: Mapping[str, Any]) -> tuple[View, list[str]]:
     """The view a query string describes, and a warning for every value that was ignored. Never raises."""
     warnings: list[str] = []
+    q = _query(params, warnings)
+    preset = _preset_of(q, "preset", "", warnings)
+    config = _config_from({k: v for k, v in q.items() if k in FIELD_NAMES}, preset, "", warnings) or PRESETS[preset]
+    compare = _compare(q, _customs(q, warnings), warnings)
+    controls = _read_controls(q, warnings)
+    return View(config=config, preset=preset, compare=tuple(compare), controls=controls), warnings
+
+
+def _query(params: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
+    """The query string as text keys and values; a repeated key's last value; too long values left out."""
     q: dict[str, str] = {}
     for key, value in params.items():
         if isinstance(value, (list, tuple)):  # a repeated key: the last one wins, as in st.query_params
@@ -204,19 +214,21 @@ def decode(params: Mapping[str, Any]) -> tuple[View, list[str]]:
             warnings.append(f"{_short(key)}: value too long ({len(value):,} characters), ignored")
             continue
         q[key] = value
+    return q
 
-    def preset_of(key: str, where: str) -> str:
-        name = q.get(key, DEFAULT_PRESET)
-        if name not in PRESETS:
-            warnings.append(f"{where}preset: unknown preset {_short(name)} (one of {', '.join(PRESETS)}); "
-                            f"using {DEFAULT_PRESET}")
-            return DEFAULT_PRESET
-        return name
 
-    preset = preset_of("preset", "")
-    config = _config_from({k: v for k, v in q.items() if k in FIELD_NAMES}, preset, "", warnings) or PRESETS[preset]
+def _preset_of(q: Mapping[str, str], key: str, where: str, warnings: list[str]) -> str:
+    """The preset named by q[key] (DEFAULT_PRESET when absent or unknown)."""
+    name = q.get(key, DEFAULT_PRESET)
+    if name not in PRESETS:
+        warnings.append(f"{where}preset: unknown preset {_short(name)} (one of {', '.join(PRESETS)}); "
+                        f"using {DEFAULT_PRESET}")
+        return DEFAULT_PRESET
+    return name
 
-    # custom compared configs, cN.<field>
+
+def _customs(q: Mapping[str, str], warnings: list[str]) -> dict[str, ModelConfig]:
+    """The custom compared configs, cN.preset + cN.<field>, by id in the order the link names them."""
     custom: dict[str, dict[str, str]] = {}
     for k, v in q.items():
         head, dot, tail = k.partition(".")
@@ -230,11 +242,15 @@ def decode(params: Mapping[str, Any]) -> tuple[View, list[str]]:
             custom.setdefault(head, {})[tail] = v
     customs: dict[str, ModelConfig] = {}
     for cid, fields_ in custom.items():
-        base = preset_of(f"{cid}.preset", f"{cid}.")
+        base = _preset_of(q, f"{cid}.preset", f"{cid}.", warnings)
         fields_.pop("preset", None)
         cfg = _config_from(fields_, base, f"{cid}.", warnings)
         customs[cid] = cfg if cfg is not None else PRESETS[base]
+    return customs
 
+
+def _compare(q: Mapping[str, str], customs: dict[str, ModelConfig], warnings: list[str]) -> list[ModelConfig]:
+    """The compare list: presets and custom ids in its order, then the customs it forgot, at most MAX_COMPARE."""
     if "compare" in q:
         tokens = [t.strip() for t in q["compare"].split(",") if t.strip()] if q["compare"] else []
     else:
@@ -252,7 +268,11 @@ def decode(params: Mapping[str, Any]) -> tuple[View, list[str]]:
     if len(compare) > MAX_COMPARE:
         warnings.append(f"compare: at most {MAX_COMPARE} configs, kept the first {MAX_COMPARE}")
         compare = compare[:MAX_COMPARE]
+    return compare
 
+
+def _read_controls(q: Mapping[str, str], warnings: list[str]) -> dict[str, Any]:
+    """Every page control: the link's value, else its default; unknown keys warned about."""
     controls: dict[str, Any] = {k: c.default for k, c in CONTROLS.items()}
     for k, v in q.items():
         if k in CONTROLS:
@@ -262,4 +282,4 @@ def decode(params: Mapping[str, Any]) -> tuple[View, list[str]]:
                 warnings.append(f"{e}; using {_text(CONTROLS[k].default)}")
         elif k not in FIELD_NAMES and k not in ("preset", "compare") and "." not in k:
             warnings.append(f"{_short(k)}: unknown parameter, ignored")
-    return View(config=config, preset=preset, compare=tuple(compare), controls=controls), warnings
+    return controls

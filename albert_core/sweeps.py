@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .config import (
     _INT_FIELDS,
@@ -36,6 +36,7 @@ from .config import (
     validate,
 )
 from .families import family, family_fields
+from .families.base import Heads
 from .params import albert_twin, count_parameters
 
 if TYPE_CHECKING:
@@ -262,8 +263,8 @@ def _reasons(d: dict[str, Any], errors: list[str], numeric: list[str], cols: dic
             out.append("; ".join(msgs))
             continue
         key = tuple((f, _py(raw[f][j])) for f in raw if fails[f][j])
-        if key not in memo:
-            memo[key] = "; ".join(validate(SimpleNamespace(**{**d, **dict(key)})))
+        if key not in memo:  # the base's fields with the row's failing values: a ModelConfig's fields, unchecked
+            memo[key] = "; ".join(validate(cast(ModelConfig, SimpleNamespace(**{**d, **dict(key)}))))
         out.append(memo[key])
     return out
 
@@ -280,10 +281,15 @@ def _total(v: dict[str, Any], d: dict[str, Any], heads: bool) -> dict[str, Any]:
     n_ffn = (G if sharing in ("all", "ffn") else L) * K
     name = d["family"] if d["family"] in FAMILIES else "bert"  # an invalid family's rows are masked anyway
     fam = family(name)
-    emb, per_layer, all_layers, pooler = fam.sizes(SimpleNamespace(**v), n_att, n_ffn)
-    if heads and fam.HEADS is not None:
-        raise ValueError(f"heads: for family '{name}', {fam.HEADS}")
-    head = fam.heads_size(SimpleNamespace(**v)) if heads else 0 * v["hidden_dim"]
+    # the closed forms are plain arithmetic (families.base.Family): numpy arrays of field values stand in for
+    # a ModelConfig's ints, and the four counts come back as arrays (or ints, broadcast by the caller)
+    fields = cast(ModelConfig, SimpleNamespace(**v))
+    emb, per_layer, all_layers, pooler = fam.sizes(fields, n_att, n_ffn)
+    head = 0 * v["hidden_dim"]
+    if heads:
+        if fam.HEADS is not None or not isinstance(fam, Heads):
+            raise ValueError(f"heads: for family '{name}', {fam.HEADS}")
+        head = fam.heads_size(fields)
     return {"embedding": emb, "per_layer": per_layer, "all_layers": all_layers, "pooler": pooler,
             "heads": head, "total": emb + all_layers + pooler + head}
 

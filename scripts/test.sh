@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up and run every test: venv + dev requirements, Debian's Chromium for the browser tests, pytest.
+# Set up and run every test: venv + dev requirements, Debian's Chromium for the browser tests, then the linter
+# (ruff check .) and the type checker (mypy: albert_core strict, charts, ui; pyproject.toml), then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -13,4 +14,6 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "Browser tests need Debian's chromium: sudo apt-get install -y chromium" >&2
   fi
 fi
+.venv/bin/python -m ruff check .
+.venv/bin/python -m mypy  # files and strictness: [tool.mypy] in pyproject.toml
 exec .venv/bin/python -m pytest "$@"

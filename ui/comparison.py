@@ -47,8 +47,8 @@ def wide(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(text table one column per config, bool table of cells that differ from the first config)."""
     names = list(dict.fromkeys(df["config"]))
     items = list(dict.fromkeys(df["item"]))
-    text = {n: [] for n in names}
-    diff = {n: [] for n in names}
+    text: dict[str, list[str]] = {n: [] for n in names}
+    diff: dict[str, list[bool]] = {n: [] for n in names}
     by = {(r["item"], r["config"]): r for r in df.to_dict("records")}
     for item in items:
         for n in names:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import AbstractContextManager
+from typing import Any
 
 import streamlit as st
 
@@ -82,7 +84,7 @@ MORE_INT_FIELDS = ("num_groups", "inner_group_num", "type_vocab_size")
 MORE_FIELDS = (*MORE_INT_FIELDS, "attention_dropout", "hidden_act", *family_fields())
 
 
-def _section(label: str, name: str, *, default: bool = False, force: bool = False) -> tuple[object, bool]:
+def _section(label: str, name: str, *, default: bool = False, force: bool = False) -> tuple[AbstractContextManager[Any], bool]:
     """An expander whose content runs only while it is open (Streamlit's stateful expander): a closed section's
     widgets are neither run nor sent, so a first visit draws the page's chart without them (docs/app.md, "Speed
     in the browser"). Open by `default` until the user opens or closes it; always open when `force` (a rejected

@@ -1,36 +1,53 @@
 """Model families: one small module each, holding everything that differs between them.
 
-A family module defines (see bert.py for the smallest complete one):
-  NAME, MODEL_TYPES          the family's name and the config.json model_types read as it (first is written)
-  FIELDS                     ModelConfig fields of this family beyond the common ones (others stay default)
-  OWN_EMBEDDING_WIDTH        whether embedding_dim may differ from hidden_dim
-  SEGMENT_TABLE              True: type_vocab_size >= 1; False: it must be 0; None: either
-  HEADS                      None when count_parameters(heads=True) is modelled, else why not
-  validate(c)                the family's own rules, each message saying what to change
-  sizes(c, n_att, n_ffn)     (embedding, per_layer, all_layers, pooler): the closed form, plain arithmetic
-  groups(c, n_att, n_ffn)    the ParamGroup rows of the breakdown, module names as Hugging Face names them
-  HF_KEYS, HF_DEFAULTS, REFUSED, from_hf(d, kw, problems), to_hf(c), hf_classes(heads)
-                             the config.json mapping and the Hugging Face classes that build it
-  replay_embeddings/_layer/_pooler, weight_copy_elements (and infer_* where the inference peak is modelled)
-                             the ops its training forward runs, for albert_core.activations' replay
-Adding a family: a new module here and its name in NAMES (and in config.FAMILIES' order).
+A family module is a `base.Family` (the contract, with typed signatures; bert.py is the smallest complete
+one): NAME, MODEL_TYPES, FIELDS, OWN_EMBEDDING_WIDTH, SEGMENT_TABLE, HEADS, HF_KEYS, HF_DEFAULTS, REQUIRED,
+REFUSED; validate, sizes (the closed form), groups (the breakdown), from_hf/to_hf/hf_classes (config.json
+and the Hugging Face classes), replay_embeddings/_layer/_pooler and weight_copy_elements (the activation
+replay). Optional parts: `base.Heads` (heads_groups, heads_size: where HEADS is None) and `base.Inference`
+(infer_*, cast_sizes: where the inference peak is modelled), and the single names listed in base.py.
+Adding a family: a new module here, its name in albert_core/names.py, and its line in the block below,
+where the type checker (mypy, scripts/test.sh) holds the module to the contract.
 """
 
 from __future__ import annotations
 
 import importlib
 from functools import cache
-from types import ModuleType
+from typing import TYPE_CHECKING, cast
 
-NAMES = ("bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert")
+from ..names import FAMILIES as NAMES
+from .base import Family
+
+if TYPE_CHECKING:  # each module against the contract: a missing or mistyped name is a type error
+    from . import albert, bert, deberta_v2, distilbert, electra, modernbert, roberta
+    from .base import Heads, Inference
+
+    _bert: Family = bert
+    _albert: Family = albert
+    _roberta: Family = roberta
+    _distilbert: Family = distilbert
+    _electra: Family = electra
+    _deberta_v2: Family = deberta_v2
+    _modernbert: Family = modernbert
+    _bert_heads: Heads = bert
+    _albert_heads: Heads = albert
+    _bert_inference: Inference = bert
+    _albert_inference: Inference = albert
+    _roberta_inference: Inference = roberta
+    _distilbert_inference: Inference = distilbert
+    _electra_inference: Inference = electra
+
+__all__ = ["NAMES", "Family", "family", "family_fields", "model_types"]
 
 
 @cache
-def family(name: str) -> ModuleType:
+def family(name: str) -> Family:
     """The module of family `name` (imported on first use)."""
     if name not in NAMES:
         raise ValueError(f"family must be one of {', '.join(NAMES)}, got {name!r}")
-    return importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
+    # the block above holds each module to Family; importlib only knows it is a module
+    return cast(Family, importlib.import_module(f"{__name__}.{name.replace('-', '_')}"))
 
 
 @cache

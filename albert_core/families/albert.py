@@ -7,10 +7,14 @@ the FFN is modelled here (and in albert_core.reference) but not by HF.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import bert_replay
 from . import bert
 from .base import BERT_STYLE_REFUSED, ParamGroup, layer_norm, linear
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
 
 NAME = "albert"
 MODEL_TYPES = ("albert",)
@@ -28,23 +32,23 @@ REQUIRED = bert.REQUIRED
 REFUSED = BERT_STYLE_REFUSED
 
 
-def validate(c: Any) -> list[str]:
+def validate(c: ModelConfig) -> list[str]:
     return []
 
 
-def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     E, H = c.embedding_dim, c.hidden_dim
     # ALBERT Sec. 3.1 factorized embedding: V×E + E×H instead of V×H
     proj = ParamGroup("embedding", "embeddings", "embedding_hidden_mapping_in", f"{E}×{H} + {H}", linear(E, H), 1)
     return bert.embedding_groups(c) + [proj] + bert.layer_groups(c, n_att, n_ffn)
 
 
-def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     embedding, per_layer, all_layers, pooler = bert.sizes(c, n_att, n_ffn)
     return embedding + linear(c.embedding_dim, c.hidden_dim), per_layer, all_layers, pooler  # ALBERT Sec. 3.1
 
 
-def heads_groups(c: Any) -> list[ParamGroup]:
+def heads_groups(c: ModelConfig) -> list[ParamGroup]:
     """AlbertMLMHead: dense H→E, LayerNorm(E), decoder tied to word_embeddings, bias V; SOP classifier H→2."""
     H, E, V = c.hidden_dim, c.embedding_dim, c.vocab_size
     return [
@@ -55,12 +59,12 @@ def heads_groups(c: Any) -> list[ParamGroup]:
     ]
 
 
-def heads_size(c: Any) -> Any:
+def heads_size(c: ModelConfig) -> int:
     E = c.embedding_dim
     return linear(c.hidden_dim, E) + layer_norm(E) + c.vocab_size + linear(c.hidden_dim, 2)
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     """HF: one group per layer means nothing is shared; fewer groups share whole layers."""
     if "num_groups" not in kw or "num_layers" not in kw:
         return
@@ -70,27 +74,25 @@ def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
         kw["num_groups"] = 1
 
 
-def to_hf(c: Any) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     # only whole-layer sharing maps onto HF groups; other modes get one group per layer
     return {"embedding_size": c.embedding_dim,
             "num_hidden_groups": c.num_groups if c.sharing == "all" else c.num_layers,
             "inner_group_num": c.inner_group_num}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import AlbertConfig, AlbertForPreTraining, AlbertModel
 
     return AlbertConfig, (AlbertForPreTraining if heads else AlbertModel)
 
 
-# ---- activation replay (albert_core/replay.py): AlbertModel's ops and what they save or allocate ----------
-from ..bert_replay import (  # noqa: E402,F401  (the memory model's BERT op sequences, shared with BERT)
-    cast_sizes,
-    infer_embeddings,
-    infer_layer,
-    infer_pooler,
-    replay_embeddings,
-    replay_layer,
-    replay_pooler,
-    weight_copy_elements,
-)
+# ---- activation replay and inference peak: BERT's op sequences (albert_core/bert_replay.py), shared with BERT ----
+replay_embeddings = bert_replay.replay_embeddings
+replay_layer = bert_replay.replay_layer
+replay_pooler = bert_replay.replay_pooler
+weight_copy_elements = bert_replay.weight_copy_elements
+infer_embeddings = bert_replay.infer_embeddings
+infer_layer = bert_replay.infer_layer
+infer_pooler = bert_replay.infer_pooler
+cast_sizes = bert_replay.cast_sizes

@@ -1,4 +1,5 @@
-"""What every family module uses: the ParamGroup row, nn.Linear/nn.LayerNorm sizes, shared key rules.
+"""What every family module is and uses: the Family contract, the ParamGroup row, nn.Linear/nn.LayerNorm
+sizes, shared key rules.
 
 No torch here: sizes follow the PyTorch modules' definitions (nn.Linear: weight out×in + bias out;
 nn.LayerNorm: weight + bias; nn.Embedding: rows×width).
@@ -6,7 +7,17 @@ nn.LayerNorm: weight + bias; nn.Embedding: rows×width).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+
+from ..values import short
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
+    from ..liveness import Infer
+    from ..replay import Replay, Tensor
+
+# config.json key -> (values that mean "off", what to change)
+Refusals = dict[str, tuple[tuple[object, ...], str]]
 
 
 class ParamGroup(NamedTuple):
@@ -22,21 +33,93 @@ class ParamGroup(NamedTuple):
         return self.per_copy * self.copies
 
 
-def linear(n_in: Any, n_out: Any, bias: bool = True) -> Any:
-    """nn.Linear(n_in, n_out): weight n_out×n_in plus bias n_out (works on ints and numpy arrays)."""
+@runtime_checkable
+class Family(Protocol):
+    """What a family module defines (albert_core/families/<name>.py); the type checker holds every module to it
+    (families/__init__.py), and isinstance(module, Family) checks that the names are there.
+
+    The closed forms (sizes, heads_size, linear, layer_norm) are plain arithmetic: albert_core.sweeps runs them
+    on numpy arrays of field values, a whole grid at once, in place of a ModelConfig's ints.
+    """
+
+    @property
+    def NAME(self) -> str: ...  # the family's name, one of albert_core.names.FAMILIES
+    @property
+    def MODEL_TYPES(self) -> tuple[str, ...]: ...  # config.json model_types read as it (the first is written)
+    @property
+    def FIELDS(self) -> tuple[str, ...]: ...  # ModelConfig fields of this family beyond the common ones
+    @property
+    def OWN_EMBEDDING_WIDTH(self) -> bool: ...  # whether embedding_dim may differ from hidden_dim
+    @property
+    def SEGMENT_TABLE(self) -> bool | None: ...  # True: type_vocab_size >= 1; False: it must be 0; None: either
+    @property
+    def HEADS(self) -> str | None: ...  # None when count_parameters(heads=True) is modelled (Heads), else why not
+    @property
+    def HF_KEYS(self) -> dict[str, str]: ...  # ModelConfig field -> config.json key
+    @property
+    def HF_DEFAULTS(self) -> dict[str, object]: ...  # config.json key -> the HF config class's default
+    @property
+    def REQUIRED(self) -> tuple[str, ...]: ...  # config.json keys without a default
+    @property
+    def REFUSED(self) -> Refusals: ...  # config.json keys whose other values are not modelled
+
+    def validate(self, c: ModelConfig, /) -> list[str]:
+        """The family's own rules, each message saying what to change."""
+    def sizes(self, c: ModelConfig, n_att: int, n_ffn: int, /) -> tuple[int, int, int, int]:
+        """(embedding, per_layer, all_layers, pooler): the closed form, with n_att and n_ffn stored copies."""
+    def groups(self, c: ModelConfig, n_att: int, n_ffn: int, /) -> list[ParamGroup]:
+        """The ParamGroup rows of the breakdown, module names as Hugging Face names them."""
+    def from_hf(self, d: dict[str, object], kw: dict[str, Any], problems: list[str], /) -> None:
+        """Family-specific keys of config.json d into kw (ModelConfig fields); what is wrong into problems."""
+    def to_hf(self, c: ModelConfig, /) -> dict[str, object]:
+        """The family's config.json keys beyond HF_KEYS."""
+    def hf_classes(self, heads: bool, /) -> tuple[type, type]:
+        """(config class, model class) of Hugging Face transformers (imported when called: torch stays lazy)."""
+    # the ops its training forward runs, for albert_core.activations' replay (replay.py)
+    def replay_embeddings(self, r: Replay, cfg: ModelConfig, /) -> Tensor: ...
+    def replay_layer(self, r: Replay, cfg: ModelConfig, x: Tensor, attention: str, /) -> Tensor: ...
+    def replay_pooler(self, r: Replay, cfg: ModelConfig, y: Tensor, /) -> None: ...
+    def weight_copy_elements(self, cfg: ModelConfig, checkpointing: bool, /) -> int:
+        """Elements of autocast's cached 16-bit weight copies that Linear layers save."""
+
+
+# Optional parts: a family defines all of one or none of it. Read with isinstance (runtime_checkable), which
+# narrows the type; the type checker holds each module that has one to it (families/__init__.py).
+# Optional single names, read with getattr and a default: HF_ATTENTIONS (build.py), FIRST_LAYER_DIFFERS
+# (activations.py), FFN_MATRICES and relative_position_flops (flops.py), replay_checkpoint_inputs (activations.py).
+@runtime_checkable
+class Heads(Protocol):
+    """The pretraining heads, modelled where HEADS is None (bert, albert)."""
+
+    def heads_groups(self, c: ModelConfig, /) -> list[ParamGroup]: ...
+    def heads_size(self, c: ModelConfig, /) -> int: ...
+
+
+@runtime_checkable
+class Inference(Protocol):
+    """The inference peak (albert_core.liveness): a no_grad eval forward's allocations and frees."""
+
+    def infer_embeddings(self, f: Infer, cfg: ModelConfig, /) -> tuple[int, int]: ...
+    def infer_layer(self, f: Infer, cfg: ModelConfig, x: int, j: int, /) -> int: ...
+    def infer_pooler(self, f: Infer, cfg: ModelConfig, x: int, /) -> None: ...
+    def cast_sizes(self, cfg: ModelConfig, /) -> dict[str, int]: ...
+
+
+def linear(n_in: int, n_out: int, bias: bool = True) -> int:
+    """nn.Linear(n_in, n_out): weight n_out×n_in plus bias n_out (plain arithmetic: numpy arrays work too)."""
     return n_in * n_out + (n_out if bias else 0)
 
 
-def layer_norm(n: Any, bias: bool = True) -> Any:
+def layer_norm(n: int, bias: bool = True) -> int:
     """nn.LayerNorm(n): weight and (unless bias=False) bias."""
     return 2 * n if bias else n
 
 
-def lin_shape(n_in: Any, n_out: Any, bias: bool = True) -> str:
+def lin_shape(n_in: int, n_out: int, bias: bool = True) -> str:
     return f"{n_in}×{n_out}" + (f" + {n_out}" if bias else "")
 
 
-def bert_layer_groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def bert_layer_groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     """BertLayer as Hugging Face names it (BERT, RoBERTa, ELECTRA): self-attention, output, FFN."""
     H, I = c.hidden_dim, c.intermediate_dim
     g = [ParamGroup("layers", "attention", f"attention.self.{m}", lin_shape(H, H), linear(H, H), n_att)
@@ -50,21 +133,21 @@ def bert_layer_groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
     ]
 
 
-def bert_layer_sizes(c: Any) -> tuple[Any, Any]:
+def bert_layer_sizes(c: ModelConfig) -> tuple[int, int]:
     """(attention, ffn) parameters of one BertLayer: 4 H×H projections + LayerNorm; two Linear + LayerNorm."""
     H, I = c.hidden_dim, c.intermediate_dim
     # Vaswani et al. 2017 Sec. 3.2.2 (Q, K, V, output) and Sec. 3.3 (FFN)
     return 4 * linear(H, H) + layer_norm(H), linear(H, I) + linear(I, H) + layer_norm(H)
 
 
-def pooler_groups(c: Any) -> list[ParamGroup]:
+def pooler_groups(c: ModelConfig) -> list[ParamGroup]:
     H = c.hidden_dim
     return [ParamGroup("pooler", "pooler", "pooler.dense", lin_shape(H, H), linear(H, H), 1)]
 
 
 # config.json keys that change parameters or activations in BERT-style encoders and are not modelled:
 # key -> (values that mean "off", what to change). Absent keys are fine.
-BERT_STYLE_REFUSED: dict[str, tuple[tuple[Any, ...], str]] = {
+BERT_STYLE_REFUSED: Refusals = {
     "is_decoder": ((False, None), "decoder mode (causal attention, a cache) is not modelled; set it to false"),
     "add_cross_attention": ((False, None), "cross-attention layers are not modelled; set it to false"),
     "position_embedding_type": (("absolute", None), "only absolute position embeddings are modelled; "
@@ -73,14 +156,14 @@ BERT_STYLE_REFUSED: dict[str, tuple[tuple[Any, ...], str]] = {
     "pruned_heads": (({}, None), "pruned attention heads change the parameters; remove the key"),
 }
 # in any family: what changes storage or adds modules beyond the model
-ANY_REFUSED: dict[str, tuple[tuple[Any, ...], str]] = {
+ANY_REFUSED: Refusals = {
     "adapters": ((None,), "adapter modules are not modelled; remove the key"),
     "adapter_config": ((None,), "adapter modules are not modelled; remove the key"),
     "quantization_config": ((None,), "quantized weights are not modelled; remove the key"),
 }
 
 
-def refused(d: dict[str, Any], rules: dict[str, tuple[tuple[Any, ...], str]]) -> list[str]:
+def refused(d: dict[str, object], rules: Refusals) -> list[str]:
     """A message naming each key of d whose value the rules refuse."""
     out = []
     for key, (ok, why) in {**ANY_REFUSED, **rules}.items():
@@ -89,7 +172,5 @@ def refused(d: dict[str, Any], rules: dict[str, tuple[tuple[Any, ...], str]]) ->
     return out
 
 
-def _show(v: Any) -> str:
-    from ..config import _short
-
-    return str(v).lower() if isinstance(v, bool) else _short(v)
+def _show(v: object) -> str:
+    return str(v).lower() if isinstance(v, bool) else short(v)

@@ -6,9 +6,13 @@ keeps the module names this project has always shown for BERT and ALBERT (ALBERT
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import bert_replay
 from .base import BERT_STYLE_REFUSED, ParamGroup, layer_norm, linear
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
 
 NAME = "bert"
 MODEL_TYPES = ("bert",)
@@ -30,11 +34,11 @@ REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_hea
 REFUSED = BERT_STYLE_REFUSED
 
 
-def validate(c: Any) -> list[str]:
+def validate(c: ModelConfig) -> list[str]:
     return []
 
 
-def embedding_groups(c: Any) -> list[ParamGroup]:
+def embedding_groups(c: ModelConfig) -> list[ParamGroup]:
     V, E, P, T = c.vocab_size, c.embedding_dim, c.max_position, c.type_vocab_size
     return [
         ParamGroup("embedding", "embeddings", "word_embeddings", f"{V}×{E}", V * E, 1),
@@ -44,7 +48,7 @@ def embedding_groups(c: Any) -> list[ParamGroup]:
     ]
 
 
-def layer_groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def layer_groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     H, I = c.hidden_dim, c.intermediate_dim
     return [
         ParamGroup("layers", "attention", "attention.query", f"{H}×{H} + {H}", linear(H, H), n_att),
@@ -59,11 +63,11 @@ def layer_groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
     ]
 
 
-def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     return embedding_groups(c) + layer_groups(c, n_att, n_ffn)
 
 
-def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     """(embedding, per_layer, all_layers, pooler); plain arithmetic, so numpy arrays work too."""
     V, E, H, I = c.vocab_size, c.embedding_dim, c.hidden_dim, c.intermediate_dim
     embedding = (V + c.max_position + c.type_vocab_size) * E + layer_norm(E)
@@ -72,7 +76,7 @@ def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
     return embedding, attention + ffn, attention * n_att + ffn * n_ffn, linear(H, H)
 
 
-def heads_groups(c: Any) -> list[ParamGroup]:
+def heads_groups(c: ModelConfig) -> list[ParamGroup]:
     """BertLMPredictionHead: transform H→H, LayerNorm(H), decoder tied, bias V; NSP classifier H→2."""
     H, V = c.hidden_dim, c.vocab_size
     return [
@@ -83,33 +87,31 @@ def heads_groups(c: Any) -> list[ParamGroup]:
     ]
 
 
-def heads_size(c: Any) -> Any:
+def heads_size(c: ModelConfig) -> int:
     H = c.hidden_dim
     return linear(H, H) + layer_norm(H) + c.vocab_size + linear(H, 2)
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     """Family-specific keys of a config.json into kw (the common ones are already there)."""
 
 
-def to_hf(c: Any) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import BertConfig, BertForPreTraining, BertModel
 
     return BertConfig, (BertForPreTraining if heads else BertModel)
 
 
-# ---- activation replay (albert_core/replay.py): BertModel's ops and what they save or allocate ----------
-from ..bert_replay import (  # noqa: E402,F401  (the memory model's BERT op sequences, shared with ALBERT)
-    cast_sizes,
-    infer_embeddings,
-    infer_layer,
-    infer_pooler,
-    replay_embeddings,
-    replay_layer,
-    replay_pooler,
-    weight_copy_elements,
-)
+# ---- activation replay and inference peak: BERT's op sequences (albert_core/bert_replay.py), shared with ALBERT ----
+replay_embeddings = bert_replay.replay_embeddings
+replay_layer = bert_replay.replay_layer
+replay_pooler = bert_replay.replay_pooler
+weight_copy_elements = bert_replay.weight_copy_elements
+infer_embeddings = bert_replay.infer_embeddings
+infer_layer = bert_replay.infer_layer
+infer_pooler = bert_replay.infer_pooler
+cast_sizes = bert_replay.cast_sizes

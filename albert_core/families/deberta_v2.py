@@ -11,11 +11,26 @@ embedding_size differs (bias-free); the embedding LayerNorm is H wide.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import _short
+from ..layout import stored_copies
+from ..replay import F32, Replay, Tensor, probs_times_v, sz
+from ..values import Kind, coerce
+from ..values import short as _short
 from . import bert
-from .base import BERT_STYLE_REFUSED, ParamGroup, bert_layer_groups, bert_layer_sizes, layer_norm, lin_shape, linear
+from .base import (
+    BERT_STYLE_REFUSED,
+    ParamGroup,
+    Refusals,
+    bert_layer_groups,
+    bert_layer_sizes,
+    layer_norm,
+    lin_shape,
+    linear,
+)
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
 
 NAME = "deberta-v2"
 MODEL_TYPES = ("deberta-v2",)
@@ -29,24 +44,24 @@ HF_KEYS = {k: v for k, v in bert.HF_KEYS.items()}
 HF_DEFAULTS = {"type_vocab_size": 0, "max_position_embeddings": 512, "hidden_act": "gelu",
                "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}
 REQUIRED = bert.REQUIRED
-REFUSED = {
+REFUSED: Refusals = {
     **{k: v for k, v in BERT_STYLE_REFUSED.items() if k != "position_embedding_type"},
     "conv_kernel_size": ((0, None), "DeBERTa's convolution layer beside the first layer is not modelled; set it to 0"),
 }
 
 
-def validate(c: Any) -> list[str]:
+def validate(c: ModelConfig) -> list[str]:
     return []
 
 
-def rel_rows(c: Any) -> int:
+def rel_rows(c: ModelConfig) -> int:
     """Rows of encoder.rel_embeddings: 2 × (position_buckets, else max_relative_positions, else max_position)."""
     b, k = c.position_buckets, c.max_relative_positions
     # (x > 0) * a + (x <= 0) * b: the same on ints and on numpy arrays (sweeps)
     return 2 * ((b > 0) * b + (b <= 0) * ((k > 0) * k + (k <= 0) * c.max_position))
 
 
-def _pos_projs(c: Any) -> list[str]:
+def _pos_projs(c: ModelConfig) -> list[str]:
     """The per-layer position projections HF builds (DisentangledSelfAttention.__init__)."""
     if not c.relative_attention or c.share_att_key:
         return []
@@ -54,7 +69,7 @@ def _pos_projs(c: Any) -> list[str]:
     return [m for m, t in (("pos_key_proj", "c2p"), ("pos_query_proj", "p2c")) if t in terms]
 
 
-def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, E, H, P, T = c.vocab_size, c.embedding_dim, c.hidden_dim, c.max_position, c.type_vocab_size
     g = [ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{E}", V * E, 1)]
     if c.position_biased_input:
@@ -78,17 +93,17 @@ def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
     return g
 
 
-def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     E, H = c.embedding_dim, c.hidden_dim
     rows = c.vocab_size + c.position_biased_input * c.max_position + c.type_vocab_size
     embedding = rows * E + (E != H) * E * H + layer_norm(H)
     att, ffn = bert_layer_sizes(c)
     att = att + len(_pos_projs(c)) * linear(H, H)
     shared = (rel_rows(c) * H if c.relative_attention else 0) + (layer_norm(H) if c.norm_rel_ebd == "layer_norm" else 0)
-    return embedding, att + ffn, att * n_att + ffn * n_ffn + shared, 0 * H
+    return embedding, att + ffn, att * n_att + ffn * n_ffn + shared, 0  # no pooler
 
 
-def _terms(raw: Any, problems: list[str]) -> str | None:
+def _terms(raw: object, problems: list[str]) -> str | None:
     if raw is None:
         return ""
     parts = [x.strip().lower() for x in raw.split("|")] if isinstance(raw, str) else raw
@@ -102,24 +117,26 @@ def _terms(raw: Any, problems: list[str]) -> str | None:
     return "|".join(t for t in ("c2p", "p2c") if t in parts)
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
-    from ..config import coerce_field
+# ModelConfig field, config.json key, DebertaV2Config's default, the field's type (config.FIELD_KINDS)
+HF_FIELDS: tuple[tuple[str, str, object, Kind], ...] = (
+    ("embedding_dim", "embedding_size", None, "int"), ("relative_attention", "relative_attention", False, "bool"),
+    ("share_att_key", "share_att_key", False, "bool"), ("position_biased_input", "position_biased_input", True, "bool"),
+    ("max_relative_positions", "max_relative_positions", -1, "int"), ("position_buckets", "position_buckets", -1, "int"),
+)
 
+
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     if "hidden_dim" in kw:
         kw["embedding_dim"] = kw["hidden_dim"]
     head = d.get("attention_head_size")
     if head is not None and "hidden_dim" in kw and "num_heads" in kw and head != kw["hidden_dim"] // max(kw["num_heads"], 1):
         problems.append(f"attention_head_size={head!r} is not supported: only hidden_size / num_attention_heads "
                         "is modelled; remove the key")
-    for ours, theirs, default in (("embedding_dim", "embedding_size", None), ("relative_attention", "relative_attention", False),
-                                  ("share_att_key", "share_att_key", False),
-                                  ("position_biased_input", "position_biased_input", True),
-                                  ("max_relative_positions", "max_relative_positions", -1),
-                                  ("position_buckets", "position_buckets", -1)):
+    for ours, theirs, default, kind in HF_FIELDS:
         if d.get(theirs, default) is None:
             continue
         try:
-            kw[ours] = coerce_field(ours, d.get(theirs, default))
+            kw[ours] = coerce(ours, d.get(theirs, default), kind)
         except ValueError as e:
             problems.append(f"{theirs}: {e}")
     for ours in ("max_relative_positions", "position_buckets"):  # HF: below 1 means not set
@@ -135,14 +152,14 @@ def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
         kw["norm_rel_ebd"] = "layer_norm" if "layer_norm" in [x.strip() for x in norm.lower().split("|")] else "none"
 
 
-def to_hf(c: Any) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {"embedding_size": c.embedding_dim, "relative_attention": c.relative_attention,
             "max_relative_positions": c.max_relative_positions, "position_buckets": c.position_buckets,
             "share_att_key": c.share_att_key, "pos_att_type": c.pos_att_type.split("|") if c.pos_att_type else None,
             "position_biased_input": c.position_biased_input, "norm_rel_ebd": c.norm_rel_ebd, "pad_token_id": 0}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import DebertaV2Config, DebertaV2Model
 
     return DebertaV2Config, DebertaV2Model
@@ -152,11 +169,9 @@ def hf_classes(heads: bool) -> tuple[Any, Any]:
 # DebertaV2Model runs its own attention (no sdpa path: HF refuses attn_implementation="sdpa"): attention="sdpa"
 # replays the same ops as eager, and build.hf_model builds it with eager attention.
 HF_ATTENTIONS = ("eager",)
-def replay_embeddings(r: Any, cfg: Any) -> Any:
+def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     """DebertaV2Embeddings (word [+ position] [+ token type], embed_proj, LayerNorm, * mask, dropout), then
     the encoder's relative embeddings (the rel_embeddings table, LayerNorm'd when norm_rel_ebd)."""
-    from ..replay import F32, sz
-
     E, H, c = cfg.embedding_dim, cfg.hidden_dim, "embeddings: index tensors"
     r.index(sz(bs=1), c, "aten::embedding (input_ids)")
     if cfg.position_biased_input:
@@ -176,10 +191,8 @@ def replay_embeddings(r: Any, cfg: Any) -> Any:
     return x
 
 
-def _relative_embeddings(r: Any, cfg: Any) -> None:
+def _relative_embeddings(r: Replay, cfg: ModelConfig) -> None:
     """DebertaV2Encoder.get_rel_embedding: the (2k, H) table, through LayerNorm when norm_rel_ebd."""
-    from ..replay import sz
-
     R, H = rel_rows(cfg), cfg.hidden_dim
     rel = r.param(sz(one=R * H))  # encoder.rel_embeddings.weight
     if cfg.norm_rel_ebd == "layer_norm":  # saves mean and rstd (R rows); its input is a parameter
@@ -191,16 +204,14 @@ def _relative_embeddings(r: Any, cfg: Any) -> None:
     r.ctx["rel"] = rel
 
 
-def _position_uses(cfg: Any) -> tuple[str, ...]:
+def _position_uses(cfg: ModelConfig) -> tuple[str, ...]:
     """The position projections a layer runs: both with share_att_key (even if a term is off), else one per term."""
     terms = tuple(cfg.pos_att_type.split("|")) if cfg.pos_att_type else ()
     return ("c2p", "p2c") if cfg.share_att_key else terms
 
 
-def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
+def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
     """DebertaV2Layer: DisentangledSelfAttention, SelfOutput (dense, dropout, LayerNorm), FFN (as BERT's)."""
-    from ..replay import sz
-
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     ctx = _disentangled_attention(r, cfg, [r.linear(x, H, H, "layer input (Q/K/V projections)") for _ in range(3)])
     a = r.dropout(r.linear(ctx, H, H, "context (output projection input)"), cfg.dropout, "residual dropout masks")
@@ -211,17 +222,13 @@ def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
     return r.layer_norm(r.add(h, a), H, "LayerNorms")
 
 
-def _scale(r: Any, dtype: str, op: str) -> None:
+def _scale(r: Replay, dtype: str, op: str) -> None:
     """x / scaled_size_sqrt(...).to(dtype): DivBackward0 saves the new 0-d divisor."""
-    from ..replay import sz
-
     r.save(r.new(sz(one=1), dtype), "attention scale (0-d tensors)", f"aten::div (other: {op} scale)")
 
 
-def _disentangled_attention(r: Any, cfg: Any, qkv: list) -> Any:
+def _disentangled_attention(r: Replay, cfg: ModelConfig, qkv: list[Tensor]) -> Tensor:
     """DisentangledSelfAttention.forward: content scores, c2p/p2c terms, masked_fill, softmax, dropout, @ V."""
-    from ..replay import F32, probs_times_v, sz
-
     A, c = cfg.num_heads, qkv[0].dtype
     q, k, v = (r.new(t.size, c) for t in qkv)  # transpose_for_scores: permute(0, 2, 1, 3).contiguous() copies
     _scale(r, c, "content")
@@ -234,11 +241,9 @@ def _disentangled_attention(r: Any, cfg: Any, qkv: list) -> Any:
     return probs_times_v(r, scores, cfg.attention_dropout, q.size, c, c, False)
 
 
-def _position_terms(r: Any, cfg: Any, q: Any, k: Any) -> None:
+def _position_terms(r: Replay, cfg: ModelConfig, q: Tensor, k: Tensor) -> None:
     """disentangled_attention_bias: the position projections of the (dropped) relative embeddings, then
     c2p = gather(Q·K_rᵀ, c2p_pos) and p2c = gather(K·Q_rᵀ, p2c_pos)ᵀ, each / scale."""
-    from ..replay import sz
-
     R, H, A = rel_rows(cfg), cfg.hidden_dim, cfg.num_heads
     rel = r.dropout(r.ctx["rel"], cfg.dropout, "relative embeddings: dropout mask")  # pos_dropout
     if r.amp and rel.id in r.params:  # rel_embeddings[0:2k] is a view, not a leaf: autocast casts it per call
@@ -257,15 +262,13 @@ def _position_terms(r: Any, cfg: Any, q: Any, k: Any) -> None:
         _scale(r, q.dtype, t)
 
 
-def replay_pooler(r: Any, cfg: Any, y: Any) -> None:
+def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
     """DebertaV2Model has no pooler."""
 
 
-def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: the layers' (with the position projections)
     and embed_proj's. (The projections read a slice of rel_embeddings, not a leaf: cast per call, not cached.)"""
-    from ..params import stored_copies
-
     E, H, I = cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim
     n = E * H if E != H else 0
     if checkpointing:
@@ -273,16 +276,14 @@ def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
     return n + stored_copies(cfg, "attention") * (4 + len(_pos_projs(cfg))) * H * H + stored_copies(cfg, "ffn") * 2 * H * I
 
 
-def replay_checkpoint_inputs(r: Any, cfg: Any) -> None:
+def replay_checkpoint_inputs(r: Replay, cfg: ModelConfig) -> None:
     """Checkpointing saves each layer's positional tensor inputs: the hidden states (per layer) and the
     (B, 1, S, S) float32 attention mask, one storage for all layers (relative_pos and rel_embeddings are
     keyword arguments and are not saved)."""
-    from ..replay import F32, sz
-
     r.save(r.new(sz(bss=1), F32), "checkpointed attention mask (B, 1, S, S)", "checkpoint (_NoopSaveInputs)")
 
 
-def relative_position_flops(cfg: Any, seq_len: int, batch_size: int) -> int:
+def relative_position_flops(cfg: ModelConfig, seq_len: int, batch_size: int) -> int:
     """Matmul FLOPs of one layer's disentangled terms: each position projection of the (2k, H) relative
     embeddings (2·2k·H², not per sequence), and each of c2p (Q·K_rᵀ) and p2c (K·Q_rᵀ): 2·B·S·H·2k."""
     if not cfg.relative_attention:

@@ -7,9 +7,15 @@ output_layer_norm; the same sizes as a BertLayer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .base import ParamGroup, bert_layer_sizes, layer_norm, lin_shape, linear
+from .. import bert_replay
+from ..replay import Replay, Tensor, sz
+from .base import ParamGroup, Refusals, bert_layer_sizes, layer_norm, lin_shape, linear
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
+    from ..liveness import Infer
 
 NAME = "distilbert"
 MODEL_TYPES = ("distilbert",)
@@ -25,18 +31,18 @@ HF_KEYS = {
 }
 HF_DEFAULTS = {"max_position_embeddings": 512, "activation": "gelu", "dropout": 0.1, "attention_dropout": 0.1}
 REQUIRED = ("vocab_size", "dim", "n_layers", "n_heads", "hidden_dim")
-REFUSED = {
+REFUSED: Refusals = {
     "sinusoidal_pos_embds": ((False, None), "a frozen sinusoidal position table is not modelled "
                                             "(it has no gradient or optimizer state); set it to false"),
     "pruned_heads": (({}, None), "pruned attention heads change the parameters; remove the key"),
 }
 
 
-def validate(c: Any) -> list[str]:
+def validate(c: ModelConfig) -> list[str]:
     return []
 
 
-def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, H, I, P = c.vocab_size, c.hidden_dim, c.intermediate_dim, c.max_position
     return [
         ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{H}", V * H, 1),
@@ -51,60 +57,51 @@ def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
     ]
 
 
-def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     H = c.hidden_dim
     att, ffn = bert_layer_sizes(c)
-    return (c.vocab_size + c.max_position) * H + layer_norm(H), att + ffn, att * n_att + ffn * n_ffn, 0 * H
+    return (c.vocab_size + c.max_position) * H + layer_norm(H), att + ffn, att * n_att + ffn * n_ffn, 0  # no pooler
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     kw["type_vocab_size"] = 0  # no segment table
 
 
-def to_hf(c: Any) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {"pad_token_id": 0}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import DistilBertConfig, DistilBertModel
 
     return DistilBertConfig, DistilBertModel
 
 
 # ---- activation replay (albert_core/replay.py): DistilBertModel's ops and what they save ------------------
-def replay_embeddings(r: Any, cfg: Any) -> Any:
+def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     """Embeddings: word + position (position_ids a view of the (1, P) buffer), no segment table."""
-    from ..bert_replay import embeddings
-    from ..replay import sz
-
-    return embeddings(r, cfg, None, sz(one=cfg.max_position), False)
+    return bert_replay.embeddings(r, cfg, None, sz(one=cfg.max_position), False)
 
 
-def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
+def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
     """TransformerBlock: sa_layer_norm(out_lin(attention) + x) with no dropout on the attention output;
     FFN lin1, activation, lin2, dropout; output_layer_norm."""
-    from ..bert_replay import layer
-
-    return layer(r, cfg, x, attention, False, True)
+    return bert_replay.layer(r, cfg, x, attention, False, True)
 
 
-def replay_pooler(r: Any, cfg: Any, y: Any) -> None:
+def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
     """DistilBertModel has no pooler."""
 
 
-def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: the layers' only."""
-    from ..bert_replay import layer_weight_copies
-
-    return layer_weight_copies(cfg, checkpointing)
+    return bert_replay.layer_weight_copies(cfg, checkpointing)
 
 
 # ---- inference peak (albert_core/liveness.py): DistilBertModel's eval forward, allocations and frees -------
-def infer_embeddings(f: Any, cfg: Any) -> tuple[int, int]:
+def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     """Embeddings.forward: word lookup, position lookup on a view of the buffer (1, S, H), add, LayerNorm.
     The output lives until the model returns."""
-    from ..replay import sz
-
     H, md = cfg.hidden_dim, f.md
     we, pe = f.new((sz(bs=H), md)), f.new((sz(s=H), md))
     e1 = f.new((sz(bs=H), md))
@@ -113,13 +110,11 @@ def infer_embeddings(f: Any, cfg: Any) -> tuple[int, int]:
     return emb, emb
 
 
-def infer_layer(f: Any, cfg: Any, x: int, j: int) -> int:
+def infer_layer(f: Infer, cfg: ModelConfig, x: int, j: int) -> int:
     """TransformerBlock: unlike BertLayer, q, k, v and the context die only after out_lin; the attention
     weights (kept in `_`) die when the block returns."""
-    from ..bert_replay import ATTENTION_LINEARS, FFN_LINEARS
-
     H, I = cfg.hidden_dim, cfg.intermediate_dim
-    ka, kf = f.layer_linears(j, "attention", ATTENTION_LINEARS), f.layer_linears(j, "ffn", FFN_LINEARS)
+    ka, kf = f.layer_linears(j, "attention", bert_replay.ATTENTION_LINEARS), f.layer_linears(j, "ffn", bert_replay.FFN_LINEARS)
     q, k, v = (f.linear(x, H, H, f"{ka}.{n}") for n in "qkv")
     ctx, probs = f.attention_core()
     d = f.linear(ctx, H, H, f"{ka}.dense")  # out_lin
@@ -138,12 +133,10 @@ def infer_layer(f: Any, cfg: Any, x: int, j: int) -> int:
     return out
 
 
-def infer_pooler(f: Any, cfg: Any, x: int) -> None:
+def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
     """DistilBertModel has no pooler."""
 
 
-def cast_sizes(cfg: Any) -> dict[str, int]:
+def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
-    from ..bert_replay import cast_sizes as bert_casts
-
-    return bert_casts(cfg)
+    return bert_replay.cast_sizes(cfg)

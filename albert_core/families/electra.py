@@ -6,10 +6,16 @@ Linear(E, H) exists only when E != H (electra-small: E=128, H=256; base and larg
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import bert_replay
+from ..replay import Replay, Tensor, sz
 from . import bert
 from .base import BERT_STYLE_REFUSED, ParamGroup, bert_layer_groups, bert_layer_sizes, layer_norm, lin_shape, linear
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
+    from ..liveness import Infer
 
 NAME = "electra"
 MODEL_TYPES = ("electra",)
@@ -25,11 +31,11 @@ REQUIRED = bert.REQUIRED
 REFUSED = BERT_STYLE_REFUSED
 
 
-def validate(c: Any) -> list[str]:
+def validate(c: ModelConfig) -> list[str]:
     return []
 
 
-def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, E, H, P, T = c.vocab_size, c.embedding_dim, c.hidden_dim, c.max_position, c.type_vocab_size
     g = [
         ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{E}", V * E, 1),
@@ -42,64 +48,55 @@ def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
     return g + bert_layer_groups(c, n_att, n_ffn)
 
 
-def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     E, H = c.embedding_dim, c.hidden_dim
     embedding = (c.vocab_size + c.max_position + c.type_vocab_size) * E + layer_norm(E) + (E != H) * linear(E, H)
     att, ffn = bert_layer_sizes(c)
-    return embedding, att + ffn, att * n_att + ffn * n_ffn, 0 * H
+    return embedding, att + ffn, att * n_att + ffn * n_ffn, 0  # no pooler
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     pass
 
 
-def to_hf(c: Any) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {"embedding_size": c.embedding_dim, "pad_token_id": 0}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import ElectraConfig, ElectraModel
 
     return ElectraConfig, ElectraModel
 
 
 # ---- activation replay (albert_core/replay.py): ElectraModel's ops and what they save ---------------------
-def replay_embeddings(r: Any, cfg: Any) -> Any:
+def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     """ElectraEmbeddings (BERT's, E wide: token_type_ids a (1, S) gather, position_ids a view of the (1, P)
     buffer), then embeddings_project when embedding_size differs from hidden_size."""
-    from ..bert_replay import embeddings
-    from ..replay import sz
-
     types = sz(s=1) if cfg.type_vocab_size else None
-    return embeddings(r, cfg, types, sz(one=cfg.max_position), cfg.embedding_dim != cfg.hidden_dim)
+    return bert_replay.embeddings(r, cfg, types, sz(one=cfg.max_position), cfg.embedding_dim != cfg.hidden_dim)
 
 
-def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
+def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
     """ElectraLayer: BertLayer's ops, dropout after both sublayers."""
-    from ..bert_replay import layer
-
-    return layer(r, cfg, x, attention, True, True)
+    return bert_replay.layer(r, cfg, x, attention, True, True)
 
 
-def replay_pooler(r: Any, cfg: Any, y: Any) -> None:
+def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
     """ElectraModel has no pooler."""
 
 
-def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: the layers' and embeddings_project's."""
-    from ..bert_replay import layer_weight_copies
-
     E, H = cfg.embedding_dim, cfg.hidden_dim
-    return layer_weight_copies(cfg, checkpointing) + (E * H if E != H else 0)
+    return bert_replay.layer_weight_copies(cfg, checkpointing) + (E * H if E != H else 0)
 
 
 # ---- inference peak (albert_core/liveness.py): ElectraModel's eval forward, allocations and frees ----------
-def infer_embeddings(f: Any, cfg: Any) -> tuple[int, int]:
+def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     """ElectraEmbeddings: BertEmbeddings' allocations, E wide; embeddings_project (E ≠ H) rebinds
     hidden_states, so the E-wide output dies there and the projection lives until the encoder returns."""
-    from ..bert_replay import infer_embeddings as bert_embeddings
-
-    emb, _ = bert_embeddings(f, cfg)  # not factorized: no ALBERT projection there
+    emb, _ = bert_replay.infer_embeddings(f, cfg)  # not factorized: no ALBERT projection there
     if cfg.embedding_dim == cfg.hidden_dim:
         return emb, emb
     x = f.linear(emb, cfg.embedding_dim, cfg.hidden_dim, "mapping")
@@ -107,19 +104,15 @@ def infer_embeddings(f: Any, cfg: Any) -> tuple[int, int]:
     return x, x
 
 
-def infer_layer(f: Any, cfg: Any, x: int, j: int) -> int:
+def infer_layer(f: Infer, cfg: ModelConfig, x: int, j: int) -> int:
     """ElectraLayer: BertLayer's allocations and frees."""
-    from ..bert_replay import infer_layer as bert_layer
-
-    return bert_layer(f, cfg, x, j)
+    return bert_replay.infer_layer(f, cfg, x, j)
 
 
-def infer_pooler(f: Any, cfg: Any, x: int) -> None:
+def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
     """ElectraModel has no pooler."""
 
 
-def cast_sizes(cfg: Any) -> dict[str, int]:
+def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
-    from ..bert_replay import cast_sizes as bert_casts
-
-    return bert_casts(cfg)
+    return bert_replay.cast_sizes(cfg)

@@ -8,10 +8,15 @@ biases per attention_bias / mlp_bias / norm_bias; embeddings.norm and final_norm
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import _short
-from .base import ParamGroup, layer_norm, lin_shape, linear
+from ..layout import stored_copies
+from ..replay import F32, Replay, Size, Tensor, sdpa_fused, sz
+from ..values import short as _short
+from .base import ParamGroup, Refusals, layer_norm, lin_shape, linear
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
 
 NAME = "modernbert"
 MODEL_TYPES = ("modernbert",)
@@ -32,17 +37,17 @@ HF_DEFAULTS = {"hidden_activation": "gelu", "max_position_embeddings": 8192, "ml
                "attention_dropout": 0.0, "attention_bias": False, "mlp_bias": False, "norm_bias": False,
                "local_attention": 128, "global_attn_every_n_layers": 3}
 REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
-REFUSED = {
+REFUSED: Refusals = {
     "is_decoder": ((False, None), "decoder mode is not modelled; set it to false"),
     "add_cross_attention": ((False, None), "cross-attention layers are not modelled; set it to false"),
 }
 
 
-def validate(c: Any) -> list[str]:
+def validate(c: ModelConfig) -> list[str]:
     return []
 
 
-def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, H, I = c.vocab_size, c.hidden_dim, c.intermediate_dim
     ab, mb, nb = c.attention_bias, c.mlp_bias, c.norm_bias
     norm = f"{'2×' if nb else ''}{H}"
@@ -60,15 +65,15 @@ def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
     ]
 
 
-def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     H, I, nb = c.hidden_dim, c.intermediate_dim, c.norm_bias
     att = layer_norm(H, nb) + linear(H, 3 * H, c.attention_bias) + linear(H, H, c.attention_bias)
     ffn = layer_norm(H, nb) + linear(H, 2 * I, c.mlp_bias) + linear(I, H, c.mlp_bias)  # GLU: Shazeer 2020
     all_layers = att * n_att - layer_norm(H, nb) + ffn * n_ffn + layer_norm(H, nb)  # no norm in layer 0; final_norm
-    return c.vocab_size * H + layer_norm(H, nb), att + ffn, all_layers, 0 * H
+    return c.vocab_size * H + layer_norm(H, nb), att + ffn, all_layers, 0  # no pooler
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     kw["type_vocab_size"] = 0
     kw["embedding_dim"] = kw.get("hidden_dim", 1)
     emb_drop = d.get("embedding_dropout", 0.0)
@@ -85,12 +90,12 @@ def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
                             "remove the key or make it match")
 
 
-def to_hf(c: Any) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {"embedding_dropout": c.dropout, "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0,
             "cls_token_id": 0, "sep_token_id": 0}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import ModernBertConfig, ModernBertModel
 
     return ModernBertConfig, ModernBertModel
@@ -100,19 +105,17 @@ def hf_classes(heads: bool) -> tuple[Any, Any]:
 FIRST_LAYER_DIFFERS = True  # layer 0's attn_norm is nn.Identity
 
 
-def _layer_types(cfg: Any) -> set[str]:
+def _layer_types(cfg: ModelConfig) -> set[str]:
     """config.layer_types: layer i attends globally when i % global_attn_every_n_layers == 0, else locally."""
     n, L = cfg.global_attn_every_n_layers, cfg.num_layers
     return {"full_attention"} | ({"sliding_attention"} if n > 1 and L > 1 else set())
 
 
-def replay_embeddings(r: Any, cfg: Any) -> Any:
+def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     """ModernBertEmbeddings (tok_embeddings, norm, drop), then what the encoder hands to every layer: the
     rotary cos and sin (one pair per layer type, (1, S, head_dim) in the hidden dtype) that apply_rotary_pos_emb's
     multiplications save, and under sdpa's fused kernel the (B, 1, S, S) sliding-window mask each local layer
     saves (a conversion of the one mask the model builds, in the query dtype)."""
-    from ..replay import sz
-
     H = cfg.hidden_dim
     r.index(sz(bs=1), "embeddings: index tensors", "aten::embedding (input_ids)")
     x = r.layer_norm(r.new(sz(bs=H), r.md), H, "embeddings: LayerNorm")
@@ -132,7 +135,7 @@ def replay_embeddings(r: Any, cfg: Any) -> Any:
     return x
 
 
-def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
+def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
     """ModernBertEncoderLayer (pre-LN): x + out_drop(Wo(attn(attn_norm(x)))), then + mlp(mlp_norm(.))."""
     H = cfg.hidden_dim
     h = x if r.ctx.get("layer_index") == 0 else r.layer_norm(x, H, "LayerNorms")  # attn_norm (Identity in layer 0)
@@ -143,12 +146,10 @@ def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
     return r.add(x, _mlp(r, cfg, r.layer_norm(x, H, "LayerNorms")))
 
 
-def _attention(r: Any, cfg: Any, qkv: Any, attention: str) -> Any:
+def _attention(r: Replay, cfg: ModelConfig, qkv: Tensor, attention: str) -> Tensor:
     """unbind Wqkv's output, apply_rotary_pos_emb to q and k (new tensors: float32 math, cast back), then
     eager_attention_forward (softmax in float32, cast to the query dtype), sdpa's fused kernel, or (CPU sdpa
     with attention dropout) its math path, which upcasts 16-bit q, k, v to float32 copies."""
-    from ..replay import F32, sdpa_fused, sz
-
     A, p, c = cfg.num_heads, cfg.attention_dropout, qkv.dtype
     tok = sz(bs=cfg.hidden_dim)
     q, k = r.new(tok, c), r.new(tok, c)  # q_embed.to(original_dtype), k_embed.to(...)
@@ -166,7 +167,7 @@ def _attention(r: Any, cfg: Any, qkv: Any, attention: str) -> Any:
     return r.new(tok, c)  # transpose(1, 2).contiguous(): a copy, saved by Wo
 
 
-def _value(r: Any, A: int, qkv: Any, tok: Any, upcast: str | None) -> None:
+def _value(r: Replay, A: int, qkv: Tensor, tok: Size, upcast: str | None) -> None:
     """matmul(probs, v) saves v reshaped to (B·A, S, D): a copy, or at B = 1 or A = 1 a view of Wqkv's whole
     (B, S, 3H) output (its dims merge). An upcast (math path, 16-bit) is a contiguous float32 copy."""
     if upcast:
@@ -180,10 +181,8 @@ def _value(r: Any, A: int, qkv: Any, tok: Any, upcast: str | None) -> None:
     r.save(r.new(tok, qkv.dtype), "Q/K/V", "aten::bmm (V, reshaped copy)", batch_one=False)
 
 
-def _mlp(r: Any, cfg: Any, x: Any) -> Any:
+def _mlp(r: Replay, cfg: ModelConfig, x: Tensor) -> Tensor:
     """ModernBertMLP: Wi -> chunk(2) into input and gate (views of one storage) -> act(input) * gate -> drop -> Wo."""
-    from ..replay import Tensor, sz
-
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     wi = r.linear(x, H, 2 * I, "FFN input")
     r.save(wi, "FFN Wi output (input and gate chunks)", "aten::mul (gate: a chunk of Wi's output)")
@@ -193,15 +192,13 @@ def _mlp(r: Any, cfg: Any, x: Any) -> Any:
     return r.linear(g, I, H, "FFN output projection input")
 
 
-def replay_pooler(r: Any, cfg: Any, y: Any) -> None:
+def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
     """No pooler; final_norm on the last hidden state."""
     r.layer_norm(y, cfg.hidden_dim, "final LayerNorm")
 
 
-def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: Wqkv, Wo, Wi, Wo of every stored layer."""
-    from ..params import stored_copies
-
     if checkpointing:
         return 0
     H, I = cfg.hidden_dim, cfg.intermediate_dim

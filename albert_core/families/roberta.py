@@ -8,10 +8,16 @@ type_vocab_size rows (1 in the published checkpoints). Pooler included, as in Ro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import bert_replay
+from ..replay import Replay, Tensor, sz
 from . import bert
 from .base import BERT_STYLE_REFUSED, ParamGroup, bert_layer_groups, bert_layer_sizes, layer_norm, linear, pooler_groups
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
+    from ..liveness import Infer
 
 NAME = "roberta"
 MODEL_TYPES = ("roberta", "xlm-roberta", "camembert")
@@ -27,7 +33,7 @@ REQUIRED = bert.REQUIRED
 REFUSED = BERT_STYLE_REFUSED
 
 
-def validate(c: Any) -> list[str]:
+def validate(c: ModelConfig) -> list[str]:
     if c.position_offset < 1:
         return [f"position_offset must be at least 1 for family 'roberta' (pad_token_id + 1), got {c.position_offset}"]
     if c.position_offset > c.vocab_size:
@@ -36,7 +42,7 @@ def validate(c: Any) -> list[str]:
     return []
 
 
-def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, H, T, P = c.vocab_size, c.hidden_dim, c.type_vocab_size, c.max_position + c.position_offset
     return [
         ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{H}", V * H, 1),
@@ -47,14 +53,14 @@ def groups(c: Any, n_att: int, n_ffn: int) -> list[ParamGroup]:
     ]
 
 
-def sizes(c: Any, n_att: Any, n_ffn: Any) -> tuple[Any, Any, Any, Any]:
+def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     H = c.hidden_dim
     embedding = (c.vocab_size + c.max_position + c.position_offset + c.type_vocab_size) * H + layer_norm(H)
     att, ffn = bert_layer_sizes(c)
     return embedding, att + ffn, att * n_att + ffn * n_ffn, linear(H, H)
 
 
-def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
+def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> None:
     pad = d.get("pad_token_id", 1)  # RobertaConfig's default
     if not isinstance(pad, int) or isinstance(pad, bool) or pad < 0:
         problems.append(f"pad_token_id must be a whole number of at least 0 (it offsets the positions), got {pad!r}")
@@ -68,54 +74,43 @@ def from_hf(d: dict[str, Any], kw: dict[str, Any], problems: list[str]) -> None:
             kw["max_position"] -= pad + 1
 
 
-def to_hf(c: Any) -> dict[str, Any]:
+def to_hf(c: ModelConfig) -> dict[str, object]:
     return {"max_position_embeddings": c.max_position + c.position_offset, "pad_token_id": c.position_offset - 1}
 
 
-def hf_classes(heads: bool) -> tuple[Any, Any]:
+def hf_classes(heads: bool) -> tuple[type, type]:
     from transformers import RobertaConfig, RobertaModel
 
     return RobertaConfig, RobertaModel
 
 
 # ---- activation replay (albert_core/replay.py): RobertaModel's ops and what they save ---------------------
-def replay_embeddings(r: Any, cfg: Any) -> Any:
+def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     """RobertaEmbeddings: position_ids are computed from input_ids (cumsum of input_ids.ne(pad)), a new
     (B, S) int64 tensor, and token_type_ids gather the buffer at those positions, (B, S) too."""
-    from ..bert_replay import embeddings
-    from ..replay import sz
-
-    return embeddings(r, cfg, sz(bs=1) if cfg.type_vocab_size else None, sz(bs=1), False)
+    return bert_replay.embeddings(r, cfg, sz(bs=1) if cfg.type_vocab_size else None, sz(bs=1), False)
 
 
-def replay_layer(r: Any, cfg: Any, x: Any, attention: str) -> Any:
+def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
     """RobertaLayer: BertLayer's ops, dropout after both sublayers."""
-    from ..bert_replay import layer
-
-    return layer(r, cfg, x, attention, True, True)
+    return bert_replay.layer(r, cfg, x, attention, True, True)
 
 
-def replay_pooler(r: Any, cfg: Any, y: Any) -> None:
+def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
     """RobertaPooler: BertPooler's dense + tanh on sequence_output[:, 0]."""
-    from ..bert_replay import replay_pooler as bert_pooler
-
-    bert_pooler(r, cfg, y)
+    bert_replay.replay_pooler(r, cfg, y)
 
 
-def weight_copy_elements(cfg: Any, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: the layers' and the pooler's."""
-    from ..bert_replay import layer_weight_copies
-
-    return layer_weight_copies(cfg, checkpointing) + cfg.hidden_dim ** 2
+    return bert_replay.layer_weight_copies(cfg, checkpointing) + cfg.hidden_dim ** 2
 
 
 # ---- inference peak (albert_core/liveness.py): RobertaModel's eval forward, allocations and frees ----------
-def infer_embeddings(f: Any, cfg: Any) -> tuple[int, int]:
+def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     """RobertaEmbeddings.forward under no_grad: create_position_ids_from_input_ids (ne, int, cumsum, type_as,
     + 0, * mask, long, + padding_idx), the token type gather at those positions, the three lookups, two adds,
     LayerNorm. Returns (embedding_output, encoder input): the same tensor, alive until the model returns."""
-    from ..replay import sz
-
     BS, TH, md = sz(bs=1), sz(bs=cfg.hidden_dim), f.md
     ne = f.new((BS, "bool"))
     mask = f.new((BS, "int32"))  # .int()
@@ -136,22 +131,16 @@ def infer_embeddings(f: Any, cfg: Any) -> tuple[int, int]:
     return emb, emb
 
 
-def infer_layer(f: Any, cfg: Any, x: int, j: int) -> int:
+def infer_layer(f: Infer, cfg: ModelConfig, x: int, j: int) -> int:
     """RobertaLayer: BertLayer's allocations and frees."""
-    from ..bert_replay import infer_layer as bert_layer
-
-    return bert_layer(f, cfg, x, j)
+    return bert_replay.infer_layer(f, cfg, x, j)
 
 
-def infer_pooler(f: Any, cfg: Any, x: int) -> None:
+def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
     """RobertaPooler: BertPooler's dense + tanh on the first token."""
-    from ..bert_replay import infer_pooler as bert_pooler
-
-    bert_pooler(f, cfg, x)
+    bert_replay.infer_pooler(f, cfg, x)
 
 
-def cast_sizes(cfg: Any) -> dict[str, int]:
+def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
-    from ..bert_replay import cast_sizes as bert_casts
-
-    return bert_casts(cfg)
+    return bert_replay.cast_sizes(cfg)

@@ -1,0 +1,81 @@
+"""The family contract (families/base.py) at run time, and the import graph it keeps straight.
+
+The type checker (mypy in scripts/test.sh) holds each module's signatures to base.Family through the
+TYPE_CHECKING block of families/__init__.py; these tests hold that block complete, the optional parts
+consistent with HEADS and with what albert_core models, and the import graph free of cycles.
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from albert_core.config import FIELD_KINDS, ModelConfig
+from albert_core.families import NAMES, family
+from albert_core.families.base import Family, Heads, Inference
+from albert_core.names import FAMILIES
+
+ROOT = Path(__file__).resolve().parents[1]
+INIT = (ROOT / "albert_core" / "families" / "__init__.py").read_text()
+
+
+def test_names_module_and_families_agree():
+    assert NAMES == FAMILIES
+    assert sorted(p.stem for p in (ROOT / "albert_core" / "families").glob("*.py")
+                  if p.stem not in ("__init__", "base")) == sorted(n.replace("-", "_") for n in FAMILIES)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_every_family_defines_the_contract(name):
+    mod = family(name)
+    assert isinstance(mod, Family)
+    assert mod.NAME == name and mod.MODEL_TYPES and all(isinstance(t, str) for t in mod.MODEL_TYPES)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_the_type_checker_sees_every_family(name):
+    """A family missing from families/__init__.py's TYPE_CHECKING block would go unchecked."""
+    m = name.replace("-", "_")
+    assert re.search(rf"^    _{m}: Family = {m}$", INIT, re.M), f"add `_{m}: Family = {m}` to families/__init__.py"
+    for part in ("Heads", "Inference"):
+        has = isinstance(family(name), Heads if part == "Heads" else Inference)
+        checked = re.search(rf"^    _{m}_{part.lower()}: {part} = {m}$", INIT, re.M) is not None
+        assert has == checked, f"{name}: defines {part} {has}, checked against it {checked}"
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_heads_are_defined_exactly_where_they_are_modelled(name):
+    mod = family(name)
+    assert (mod.HEADS is None) == isinstance(mod, Heads)
+    assert isinstance(mod.HEADS, str | None)
+
+
+def test_the_inference_peak_is_modelled_where_infer_is_defined():
+    from albert_core.activations import inference_peak
+    from albert_core.config import ConfigError
+    from albert_core.presets import PRESETS
+
+    for name in FAMILIES:
+        cfg = next(c for c in PRESETS.values() if c.family == name)
+        if isinstance(family(name), Inference):
+            assert inference_peak(cfg, batch_size=1, seq_len=8)[0] > 0
+        else:
+            with pytest.raises(ConfigError, match="not modelled"):
+                inference_peak(cfg, batch_size=1, seq_len=8)
+
+
+def test_deberta_field_kinds_are_the_config_fields_kinds():
+    from albert_core.families.deberta_v2 import HF_FIELDS
+
+    for ours, _, _, kind in HF_FIELDS:
+        assert FIELD_KINDS[ours] == kind, ours
+    assert set(FIELD_KINDS) == {f for f in ModelConfig.__dataclass_fields__}
+
+
+def test_the_import_graph_has_no_cycle():
+    r = subprocess.run([sys.executable, "scripts/import_graph.py"], capture_output=True, text=True, cwd=ROOT,
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "cycles: 0" in r.stdout and "arrows back up (fewest in any layering): 0" in r.stdout
