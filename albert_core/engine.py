@@ -267,7 +267,7 @@ def _live_storages() -> Any:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
-    class LiveStorages(TorchDispatchMode):
+    class LiveStorages(TorchDispatchMode):  # type: ignore[misc]  # torch is untyped here (pyproject)
         """Every storage an op creates, from the tick it is born to the tick PyTorch frees it."""
 
         def __init__(self, existing: dict[int, tuple[int, str]], module: Callable[[], str]):
@@ -303,7 +303,7 @@ def _live_storages() -> Any:
             weakref.finalize(st, self._free, k, rec)
             return rec
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             if func is torch.ops.aten._local_scalar_dense.default and self.phase == "optimizer step" \
                     and isinstance(args[0], FakeTensor):
                 # .item() in an optimizer step (Adafactor's param.norm(2).item(), torch/optim/_adafactor.py) feeds
@@ -355,8 +355,13 @@ def _module_stack(model: Any) -> tuple[list[str], list[Any]]:
         if stack:
             stack.pop()
 
+    def push(name: str) -> Callable[[Any, Any], None]:
+        def hook(mod: Any, args: Any) -> None:
+            stack.append(name)
+        return hook
+
     for name, mod in model.named_modules():
-        handles.append(mod.register_forward_pre_hook(lambda m, a, n=name: stack.append(n) and None))
+        handles.append(mod.register_forward_pre_hook(push(name)))
         handles.append(mod.register_forward_hook(pop))
     return stack, handles
 
