@@ -508,9 +508,10 @@ def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
 
 def measure(make: Callable[[], Any], vocab_size: int, run: Run,
             what: tuple[str, ...] = MEASURES) -> Result:
-    """Build the model with `make()` (inside the tensor mode) and take the measurements named in `what`.
+    """Build the model with `make()` (inside the tensor mode) once and take the measurements named in `what`.
 
-    Each measurement gets a freshly built model (a step changes the weights and holds optimizer state).
+    They run in the order of MEASURES, the training step last: the forwards leave nothing behind (their
+    graphs and outputs are freed), while a step changes the weights and keeps optimizer state.
     """
     import torch
 
@@ -527,16 +528,16 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
         out["parameters"] = sum(p.numel() for p in model.parameters())
         out["by_module"] = by_module(model)
         ids = input_ids(vocab_size, run)
-        for i, w in enumerate(what):
-            if i:  # each measurement on a fresh model
-                torch.manual_seed(run.seed)
-                model = make()
+        if what:
+            model = prepare(model, run, True)
+        for w in sorted(set(what), key=MEASURES.index):
+            model.train(w != "inference")
             if w == "saved":
-                out["saved"], tensors = saved_bytes(prepare(model, run, True), ids, autocast(run.dtype))
+                out["saved"], tensors = saved_bytes(model, ids, autocast(run.dtype))
                 out["saved_tensors"] = tuple(tensors)
             elif w == "inference":
-                out["inference"] = inference_peak(prepare(model, run, False), ids, autocast(run.dtype))
+                out["inference"] = inference_peak(model, ids, autocast(run.dtype))
             else:
-                out["step"] = step_peak(prepare(model, run, True), ids, run)
-            del model
+                out["step"] = step_peak(model, ids, run)
+        del model
     return Result(run=run, seconds=time.perf_counter() - t0, **out)

@@ -149,9 +149,9 @@ def verify(page, base: str, run: str) -> str:
         return "error: " + errors[0][:160].replace("\n", " ")
     if "Measured (saved tensors)" not in main:
         return "no result"
-    same = "estimate = measured" if "Estimate error\n+0.00%" in main else "ESTIMATE DIFFERS"
-    saved = re.search(r"Measured \(saved tensors\)\n([\d.,]+ \w+)", main)
-    step = re.search(r"Measured peak\n([\d.,]+ \w+)", main)
+    same = "estimate = measured" if re.search(r"Estimate error\s+\+0.00%", main) else "ESTIMATE DIFFERS"
+    saved = re.search(r"Measured \(saved tensors\)\s+([\d.,]+ \w+)", main)
+    step = re.search(r"Measured peak\s+([\d.,]+ \w+)", main)
     m = re.search(r"peaked at ([\d.,]+ \w+) resident; estimated before building: ([\d.,]+ \w+)", main)
     return (f"measured, {same}: saved {saved.group(1) if saved else '?'}, step peak {step.group(1) if step else '?'}; "
             f"{took}; build process peak {m.group(1) if m else '?'}, estimated {m.group(2) if m else '?'}")
