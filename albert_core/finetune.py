@@ -104,6 +104,17 @@ class Trainable:
     def trainable_pct(self) -> float:
         return 100 * self.trainable / self.total
 
+    def to_json(self) -> dict[str, Any]:
+        """Plain numbers for --json and the report; keys name what they hold."""
+        return {"mode": self.mode if self.mode != "frozen-layers" else f"frozen-layers:{self.layers_frozen}",
+                "head": self.head, "num_labels": self.num_labels, "model": self.model_params,
+                "trainable": self.trainable, "frozen": self.frozen, "total": self.total,
+                "lora_adapter": self.adapter, "modules_to_save_copies": self.saved_copies,
+                "lora": None if self.lora is None else {"r": self.lora.r, "lora_alpha": self.lora.lora_alpha,
+                                                        "lora_dropout": self.lora.lora_dropout,
+                                                        "targets": list(self.targets), "adapted_modules": len(self.adapted)},
+                "trainable_by_part": dict(self.trainable_by_part)}
+
 
 def parse_mode(text: str) -> tuple[str, int]:
     """'full' | 'frozen-embeddings' | 'frozen-layers:K' | 'lora' | 'bitfit' -> (mode, K)."""
@@ -263,6 +274,29 @@ def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_l
                      trainable_by_part=by_part)
 
 
+def mode_table(cfg: ModelConfig, modes: tuple[str, ...] = ("full", "frozen-embeddings", "lora", "bitfit"), *,
+               head: str = "none", num_labels: int = 2, lora: LoraSpec | None = None) -> Any:
+    """Tidy DataFrame, one row per mode: mode, trainable, frozen, total, trainable_pct, error.
+
+    A mode that cannot be counted as asked (LoRA without targets where peft has no default, say) gets its
+    message in `error` and no numbers, so a page can show why beside the others.
+    """
+    import pandas as pd
+
+    rows = []
+    for mode in modes:
+        try:
+            t = trainable(cfg, mode, head=head, num_labels=num_labels, lora=lora)
+        except ValueError as e:
+            rows.append({"mode": mode, "trainable": None, "frozen": None, "total": None, "trainable_pct": None,
+                         "error": str(e)})
+            continue
+        rows.append({"mode": mode, "trainable": t.trainable, "frozen": t.frozen, "total": t.total,
+                     "trainable_pct": t.trainable_pct, "error": ""})
+    df = pd.DataFrame(rows, columns=["mode", "trainable", "frozen", "total", "trainable_pct", "error"], dtype=object)
+    return df.where(df.notna(), None)  # object columns: counts stay Python ints (exact), a missing one None
+
+
 def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
           lora: LoraSpec | None = None, device: str = "meta") -> Any:
     """The real model of `trainable(...)`'s setup: Hugging Face's task model with requires_grad set, or
@@ -340,4 +374,4 @@ def count_built(model: Any) -> tuple[int, int]:
 
 
 __all__ = ["MODES", "PEFT_DEFAULT_TARGETS", "LoraSpec", "Module", "Trainable", "build", "count_built",
-           "default_targets", "lora_candidates", "parse_mode", "parse_targets", "trainable"]
+           "default_targets", "lora_candidates", "mode_table", "parse_mode", "parse_targets", "trainable"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .config import ModelConfig
-from .hf_modules import HEADS, Module, base_modules, head_modules, pooler_dropped
+from .hf_modules import HEADS, Module, head_modules, other_modules, pooler_dropped
 from .params import count_parameters
 
 __all__ = ["HEADS", "HeadCount", "head_parameters", "parse_head"]
@@ -53,7 +53,7 @@ def head_parameters(cfg: ModelConfig, head: str = "none", num_labels: int = 2) -
     mods = head_modules(cfg, head, max(num_labels, 1))
     dropped = 0
     if pooler_dropped(cfg, head):
-        dropped = sum(m.numel for m in base_modules(cfg) if m.path in ("pooler", "pooler.dense"))
+        dropped = sum(m.numel for m in other_modules(cfg) if m.path in ("pooler", "pooler.dense"))
     tied = sum(m.n_in * m.n_out for m in mods if m.tied)  # decoder weight: the V×E word-embedding table
     return HeadCount(head=head, num_labels=num_labels, base=count_parameters(cfg).total, pooler_dropped=dropped,
                      head_params=sum(m.numel for m in mods), modules=tuple(mods), tied_decoder=tied)

@@ -96,6 +96,14 @@ class ServingBytes:
     def params(self) -> int:
         return self.quantized_params + self.kept_params
 
+    def to_json(self) -> dict[str, Any]:
+        """Plain numbers for --json and the report; keys name what they hold (bytes unless *_params)."""
+        return {"format": self.fmt, "dtype": self.dtype, "group_size": self.group_size,
+                "quantize_embeddings": self.quantize_embeddings, "head": self.head, "weights": self.weights,
+                "quantized_values": self.data, "scales": self.scales, "zero_points": self.zero_points,
+                "kept": self.kept, "quantized_params": self.quantized_params, "kept_params": self.kept_params,
+                "buildable_on_cpu": self.buildable_on_cpu, "layout": self.config}
+
 
 def _check_format(fmt: str, dtype: str, group_size: int) -> None:
     from .config import require_choice
@@ -173,6 +181,36 @@ def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float3
                          f"Choose a group size that divides {g}")
     return ServingBytes(fmt, dtype, group_size if fmt.startswith("int4") else 0, quantize_embeddings, head, data,
                         scales, zeros, kept, q_params, k_params, fmt != "int4-packed", CONFIGS[fmt])
+
+
+def format_table(cfg: ModelConfig, formats: tuple[str, ...] = ("float32", "bfloat16", "int8", "int4", "int4-packed"), *,
+                 dtype: str = "bfloat16", group_size: int = 128, quantize_embeddings: bool = False, head: str = "none",
+                 num_labels: int = 2) -> Any:
+    """Tidy DataFrame, one row per format: format, dtype, weights, quantized_values, scales, zero_points, kept,
+    approx (parameters × 4 ÷ 1/2/4/8, the usual rule), vs_approx (weights ÷ approx), buildable_on_cpu, layout, error.
+
+    dtype is what int8/int4 keep unquantized (float formats are their own dtype); int4-packed always uses
+    bfloat16. A format that cannot be counted as asked (a group size that does not divide K) gets its message.
+    """
+    import pandas as pd
+
+    cols = ["format", "dtype", "weights", "quantized_values", "scales", "zero_points", "kept", "approx", "vs_approx",
+            "buildable_on_cpu", "layout", "error"]
+    rows = []
+    for fmt in formats:
+        dt = "bfloat16" if fmt == "int4-packed" else dtype
+        approx = approximate_bytes(cfg, fmt, head=head, num_labels=num_labels)
+        try:
+            b = weight_bytes(cfg, fmt, dtype=dt, group_size=group_size, quantize_embeddings=quantize_embeddings,
+                             head=head, num_labels=num_labels)
+        except ValueError as e:
+            rows.append(dict.fromkeys(cols) | {"format": fmt, "dtype": dt, "approx": approx, "error": str(e)})
+            continue
+        rows.append({"format": fmt, "dtype": b.dtype, "weights": b.weights, "quantized_values": b.data, "scales": b.scales,
+                     "zero_points": b.zero_points, "kept": b.kept, "approx": approx, "vs_approx": b.weights / approx,
+                     "buildable_on_cpu": b.buildable_on_cpu, "layout": b.config, "error": ""})
+    df = pd.DataFrame(rows, columns=cols, dtype=object)
+    return df.where(df.notna(), None)  # object columns: counts stay Python ints (exact), a missing one None
 
 
 def approximate_bytes(cfg: ModelConfig, fmt: str, *, head: str = "none", num_labels: int = 2) -> int:

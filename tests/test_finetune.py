@@ -18,6 +18,7 @@ from albert_core.finetune import (
     count_built,
     default_targets,
     lora_candidates,
+    mode_table,
     parse_mode,
     parse_targets,
     trainable,
@@ -164,3 +165,18 @@ def test_errors_say_what_to_change():
         parse_mode("frozen-layers:x")
     assert parse_mode("frozen-layers:3") == ("frozen-layers", 3) and parse_mode("lora") == ("lora", 0)
     assert parse_targets(" query, value ") == ("query", "value")
+
+
+def test_mode_table_and_json():
+    cfg = PRESETS["albert-base"]
+    df = mode_table(cfg, ("full", "frozen-layers:1", "lora", "bitfit"), head="classification", num_labels=3)
+    assert list(df["mode"]) == ["full", "frozen-layers:1", "lora", "bitfit"]
+    for row in df.to_dict("records"):
+        if row["mode"] == "lora":  # ALBERT: peft has no default targets, and the table says so
+            assert row["trainable"] is None and "no default LoRA targets" in row["error"]
+            continue
+        t = trainable(cfg, row["mode"], head="classification", num_labels=3)
+        assert type(row["trainable"]) is int and (row["trainable"], row["total"]) == (t.trainable, t.total)
+    j = trainable(PRESETS["bert-base"], "lora", lora=LoraSpec(r=4)).to_json()
+    assert j["trainable"] == j["lora_adapter"] and j["lora"]["targets"] == ["query", "value"]
+    assert j["total"] == j["trainable"] + j["frozen"]

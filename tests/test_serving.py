@@ -137,3 +137,17 @@ def test_torchao_library_messages_stay_out_of_the_log(quiet):
     assert r.returncode == 0, r.stderr
     noisy = "Failed to load" in r.stderr or "is an Enum subclass" in r.stderr
     assert noisy != quiet, r.stderr[-2000:]
+
+
+def test_format_table_rows_are_weight_bytes():
+    from albert_core.serving import format_table
+
+    cfg = PRESETS["distilbert-base-uncased"]
+    df = format_table(cfg, ("float32", "int8", "int4", "int4-packed"), dtype="float32", group_size=96,
+                      quantize_embeddings=True)
+    for row in df.to_dict("records"):
+        b = weight_bytes(cfg, row["format"], dtype=row["dtype"], group_size=96, quantize_embeddings=True)
+        assert type(row["weights"]) is int and row["weights"] == b.weights == b.to_json()["weights"]
+        assert row["approx"] == approximate_bytes(cfg, row["format"])
+    bad = format_table(cfg, ("int4",), group_size=100)  # 100 divides neither 768 nor 3072
+    assert bad["weights"][0] is None and "group_size 100 must divide" in bad["error"][0]
