@@ -186,17 +186,9 @@ def _component_saved(path: str) -> bool:
 
 
 def _frozen_layer_paths(cfg: ModelConfig, k: int) -> set[str]:
-    """Module paths (unprefixed) of the layers frozen-layers:k freezes; for ALBERT the groups the first k layers run."""
-    from .hf import hf_built_config
-
-    layers = layer_modules(cfg)
-    c = hf_built_config(cfg)
-    if c.family == "albert":
-        L, G = c.num_layers, len(layers)
-        frozen_groups = {int(i / (L / G)) for i in range(k)}  # AlbertTransformer.forward's group_idx
-    else:
-        frozen_groups = set(range(k))
-    return {m.path for g in frozen_groups for m in layers[g]}
+    """Module paths (unprefixed) frozen-layers:k freezes: whatever the first k layer steps run (hf_modules.layer_modules
+    lists a shared module at the first step that runs it; ALBERT: the groups those steps run, whole)."""
+    return {m.path for step in layer_modules(cfg)[:k] for m in step}
 
 
 def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,

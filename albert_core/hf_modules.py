@@ -4,7 +4,10 @@ One `Module` per nn.Linear / nn.Embedding / nn.LayerNorm / bare nn.Parameter tha
 (or, for a tied MLM decoder, that holds none of its own), with the name `model.named_modules()` gives
 it, for the base model (`AutoModel`) or a task model (`AutoModelFor{SequenceClassification,
 TokenClassification,MaskedLM}`). Layers appear once per *stored* copy: ALBERT's shared layers are one
-module object in PyTorch (`named_parameters()` yields them once), and so here.
+module object in PyTorch (`named_parameters()` yields them once), and so here. For the sharing modes only
+the explorer models (hf.hf_expressible false: BERT sharing all, attention-only sharing ...) the modules
+follow cfg's own layout (params.stored_copies), named as their first copy would be: counts then equal
+params.count_parameters(cfg), not the unshared model Hugging Face would build from to_hf_config.
 
 Its users: heads.py (what a head adds and which pooler it drops), finetune.py (what each fine-tuning
 mode trains, LoRA's targets by name), serving.py (which weights a quantizer replaces). tests/test_heads.py
@@ -27,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .config import ModelConfig
-from .hf import hf_built_config
 
 HEADS = ("none", "classification", "token", "mlm")
 # the attribute under which each AutoModelFor... class holds the base model (BertForMaskedLM.bert, ...)
@@ -89,7 +91,7 @@ def _bert_layer(p: str, H: int, I: int, qkv: tuple[str, ...] = ("query", "key", 
 
 def embedding_modules(cfg: ModelConfig) -> list[Module]:
     """The modules inside the base model's `embeddings` module (what frozen-embeddings freezes)."""
-    c = hf_built_config(cfg)
+    c = cfg
     V, E, H, P, T = c.vocab_size, c.embedding_dim, c.hidden_dim, c.max_position, c.type_vocab_size
     f = c.family
     if f == "modernbert":
@@ -111,51 +113,71 @@ def embedding_modules(cfg: ModelConfig) -> list[Module]:
             _emb("embeddings.token_type_embeddings", T, E), _norm("embeddings.LayerNorm", E)]
 
 
-def layer_modules(cfg: ModelConfig) -> list[list[Module]]:
-    """The stored layers, in order: HF's encoder.layer[i] (ALBERT: albert_layer_groups[g], its inner layers
-    together), each a list of modules."""
-    c = hf_built_config(cfg)
+def _sublayers(c: ModelConfig, p: str, first: bool) -> tuple[list[Module], list[Module]]:
+    """(attention, ffn) modules of one stored layer at path prefix p; first: the model's first stored layer."""
     H, I, f = c.hidden_dim, c.intermediate_dim, c.family
-    if f == "albert":
-        groups = c.num_groups if c.sharing == "all" else c.num_layers
-        out = []
-        for g in range(groups):
-            grp = []
-            for j in range(c.inner_group_num):
-                p = f"encoder.albert_layer_groups.{g}.albert_layers.{j}."
-                grp += [_norm(f"{p}full_layer_layer_norm", H), *(_lin(f"{p}attention.{m}", H, H)
-                        for m in ("query", "key", "value", "dense")), _norm(f"{p}attention.LayerNorm", H),
-                        _lin(f"{p}ffn", H, I), _lin(f"{p}ffn_output", I, H)]
-            out.append(grp)
-        return out
-    out = []
-    for i in range(c.num_layers):
-        if f == "distilbert":
-            p = f"transformer.layer.{i}."
-            out.append([*(_lin(f"{p}attention.{m}_lin", H, H) for m in ("q", "k", "v", "out")),
-                        _norm(f"{p}sa_layer_norm", H), _lin(f"{p}ffn.lin1", H, I), _lin(f"{p}ffn.lin2", I, H),
-                        _norm(f"{p}output_layer_norm", H)])
-        elif f == "modernbert":
-            p, nb, ab, mb = f"layers.{i}.", c.norm_bias, c.attention_bias, c.mlp_bias
-            layer = [] if i == 0 else [_norm(f"{p}attn_norm", H, nb)]  # layer 0: nn.Identity
-            out.append([*layer, _lin(f"{p}attn.Wqkv", H, 3 * H, ab), _lin(f"{p}attn.Wo", H, H, ab),
-                        _norm(f"{p}mlp_norm", H, nb), _lin(f"{p}mlp.Wi", H, 2 * I, mb), _lin(f"{p}mlp.Wo", I, H, mb)])
-        elif f == "deberta-v2":
-            from .families.deberta_v2 import _pos_projs  # which position projections HF builds
+    if f == "albert":  # AlbertLayer: full_layer_layer_norm follows the FFN
+        return ([*(_lin(f"{p}attention.{m}", H, H) for m in ("query", "key", "value", "dense")),
+                 _norm(f"{p}attention.LayerNorm", H)],
+                [_lin(f"{p}ffn", H, I), _lin(f"{p}ffn_output", I, H), _norm(f"{p}full_layer_layer_norm", H)])
+    if f == "distilbert":
+        return ([*(_lin(f"{p}attention.{m}_lin", H, H) for m in ("q", "k", "v", "out")), _norm(f"{p}sa_layer_norm", H)],
+                [_lin(f"{p}ffn.lin1", H, I), _lin(f"{p}ffn.lin2", I, H), _norm(f"{p}output_layer_norm", H)])
+    if f == "modernbert":
+        nb, ab, mb = c.norm_bias, c.attention_bias, c.mlp_bias
+        norm = [] if first else [_norm(f"{p}attn_norm", H, nb)]  # layer 0's attn_norm is nn.Identity
+        return ([*norm, _lin(f"{p}attn.Wqkv", H, 3 * H, ab), _lin(f"{p}attn.Wo", H, H, ab)],
+                [_norm(f"{p}mlp_norm", H, nb), _lin(f"{p}mlp.Wi", H, 2 * I, mb), _lin(f"{p}mlp.Wo", I, H, mb)])
+    layer = _bert_layer(p, H, I, ("query_proj", "key_proj", "value_proj") if f == "deberta-v2" else ("query", "key", "value"))
+    if f == "deberta-v2":
+        from .families.deberta_v2 import _pos_projs  # which position projections HF builds
 
-            layer = _bert_layer(f"encoder.layer.{i}.", H, I, ("query_proj", "key_proj", "value_proj"))
-            layer[3:3] = [_lin(f"encoder.layer.{i}.attention.self.{m}", H, H) for m in _pos_projs(c)]
-            out.append(layer)
-        else:
-            out.append(_bert_layer(f"encoder.layer.{i}.", H, I))
-    return out
+        layer[3:3] = [_lin(f"{p}attention.self.{m}", H, H) for m in _pos_projs(c)]
+    return layer[:-3], layer[-3:]
+
+
+def layer_modules(cfg: ModelConfig) -> list[list[Module]]:
+    """The modules each of the num_layers layer steps brings, in order; a shared module only at the first
+    step that runs it, so every stored tensor appears once (params.stored_copies copies of each sublayer).
+
+    Step i runs group int(i / (L / num_groups)) (AlbertTransformer.forward), all inner_group_num layers of it.
+    Names are Hugging Face's: for the layouts it builds (hf.hf_expressible) exactly its modules; for the
+    sharing modes only the explorer models, a shared module keeps the name of its first copy.
+    """
+    c = cfg
+    L, G, inner, f = c.num_layers, c.num_groups, c.inner_group_num, c.family
+    att_shared, ffn_shared = c.sharing in ("all", "attention"), c.sharing in ("all", "ffn")
+    seen: set[tuple[str, int, int]] = set()
+    steps = []
+    for i in range(L):
+        g = int(i / (L / G))
+        step: list[Module] = []
+        for j in range(inner):
+            owners = {"attention": g if att_shared else i, "ffn": g if ffn_shared else i}
+            parts = {}
+            for sub, owner in owners.items():
+                if f == "albert":
+                    p = f"encoder.albert_layer_groups.{owner}.albert_layers.{j}."
+                elif f == "distilbert":
+                    p = f"transformer.layer.{owner * inner + j}."
+                elif f == "modernbert":
+                    p = f"layers.{owner * inner + j}."
+                else:
+                    p = f"encoder.layer.{owner * inner + j}."
+                parts[sub] = _sublayers(c, p, owner * inner + j == 0)[0 if sub == "attention" else 1]
+            for sub, owner in owners.items():
+                if (sub, owner, j) not in seen:
+                    seen.add((sub, owner, j))
+                    step += parts[sub]
+        steps.append(step)
+    return steps
 
 
 def other_modules(cfg: ModelConfig) -> list[Module]:
     """The base model's modules outside `embeddings` and the layers (projections, shared tables, final norm, pooler)."""
     from .families.deberta_v2 import rel_rows
 
-    c = hf_built_config(cfg)
+    c = cfg
     E, H, f = c.embedding_dim, c.hidden_dim, c.family
     if f == "albert":
         return [_lin("encoder.embedding_hidden_mapping_in", E, H), _lin("pooler", H, H)]
@@ -180,7 +202,7 @@ def pooler_dropped(cfg: ModelConfig, head: str) -> bool:
 
 def head_modules(cfg: ModelConfig, head: str, num_labels: int = 2) -> list[Module]:
     """The modules the task model adds beside its base model (not prefixed), tied decoders included."""
-    c = hf_built_config(cfg)
+    c = cfg
     H, n, f = c.hidden_dim, num_labels, c.family
     if head == "none":
         return []

@@ -180,3 +180,21 @@ def test_mode_table_and_json():
     j = trainable(PRESETS["bert-base"], "lora", lora=LoraSpec(r=4)).to_json()
     assert j["trainable"] == j["lora_adapter"] and j["lora"]["targets"] == ["query", "value"]
     assert j["total"] == j["trainable"] + j["frozen"]
+
+
+def test_shared_layouts_adapt_and_freeze_each_stored_tensor_once():
+    """Sharing only the explorer models (BERT sharing attention, ...): LoRA adapts each stored copy once, and
+    frozen-layers:K freezes what the first K steps run, shared copies included."""
+    from albert_core.params import stored_copies
+
+    bert = PRESETS["bert-base"]
+    for sharing in ("none", "attention", "ffn", "all"):
+        cfg = bert.replace(sharing=sharing, num_groups=3)
+        t = trainable(cfg, "lora", lora=LoraSpec(r=4, targets=("query", "intermediate.dense")))
+        H, I = cfg.hidden_dim, cfg.intermediate_dim
+        assert t.adapter == 4 * (stored_copies(cfg, "attention") * 2 * H + stored_copies(cfg, "ffn") * (H + I))
+        assert t.frozen == head_parameters(cfg).total
+        full = trainable(cfg, "frozen-layers:12")
+        assert full.trainable_by_part["layers"] == 0 and full.trainable == trainable(cfg, "frozen-layers:12").trainable
+        if sharing == "all":  # 12 layers in 3 groups: layer 4 starts the second group
+            assert trainable(cfg, "frozen-layers:1").trainable == trainable(cfg, "frozen-layers:4").trainable

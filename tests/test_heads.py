@@ -104,3 +104,35 @@ def test_parse_head():
 
     with pytest.raises(ValueError, match="num_labels"):
         head_parameters(PRESETS["bert-base"], "classification", True)
+
+
+@st.composite
+def shared_configs(draw):
+    """Any family in any sharing mode the explorer models (most of them beyond what Hugging Face builds)."""
+    from albert_core.config import ConfigError
+
+    fam = draw(st.sampled_from(sorted(STRATEGIES)))
+    cfg = from_hf_config(draw(STRATEGIES[fam]()))
+    L = cfg.num_layers
+    try:
+        return cfg.replace(sharing=draw(st.sampled_from(["none", "attention", "ffn", "all"])),
+                           num_groups=draw(st.sampled_from([g for g in range(1, L + 1) if L % g == 0])),
+                           inner_group_num=draw(st.integers(1, 3)))
+    except ConfigError:
+        return cfg
+
+
+@settings(max_examples=200, deadline=None)
+@given(shared_configs(), st.sampled_from(HEADS), st.integers(1, 9))
+def test_the_module_list_adds_up_to_count_parameters_in_every_sharing_mode(cfg, head, labels):
+    """Every stored tensor once: the modules' parameters are count_parameters(cfg) (plus the head's)."""
+    from albert_core.params import stored_copies
+
+    assert sum(named_parameters(cfg).values()) == count_parameters(cfg).total
+    assert sum(named_parameters(cfg, head, labels).values()) == head_parameters(cfg, head, labels).total
+    from albert_core.hf_modules import layer_modules
+
+    steps = layer_modules(cfg)
+    assert len(steps) == cfg.num_layers and len(steps[0]) > 0
+    ffn_name = {"albert": "ffn_output", "distilbert": "ffn.lin2", "modernbert": "mlp.Wo"}.get(cfg.family, "intermediate.dense")
+    assert sum(m.path.endswith(ffn_name) for s in steps for m in s) == stored_copies(cfg, "ffn")

@@ -151,3 +151,16 @@ def test_format_table_rows_are_weight_bytes():
         assert row["approx"] == approximate_bytes(cfg, row["format"])
     bad = format_table(cfg, ("int4",), group_size=100)  # 100 divides neither 768 nor 3072
     assert bad["weights"][0] is None and "group_size 100 must divide" in bad["error"][0]
+
+
+@pytest.mark.parametrize("sharing", ["none", "attention", "ffn", "all"])
+def test_shared_layouts_store_each_tensor_once(sharing):
+    """ALBERT's cross-layer sharing at serving time: one stored copy per group, quantized once."""
+    from albert_core.params import count_parameters
+
+    cfg = PRESETS["albert-base"].replace(sharing=sharing, num_groups=2 if sharing != "none" else 1)
+    assert weight_bytes(cfg, "float32").weights == 4 * count_parameters(cfg).total
+    i8 = weight_bytes(cfg, "int8")
+    assert i8.params == count_parameters(cfg).total
+    if sharing in ("none", "all"):  # layouts transformers builds: torchao's storage agrees
+        check(cfg.replace(vocab_size=64, max_position=16, num_layers=4), "int8", "float32", 32, True, "none")
