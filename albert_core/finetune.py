@@ -50,6 +50,7 @@ PEFT_DEFAULT_TARGETS: dict[str, tuple[str, ...] | None] = {
 MODULES_TO_SAVE = ("classifier", "score")  # peft PeftModelFor{SequenceClassification,TokenClassification}
 PEFT_TASK = {"none": "FEATURE_EXTRACTION", "classification": "SEQ_CLS", "token": "TOKEN_CLS", "mlm": None}
 MAX_RANK = 1 << 16
+LORA_BIAS = ("none", "all", "lora_only")
 
 
 @dataclass(frozen=True)
@@ -60,9 +61,12 @@ class LoraSpec:
     lora_alpha: float = 8  # scales the update by alpha / r; no parameters
     lora_dropout: float = 0.0  # dropout on LoRA's input; no parameters (it keeps a copy of the input: activations)
     targets: tuple[str, ...] | None = None
+    bias: str = "none"  # peft LoraConfig.bias: "none", "all" (every bias trains) or "lora_only" (the adapted layers')
 
     def __post_init__(self) -> None:
         problems = []
+        if self.bias not in LORA_BIAS:
+            problems.append(f"LoRA bias must be one of {', '.join(LORA_BIAS)}, got {self.bias!r}")
         if isinstance(self.r, bool) or not isinstance(self.r, int) or not 1 <= self.r <= MAX_RANK:
             problems.append(f"LoRA rank r must be a whole number from 1 to {MAX_RANK:,}, got {self.r!r}")
         if isinstance(self.lora_alpha, bool) or not isinstance(self.lora_alpha, int | float) or not self.lora_alpha > 0:
@@ -111,7 +115,7 @@ class Trainable:
                 "trainable": self.trainable, "frozen": self.frozen, "total": self.total,
                 "lora_adapter": self.adapter, "modules_to_save_copies": self.saved_copies,
                 "lora": None if self.lora is None else {"r": self.lora.r, "lora_alpha": self.lora.lora_alpha,
-                                                        "lora_dropout": self.lora.lora_dropout,
+                                                        "lora_dropout": self.lora.lora_dropout, "bias": self.lora.bias,
                                                         "targets": list(self.targets), "adapted_modules": len(self.adapted)},
                 "trainable_by_part": dict(self.trainable_by_part)}
 
@@ -215,7 +219,7 @@ def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_l
     model_params = sum(m.numel for m, _, _ in mods)
 
     by_part = {"embeddings": 0, "layers": 0, "other": 0, "head": 0, "adapter": 0}
-    adapter = saved = 0
+    adapter = saved = biases = 0
     targets: tuple[str, ...] = ()
     adapted: list[str] = []
     if name == "lora":
@@ -241,11 +245,19 @@ def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_l
                                      f"; peft adapts nn.Linear and nn.Embedding modules: {', '.join(lora_candidates(cfg, head))}")
                 adapter += lora.r * (m.n_in + m.n_out)  # lora_A r×in + lora_B out×r (Embedding: rows + width)
                 adapted.append(path)
+                if lora.bias == "lora_only" and m.kind == "linear" and m.bias:  # the adapted layer's own bias
+                    biases += m.n_out
+                    by_part[where] += m.n_out
+                    continue
+            if lora.bias == "all":  # every parameter named bias (BaseTuner._mark_only_adapters_as_trainable)
+                n = sum(n for pname, n in m.params if pname.rsplit(".", 1)[-1] == "bias")
+                biases += n
+                by_part[where] += n
         if not adapted:
             raise ValueError(f"LoRA targets {', '.join(targets)} match no module of this model; its Linear modules: "
                              f"{', '.join(lora_candidates(cfg, head))}")
         by_part["adapter"] = adapter
-        train = adapter + saved
+        train = adapter + saved + biases
         return Trainable(name, 0, head, num_labels, model_params, train, model_params + adapter + saved - train,
                          adapter, saved, targets, tuple(adapted), lora, by_part)
 
@@ -306,7 +318,7 @@ def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_label
 
         lora = lora or LoraSpec()
         conf = LoraConfig(task_type=PEFT_TASK[head], r=lora.r, lora_alpha=lora.lora_alpha, lora_dropout=lora.lora_dropout,
-                          target_modules=list(lora.targets) if lora.targets is not None else None)
+                          target_modules=list(lora.targets) if lora.targets is not None else None, bias=lora.bias)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=FutureWarning)  # transformers: is_gradient_checkpointing
             return get_peft_model(model, conf)

@@ -51,6 +51,9 @@ def check(cfg, mode, head, labels, lora=None):
         assert (t.trainable, t.total) == model.get_nb_trainable_parameters()
         assert t.total - t.adapter - t.saved_copies == head_parameters(cfg, head, labels).total
         lora_numel = sum(p.numel() for n, p in model.named_parameters() if ".lora_" in n)
+        biases = sum(p.numel() for n, p in model.named_parameters() if p.requires_grad and n.endswith(".bias")
+                     and ".lora_" not in n and "modules_to_save" not in n)
+        assert biases == (0 if (lora or LoraSpec()).bias == "none" else t.trainable - t.adapter - t.saved_copies)
         assert t.adapter == lora_numel and sum(t.trainable_by_part.values()) == t.trainable
     else:
         assert t.total == head_parameters(cfg, head, labels).total
@@ -73,7 +76,8 @@ def setups(draw, fam):
         targets = None if has_default and draw(st.booleans()) else tuple(
             draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True)))
         lora = LoraSpec(r=draw(st.integers(1, 16)), lora_alpha=draw(st.sampled_from([8, 16, 32])),
-                        lora_dropout=draw(st.sampled_from([0.0, 0.1])), targets=targets)
+                        lora_dropout=draw(st.sampled_from([0.0, 0.1])), targets=targets,
+                        bias=draw(st.sampled_from(["none", "none", "all", "lora_only"])))
     return cfg, mode, head, draw(st.integers(1, 9)), lora
 
 
