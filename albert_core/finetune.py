@@ -305,8 +305,13 @@ def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_label
           lora: LoraSpec | None = None, device: str = "meta") -> Any:
     """The real model of `trainable(...)`'s setup: Hugging Face's task model with requires_grad set, or
     for lora peft's get_peft_model (targets None: peft picks its own default). torch/peft imported here."""
+    from .hf import hf_expressible
+
     name, k = parse_mode(mode)
     head = _check_head(head)
+    if not hf_expressible(cfg):
+        raise ValueError(f"build: Hugging Face builds sharing '{cfg.sharing}' of family '{cfg.family}' unshared, so its "
+                         "model would not be the one trainable() counts; choose sharing 'none' (or an ALBERT sharing all)")
     model = _task_model(cfg, head, num_labels, device)
     if name == "lora":
         from .serving import quiet_torchao

@@ -159,6 +159,8 @@ def test_errors_say_what_to_change():
         trainable(PRESETS["bert-base"], "lora", head="token", lora=LoraSpec(targets=("classifier",)))
     with pytest.raises(ValueError, match="from 0 to 12"):
         trainable(cfg, "frozen-layers:13")
+    with pytest.raises(ValueError, match="builds sharing 'all' of family 'bert' unshared"):
+        build(PRESETS["bert-base"].replace(sharing="all"), "full")
     with pytest.raises(ValueError, match="rank r"):
         LoraSpec(r=0)
     with pytest.raises(ValueError, match="lora_dropout"):
