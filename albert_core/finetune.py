@@ -20,12 +20,15 @@ Modes (parse_mode reads the command line's spelling):
                       ["classifier", "score"] in modules_to_save, so every module whose name ends with one of
                       them (DistilBERT's pre_classifier too: peft's `key.endswith`) is wrapped in a
                       ModulesToSaveWrapper holding the frozen original *and* a trainable copy: all params count both.
-                      The MLM model has no peft task type: its head stays frozen.
+                      The MLM model has no peft task type: its head stays frozen. LoraSpec.bias "all" trains every
+                      bias, "lora_only" the adapted layers' (peft BaseTuner._mark_only_adapters_as_trainable).
   bitfit              biases only (Ben Zaken et al. 2022): every parameter named `bias` (Linear and LayerNorm biases,
                       an MLM head's output bias); a new classification/token head trains in full (it starts random).
 
-Everything here is pure arithmetic over albert_core.hf_modules; `build` makes the real model (peft for lora)
-with the same settings, imported inside the function, for tests and measurement.
+Everything here is pure arithmetic over albert_core.hf_modules, for every sharing mode the explorer models
+(a shared tensor is frozen, adapted and counted once); `build` makes the real model (peft for lora) with the
+same settings, torch and peft imported inside the function, for tests and measurement (layouts Hugging Face
+builds only). Not here: gradients, optimizer state and activations of these modes (the training step).
 """
 
 from __future__ import annotations

@@ -164,3 +164,13 @@ def test_shared_layouts_store_each_tensor_once(sharing):
     assert i8.params == count_parameters(cfg).total
     if sharing in ("none", "all"):  # layouts transformers builds: torchao's storage agrees
         check(cfg.replace(vocab_size=64, max_position=16, num_layers=4), "int8", "float32", 32, True, "none")
+
+
+def test_a_model_build_logs_nothing_from_torchao():
+    """transformers imports torchao on every model build where it is installed; build.hf_model keeps it quiet."""
+    code = ("import logging, sys; logging.basicConfig(stream=sys.stderr, level=logging.INFO); "
+            "from albert_core.build import hf_model; from albert_core.presets import PRESETS; "
+            "hf_model(PRESETS['bert-base']); assert 'torchao' in sys.modules")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Failed to load" not in r.stderr and "is an Enum subclass" not in r.stderr, r.stderr[-2000:]
