@@ -198,87 +198,156 @@ def _frozen_layer_paths(cfg: ModelConfig, k: int) -> set[str]:
     return {m.path for step in layer_modules(cfg)[:k] for m in step}
 
 
-def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
-              lora: LoraSpec | None = None) -> Trainable:
-    """Trainable and frozen parameters of cfg with `head` under fine-tuning `mode` (parse_mode's spelling).
+@dataclass(frozen=True)
+class Tensor:
+    """One parameter tensor of the fine-tuned model, as named_parameters() would yield it (peft's names for LoRA)."""
 
-    lora: the LoRA settings for mode 'lora' (default LoraSpec(): r=8, peft's default targets). Counts are
-    those of the model Hugging Face builds from hf.to_hf_config(cfg) (ALBERT's shared layers once), as
-    peft's get_nb_trainable_parameters sums them over named_parameters(). Bad input: ValueError saying
-    what to change.
-    """
+    name: str
+    shape: tuple[int, ...]
+    trainable: bool
+    part: str  # embeddings | layers | other | head | adapter
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+def _shapes(m: Module) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, shape) of a module's own parameters: nn.Linear weight is out×in, nn.Embedding's rows×width."""
+    if m.kind == "param":
+        return [(m.path, (m.n_out,))]
+    out = []
+    if not m.tied:
+        weight = {"linear": (m.n_out, m.n_in), "embedding": (m.n_in, m.n_out), "norm": (m.n_out,)}[m.kind]
+        out.append((f"{m.path}.weight", weight))
+    if m.bias and m.kind != "embedding":
+        out.append((f"{m.path}.bias", (m.n_out,)))
+    return out
+
+
+def _is_bias(name: str) -> bool:
+    return name.rsplit(".", 1)[-1] == "bias"
+
+
+def tensors(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
+            lora: LoraSpec | None = None) -> list[Tensor]:
+    """Every parameter tensor of cfg with `head` under `mode`, trainable or not (what gradients and optimizer
+    state are kept for: Adafactor's factored state needs the shapes). Names as named_parameters() gives them;
+    for lora as peft names them (base_model.model.<path>.lora_A.default.weight, ...). See trainable()."""
     name, k = parse_mode(mode)
     head = _check_head(head)
     num_labels = _check_labels(num_labels) if head in ("classification", "token") else 0
     if name == "frozen-layers" and not 0 <= k <= cfg.num_layers:
         raise ValueError(f"frozen-layers:{k}: the number of layers to freeze must be from 0 to {cfg.num_layers}")
     p = prefix(cfg, head)
-    base = base_modules(cfg, head)
-    heads = head_modules(cfg, head, max(num_labels, 1))
     emb = {m.path for m in embedding_modules(cfg)}
     layer_paths = {m.path for layer in layer_modules(cfg) for m in layer}
     part = {**{m: "embeddings" for m in emb}, **{m: "layers" for m in layer_paths}}
-    mods = [(m, part.get(m.path, "other"), p + m.path) for m in base] + [(m, "head", m.path) for m in heads]
-    model_params = sum(m.numel for m, _, _ in mods)
-
-    by_part = {"embeddings": 0, "layers": 0, "other": 0, "head": 0, "adapter": 0}
-    adapter = saved = biases = 0
-    targets: tuple[str, ...] = ()
-    adapted: list[str] = []
+    mods = [(m, part.get(m.path, "other"), p + m.path) for m in base_modules(cfg, head)]
+    mods += [(m, "head", m.path) for m in head_modules(cfg, head, max(num_labels, 1))]
     if name == "lora":
-        lora = lora or LoraSpec()
-        targets = lora.targets if lora.targets is not None else default_targets(cfg)
-        saving = PEFT_TASK[head] in ("SEQ_CLS", "TOKEN_CLS")
-        for m, where, path in mods:
-            if saving and _saved(path):
-                # SEQ_CLS sets modules_to_save before injecting LoRA, and peft then skips any key with a
-                # component "classifier"/"score" (check_target_module_exists); anything else would be both
-                if _matches(path, targets) and not (PEFT_TASK[head] == "SEQ_CLS" and _component_saved(path)):
-                    raise ValueError(f"LoRA target matches '{path}', which peft saves whole (modules_to_save) "
-                                     "for this head; target other modules")
-                saved += m.numel  # the trainable copy; the original stays, frozen
-                by_part["head" if where == "head" else where] += m.numel
-                continue
-            if _matches(path, targets):
-                if m.tied:
-                    raise ValueError(f"LoRA target '{path}' is the MLM decoder, whose weight is the word-embedding "
-                                     "table (tied); target other modules")
-                if m.kind not in ("linear", "embedding"):
-                    raise ValueError(f"LoRA target '{path}' is a {'LayerNorm' if m.kind == 'norm' else 'bare parameter'}"
-                                     f"; peft adapts nn.Linear and nn.Embedding modules: {', '.join(lora_candidates(cfg, head))}")
-                adapter += lora.r * (m.n_in + m.n_out)  # lora_A r×in + lora_B out×r (Embedding: rows + width)
-                adapted.append(path)
-                if lora.bias == "lora_only" and m.kind == "linear" and m.bias:  # the adapted layer's own bias
-                    biases += m.n_out
-                    by_part[where] += m.n_out
-                    continue
-            if lora.bias == "all":  # every parameter named bias (BaseTuner._mark_only_adapters_as_trainable)
-                n = sum(n for pname, n in m.params if pname.rsplit(".", 1)[-1] == "bias")
-                biases += n
-                by_part[where] += n
-        if not adapted:
-            raise ValueError(f"LoRA targets {', '.join(targets)} match no module of this model; its Linear modules: "
-                             f"{', '.join(lora_candidates(cfg, head))}")
-        by_part["adapter"] = adapter
-        train = adapter + saved + biases
-        return Trainable(name, 0, head, num_labels, model_params, train, model_params + adapter + saved - train,
-                         adapter, saved, targets, tuple(adapted), lora, by_part)
-
-    frozen_paths = set()
+        return _lora_tensors(cfg, head, mods, lora or LoraSpec())
+    frozen_paths: set[str] = set()
     if name in ("frozen-embeddings", "frozen-layers"):
         frozen_paths = emb | (_frozen_layer_paths(cfg, k) if name == "frozen-layers" else set())
-    train = 0
-    for m, where, _ in mods:
-        for pname, n in m.params:
-            if name == "bitfit":
-                ok = (where == "head" and head in ("classification", "token")) or pname.rsplit(".", 1)[-1] == "bias"
+    out = []
+    for m, where, path in mods:
+        for pname, shape in _shapes(Module(path, m.kind, m.n_in, m.n_out, m.bias, m.tied)):
+            if name == "bitfit":  # biases, and a new classification/token head in full
+                train = (where == "head" and head in ("classification", "token")) or _is_bias(pname)
             else:
-                ok = m.path not in frozen_paths or where == "head"
-            if ok:
-                train += n
-                by_part[where] += n
-    return Trainable(name, k, head, num_labels, model_params, train, model_params - train, 0, 0,
-                     trainable_by_part=by_part)
+                train = where == "head" or m.path not in frozen_paths
+            out.append(Tensor(pname, shape, train, where))
+    return out
+
+
+def _lora_tensors(cfg: ModelConfig, head: str, mods: list[tuple[Module, str, str]], lora: LoraSpec) -> list[Tensor]:
+    """peft's LoRA model: base tensors frozen (biases per lora.bias), lora_A/lora_B per adapted module,
+    modules_to_save as a frozen original plus a trainable copy."""
+    targets = lora.targets if lora.targets is not None else default_targets(cfg)
+    saving = PEFT_TASK[head] in ("SEQ_CLS", "TOKEN_CLS")
+    pre = "base_model.model."
+    out: list[Tensor] = []
+    adapted = 0
+    for m, where, path in mods:
+        own = _shapes(Module(path, m.kind, m.n_in, m.n_out, m.bias, m.tied))
+        if saving and _saved(path):
+            # SEQ_CLS sets modules_to_save before injecting LoRA, and peft then skips any key with a
+            # component "classifier"/"score" (check_target_module_exists); anything else would be both
+            if _matches(path, targets) and not (PEFT_TASK[head] == "SEQ_CLS" and _component_saved(path)):
+                raise ValueError(f"LoRA target matches '{path}', which peft saves whole (modules_to_save) "
+                                 "for this head; target other modules")
+            root = next(".".join(path.split(".")[:i]) for i in range(1, path.count(".") + 2)
+                        if ".".join(path.split(".")[:i]).endswith(MODULES_TO_SAVE))  # the wrapped module
+            for pname, shape in own:
+                rest = pname[len(root):]
+                out.append(Tensor(f"{pre}{root}.original_module{rest}", shape, False, where))
+                out.append(Tensor(f"{pre}{root}.modules_to_save.default{rest}", shape, True, where))
+            continue
+        hit = _matches(path, targets)
+        if hit:
+            if m.tied:
+                raise ValueError(f"LoRA target '{path}' is the MLM decoder, whose weight is the word-embedding "
+                                 "table (tied); target other modules")
+            if m.kind not in ("linear", "embedding"):
+                raise ValueError(f"LoRA target '{path}' is a {'LayerNorm' if m.kind == 'norm' else 'bare parameter'}"
+                                 f"; peft adapts nn.Linear and nn.Embedding modules: {', '.join(lora_candidates(cfg, head))}")
+            adapted += 1
+        for pname, shape in own:
+            if hit:  # peft wraps the module: its own parameters move under base_layer
+                pname = f"{path}.base_layer{pname[len(path):]}"
+            train = _is_bias(pname) and (lora.bias == "all" or (lora.bias == "lora_only" and hit and m.kind == "linear"))
+            out.append(Tensor(pre + pname, shape, train, where))
+        if hit:  # Hu et al. 2021 Sec. 4.1: W + BA, A r×in, B out×r (peft tuners/lora/layer.py)
+            r = lora.r
+            if m.kind == "linear":
+                out += [Tensor(f"{pre}{path}.lora_A.default.weight", (r, m.n_in), True, "adapter"),
+                        Tensor(f"{pre}{path}.lora_B.default.weight", (m.n_out, r), True, "adapter")]
+            else:  # peft Embedding: lora_embedding_A r×num_embeddings, lora_embedding_B embedding_dim×r
+                out += [Tensor(f"{pre}{path}.lora_embedding_A.default", (r, m.n_in), True, "adapter"),
+                        Tensor(f"{pre}{path}.lora_embedding_B.default", (m.n_out, r), True, "adapter")]
+    if not adapted:
+        raise ValueError(f"LoRA targets {', '.join(targets)} match no module of this model; its Linear modules: "
+                         f"{', '.join(lora_candidates(cfg, head))}")
+    return out
+
+
+def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
+              lora: LoraSpec | None = None) -> Trainable:
+    """Trainable and frozen parameters of cfg with `head` under fine-tuning `mode` (parse_mode's spelling).
+
+    lora: the LoRA settings for mode 'lora' (default LoraSpec(): r=8, peft's default targets). Counts are
+    cfg's stored tensors (ALBERT's shared layers once; exactly the model Hugging Face builds from
+    hf.to_hf_config(cfg) where it builds that layout), summed as peft's get_nb_trainable_parameters sums
+    named_parameters(). Bad input: ValueError saying what to change.
+    """
+    name, k = parse_mode(mode)
+    head = _check_head(head)
+    num_labels = _check_labels(num_labels) if head in ("classification", "token") else 0
+    lora = (lora or LoraSpec()) if name == "lora" else None
+    ts = tensors(cfg, mode, head=head, num_labels=max(num_labels, 1), lora=lora)
+    by_part = {"embeddings": 0, "layers": 0, "other": 0, "head": 0, "adapter": 0}
+    train = frozen = adapter = saved = 0
+    adapted: dict[str, None] = {}
+    for t in ts:
+        n = t.numel
+        if t.trainable:
+            train += n
+            by_part[t.part] += n
+        else:
+            frozen += n
+        if t.part == "adapter":
+            adapter += n
+            adapted.setdefault(t.name[len("base_model.model."):].split(".lora_")[0], None)
+        elif ".modules_to_save.default." in t.name:
+            saved += n
+    model_params = train + frozen - adapter - saved
+    targets = () if lora is None else (lora.targets if lora.targets is not None else default_targets(cfg))
+    return Trainable(name, k, head, num_labels, model_params, train, frozen, adapter, saved, targets,
+                     tuple(adapted), lora, by_part)
 
 
 def mode_table(cfg: ModelConfig, modes: tuple[str, ...] = ("full", "frozen-embeddings", "lora", "bitfit"), *,
@@ -386,4 +455,5 @@ def count_built(model: Any) -> tuple[int, int]:
 
 
 __all__ = ["MODES", "PEFT_DEFAULT_TARGETS", "LoraSpec", "Module", "Trainable", "build", "count_built",
-           "default_targets", "lora_candidates", "mode_table", "parse_mode", "parse_targets", "trainable"]
+           "default_targets", "lora_candidates", "mode_table", "parse_mode", "parse_targets", "tensors", "trainable",
+           "Tensor"]

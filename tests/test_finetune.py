@@ -21,6 +21,7 @@ from albert_core.finetune import (
     mode_table,
     parse_mode,
     parse_targets,
+    tensors,
     trainable,
 )
 from albert_core.heads import HEADS, head_parameters
@@ -47,6 +48,9 @@ def check(cfg, mode, head, labels, lora=None):
     t = trainable(cfg, mode, head=head, num_labels=labels, lora=lora)
     model = build(cfg, mode, head=head, num_labels=labels, lora=lora)
     assert (t.trainable, t.total) == count_built(model), (cfg, mode, head, lora, t)
+    real = {n: (tuple(p.shape), p.requires_grad) for n, p in model.named_parameters()}
+    ours = {x.name: (x.shape, x.trainable) for x in tensors(cfg, mode, head=head, num_labels=labels, lora=lora)}
+    assert ours == real, sorted(set(ours.items()) ^ set(real.items()))[:6]  # every tensor: name, shape, trainable
     if mode == "lora":
         assert (t.trainable, t.total) == model.get_nb_trainable_parameters()
         assert t.total - t.adapter - t.saved_copies == head_parameters(cfg, head, labels).total
