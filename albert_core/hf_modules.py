@@ -28,6 +28,7 @@ Layout per family (transformers 5.23 modeling_<family>.py, each module's __init_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .config import ModelConfig
 
@@ -136,7 +137,8 @@ def _sublayers(c: ModelConfig, p: str, first: bool) -> tuple[list[Module], list[
     return layer[:-3], layer[-3:]
 
 
-def layer_modules(cfg: ModelConfig) -> list[list[Module]]:
+@lru_cache(maxsize=32)  # ModelConfig is frozen; a page asks for several modes of one config
+def layer_modules(cfg: ModelConfig) -> tuple[tuple[Module, ...], ...]:
     """The modules each of the num_layers layer steps brings, in order; a shared module only at the first
     step that runs it, so every stored tensor appears once (params.stored_copies copies of each sublayer).
 
@@ -169,8 +171,8 @@ def layer_modules(cfg: ModelConfig) -> list[list[Module]]:
                 if (sub, owner, j) not in seen:
                     seen.add((sub, owner, j))
                     step += parts[sub]
-        steps.append(step)
-    return steps
+        steps.append(tuple(step))
+    return tuple(steps)
 
 
 def other_modules(cfg: ModelConfig) -> list[Module]:
