@@ -350,6 +350,34 @@ def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_l
                      tuple(adapted), lora, by_part)
 
 
+OPTIMIZERS = ("adamw", "sgd", "adafactor")
+
+
+def state_elements(ts: list[Tensor], optimizer: str = "adamw") -> dict[str, int]:
+    """Elements of gradients and optimizer state kept for the trainable tensors only (frozen ones keep none).
+
+    adamw: exp_avg and exp_avg_sq per element (torch.optim.AdamW); sgd: momentum_buffer (torch.optim.SGD,
+    momentum > 0); adafactor: torch.optim.Adafactor's row_var (n×1) and col_var (1×m) for a 2-D n×m tensor,
+    variance (n) for a 1-D one (Shazeer & Stern 2018, Sec. 3). The scalar `step` counters are left out.
+    Multiply by the element size of the precision in use (albert_core.training) for bytes.
+    """
+    from .config import require_choice
+
+    require_choice("optimizer", optimizer, OPTIMIZERS)
+    grads = state = 0
+    for t in ts:
+        if not t.trainable:
+            continue
+        grads += t.numel
+        if optimizer == "adamw":
+            state += 2 * t.numel
+        elif optimizer == "sgd":
+            state += t.numel
+        else:
+            state += t.shape[0] + t.shape[1] if len(t.shape) == 2 else t.numel
+    return {"gradients": grads, "optimizer": state}
+
+
 def mode_table(cfg: ModelConfig, modes: tuple[str, ...] = ("full", "frozen-embeddings", "lora", "bitfit"), *,
                head: str = "none", num_labels: int = 2, lora: LoraSpec | None = None) -> Any:
     """Tidy DataFrame, one row per mode: mode, trainable, frozen, total, trainable_pct, error.
@@ -455,5 +483,5 @@ def count_built(model: Any) -> tuple[int, int]:
 
 
 __all__ = ["MODES", "PEFT_DEFAULT_TARGETS", "LoraSpec", "Module", "Trainable", "build", "count_built",
-           "default_targets", "lora_candidates", "mode_table", "parse_mode", "parse_targets", "tensors", "trainable",
-           "Tensor"]
+           "default_targets", "lora_candidates", "mode_table", "parse_mode", "parse_targets", "state_elements",
+           "tensors", "trainable", "Tensor"]

@@ -208,3 +208,41 @@ def test_shared_layouts_adapt_and_freeze_each_stored_tensor_once():
         assert full.trainable_by_part["layers"] == 0 and full.trainable == trainable(cfg, "frozen-layers:12").trainable
         if sharing == "all":  # 12 layers in 3 groups: layer 4 starts the second group
             assert trainable(cfg, "frozen-layers:1").trainable == trainable(cfg, "frozen-layers:4").trainable
+
+
+def _one_step(model, optimizer, head, vocab):
+    """One real forward, backward and optimizer step on the CPU; (gradient elements, state elements)."""
+    import torch
+
+    torch.manual_seed(0)
+    ids = torch.randint(0, vocab, (2, 6))
+    out = model(input_ids=ids)
+    loss = out.logits.float().pow(2).mean() if head != "none" else out.last_hidden_state.pow(2).mean()
+    if head == "none" and getattr(out, "pooler_output", None) is not None:
+        loss = loss + out.pooler_output.pow(2).mean()  # so that every trainable tensor gets a gradient
+    loss.backward()
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = {"adamw": lambda: torch.optim.AdamW(params), "sgd": lambda: torch.optim.SGD(params, lr=0.1, momentum=0.9),
+           "adafactor": lambda: torch.optim.Adafactor(params)}[optimizer]()
+    opt.step()
+    grads = sum(p.grad.numel() for p in params if p.grad is not None)
+    state = sum(v.numel() for st in opt.state.values() for k, v in st.items() if k != "step")
+    return grads, state
+
+
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd", "adafactor"])
+@pytest.mark.parametrize("preset", ["bert-base", "albert-base", "deberta-v3-base", "ModernBERT-base"])
+def test_gradients_and_optimizer_state_of_the_trainable_tensors(preset, optimizer):
+    """Against torch.optim's real state after one step of a small real model, in each mode."""
+    from albert_core.finetune import state_elements
+
+    fam = PRESETS[preset].family
+    small = dict(vocab_size=64, hidden_dim=32, num_heads=2, num_layers=2, intermediate_dim=48, max_position=16)
+    small["embedding_dim"] = 16 if fam in ("albert", "deberta-v2") else 32
+    cfg = PRESETS[preset].replace(**small)
+    for mode, head in (("full", "none"), ("frozen-layers:1", "classification"), ("lora", "classification"),
+                       ("bitfit", "mlm")):
+        lora = LoraSpec(r=2, targets=TARGETS[fam]) if mode == "lora" else None
+        model = build(cfg, mode, head=head, num_labels=3, lora=lora, device="cpu")
+        ours = state_elements(tensors(cfg, mode, head=head, num_labels=3, lora=lora), optimizer)
+        assert (ours["gradients"], ours["optimizer"]) == _one_step(model, optimizer, head, cfg.vocab_size), (mode, head)
