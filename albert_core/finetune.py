@@ -38,7 +38,7 @@ from typing import Any
 
 from .config import ModelConfig
 from .families import family
-from .heads import _check_head, _check_labels
+from .heads import check_head, check_labels
 from .hf_modules import Module, base_modules, embedding_modules, head_modules, layer_modules, model_modules, prefix
 
 MODES = ("full", "frozen-embeddings", "frozen-layers", "lora", "bitfit")
@@ -238,8 +238,8 @@ def tensors(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_lab
     state are kept for: Adafactor's factored state needs the shapes). Names as named_parameters() gives them;
     for lora as peft names them (base_model.model.<path>.lora_A.default.weight, ...). See trainable()."""
     name, k = parse_mode(mode)
-    head = _check_head(head)
-    num_labels = _check_labels(num_labels) if head in ("classification", "token") else 0
+    head = check_head(head)
+    num_labels = check_labels(num_labels) if head in ("classification", "token") else 0
     if name == "frozen-layers" and not 0 <= k <= cfg.num_layers:
         raise ValueError(f"frozen-layers:{k}: the number of layers to freeze must be from 0 to {cfg.num_layers}")
     p = prefix(cfg, head)
@@ -325,8 +325,8 @@ def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_l
     named_parameters(). Bad input: ValueError saying what to change.
     """
     name, k = parse_mode(mode)
-    head = _check_head(head)
-    num_labels = _check_labels(num_labels) if head in ("classification", "token") else 0
+    head = check_head(head)
+    num_labels = check_labels(num_labels) if head in ("classification", "token") else 0
     lora = (lora or LoraSpec()) if name == "lora" else None
     ts = tensors(cfg, mode, head=head, num_labels=max(num_labels, 1), lora=lora)
     by_part = {"embeddings": 0, "layers": 0, "other": 0, "head": 0, "adapter": 0}
@@ -408,11 +408,11 @@ def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_label
     from .hf import hf_expressible
 
     name, k = parse_mode(mode)
-    head = _check_head(head)
+    head = check_head(head)
     if not hf_expressible(cfg):
         raise ValueError(f"build: Hugging Face builds sharing '{cfg.sharing}' of family '{cfg.family}' unshared, so its "
                          "model would not be the one trainable() counts; choose sharing 'none' (or an ALBERT sharing all)")
-    model = _task_model(cfg, head, num_labels, device)
+    model = task_model(cfg, head, num_labels, device)
     if name == "lora":
         from .serving import quiet_torchao
 
@@ -448,7 +448,7 @@ def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_label
     return model
 
 
-def _task_model(cfg: ModelConfig, head: str, num_labels: int, device: str) -> Any:
+def task_model(cfg: ModelConfig, head: str, num_labels: int, device: str) -> Any:
     """AutoModel / AutoModelFor... of head, from hf.hf_dict(cfg), on device (meta: no memory)."""
     from .serving import quiet_torchao
 
@@ -483,5 +483,5 @@ def count_built(model: Any) -> tuple[int, int]:
 
 
 __all__ = ["MODES", "PEFT_DEFAULT_TARGETS", "LoraSpec", "Module", "Trainable", "build", "count_built",
-           "default_targets", "lora_candidates", "mode_table", "parse_mode", "parse_targets", "state_elements",
+           "default_targets", "lora_candidates", "mode_table", "parse_mode", "parse_targets", "state_elements", "task_model",
            "tensors", "trainable", "Tensor"]

@@ -16,7 +16,7 @@ from .config import ModelConfig
 from .hf_modules import HEADS, Module, head_modules, other_modules, pooler_dropped
 from .params import count_parameters
 
-__all__ = ["HEADS", "HeadCount", "head_parameters", "parse_head"]
+__all__ = ["HEADS", "HeadCount", "check_head", "check_labels", "head_parameters", "parse_head"]
 
 MAX_LABELS = 1 << 20  # a classifier over more labels than this is a vocabulary, not a label set
 
@@ -45,9 +45,9 @@ def head_parameters(cfg: ModelConfig, head: str = "none", num_labels: int = 2) -
     num_labels: the classifier's outputs for "classification" and "token" (Hugging Face's default is 2);
     ignored for "none" and "mlm". Bad input raises ValueError saying what to change.
     """
-    head = _check_head(head)
+    head = check_head(head)
     if head in ("classification", "token"):
-        _check_labels(num_labels)
+        check_labels(num_labels)
     else:
         num_labels = 0
     mods = head_modules(cfg, head, max(num_labels, 1))
@@ -67,7 +67,7 @@ def parse_head(text: str) -> tuple[str, int]:
     if not isinstance(text, str):
         raise ValueError(f"head must be text like 'classification:3', got {type(text).__name__}")
     name, _, n = text.strip().partition(":")
-    head = _check_head(name)
+    head = check_head(name)
     if head in ("none", "mlm"):
         if n:
             raise ValueError(f"head '{head}' takes no number of labels; write '{head}'")
@@ -78,16 +78,16 @@ def parse_head(text: str) -> tuple[str, int]:
         labels = int(n)
     except ValueError:
         raise ValueError(f"the number of labels in '{text}' must be a whole number, like '{head}:3'") from None
-    return head, _check_labels(labels)
+    return head, check_labels(labels)
 
 
-def _check_head(head: object) -> str:
+def check_head(head: object) -> str:
     if head not in HEADS:
         raise ValueError(f"head must be one of {', '.join(HEADS)}, got {head!r}")
     return str(head)
 
 
-def _check_labels(n: object) -> int:
+def check_labels(n: object) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_LABELS:
         raise ValueError(f"num_labels must be a whole number from 1 to {MAX_LABELS:,}, got {n!r}")
     return n

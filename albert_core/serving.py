@@ -130,12 +130,12 @@ def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float3
     MLM decoder is a Linear of its own to torchao: its quantized copy is counted beside the embedding table.
     ALBERT's shared layers are one module each and are stored once. Head: as heads.head_parameters.
     """
-    from .heads import _check_head, _check_labels
+    from .heads import check_head, check_labels
     from .hf_modules import model_modules
 
     _check_format(fmt, dtype, group_size)
-    head = _check_head(head)
-    num_labels = _check_labels(num_labels) if head in ("classification", "token") else 1
+    head = check_head(head)
+    num_labels = check_labels(num_labels) if head in ("classification", "token") else 1
     mods = model_modules(cfg, head, num_labels)
     if fmt in ITEMSIZE:
         n = sum(m.numel for m in mods)

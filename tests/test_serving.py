@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from albert_core.finetune import _task_model
+from albert_core.finetune import task_model
 from albert_core.presets import PRESET_FAMILIES, PRESETS
 from albert_core.serving import FORMATS, approximate_bytes, quantize, storage_bytes, weight_bytes
 
@@ -39,7 +39,7 @@ def small(draw, fam):
 def check(cfg, fmt, dtype, group_size, qe, head):
     import torch
 
-    model = _task_model(cfg, head, 3, "cpu").to(getattr(torch, dtype if fmt.startswith("int") else fmt))
+    model = task_model(cfg, head, 3, "cpu").to(getattr(torch, dtype if fmt.startswith("int") else fmt))
     if fmt.startswith("int"):
         quantize(model, fmt, group_size=group_size, quantize_embeddings=qe)
     ours = weight_bytes(cfg, fmt, dtype=dtype, group_size=group_size, quantize_embeddings=qe, head=head, num_labels=3)
@@ -93,7 +93,7 @@ def test_int4_group_size_must_divide_k_as_torchao_asserts():
     with pytest.raises(ValueError, match="group_size 32 must divide.*K=48.*divides 48"):
         weight_bytes(cfg, "int4", group_size=32)
     with pytest.raises(AssertionError, match="divisible"):  # torchao's own refusal, the reason for ours
-        quantize(_task_model(cfg, "none", 2, "cpu").to(torch.float32), "int4", group_size=32)
+        quantize(task_model(cfg, "none", 2, "cpu").to(torch.float32), "int4", group_size=32)
     check(cfg, "int4", "float32", 16, True, "none")  # 16 divides 48 and 96
 
 
