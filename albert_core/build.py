@@ -31,6 +31,9 @@ def layer_modules(cfg: ModelConfig, kind: str) -> int:
 def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager", heads: bool = False) -> Any:
     """Hugging Face's base model of cfg's family (BertModel, AlbertModel, RobertaModel, ...), or with
     heads=True BertForPreTraining/AlbertForPreTraining (other families refuse heads)."""
+    from .serving import quiet_torchao
+
+    quiet_torchao()  # transformers imports torchao on a model build where it is installed (requirements-dev.txt)
     import torch
     from transformers.utils import logging as hf_logging
 
