@@ -387,7 +387,7 @@ def mode_table(cfg: ModelConfig, modes: tuple[str, ...] = ("full", "frozen-embed
     """
     import pandas as pd
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for mode in modes:
         try:
             t = trainable(cfg, mode, head=head, num_labels=num_labels, lora=lora)
