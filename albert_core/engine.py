@@ -25,7 +25,7 @@ through a weakref finalizer, the tick it was freed at; storages that exist befor
 
 The training step (issue 16): the model in train mode (dropout on), input_ids (batch, seq_len); loss =
 last_hidden_state.float().mean() (+ the pooler output's mean where the model returns one, no task
-head); the optimizer with its default arguments (AdamW lr=1e-4, SGD lr=1e-3 momentum 0.9, Adafactor
+head; a task model's logits.float().mean()); the optimizer with its default arguments (AdamW lr=1e-4, SGD lr=1e-3 momentum 0.9, Adafactor
 lr=1e-3). Step 1 runs whole, then zero_grad(set_to_none=True), then step 2 is measured. CPU
 semantics: kernel-internal scratch (MKL, oneDNN) is not a tensor and is not seen; optimizer step
 counters (AdamW's `step`, 0-d float32) stay on the host on CUDA (torch/optim/adam.py keeps them on
@@ -216,6 +216,8 @@ def forward(model: Any, ids: Any) -> tuple[Any, Any]:
         return out, None
     if isinstance(out, tuple):
         return out[0], (out[1] if len(out) > 1 else None)
+    if getattr(out, "last_hidden_state", None) is None and getattr(out, "logits", None) is not None:
+        return out.logits, None  # a task model (classification, token, MLM head): the loss is its logits' mean
     return out.last_hidden_state, getattr(out, "pooler_output", None)
 
 
@@ -227,7 +229,7 @@ def loss_of(seq: Any, pooled: Any) -> Any:
 def optimizer(model: Any, name: str) -> Any:
     import torch
 
-    params = list(model.parameters())
+    params = [p for p in model.parameters() if p.requires_grad]  # frozen ones hold no state (torch.optim skips them)
     if name == "adamw":
         return torch.optim.AdamW(params, lr=1e-4)
     if name == "sgd":
@@ -489,7 +491,7 @@ def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
         if rec is not None and rec.category in ("temporaries", "saved activations"):
             rec.category = "gradients"
 
-    hooks = [p.register_post_accumulate_grad_hook(grad_hook) for p in model.parameters()]
+    hooks = [p.register_post_accumulate_grad_hook(grad_hook) for p in model.parameters() if p.requires_grad]
     try:
         with _stopped_by(model), mode:
             with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast(run.dtype):

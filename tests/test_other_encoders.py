@@ -1,6 +1,6 @@
 """Encoders outside the seven families: transformers builds them, the engine measures them.
 
-`python -m albert_core verify --config X.json --json` on small configs of 12 model types no family
+`python -m albert_core verify --config X.json --json` on small configs of 13 model types no family
 models: the parameters PyTorch built and the bytes one training forward saves, on fake tensors,
 equal the same command with --real (real CPU tensors), and the count equals AutoModel's own.
 """
@@ -20,6 +20,7 @@ TYPES = {
                                     num_feedforward_networks=2),
     "megatron-bert": {}, "xlm-roberta-xl": {}, "convbert": dict(embedding_size=32, head_ratio=2),
     "rembert": dict(input_embedding_size=16, output_embedding_size=16), "ernie": {}, "data2vec-text": {},
+    "roformer": dict(embedding_size=32),
     "esm": dict(pad_token_id=1, mask_token_id=2, position_embedding_type="rotary"),
     "big_bird": dict(attention_type="original_full"), "layoutlm": {}, "luke": dict(entity_vocab_size=10, entity_emb_size=8),
 }
