@@ -213,3 +213,20 @@ def test_child_past_its_memory_cap_gives_a_clear_message():
     assert r.wait(job, 120) and job.state == "done"
     assert "measurement" not in job.result
     assert "needed more than 420 MiB" in job.result["measure_error"]
+
+
+def test_verify_shows_the_training_step_peak_the_engine_measures():
+    from albert_core import engine
+    from albert_core.measure import maker
+    from albert_core.units import format_bytes
+
+    at = goto(open_app(TINY | {"verify_batch": "2", "verify_seq_len": "16", "optimizer": "sgd"}), "verify")
+    at.button(key="verify_run").click().run(timeout=120)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert not [b for b in at.button if b.key == "verify_cancel"]  # the finished build's Cancel is gone
+    metrics = {m.label: m.value for m in at.metric}
+    step = engine.measure(maker(TINY_CFG, "hf", "eager"), TINY_CFG.vocab_size,
+                          engine.Run(2, 16, optimizer="sgd", fake=False), what=("step",)).step
+    assert metrics["Measured peak"] == format_bytes(step.peak)  # real tensors here, fake in the page's child
+    assert metrics["When"] == step.phase
+    assert any("Model: Hugging Face's model" in c.value for c in at.caption)  # auto: ALBERT, sharing all

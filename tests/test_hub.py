@@ -21,6 +21,9 @@ from albert_core.params import count_parameters
 from albert_core.presets import HUB_CONFIGS, PRESETS
 
 ROBERTA = json.dumps(HUB_CONFIGS["xlm-roberta-large"][1]).encode()
+# a model_type no family models: Verify and `verify --hub` measure it on the engine
+MPNET = json.dumps({"model_type": "mpnet", "vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2,
+                    "num_attention_heads": 4, "intermediate_size": 37, "max_position_embeddings": 64}).encode()
 COMMIT = "a" * 40
 
 
@@ -59,7 +62,8 @@ class HubHandler(BaseHTTPRequestHandler):
             return self._error(404, "EntryNotFound")
         if name == "slow":
             time.sleep(2.0)
-        body = {"not-json": b"<html>Hello</html>", "huge": b" " * (1 << 20), "array": b"[1, 2]"}.get(name, ROBERTA)
+        body = {"not-json": b"<html>Hello</html>", "huge": b" " * (1 << 20), "array": b"[1, 2]",
+                "mpnet-small": MPNET}.get(name, ROBERTA)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("X-Repo-Commit", COMMIT)
@@ -162,3 +166,29 @@ def test_cli_params_by_hub_id(server, capsys):
     assert main(["params", "--hub", "org/gated"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: org/gated is gated") and "Traceback" not in err
+
+
+def test_verify_by_hub_id_of_an_encoder_outside_the_families(server, capsys):
+    from albert_core import cli, engine
+
+    assert cli.main(["verify", "--hub", "test/mpnet-small", "--batch-size", "2", "--seq-len", "16", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    cfg = json.loads(MPNET)
+    built = engine.measure(lambda: engine.build_auto(cfg), 99, engine.Run(2, 16, fake=False), what=("saved",))
+    assert d["parameters"]["built"] == built.parameters and d["parameters"]["estimate"] is None
+    assert d["activations"]["measured"] == built.saved  # fake tensors in the command, real ones here
+
+
+def test_verify_page_measures_an_encoder_outside_the_families_by_hub_id(server):
+    from test_app_pages import goto, open_app
+
+    at = goto(open_app({"verify_batch": "2", "verify_seq_len": "16"}), "verify")
+    at.text_input(key="verify_other_hub").input("test/mpnet-small").run()
+    at.button(key="verify_other_run").click().run(timeout=120)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    from albert_core import engine
+
+    built = engine.measure(lambda: engine.build_auto(json.loads(MPNET)), 99, engine.Run(2, 16), what=("saved",))
+    assert metrics["Parameters built (mpnet)"] == f"{built.parameters:,}"
+    assert any("No closed form" in c.value for c in at.caption)
