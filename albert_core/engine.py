@@ -116,15 +116,32 @@ class Result:
 
 @contextlib.contextmanager
 def tensor_mode(fake: bool) -> Iterator[Any]:
-    """FakeTensorMode (and transformers' no_init_weights, so no initializer needs data) or nothing."""
+    """FakeTensorMode (and transformers' no_init_weights, so no initializer needs data) or nothing.
+
+    On fake tensors Hugging Face's mask code would take its tracing path (transformers.utils.is_tracing is true
+    for a FakeTensor) and keep a 4-D mask the real run drops after torch.all(mask): here its two mask modules
+    ask is_tracing without the tensor, and the dispatch mode answers torch.all of a mask of ones (_follow_ones).
+    """
     if not fake:
         yield None
         return
     from torch._subclasses.fake_tensor import FakeTensorMode
+    from transformers import masking_utils, modeling_attn_mask_utils
     from transformers.initialization import no_init_weights
+    from transformers.utils import import_utils
 
-    with FakeTensorMode() as mode, no_init_weights():
-        yield mode
+    def real_paths(tensor: Any = None) -> bool:
+        return bool(import_utils.is_tracing(None))  # compiling, jit or stream capture: not a fake tensor
+
+    saved = [(m, m.is_tracing) for m in (masking_utils, modeling_attn_mask_utils)]
+    try:
+        for m, _ in saved:
+            m.is_tracing = real_paths
+        with FakeTensorMode() as mode, no_init_weights():
+            yield mode
+    finally:
+        for m, f in saved:
+            m.is_tracing = f
 
 
 def _quiet_transformers() -> None:
@@ -141,14 +158,13 @@ def build_auto(hf: dict[str, Any], attention: str = "eager") -> Any:
     d = dict(hf)
     model_type = d.pop("model_type", None)
     try:
-        conf = AutoConfig.for_model(model_type, **d)
+        AutoConfig.for_model(model_type, **d)
     except (ValueError, KeyError) as e:
         raise EngineError(f"transformers cannot read this config.json (model_type {model_type!r}): {e}") from e
     try:
-        model = AutoModel.from_config(conf, attn_implementation=attention)
+        return AutoModel.from_config(AutoConfig.for_model(model_type, **d), attn_implementation=attention)
     except (ValueError, ImportError):  # this model has no sdpa path (or none of this name): its own attention
-        model = AutoModel.from_config(conf)
-    return model
+        return AutoModel.from_config(AutoConfig.for_model(model_type, **d))
 
 
 def prepare(model: Any, run: Run, training: bool) -> Any:
@@ -284,6 +300,7 @@ def _live_storages() -> Any:
             self.live = sum(r.nbytes for r in self.all)
             self.peak, self.peak_tick, self.phase, self.peak_phase = self.live, 0, "forward", "forward"
             self.module, self.peak_module = module, ""
+            self.ones = _Ones()  # fake tensors known to hold only ones (True)
 
         def _free(self, key: int, rec: _Rec) -> None:
             self.clock += 1
@@ -306,12 +323,15 @@ def _live_storages() -> Any:
             return rec
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            if func is torch.ops.aten._local_scalar_dense.default and self.phase == "optimizer step" \
-                    and isinstance(args[0], FakeTensor):
-                # .item() in an optimizer step (Adafactor's param.norm(2).item(), torch/optim/_adafactor.py) feeds
-                # Python arithmetic on a learning rate, never a shape or an allocation: any value measures the same
-                return False if args[0].dtype == torch.bool else 1 if not args[0].is_floating_point() else 1.0
+            if func is torch.ops.aten._local_scalar_dense.default and isinstance(args[0], FakeTensor):
+                if args[0] in self.ones:  # a value the run knows: torch.all(mask) of a mask the model made of ones
+                    return True if args[0].dtype == torch.bool else 1 if not args[0].is_floating_point() else 1.0
+                if self.phase == "optimizer step":
+                    # .item() in an optimizer step (Adafactor's param.norm(2).item(), torch/optim/_adafactor.py)
+                    # feeds Python arithmetic on a learning rate, never a shape or an allocation
+                    return False if args[0].dtype == torch.bool else 1 if not args[0].is_floating_point() else 1.0
             res = func(*args, **(kwargs or {}))
+            _follow_ones(self.ones, func, args, kwargs or {}, res)
             if func is torch.ops.aten.native_layer_norm.default:
                 res = _layer_norm_stats(args, res)
             for t in tree_flatten(res)[0]:
@@ -330,6 +350,54 @@ def _live_storages() -> Any:
             return out
 
     return LiveStorages
+
+
+class _Ones:
+    """A set of tensors by identity (a WeakSet would compare tensors with ==, elementwise), dropped when freed."""
+
+    def __init__(self) -> None:
+        self._refs: dict[int, weakref.ref[Any]] = {}
+
+    def add(self, t: Any) -> None:
+        self._refs[id(t)] = weakref.ref(t, lambda _, k=id(t): self._refs.pop(k, None))
+
+    def __contains__(self, t: Any) -> bool:
+        r = self._refs.get(id(t))
+        return r is not None and r() is t
+
+
+# ops whose output holds only ones when their tensor input does (views, copies, casts, reductions by all)
+_KEEP_ONES = ("view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "slice", "select", "permute",
+              "t", "transpose", "clone", "contiguous", "_to_copy", "to", "all", "alias", "detach", "lift_fresh",
+              "repeat", "expand_copy", "view_copy")
+
+
+def _follow_ones(ones: Any, func: Any, args: Any, kwargs: dict[str, Any], res: Any) -> None:
+    """Constant propagation of all-ones tensors, just far enough for the masks a model makes of torch.ones.
+
+    A model given no attention_mask builds one of ones and Hugging Face's masking code asks torch.all(mask)
+    (transformers/masking_utils.py _ignore_bidirectional_mask_sdpa) to drop it: with this the fake run answers
+    as the real one does. Sources: ones, ones_like, new_ones, full with 1; then the ops above and ==1, !=0, >0.
+    """
+    import torch
+
+    if not isinstance(res, torch.Tensor):
+        return
+    name = func.overloadpacket.__name__
+    if name in ("ones", "ones_like", "new_ones") or (name in ("full", "full_like", "new_full", "fill")
+                                                      and _scalar(args, kwargs, -1) == 1):
+        ones.add(res)
+    elif args and isinstance(args[0], torch.Tensor) and args[0] in ones:
+        if name in _KEEP_ONES or (name == "eq" and _scalar(args, kwargs, 1) == 1) or \
+                (name in ("ne", "gt") and _scalar(args, kwargs, 1) == 0):
+            ones.add(res)
+
+
+def _scalar(args: Any, kwargs: dict[str, Any], i: int) -> Any:
+    v = kwargs.get("fill_value", kwargs.get("value", kwargs.get("other")))
+    if v is None and len(args) > abs(i) - (1 if i < 0 else 0):
+        v = args[i]
+    return v if isinstance(v, int | float | bool) else None
 
 
 def _layer_norm_stats(args: Any, res: Any) -> Any:
@@ -454,15 +522,14 @@ def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
     import torch
 
     opt = optimizer(model, run.optimizer)
-    first = _live_storages()({}, lambda: "")  # step 1, untracked but for the optimizer's .item() (see below)
-    with _stopped_by(model):
+    first = _live_storages()({}, lambda: "")  # step 1 under the same mode (known values, .item()), not counted
+    with _stopped_by(model), first:
         with autocast(run.dtype):
             loss = loss_of(*forward(model, ids))
         loss.backward()
         del loss
         first.phase = "optimizer step"
-        with first:
-            opt.step()
+        opt.step()
         opt.zero_grad(set_to_none=True)
     del first
     existing: dict[int, tuple[int, str]] = {}

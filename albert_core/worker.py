@@ -189,11 +189,6 @@ def _measure(request: dict[str, Any], make: Any, vocab: int, cfg: ModelConfig | 
     run = _run_of(request)
     if not measure:  # count only: on fake tensors, whatever the request, so no weight is ever allocated
         return engine.measure(make, vocab, dataclasses.replace(run, fake=True), what=())
-    if cfg is None and run.fake:
-        # outside the families, Hugging Face's code may branch on fake tensors (transformers.utils.is_tracing:
-        # a mask it would drop after torch.all(mask == 1) on real values is kept): only the saved bytes, whose
-        # equality with real tensors is tested per model type, are reported; --real gives the peaks too
-        return engine.measure(make, vocab, run, what=("saved",))
     what: tuple[str, ...] = ("saved", "step")
     if cfg is None or (request["source"] == "hf" and _inference_modelled(cfg)):  # modelled on HF's code
         what += ("inference",)

@@ -1,8 +1,9 @@
 """Encoders outside the seven families: transformers builds them, the engine measures them.
 
 `python -m albert_core verify --config X.json --json` on small configs of 13 model types no family
-models: the parameters PyTorch built and the bytes one training forward saves, on fake tensors,
-equal the same command with --real (real CPU tensors), and the count equals AutoModel's own.
+models: the parameters PyTorch built, the bytes one training forward saves, the training step's peak
+(with what is alive at it) and the eval forward's peak, on fake tensors, equal the same command with
+--real (real CPU tensors), eager and sdpa attention, and the count equals AutoModel's own.
 """
 
 import io
@@ -34,19 +35,22 @@ def verify(path, *extra):
     return json.loads(out.getvalue())
 
 
+@pytest.mark.parametrize("attention", ["eager", "sdpa"])
 @pytest.mark.parametrize("model_type", sorted(TYPES))
-def test_verify_config_outside_the_families_equals_real_tensors(model_type, tmp_path):
+def test_verify_config_outside_the_families_equals_real_tensors(model_type, attention, tmp_path):
     d = {"model_type": model_type, **SMALL, **TYPES[model_type]}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(d))
-    fake, real = verify(path), verify(path, "--real")
+    fake, real = verify(path, "--attention", attention), verify(path, "--attention", attention, "--real")
     assert fake["settings"]["how"].startswith("fake") and real["settings"]["how"].startswith("real")
     assert fake["parameters"]["built"] == real["parameters"]["built"] > 0
     assert fake["parameters"]["estimate"] is None  # no family: no closed form beside it
     assert fake["parameters"]["built"] == sum(fake["parameters"]["by_module"].values())
     assert fake["activations"]["measured"] == real["activations"]["measured"] > 0
     assert fake["activations"]["by_module"] == real["activations"]["by_module"]
-    assert real["training_peak"]["measured"] > real["activations"]["measured"]  # real tensors give the peaks too
+    assert fake["training_peak"] == real["training_peak"]  # peak, phase, what is alive at it
+    assert fake["training_peak"]["measured"] > fake["activations"]["measured"]
+    assert fake["inference_peak"] == real["inference_peak"] and fake["inference_peak"]["total"] > 0
     auto = engine.measure(lambda: engine.build_auto(d), 99, engine.Run(1, 4), what=())
     assert auto.parameters == fake["parameters"]["built"]
 
