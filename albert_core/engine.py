@@ -359,7 +359,12 @@ class _Ones:
         self._refs: dict[int, weakref.ref[Any]] = {}
 
     def add(self, t: Any) -> None:
-        self._refs[id(t)] = weakref.ref(t, lambda _, k=id(t): self._refs.pop(k, None))
+        key = id(t)
+
+        def gone(_: Any) -> None:
+            self._refs.pop(key, None)
+
+        self._refs[key] = weakref.ref(t, gone)
 
     def __contains__(self, t: Any) -> bool:
         r = self._refs.get(id(t))
