@@ -247,9 +247,26 @@ def test_training_stack_equals_training_memory_and_budget_line():
         t = trace(fig, label)
         want = [getattr(training_memory(c, batch_size=8, seq_len=512, **dict(KW)), field) for c in CFGS]
         assert [cd[0] for cd in t["customdata"]] == want
-    (line,) = spec(fig)["layout"]["shapes"]
-    assert line["y0"] * 2**30 == pytest.approx(GPUS["A100 80 GB"])
+    tallest = max(int(b) for b in df[df["part"] == "total"]["bytes"])
+    lay = spec(fig)["layout"]
     assert axis_titles(fig)[1] == "memory per GPU (GiB)"
+    if 2.5 * tallest >= GPUS["A100 80 GB"]:  # the GPU line near the bars: drawn, the axis reaching it
+        (line,) = lay["shapes"]
+        assert line["y0"] * 2**30 == pytest.approx(GPUS["A100 80 GB"])
+    else:  # far above: said in the corner, and the axis stays on the bars
+        assert "shapes" not in lay
+        (note,) = [a for a in lay["annotations"] if a.get("name") == "budget off the axis"]
+        assert f"{round(100 * tallest / GPUS['A100 80 GB'])}% of it" in note["text"]
+        assert lay["yaxis"]["range"][1] * 2**30 < GPUS["A100 80 GB"]
+
+
+def test_training_stack_draws_the_gpu_line_when_the_bars_come_near_it():
+    df = data.training_table(CFGS, 64, 512, KW)
+    tallest = max(int(b) for b in df[df["part"] == "total"]["bytes"])
+    gpu = min((g for g in GPUS if GPUS[g] <= 2.5 * tallest), key=GPUS.get)
+    lay = spec(mcharts.training_stack(df[df["part"] != "total"], {gpu: GPUS[gpu]}))["layout"]
+    (line,) = lay["shapes"]
+    assert line["y0"] * 2**30 == pytest.approx(GPUS[gpu]) and lay["yaxis"]["range"][1] * 2**30 > GPUS[gpu]
 
 
 def test_merge_budgets_joins_near_equal_gpus():

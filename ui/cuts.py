@@ -25,6 +25,11 @@ def section(cfg: ModelConfig) -> None:
     plots.show(cuts_bars(df), "params_cuts", f"ALBERT's two cuts for {cfg.name}",
                f"Stored parameters: as now, factorized at E = {e:,}, shared (one group), and both. "
                "In brackets: the change against what it stores now.")
+    left_out = data.cuts_left_out(cfg, df)
+    if left_out:
+        st.caption(f"Left out: {', '.join(left_out)}. {md(cfg.name)} already shares more (sharing {md(cfg.sharing)}, "
+                   f"{cfg.num_groups:,} group(s)): sharing only that sublayer would store more layer weights, "
+                   "not fewer.")
     if e > cfg.hidden_dim:
         st.caption(f":orange[E = {e:,} is wider than hidden_dim ({cfg.hidden_dim:,}): the factorization adds "
                    "parameters here.]")

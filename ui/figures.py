@@ -29,7 +29,8 @@ def activation_caption(ctl: Ctl) -> str:
     mode = "training" if ctl["training"] else "inference"
     ckpt = ", gradient checkpointing" if ctl["checkpointing"] and ctl["training"] else ""
     return (f"Batch {ctl['batch_size']:,}, {ctl['dtype']} activations, {ctl['attention']} attention, {mode}{ckpt}; "
-            "dotted: each config's own max_position, with the attention (seq_len²) memory there.")
+            "dotted: each config's own max_position, with the attention (seq_len²) memory there; one y range "
+            "for every panel.")
 
 
 def training_kw(ctl: Ctl) -> tuple:
@@ -97,7 +98,8 @@ def fit_bars(cfgs: tuple, ctl: Ctl) -> tuple[go.Figure, Any]:
     ckpt = ", checkpointing" if ctl["checkpointing"] else ""
     fig = slide(fit_charts.fit_bars(plan), f"What fits on {ctl['num_gpus']:,} × {ctl['gpu']}",
                 f"Sharding {ctl['sharding']}, {ctl['precision']}, {ctl['optimizer']}, {ctl['attention']} attention"
-                f"{ckpt}; batch {ctl['batch_size']:,}, sequences of {ctl['seq_len']:,} tokens (at most max_position).",
+                f"{ckpt}; batch {ctl['batch_size']:,}, sequences of {ctl['seq_len']:,} tokens (at most max_position); "
+                "below: the longest sequence, max_position raised with it.",
                 pad=34)  # room for the panel titles
     return fig, plan
 
