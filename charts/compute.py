@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import counts, flops, log_axis, name_ticks, plotly_text, style
+from .base import counts, flops, legend_name, log_axis, name_ticks, plotly_text, style
 from .colors import color_map
 
 FLOP_LABELS = {
@@ -36,7 +36,7 @@ def flops_vs_params(df: pd.DataFrame, seq_len: int) -> go.Figure:
     colors = color_map(df["config"])
     for i, (_, r) in enumerate(df.iterrows()):
         fig.add_scatter(
-            x=[int(r["params"])], y=[int(r["forward_flops"])], mode="markers", name=plotly_text(r["config"]),
+            x=[int(r["params"])], y=[int(r["forward_flops"])], mode="markers", name=legend_name(r["config"]),
             text=[plotly_text(r["config"])], meta=r["config"],
             marker=dict(size=14, color=colors[r["config"]], symbol=SYMBOLS[i % len(SYMBOLS)],
                         line=dict(width=1, color="#FFFFFF")),

@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import HEIGHT, _frame, plotly_text, sizes
+from .base import HEIGHT, _frame, legend_name, plotly_text, sizes
 from .colors import color_map
 
 
@@ -19,19 +19,21 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
     # one panel above the other: side by side, the two panel titles cross each other on a phone
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=("largest batch per GPU at the sequence length",
-                                        "longest sequence at the batch size (max_position raised to it)"))
+                                        "longest sequence at the batch size"))  # max_position raised: caption
     colors = color_map(df["config"])
     for _, r in df.iterrows():
         name, shown = r["config"], plotly_text(r["config"])
         fig.add_bar(
-            name=shown, x=[shown], y=[int(r["max_batch_size"])], marker_color=colors[name], legendgroup=name,
+            name=legend_name(name), x=[shown], y=[int(r["max_batch_size"])], marker_color=colors[name],
+            legendgroup=name, meta=name,
             customdata=[(int(r["seq_len"]), int(r["needed_bytes"]), sizes([r["needed_bytes"]])[0])],
             hovertemplate=f"<b>{shown}</b><br>largest batch %{{y:,}} sequences of %{{customdata[0]:,}} tokens<br>"
                           "(batch as set needs %{customdata[1]:,} bytes, %{customdata[2]})<extra></extra>",
             row=1, col=1,
         )
         fig.add_bar(
-            name=shown, x=[shown], y=[int(r["longest_max_position"])], marker_color=colors[name], legendgroup=name,
+            name=legend_name(name), x=[shown], y=[int(r["longest_max_position"])], marker_color=colors[name],
+            legendgroup=name, meta=name,
             showlegend=False, customdata=[(int(r["batch_size"]), int(r["max_seq_len"]))],
             hovertemplate=f"<b>{shown}</b><br>longest sequence %{{y:,}} tokens at batch %{{customdata[0]:,}}"
                           "<br>(max_position raised to it; at the config's own max_position: "

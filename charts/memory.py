@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import gib, log_axis, name_ticks, plotly_text, short, sizes, style
+from .base import gib, legend_name, log_axis, name_ticks, plotly_text, short, sizes, style
 from .colors import MEMORY_COLORS, color_map
 
 PART_LABELS = {"quadratic": "attention (grows with seq_len²)", "linear": "linear in seq_len"}
@@ -58,7 +58,7 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
         totals = df.groupby(["config", "seq_len"])["bytes"].sum()
         log_axis(fig, [gib(int(b)) for b in df["bytes"] if int(b) > 0] + [gib(int(b)) for b in totals], axis="y")
     else:
-        fig.update_xaxes(range=[0, hi * 1.02], nticks=6)
+        fig.update_xaxes(range=[0, hi * 1.02], nticks=4, tickformat="~s")  # "4k": neighbouring panels' ticks clear
     fig.update_yaxes(matches="y")  # one y range for every panel, across rows too (the caption says so)
     fig.update_layout(height=300 * rows + 170)
     fig.update_xaxes(title_text="seq_len = max_position (tokens)" + (" (log)" if log else ""), row=rows, col=1)
@@ -132,8 +132,8 @@ def variants(df: pd.DataFrame, name: str, *, log: bool = False, max_position: in
         fig.add_annotation(x=math.log10(max_position) if log else max_position, y=1, yref="paper", xanchor="right",
                            yanchor="top", showarrow=False, text=f"max_position {max_position:,}",
                            font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.85)")
-    style(fig, x="sequence length = max_position (tokens)" + (" (log scale)" if log else ""),
-          y="activation memory (GiB)" + (" (log scale)" if log else ""), log_x=log, log_y=log)
+    style(fig, x="seq_len = max_position (tokens" + (", log)" if log else ")"),
+          y="activation memory (GiB" + (", log)" if log else ")"), log_x=log, log_y=log)
     if log:
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
         log_axis(fig, [gib(int(b)) for b in df["bytes"]], axis="y")
@@ -178,6 +178,17 @@ def _budget_lines(fig: go.Figure, budgets: dict[str, int], *, log: bool = False)
                            font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.8)")
 
 
+def _budget_traces(fig: go.Figure, budgets: dict[str, int], span: tuple[int, int]) -> None:
+    """GPU memory as dashed grey lines across the sweep, named in the legend: labels written on the lines cross
+    each other and the curves where the lines lie close (T4 16 GB and A100 40 GB on a 0-600 GiB axis)."""
+    for i, (gpu, b) in enumerate(merge_budgets(budgets).items()):
+        label = budget_label(budgets, gpu)
+        fig.add_scatter(x=list(span), y=[gib(b), gib(b)], mode="lines", name=plotly_text(label),
+                        meta=f"budget {gpu}", legendgroup="gpus", legendrank=2000 + i,
+                        line=dict(color="rgba(38,39,48,0.6)", dash=BUDGET_DASHES[i % len(BUDGET_DASHES)], width=1.5),
+                        hovertemplate=f"{plotly_text(label)} per GPU ({b:,} bytes)<extra></extra>")
+
+
 def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None = None) -> go.Figure:
     """Stacked bars per config: weights, master weights, gradients, optimizer state, activations; GPU budgets.
 
@@ -205,8 +216,8 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
         fig.add_annotation(xref="paper", yref="paper", x=1, y=1, xanchor="right", yanchor="top", showarrow=False,
                            align="right", font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.85)",
                            name="budget off the axis",
-                           text="<br>".join(f"{plotly_text(budget_label(far, g))} per GPU: off this axis "
-                                            f"(the tallest bar is {100 * tallest / gib(b):.0f}% of it)"
+                           text="<br>".join(f"{plotly_text(budget_label(far, g))}<br>above this axis: the "
+                                            f"tallest<br>bar is {100 * tallest / gib(b):.0f}% of it"
                                             for g, b in merge_budgets(far).items()))
     top = max([tallest] + [gib(b) for b in near.values()])
     style(fig, x="config", y="memory per GPU (GiB)", title=title)
@@ -226,7 +237,7 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
         d = d.sort_values("seq_len")
         fig.add_scatter(
             x=[int(s) for s in d["seq_len"]], y=[gib(int(b)) for b in d["bytes"]], mode="lines+markers",
-            name=plotly_text(name), legendgroup=name, line=dict(color=colors[name]), meta=name,
+            name=legend_name(name), legendgroup=name, line=dict(color=colors[name]), meta=name,
             customdata=_hover_bytes(d["bytes"]),
             hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>"
                           "training memory %{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>",
@@ -239,9 +250,9 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
                             customdata=_hover_bytes(own["bytes"]),
                             hovertemplate=f"<b>{plotly_text(name)}</b> at its max_position %{{x:,}}<br>"
                                           "%{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>")
-    _budget_lines(fig, budgets, log=log)
-    style(fig, x="sequence length = max_position (tokens)" + (" (log scale)" if log else ""),
-          y="training memory per GPU (GiB)" + (" (log scale)" if log else ""), log_x=log, log_y=log)
+    _budget_traces(fig, budgets, (int(df["seq_len"].min()), int(df["seq_len"].max())))
+    style(fig, x="seq_len = max_position (tokens" + (", log)" if log else ")"),
+          y="training memory per GPU (GiB" + (", log)" if log else ")"), log_x=log, log_y=log)
     if log:  # the range over the curves and the GPU lines, so that the lines show where each curve crosses them
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
         log_axis(fig, [gib(int(b)) for b in df["bytes"]] + [gib(b) for b in budgets.values()], axis="y")

@@ -226,7 +226,7 @@ def variant_table(cfg: ModelConfig, seq_lens: tuple[int, ...], batch_size: int, 
     rows = []
     for attention in ("eager", "sdpa"):
         for ckpt in (False, True):
-            label = f"{attention}, {dtype}" + (", checkpointing" if ckpt else "")
+            label = attention + (", checkpointing" if ckpt else "")  # the dtype: in the figure's caption
             for s in seq_lens:
                 a = activation_memory(cfg.replace(max_position=s), batch_size=batch_size, seq_len=s, dtype=dtype,
                                       attention=attention, checkpointing=ckpt)
