@@ -237,7 +237,7 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
         d = d.sort_values("seq_len")
         fig.add_scatter(
             x=[int(s) for s in d["seq_len"]], y=[gib(int(b)) for b in d["bytes"]], mode="lines+markers",
-            name=legend_name(name), legendgroup=name, line=dict(color=colors[name]), meta=name,
+            name=legend_name(name), legendgroup=name, line=dict(color=colors[name]),
             customdata=_hover_bytes(d["bytes"]),
             hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>"
                           "training memory %{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>",

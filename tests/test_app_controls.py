@@ -184,4 +184,4 @@ def test_overview_headline_is_the_sidebar_config(query):
     assert metrics["Embedding share"] == f"{c.embedding_pct:.1f}%"
     seq = min(512, cfg.max_position)
     step = training_memory(cfg, batch_size=1, seq_len=seq, precision="float32", attention="eager").total
-    assert metrics[f"Training step at {seq} tokens"] == format_bytes(step)
+    assert metrics[f"Training step, 1 × {seq} tokens"] == format_bytes(step)
