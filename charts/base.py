@@ -142,7 +142,7 @@ def tick_text(v: float, kind: str = "plain") -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:.3g}"
 
 
-def log_range(values, *, min_decades: float = 1.0, pad: float = 0.04) -> tuple[float, float]:
+def log_range(values, *, min_decades: float = 1.0, pad: float = 0.07) -> tuple[float, float]:
     """[lo, hi] in log10 units around the positive values, at least `min_decades` wide (a narrow set of values,
     three configs 0.1% apart, sits in the middle of a decade instead of filling the plot with 0.1%)."""
     pos = [float(v) for v in values if v is not None and float(v) > 0]
@@ -152,8 +152,8 @@ def log_range(values, *, min_decades: float = 1.0, pad: float = 0.04) -> tuple[f
     if hi - lo < min_decades:
         mid = (lo + hi) / 2
         lo, hi = mid - min_decades / 2, mid + min_decades / 2
-    span = hi - lo
-    return lo - pad * span, hi + pad * span
+    margin = max(pad * (hi - lo), 0.05)  # a marker at either end stays clear of the axis line
+    return lo - margin, hi + margin
 
 
 def log_ticks(lo: float, hi: float, kind: str = "plain", most: int = 7) -> tuple[list[float], list[str]]:

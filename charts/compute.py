@@ -46,7 +46,7 @@ def flops_vs_params(df: pd.DataFrame, seq_len: int) -> go.Figure:
                           "forward, one sequence of %{customdata[4]:,} tokens: %{y:,} FLOPs (%{customdata[1]})<br>"
                           "training step: %{customdata[2]:,} FLOPs (%{customdata[3]})<extra></extra>",
         )
-    style(fig, x="stored parameters (log scale)", y="forward FLOPs per sequence (log scale)", log_x=True, log_y=True)
+    style(fig, x="stored parameters (log scale)", y="forward FLOPs (log scale)", log_x=True, log_y=True)
     fig.update_traces(cliponaxis=False)
     log_axis(fig, [int(v) for v in df["params"]], axis="x", kind="count")
     log_axis(fig, [int(v) for v in df["forward_flops"]], axis="y", kind="flops")

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import gib, legend_name, log_axis, name_ticks, plotly_text, short, sizes, style
+from .base import HEIGHT, gib, legend_name, log_axis, name_ticks, plotly_text, short, sizes, style
 from .colors import MEMORY_COLORS, color_map
 
 PART_LABELS = {"quadratic": "attention (grows with seq_len²)", "linear": "linear in seq_len"}
@@ -32,8 +32,10 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
     names = list(dict.fromkeys(df["config"]))
     cols = min(per_row, len(names))
     rows = -(-len(names) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[plotly_text(short(n)) for n in names],
+    # panel titles: two panels share a phone's 390 px, so at most 18 characters of 12 px each
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[plotly_text(short(n, 18)) for n in names],
                         shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=0.16 if rows > 1 else 0.1)
+    fig.update_annotations(font_size=12)  # the panel titles (the only annotations yet)
     for i, name in enumerate(names):
         d = df[df["config"] == name]
         r, c = i // cols + 1, i % cols + 1
@@ -252,7 +254,8 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
                                           "%{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>")
     _budget_traces(fig, budgets, (int(df["seq_len"].min()), int(df["seq_len"].max())))
     style(fig, x="seq_len = max_position (tokens" + (", log)" if log else ")"),
-          y="training memory per GPU (GiB" + (", log)" if log else ")"), log_x=log, log_y=log)
+          y="memory per GPU (GiB" + (", log)" if log else ")"), log_x=log, log_y=log)
+    fig.update_layout(height=HEIGHT + 80)  # the GPU lines' legend entries take room below the plot
     if log:  # the range over the curves and the GPU lines, so that the lines show where each curve crosses them
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
         log_axis(fig, [gib(int(b)) for b in df["bytes"]] + [gib(b) for b in budgets.values()], axis="y")

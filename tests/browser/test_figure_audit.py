@@ -61,8 +61,10 @@ AUDIT_JS = """([minPlot, maxTicks]) => {
                     return {l: r.left, t: r.top, r: r.right, b: r.bottom, w: r.width, h: r.height}; };
   const cut = (a, b) => Math.max(0, Math.min(a.r, b.r) - Math.max(a.l, b.l))
                       * Math.max(0, Math.min(a.b, b.b) - Math.max(a.t, b.t));
-  // two boxes overlap when they share more than 15% of the smaller one (glyph boxes touch at their padding)
-  const overlap = (a, b) => cut(a, b) > 0.15 * Math.min(a.w * a.h, b.w * b.h);
+  // two boxes overlap when they share more than 15% of the smaller one, or a strip more than 4 px deep both ways
+  // (a vertical axis title running up into a subtitle); glyph boxes touch at their padding
+  const deep = (a, b) => Math.min(a.r, b.r) - Math.max(a.l, b.l) > 4 && Math.min(a.b, b.b) - Math.max(a.t, b.t) > 4;
+  const overlap = (a, b) => cut(a, b) > 0.15 * Math.min(a.w * a.h, b.w * b.h) || deep(a, b);
   const shown = el => { const r = el.getBoundingClientRect(); if (!r.width || !r.height) return false;
                         const s = getComputedStyle(el); return s.display !== 'none' && s.visibility !== 'hidden'
                         && parseFloat(s.opacity || '1') > 0 && el.textContent.trim() !== ''; };
