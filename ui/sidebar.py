@@ -289,10 +289,11 @@ def render(where=None) -> None:
 
 
 def _import_export(cfg) -> None:
-    # the browser refuses a file over max_upload_size with an icon whose reason shows only on hover: the limit
-    # is in the label, and files up to 10 MB reach parse_upload, whose message says what to change
+    # the browser refuses a file over max_upload_size (and the server's server.maxUploadSize, 1 MB) with an icon
+    # whose reason shows only on hover: the limit is in the label; a file up to 1 MB reaches parse_upload,
+    # whose message says what to change
     st.file_uploader(f"Upload a Hugging Face config.json (at most {MAX_UPLOAD_BYTES // 1024} KiB)", type=["json"],
-                     key="upload", on_change=_on_upload, max_upload_size=10, help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type one of "
+                     key="upload", on_change=_on_upload, max_upload_size=1, help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type one of "
                                              f"{', '.join(FAMILIES)} (also xlm-roberta, camembert).")
     st.text_input("Import from the Hugging Face Hub", key="hub_id", on_change=_on_hub_import,
                   placeholder="FacebookAI/xlm-roberta-large",
