@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 import re
 import textwrap
 
@@ -54,7 +55,7 @@ def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14) -> go
     """
     _frame(fig)
     lines = wrap(caption) if caption else []
-    heads = wrap(title, 44)  # a phone's width at 16 px
+    heads = wrap(title, 38)  # a phone's width at 16 px bold (44 characters ran 11 px past a 390-px screen)
     sub = "<br>".join(plotly_text(s) for s in lines)
     fig.update_layout(
         title=dict(text="<br>".join(f"<b>{plotly_text(h)}</b>" for h in heads), x=0.01, xanchor="left", xref="container", y=1,
@@ -98,3 +99,86 @@ def sizes(values) -> list[str]:
 
 def flops(values) -> list[str]:
     return [format_flops(int(v)) for v in values]
+
+
+# ---- names and log axes, shared by every chart ---------------------------------------------------------------
+NAME_LIMIT = 22  # characters of a config name in a tick label or a panel title (the full name: hover)
+LEGEND_LIMIT = 32  # characters of a config name in a legend entry: one entry still fits a 390-px phone
+
+
+def legend_name(name: str) -> str:
+    """A config's legend entry: the name, cut in the middle past LEGEND_LIMIT (the hover has it in full)."""
+    return plotly_text(short(name, LEGEND_LIMIT))
+
+
+def short(name: str, limit: int = NAME_LIMIT) -> str:
+    """A config name cut in the middle to `limit` characters ("my-proposal-xlm…-v3-final"): the start and the end
+    (where versions and sizes sit) stay, so two long names still read apart."""
+    name = str(name)
+    if len(name) <= limit:
+        return name
+    head = (limit - 1) * 3 // 5
+    return name[:head] + "…" + name[len(name) - (limit - 1 - head):]
+
+
+def name_ticks(fig: go.Figure, names, *, axis: str = "x") -> None:
+    """Category ticks of config names: the categories stay the full (escaped) names, so hover shows them; the
+    tick labels are short()."""
+    shown = [plotly_text(n) for n in names]
+    ticks = dict(tickmode="array", tickvals=shown, ticktext=[plotly_text(short(n)) for n in names])
+    (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**ticks)
+
+
+_SI = {"count": ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")),
+       "flops": ((10**18, "E"), (10**15, "P"), (10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "K")),
+       "plain": ()}
+
+
+def tick_text(v: float, kind: str = "plain") -> str:
+    """A full tick label: 200M, 96.6G, 0.5, 2,048 (never Plotly's bare minor-tick digit)."""
+    for scale, unit in _SI[kind]:
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{unit}"
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:.3g}"
+
+
+def log_range(values, *, min_decades: float = 1.0, pad: float = 0.07) -> tuple[float, float]:
+    """[lo, hi] in log10 units around the positive values, at least `min_decades` wide (a narrow set of values,
+    three configs 0.1% apart, sits in the middle of a decade instead of filling the plot with 0.1%)."""
+    pos = [float(v) for v in values if v is not None and float(v) > 0]
+    if not pos:
+        return 0.0, 1.0
+    lo, hi = math.log10(min(pos)), math.log10(max(pos))
+    if hi - lo < min_decades:
+        mid = (lo + hi) / 2
+        lo, hi = mid - min_decades / 2, mid + min_decades / 2
+    margin = max(pad * (hi - lo), 0.05)  # a marker at either end stays clear of the axis line
+    return lo - margin, hi + margin
+
+
+def log_ticks(lo: float, hi: float, kind: str = "plain", most: int = 7) -> tuple[list[float], list[str]]:
+    """Tick values and labels for a log axis from 10^lo to 10^hi: 1-2-5 of each decade, or 1-3, or the powers of
+    ten, or every other power, whichever is the densest with at most `most` ticks (and at least 2)."""
+    d0, d1 = math.floor(lo), math.ceil(hi)
+    best: list[float] = []
+    for mantissas, step in (((1, 2, 5), 1), ((1, 3), 1), ((1,), 1), ((1,), 2), ((1,), 3), ((1,), 5), ((1,), 10)):
+        vals = [m * 10.0 ** d for d in range(d0, d1 + 1) if d % step == 0 for m in mantissas]
+        vals = [v for v in vals if lo <= math.log10(v) <= hi]
+        if len(vals) <= most:
+            best = vals
+            break
+    if len(best) < 2:  # too narrow for two of them: both ends
+        best = [10.0 ** lo, 10.0 ** hi]
+    return best, [tick_text(v, kind) for v in best]
+
+
+def log_axis(fig: go.Figure, values, *, axis: str, kind: str = "plain", min_decades: float = 1.0,
+             most: int = 7, **where) -> tuple[float, float]:
+    """Make `axis` ("x" or "y") a log axis over the positive `values` (data units): its range fixed to them
+    (log_range: shapes or labels cannot stretch it) and full-number ticks (log_ticks). Returns the range."""
+    lo, hi = log_range(values, min_decades=min_decades)
+    vals, text = log_ticks(lo, hi, kind, most)
+    upd = fig.update_xaxes if axis == "x" else fig.update_yaxes
+    upd(type="log", range=[lo, hi], autorange=False, dtick=None, tickmode="array", tickvals=vals, ticktext=text,
+        minor=dict(showgrid=False), **where)
+    return lo, hi

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import counts, flops, plotly_text, style
+from .base import counts, flops, legend_name, log_axis, name_ticks, plotly_text, style
 from .colors import color_map
 
 FLOP_LABELS = {
@@ -26,25 +26,35 @@ FLOP_COLORS = {  # Okabe-Ito and Tol: distinct for colorblind readers
 def flops_vs_params(df: pd.DataFrame, seq_len: int) -> go.Figure:
     """One marker per config: stored parameters (x) against forward FLOPs of one sequence (y), log-log.
 
+    The names are in the legend (a label beside each marker would print over its neighbour's when two configs
+    cost nearly the same), each config with its own marker shape too. Each axis spans at least a decade
+    (charts.base.log_axis): three configs 0.1% apart sit together in the middle instead of stretching 0.1% over
+    the whole height with no tick left.
     df: columns config, params, forward_flops, training_flops.
     """
     fig = go.Figure()
     colors = color_map(df["config"])
-    for _, r in df.iterrows():
+    for i, (_, r) in enumerate(df.iterrows()):
         fig.add_scatter(
-            x=[int(r["params"])], y=[int(r["forward_flops"])], mode="markers+text", name=plotly_text(r["config"]),
-            text=[plotly_text(r["config"])], textposition="top center", marker=dict(size=14, color=colors[r["config"]]),
+            x=[int(r["params"])], y=[int(r["forward_flops"])], mode="markers", name=legend_name(r["config"]),
+            text=[plotly_text(r["config"])],
+            marker=dict(size=14, color=colors[r["config"]], symbol=SYMBOLS[i % len(SYMBOLS)],
+                        line=dict(width=1, color="#FFFFFF")),
             customdata=[(counts([r["params"]])[0], flops([r["forward_flops"]])[0], int(r["training_flops"]),
                          flops([r["training_flops"]])[0], int(r.get("seq_len", seq_len)))],
             hovertemplate="<b>%{text}</b><br>%{x:,} parameters (%{customdata[0]})<br>"
                           "forward, one sequence of %{customdata[4]:,} tokens: %{y:,} FLOPs (%{customdata[1]})<br>"
                           "training step: %{customdata[2]:,} FLOPs (%{customdata[3]})<extra></extra>",
         )
-    style(fig, x="stored parameters (log scale)", y="forward FLOPs per sequence (log scale)", log_x=True, log_y=True)
+    style(fig, x="stored parameters (log scale)", y="forward FLOPs (log scale)", log_x=True, log_y=True)
     fig.update_traces(cliponaxis=False)
-    fig.update_xaxes(dtick="D2")  # 1, 2, 5 of each power of ten: a narrow range still gets labels
-    fig.update_yaxes(dtick="D2")
+    log_axis(fig, [int(v) for v in df["params"]], axis="x", kind="count")
+    log_axis(fig, [int(v) for v in df["forward_flops"]], axis="y", kind="flops")
     return fig
+
+
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "triangle-down", "star", "pentagon",
+           "hexagon", "triangle-left", "triangle-right")
 
 
 def flops_breakdown(df: pd.DataFrame, seq_len: int) -> go.Figure:
@@ -65,4 +75,5 @@ def flops_breakdown(df: pd.DataFrame, seq_len: int) -> go.Figure:
             + ": %{y:,} FLOPs (%{customdata[0]})<br>%{customdata[1]:.1f}% of the forward<extra></extra>",
         )
     fig.update_layout(barmode="stack")
+    name_ticks(fig, order)
     return style(fig, x="config", y="forward FLOPs per sequence")

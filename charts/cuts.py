@@ -12,13 +12,16 @@ _PARTS = (("embedding", "Embedding"), ("layers", "Layers"), ("other", "Pooler"))
 
 
 def cuts_bars(df: pd.DataFrame) -> go.Figure:
-    """Horizontal stacked bars, one per variant (top: as stored now), embedding / layers / pooler parameters,
-    the total and the share saved written at the end of each bar.
+    """Horizontal stacked bars, one per variant (top: as stored now), embedding / layers / pooler parameters;
+    the total and the change written under each variant's name (text at the bar's end ran off a phone's
+    figure), and carried by an invisible marker at the bar's end (hover).
 
     df: one row per variant with columns variant, embedding, layers, other, total, saved_pct.
     """
     fig = go.Figure()
     y = [plotly_text(v) for v in df["variant"]]
+    ends = [f"{c}  ({_change(p)})" if i else c
+            for i, (c, p) in enumerate(zip(counts(df["total"]), df["saved_pct"], strict=True))]
     for col, label in _PARTS:
         if col == "other" and not (df[col] > 0).any():
             continue  # no pooler in this family
@@ -28,14 +31,13 @@ def cuts_bars(df: pd.DataFrame) -> go.Figure:
             customdata=counts(df[col]),
             hovertemplate="<b>%{y}</b><br>" + label + ": %{x:,} parameters (%{customdata})<extra></extra>",
         )
-    ends = [f"{c}  ({_change(p)})" if i else c
-            for i, (c, p) in enumerate(zip(counts(df["total"]), df["saved_pct"], strict=True))]
-    fig.add_scatter(x=[int(v) for v in df["total"]], y=y, mode="text", text=ends, textposition="middle right",
-                    showlegend=False, hoverinfo="skip", cliponaxis=False)
+    fig.add_scatter(x=[int(v) for v in df["total"]], y=y, mode="markers", text=ends, marker=dict(opacity=0, size=8),
+                    showlegend=False, hovertemplate="<b>%{y}</b><br>total %{text}<extra></extra>")
     fig.update_layout(barmode="stack", legend_traceorder="normal")
     style(fig, x="stored parameters", y="")
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(range=[0, 1.25 * max(int(v) for v in df["total"])])
+    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=y,
+                     ticktext=[f"{v}<br><b>{e}</b>" for v, e in zip(y, ends, strict=True)])
+    fig.update_xaxes(range=[0, 1.04 * max(int(v) for v in df["total"])])
     return fig
 
 

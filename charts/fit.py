@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import HEIGHT, _frame, plotly_text, sizes
+from .base import HEIGHT, _frame, legend_name, plotly_text, sizes
 from .colors import color_map
 
 
@@ -16,31 +16,34 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
     df: albert_core.fit.fit_table rows for one GPU (config, max_batch_size, max_seq_len, seq_len, batch_size,
     needed_bytes, gpu_bytes) plus longest_max_position (the position table grown with the sequence).
     """
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+    # one panel above the other: side by side, the two panel titles cross each other on a phone
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=("largest batch per GPU at the sequence length",
-                                        "longest sequence (= max_position) at the batch size"))
+                                        "longest sequence at the batch size"))  # max_position raised: caption
     colors = color_map(df["config"])
     for _, r in df.iterrows():
         name, shown = r["config"], plotly_text(r["config"])
         fig.add_bar(
-            name=shown, x=[shown], y=[int(r["max_batch_size"])], marker_color=colors[name], legendgroup=name,
+            name=legend_name(name), x=[shown], y=[int(r["max_batch_size"])], marker_color=colors[name],
+            legendgroup=name,
             customdata=[(int(r["seq_len"]), int(r["needed_bytes"]), sizes([r["needed_bytes"]])[0])],
             hovertemplate=f"<b>{shown}</b><br>largest batch %{{y:,}} sequences of %{{customdata[0]:,}} tokens<br>"
                           "(batch as set needs %{customdata[1]:,} bytes, %{customdata[2]})<extra></extra>",
             row=1, col=1,
         )
         fig.add_bar(
-            name=shown, x=[shown], y=[int(r["longest_max_position"])], marker_color=colors[name], legendgroup=name,
+            name=legend_name(name), x=[shown], y=[int(r["longest_max_position"])], marker_color=colors[name],
+            legendgroup=name,
             showlegend=False, customdata=[(int(r["batch_size"]), int(r["max_seq_len"]))],
             hovertemplate=f"<b>{shown}</b><br>longest sequence %{{y:,}} tokens at batch %{{customdata[0]:,}}"
                           "<br>(max_position raised to it; at the config's own max_position: "
                           "%{customdata[1]:,})<extra></extra>",
-            row=1, col=2,
+            row=2, col=1,
         )
-    fig.update_layout(template="none", barmode="group", height=HEIGHT)
+    fig.update_layout(template="none", barmode="group", height=HEIGHT + 160)
     _frame(fig)
-    fig.update_xaxes(title_text="config", showticklabels=False)  # the legend names the colors
-    fig.update_yaxes(title_text="batch size (sequences)", row=1, col=1)
-    fig.update_yaxes(title_text="sequence length (tokens)", row=1, col=2)
+    fig.update_xaxes(showticklabels=False)  # the legend names the colors
+    fig.update_yaxes(title_text="batch (sequences)", row=1, col=1)
+    fig.update_yaxes(title_text="sequence (tokens)", row=2, col=1)
     fig.update_annotations(font=dict(size=13))
     return fig

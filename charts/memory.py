@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import gib, plotly_text, sizes, style
+from .base import HEIGHT, gib, legend_name, log_axis, name_ticks, plotly_text, short, sizes, style
 from .colors import MEMORY_COLORS, color_map
 
 PART_LABELS = {"quadratic": "attention (grows with seq_len²)", "linear": "linear in seq_len"}
@@ -32,15 +32,17 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
     names = list(dict.fromkeys(df["config"]))
     cols = min(per_row, len(names))
     rows = -(-len(names) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[plotly_text(n) for n in names], shared_yaxes=True,
-                        horizontal_spacing=0.04, vertical_spacing=0.16 if rows > 1 else 0.1)
+    # panel titles: two panels share a phone's 390 px, so at most 18 characters of 12 px each
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[plotly_text(short(n, 18)) for n in names],
+                        shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=0.16 if rows > 1 else 0.1)
+    fig.update_annotations(font_size=12)  # the panel titles (the only annotations yet)
     for i, name in enumerate(names):
         d = df[df["config"] == name]
         r, c = i // cols + 1, i % cols + 1
         for part in ("linear", "quadratic"):
             p = d[d["part"] == part].sort_values("seq_len")
             fig.add_scatter(
-                x=[int(s) for s in p["seq_len"]], y=[gib(int(b)) for b in p["bytes"]], mode="lines+markers",
+                x=[int(s) for s in p["seq_len"]], y=_ys(p["bytes"], log), mode="lines+markers",
                 name=PART_LABELS[part], legendgroup=part, showlegend=i == 0, meta=name,
                 stackgroup=None if log else f"stack{i}", line=dict(color=MEMORY_COLORS[part]), marker=dict(size=4),
                 customdata=_hover_bytes(p["bytes"]),
@@ -51,14 +53,25 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
         if marks and name in marks:
             _mark_max_position(fig, i + 1, marks[name], log, int(df["seq_len"].max()))
     style(fig, x="", y="", log_x=log, log_y=log)
-    lo, hi = int(df["seq_len"].min()), int(df["seq_len"].max())
+    hi = int(df["seq_len"].max())
     # fixed x ranges: a label's box must not widen the autorange (plotly fits annotations into it)
-    fig.update_xaxes(range=[math.log10(lo), math.log10(hi) + 0.05] if log else [0, hi * 1.02], nticks=6)
+    if log:
+        log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count", most=5)
+        totals = df.groupby(["config", "seq_len"])["bytes"].sum()
+        log_axis(fig, [gib(int(b)) for b in df["bytes"] if int(b) > 0] + [gib(int(b)) for b in totals], axis="y")
+    else:
+        fig.update_xaxes(range=[0, hi * 1.02], nticks=4, tickformat="~s")  # "4k": neighbouring panels' ticks clear
+    fig.update_yaxes(matches="y")  # one y range for every panel, across rows too (the caption says so)
     fig.update_layout(height=300 * rows + 170)
     fig.update_xaxes(title_text="seq_len = max_position (tokens)" + (" (log)" if log else ""), row=rows, col=1)
     for r in range(1, rows + 1):
         fig.update_yaxes(title_text="activation memory (GiB)" + (" (log)" if log else ""), row=r, col=1)
     return fig
+
+
+def _ys(values, log: bool) -> list[float | None]:
+    """Bytes -> GiB for a y axis; on a log axis a zero (nothing of that part) is left out, not drawn at 10^-inf."""
+    return [gib(int(b)) if int(b) > 0 or not log else None for b in values]
 
 
 def _axis(n: int, letter: str) -> str:
@@ -106,7 +119,7 @@ def variants(df: pd.DataFrame, name: str, *, log: bool = False, max_position: in
         same = seen.get(key)
         seen.setdefault(key, variant)
         fig.add_scatter(
-            x=[int(s) for s in d["seq_len"]], y=[gib(int(b)) for b in d["bytes"]], mode="lines+markers",
+            x=[int(s) for s in d["seq_len"]], y=_ys(d["bytes"], log), mode="lines+markers",
             name=variant + (f" (= {same})" if same else ""),
             line=dict(color=palette[i % len(palette)], dash="dot" if same else dashes[i % len(dashes)],
                       width=2 if same else 3),
@@ -121,8 +134,12 @@ def variants(df: pd.DataFrame, name: str, *, log: bool = False, max_position: in
         fig.add_annotation(x=math.log10(max_position) if log else max_position, y=1, yref="paper", xanchor="right",
                            yanchor="top", showarrow=False, text=f"max_position {max_position:,}",
                            font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.85)")
-    return style(fig, x="sequence length = max_position (tokens)" + (" (log scale)" if log else ""),
-                 y="activation memory (GiB)" + (" (log scale)" if log else ""), log_x=log, log_y=log)
+    style(fig, x="seq_len = max_position (tokens" + (", log)" if log else ")"),
+          y="activation memory (GiB" + (", log)" if log else ")"), log_x=log, log_y=log)
+    if log:
+        log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
+        log_axis(fig, [gib(int(b)) for b in df["bytes"]], axis="y")
+    return fig
 
 
 def merge_budgets(budgets: dict[str, int], within: float = 0.02) -> dict[str, int]:
@@ -136,15 +153,42 @@ def merge_budgets(budgets: dict[str, int], within: float = 0.02) -> dict[str, in
     return {" / ".join(names): b for names, b in merged}
 
 
-def _budget_lines(fig: go.Figure, budgets: dict[str, int]) -> None:
-    """Dashed GPU lines; neighbouring labels alternate between the left and the right end, so two GPUs of
-    close sizes (16 and 24 GB) never print over each other."""
+def budget_label(budgets: dict[str, int], merged: str) -> str:
+    """The label of a (merged) GPU line: each GPU with its own memory from albert_core.gpus, one size when they
+    print the same ("L4 24 GB / A10 24 GB: 22.49 GiB", "H100 80 GB: 79.65 GiB / A100 80 GB: 80.00 GiB")."""
+    gpus = merged.split(" / ")
+    shown = [sizes([budgets[g]])[0] for g in gpus]
+    if len(set(shown)) == 1:
+        return f"{merged}: {shown[0]}"
+    return " / ".join(f"{g}: {s}" for g, s in zip(gpus, shown, strict=True))
+
+
+def _budget_lines(fig: go.Figure, budgets: dict[str, int], *, log: bool = False) -> None:
+    """Dashed GPU lines at each GPU's memory (the smaller of a merged pair); neighbouring labels alternate between
+    the left and the right end, so two GPUs of close sizes (16 and 24 GB) never print over each other.
+
+    A shape on a log axis takes data units, an annotation log10 units (plotly.js 3): a label at y = 80 on a log
+    axis would sit at 10^80 and stretch the axis to it."""
     for i, (gpu, b) in enumerate(merge_budgets(budgets).items()):
-        fig.add_hline(y=gib(b), line=dict(color="rgba(38,39,48,0.6)", dash=BUDGET_DASHES[i % len(BUDGET_DASHES)],
-                                          width=1.5),
-                      annotation_text=f"{gpu}: {sizes([b])[0]}",
-                      annotation_position="top left" if i % 2 == 0 else "top right",
-                      annotation_font=dict(size=11, color="#262730"), name=f"budget {gpu}")
+        y = gib(b)
+        fig.add_shape(type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, name=f"budget {gpu}",
+                      line=dict(color="rgba(38,39,48,0.6)", dash=BUDGET_DASHES[i % len(BUDGET_DASHES)], width=1.5))
+        left = i % 2 == 0
+        fig.add_annotation(xref="paper", x=0 if left else 1, xanchor="left" if left else "right",
+                           y=math.log10(y) if log else y, yanchor="bottom", showarrow=False,
+                           text=plotly_text(budget_label(budgets, gpu)), name=f"budget {gpu}",
+                           font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.8)")
+
+
+def _budget_traces(fig: go.Figure, budgets: dict[str, int], span: tuple[int, int]) -> None:
+    """GPU memory as dashed grey lines across the sweep, named in the legend: labels written on the lines cross
+    each other and the curves where the lines lie close (T4 16 GB and A100 40 GB on a 0-600 GiB axis)."""
+    for i, (gpu, b) in enumerate(merge_budgets(budgets).items()):
+        label = budget_label(budgets, gpu)
+        fig.add_scatter(x=list(span), y=[gib(b), gib(b)], mode="lines", name=plotly_text(label),
+                        meta=f"budget {gpu}", legendgroup="gpus", legendrank=2000 + i,
+                        line=dict(color="rgba(38,39,48,0.6)", dash=BUDGET_DASHES[i % len(BUDGET_DASHES)], width=1.5),
+                        hovertemplate=f"{plotly_text(label)} per GPU ({b:,} bytes)<extra></extra>")
 
 
 def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None = None) -> go.Figure:
@@ -165,8 +209,22 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
             hovertemplate="<b>%{x}</b><br>" + label + ": %{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
         )
     fig.update_layout(barmode="stack")
-    _budget_lines(fig, budgets)
-    return style(fig, x="config", y="memory per GPU (GiB)", title=title)
+    name_ticks(fig, order)
+    tallest = max(gib(int(b)) for b in df.groupby("config")["bytes"].sum())
+    near = {g: b for g, b in budgets.items() if gib(b) <= 2.5 * tallest}  # a line far above squashes the bars
+    _budget_lines(fig, near)
+    far = {g: b for g, b in budgets.items() if g not in near}
+    if far:  # said in the corner instead, with how much of it the tallest bar uses
+        fig.add_annotation(xref="paper", yref="paper", x=1, y=1, xanchor="right", yanchor="top", showarrow=False,
+                           align="right", font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.85)",
+                           name="budget off the axis",
+                           text="<br>".join(f"{plotly_text(budget_label(far, g))}<br>above this axis: the "
+                                            f"tallest<br>bar is {100 * tallest / gib(b):.0f}% of it"
+                                            for g, b in merge_budgets(far).items()))
+    top = max([tallest] + [gib(b) for b in near.values()])
+    style(fig, x="config", y="memory per GPU (GiB)", title=title)
+    fig.update_yaxes(range=[0, top * (1.3 if far else 1.1)])
+    return fig
 
 
 def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = False,
@@ -181,7 +239,7 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
         d = d.sort_values("seq_len")
         fig.add_scatter(
             x=[int(s) for s in d["seq_len"]], y=[gib(int(b)) for b in d["bytes"]], mode="lines+markers",
-            name=plotly_text(name), legendgroup=name, line=dict(color=colors[name]),
+            name=legend_name(name), legendgroup=name, line=dict(color=colors[name]),
             customdata=_hover_bytes(d["bytes"]),
             hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>"
                           "training memory %{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>",
@@ -194,6 +252,11 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
                             customdata=_hover_bytes(own["bytes"]),
                             hovertemplate=f"<b>{plotly_text(name)}</b> at its max_position %{{x:,}}<br>"
                                           "%{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>")
-    _budget_lines(fig, budgets)
-    return style(fig, x="sequence length = max_position (tokens)" + (" (log scale)" if log else ""),
-                 y="training memory per GPU (GiB)" + (" (log scale)" if log else ""), log_x=log, log_y=log)
+    _budget_traces(fig, budgets, (int(df["seq_len"].min()), int(df["seq_len"].max())))
+    style(fig, x="seq_len = max_position (tokens" + (", log)" if log else ")"),
+          y="memory per GPU (GiB" + (", log)" if log else ")"), log_x=log, log_y=log)
+    fig.update_layout(height=HEIGHT + 80)  # the GPU lines' legend entries take room below the plot
+    if log:  # the range over the curves and the GPU lines, so that the lines show where each curve crosses them
+        log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
+        log_axis(fig, [gib(int(b)) for b in df["bytes"]] + [gib(b) for b in budgets.values()], axis="y")
+    return fig

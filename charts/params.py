@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import HEIGHT, counts, plotly_text, style
+from .base import HEIGHT, counts, legend_name, log_axis, name_ticks, plotly_text, short, style
 from .colors import COMPONENT_COLORS, color_map
 
 COMPONENT_LABELS = {"embedding": "Embedding", "layers": "Layers", "pooler": "Pooler", "heads": "Pre-training heads"}
@@ -35,6 +35,7 @@ def component_bars(df: pd.DataFrame) -> go.Figure:
             + ": %{y:,} parameters (%{customdata[0]})<br>%{customdata[1]:.1f}% of the model<extra></extra>",
         )
     fig.update_layout(barmode="stack")
+    name_ticks(fig, list(dict.fromkeys(df["config"])))
     return style(fig, x="config", y="parameters")
 
 
@@ -54,6 +55,7 @@ def share_bars(df: pd.DataFrame) -> go.Figure:
             + ": %{y:.2f}% of the model<br>%{customdata[0]:,} parameters (%{customdata[1]})<extra></extra>",
         )
     fig.update_layout(barmode="stack", uniformtext=dict(minsize=10, mode="hide"))
+    name_ticks(fig, list(dict.fromkeys(df["config"])))
     style(fig, x="config", y="share of all parameters (%)")
     fig.update_yaxes(range=[0, 100])
     return fig
@@ -115,9 +117,12 @@ def share_sweep(df: pd.DataFrame, field: str, *, log_x: bool = False) -> go.Figu
     colors = color_map(df["config"].unique())
     for name, d in df.groupby("config", sort=False):
         for col, label, dash in (("embedding_pct", "embedding share", "solid"), ("layers_pct", "layer share", "dot")):
+            # one legend entry per config (its color); the caption says which line is which
+            first = col == "embedding_pct"
             fig.add_scatter(
                 x=[int(v) for v in d["value"]], y=list(d[col]), mode="lines+markers",
-                name=f"{plotly_text(name)}: {label}", legendgroup=name,
+                name=legend_name(name) if first else f"{plotly_text(name)}: {label}", legendgroup=name,
+                showlegend=first, meta=f"{name}: {label}",
                 line=dict(color=colors[name], dash=dash),
                 customdata=list(zip(counts(d["total"]), [int(t) for t in d["total"]], strict=True)),
                 hovertemplate=f"<b>{plotly_text(name)}</b><br>{field} = %{{x:,}}<br>{label}: %{{y:.2f}}%<br>"
@@ -127,6 +132,8 @@ def share_sweep(df: pd.DataFrame, field: str, *, log_x: bool = False) -> go.Figu
                   f"{plotly_text(name)}'s own {field}: %{{x:,}}<br>embedding share %{{y:.2f}}%")
     style(fig, x=f"{field} (log scale)" if log_x else field, y="share of all parameters (%)", log_x=log_x)
     fig.update_yaxes(range=[0, 100])
+    if log_x:
+        log_axis(fig, [int(v) for v in df["value"]], axis="x", kind="count")
     return fig
 
 
@@ -154,12 +161,19 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
     # on a log axis plotly.js 3 places shapes in data coordinates but annotations in log10 units
     fig.add_vrect(x0=band[0], x1=band[1], fillcolor="rgba(128,128,128,0.15)", line_width=0, layer="below")
     fig.add_annotation(x=math.log10(band[0]), y=0.02, xref="x", yref="paper", xanchor="left", yanchor="bottom",
-                       showarrow=False, text=f"E = {band[0]}-{band[1]}: the reasonable band",
+                       showarrow=False, text=f"E = {band[0]}-{band[1]}",
                        font=dict(color="rgba(128,128,128,1)"))
+    seen: dict[tuple, str] = {}  # a curve -> the first config that drew it
     for name, d in df.groupby("config", sort=False):
-        fig.add_scatter(
+        curve = (tuple(int(v) for v in d["embedding_dim"]), tuple(int(v) for v in d["embedding"]))
+        same = seen.setdefault(curve, name)
+        same = None if same == name else same  # same V, H and tables as an earlier config: drawn dotted over it
+        fig.add_scatter(  # the config's one legend entry (the caption says solid / dashed)
             x=[int(v) for v in d["embedding_dim"]], y=[int(v) for v in d["embedding"]], mode="lines+markers",
-            name=f"{plotly_text(name)}: factorized V×E + E×H", legendgroup=name, line=dict(color=colors[name]),
+            name=legend_name(name) + (f" (= {plotly_text(short(same))})" if same else ""),
+            legendgroup=name, line=dict(color=colors[name], dash="dot" if same else "solid", width=2 if same else 3),
+            marker=dict(symbol="circle-open" if same else "circle", size=10 if same else 6),
+            meta=f"{name}: factorized V×E + E×H",
             customdata=list(zip(counts(d["embedding"]), [int(v) for v in d["saved"]], counts(d["saved"]),
                                 strict=True)),
             hovertemplate=f"<b>{plotly_text(name)}</b><br>E = %{{x:,}}<br>embedding %{{y:,}} (%{{customdata[0]}})<br>"
@@ -168,14 +182,19 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
         un = int(d["unfactorized"].iloc[0])
         fig.add_scatter(
             x=[int(d["embedding_dim"].min()), int(d["embedding_dim"].max())], y=[un, un], mode="lines",
-            name=f"{plotly_text(name)}: unfactorized V×H", legendgroup=name, line=dict(color=colors[name], dash="dash"),
+            name=f"{plotly_text(name)}: unfactorized V×H", legendgroup=name, meta=f"{name}: unfactorized V×H",
+            showlegend=False,
+            line=dict(color=colors[name], dash="dashdot" if same else "dash", width=2 if same else 3),
             hovertemplate=f"<b>{plotly_text(name)}</b><br>unfactorized embedding {un:,} ({counts([un])[0]})<extra></extra>",
         )
         _mark_own(fig, d, "embedding_dim", "embedding", name, colors[name],
                   f"{plotly_text(name)}'s own embedding_dim: %{{x:,}}<br>embedding %{{y:,}}")
-    style(fig, x="embedding_dim E (log scale)", y="embedding parameters (log)", log_x=True, log_y=True)
-    ticks = sorted({int(v) for v in df["embedding_dim"]})
-    fig.update_xaxes(tickvals=ticks, ticktext=[str(t) for t in ticks], dtick=None)
+    style(fig, x="embedding_dim E (log scale)", y="embedding parameters (log scale)", log_x=True, log_y=True)
+    lo, hi = log_axis(fig, [int(v) for v in df["embedding_dim"]], axis="x")
+    log_axis(fig, [int(v) for v in df["embedding"]] + [int(v) for v in df["unfactorized"]], axis="y", kind="count")
+    ticks = sorted({int(v) for v in df["embedding_dim"]})  # the swept E: 16, 32, ... (every other when many)
+    ticks = ticks[::2] if len(ticks) > 7 else ticks
+    fig.update_xaxes(tickvals=ticks, ticktext=[f"{t:,}" for t in ticks])
     return fig
 
 
@@ -188,11 +207,11 @@ def sharing_modes(df: pd.DataFrame) -> go.Figure:
     colors = color_map(df["config"].unique())
     for name, d in df.groupby("config", sort=False):
         fig.add_bar(
-            name=plotly_text(name), x=list(d["sharing"]), y=[int(v) for v in d["total"]], marker_color=colors[name],
+            name=legend_name(name), x=list(d["sharing"]), y=[int(v) for v in d["total"]], marker_color=colors[name],
             customdata=list(zip(counts(d["total"]), [int(v) for v in d["all_layers"]], counts(d["all_layers"]),
                                 strict=True)),
             hovertemplate=f"<b>{plotly_text(name)}</b>, sharing %{{x}}<br>total %{{y:,}} (%{{customdata[0]}})<br>"
                           "layers %{customdata[1]:,} (%{customdata[2]})<extra></extra>",
         )
     fig.update_layout(barmode="group")
-    return style(fig, x="sharing mode (what the layers of a group share)", y="parameters")
+    return style(fig, x="sharing mode", y="parameters")  # the page says what each mode shares

@@ -12,9 +12,10 @@ from ui.text import md
 cfgs = tuple(state.shown_configs())
 st.title("Fit planner")
 st.markdown("Choose the GPUs and how the training state is split across them; the planner finds, for each "
-            "config, the largest micro-batch per GPU at the sequence length, and the longest sequence (up to "
-            "max_position) at the batch size. ZeRO-1/2/3 partition the optimizer state, then the gradients, then "
-            "the weights over the GPUs (FSDP ≈ ZeRO-3); activations are never partitioned.")
+            "config, the largest micro-batch per GPU at the sequence length, and the longest sequence at the batch "
+            "size, with max_position (the position table) raised to it: it can pass the config's own "
+            "max_position, which the table's max_seq_len column keeps to. ZeRO-1/2/3 partition the optimizer "
+            "state, then the gradients, then the weights over the GPUs (FSDP ≈ ZeRO-3); activations are never partitioned.")
 c1, c2, c3 = st.columns(3)
 with c1:
     gpu = controls.select("gpu", "GPU")

@@ -32,9 +32,12 @@ m1, m2, m3, m4 = st.columns(4)
 m1.metric("Parameters", format_count(int(mine["total"])), help=f"{int(mine['total']):,} exactly")
 m2.metric("Embedding share", f"{mine['embedding_pct']:.1f}%", help=f"{int(mine['embedding']):,} parameters")
 m3.metric("Layer share", f"{mine['layers_pct']:.1f}%", help=f"{int(mine['all_layers']):,} parameters")
-m4.metric(f"Training step at {min(512, cfg.max_position)} tokens", format_bytes(int(mine["training_512"])),
+m4.metric(f"Training step, 1 × {min(512, cfg.max_position)} tokens", format_bytes(int(mine["training_512"])),
           help="One sequence, float32, AdamW, eager attention: weights, gradients, optimizer state, activations "
                f"({int(mine['training_512']):,} bytes).")
+st.caption(f"The training step above: **one sequence of {min(512, cfg.max_position):,} tokens, float32, AdamW, eager "
+           "attention** (the same in the table below). The Side by side tab and the Memory page use their own "
+           "settings (batch, precision) and say which beside each number.")
 st.caption("For a design review: **Share this view** in the sidebar holds the link to this view and a report, one "
            "HTML file with the configs, the side-by-side table and every page's main figures.")
 
@@ -71,5 +74,5 @@ with body:
                     "results under the Memory, Fit planner and Compute settings. Highlighted: what differs from the "
                     "first column; in brackets: the change against it.")
         settings = comparison.settings()
-        comparison.show(data.comparison(shown, settings))
+        comparison.show(data.comparison(shown, settings), settings=settings)
         st.caption(f"Settings: {settings.describe()}.")

@@ -48,9 +48,12 @@ def test_family_fields_are_editable_and_counted():
     assert count_parameters(after).total - before == 12 * 2 * (H * H + H)  # pos_key_proj + pos_query_proj per layer
     at = open_fields(open_app({"preset": "roberta-base"}), "model_fields", "more_fields")
     at.sidebar.selectbox(key="f.family").select("bert").run()  # position_offset 2 is a roberta field
-    assert any("position_offset is a field of roberta" in m.value for m in at.sidebar.markdown)
-    at.sidebar.number_input(key="f.position_offset").set_value(0).run()
-    assert at.session_state["_ae_valid"].family == "bert"
+    # issue 17: choosing the family resets it to bert's default at once, and says so
+    assert any("position_offset 2 → 0" in i.value for i in at.sidebar.info)
+    assert at.session_state["_ae_valid"].family == "bert" and at.session_state["_ae_valid"].position_offset == 0
+    at.sidebar.number_input(key="f.vocab_size").set_value(1000).run()  # the roberta field stays out of the way
+    no_errors(at)
+    assert at.session_state["_ae_valid"].vocab_size == 1000
 
 
 def test_import_by_hub_id(server):  # noqa: F811

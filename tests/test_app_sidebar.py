@@ -60,3 +60,21 @@ def test_a_preset_picked_while_closed_fills_the_fields():
     at = open_fields(at)
     assert at.sidebar.number_input(key="f.hidden_dim").value == PRESETS["bert-large"].hidden_dim
     assert at.sidebar.number_input(key="f.vocab_size").value == PRESETS["bert-large"].vocab_size
+
+
+def test_choosing_a_family_resets_what_it_does_not_allow():
+    """RoBERTa -> albert: position_offset back to 0, sharing to albert's own (all), said in the sidebar; the
+    config is valid at once (no field to fix by hand)."""
+    from albert_core.config import default_sharing
+
+    at = open_fields(open_app({"preset": "roberta-base"}), "model_fields")
+    at.sidebar.selectbox(key="f.family").set_value("albert").run()
+    cfg = at.session_state["_ae_valid"]
+    assert at.session_state["_ae_error"] is None
+    assert cfg.family == "albert" and cfg.position_offset == 0 and cfg.sharing == default_sharing("albert")
+    assert cfg.vocab_size == PRESETS["roberta-base"].vocab_size  # the family's own fields are kept
+    (note,) = [i.value for i in at.sidebar.info if "Family albert" in i.value]
+    assert "position_offset 2 → 0" in note and "sharing 'none' → 'all'" in note
+    at.sidebar.selectbox(key="f.family").set_value("bert").run()  # back: E = H again, sharing none
+    cfg = at.session_state["_ae_valid"]
+    assert cfg.family == "bert" and cfg.sharing == "none" and cfg.embedding_dim == cfg.hidden_dim

@@ -1,6 +1,7 @@
 """Figures: every plotted value equals albert_core's number; units on the axes; hover shows exact values."""
 
 import json
+import math
 
 import plotly.graph_objects as go
 import pytest
@@ -34,7 +35,10 @@ def spec(fig: go.Figure) -> dict:
 
 
 def trace(fig: go.Figure, name: str) -> dict:
-    (t,) = [t for t in spec(fig)["data"] if t.get("name") == name]
+    """The trace named `name`, or whose meta is `name` (a config's first line carries only its name, for the
+    legend; its meta says which line it is)."""
+    (t,) = [t for t in spec(fig)["data"] if t.get("meta") == name] or [
+        t for t in spec(fig)["data"] if t.get("name") == name]
     return t
 
 
@@ -247,9 +251,26 @@ def test_training_stack_equals_training_memory_and_budget_line():
         t = trace(fig, label)
         want = [getattr(training_memory(c, batch_size=8, seq_len=512, **dict(KW)), field) for c in CFGS]
         assert [cd[0] for cd in t["customdata"]] == want
-    (line,) = spec(fig)["layout"]["shapes"]
-    assert line["y0"] * 2**30 == pytest.approx(GPUS["A100 80 GB"])
+    tallest = max(int(b) for b in df[df["part"] == "total"]["bytes"])
+    lay = spec(fig)["layout"]
     assert axis_titles(fig)[1] == "memory per GPU (GiB)"
+    if 2.5 * tallest >= GPUS["A100 80 GB"]:  # the GPU line near the bars: drawn, the axis reaching it
+        (line,) = lay["shapes"]
+        assert line["y0"] * 2**30 == pytest.approx(GPUS["A100 80 GB"])
+    else:  # far above: said in the corner, and the axis stays on the bars
+        assert "shapes" not in lay
+        (note,) = [a for a in lay["annotations"] if a.get("name") == "budget off the axis"]
+        assert f"{round(100 * tallest / GPUS['A100 80 GB'])}% of it" in note["text"]
+        assert lay["yaxis"]["range"][1] * 2**30 < GPUS["A100 80 GB"]
+
+
+def test_training_stack_draws_the_gpu_line_when_the_bars_come_near_it():
+    df = data.training_table(CFGS, 64, 512, KW)
+    tallest = max(int(b) for b in df[df["part"] == "total"]["bytes"])
+    gpu = min((g for g in GPUS if GPUS[g] <= 2.5 * tallest), key=GPUS.get)
+    lay = spec(mcharts.training_stack(df[df["part"] != "total"], {gpu: GPUS[gpu]}))["layout"]
+    (line,) = lay["shapes"]
+    assert line["y0"] * 2**30 == pytest.approx(GPUS[gpu]) and lay["yaxis"]["range"][1] * 2**30 > GPUS[gpu]
 
 
 def test_merge_budgets_joins_near_equal_gpus():
@@ -299,9 +320,72 @@ def test_identical_variants_stay_visible():
     assert e["line"]["dash"] != "dot"
 
 
-def test_neighbouring_gpu_labels_alternate_sides():
+def test_gpu_lines_are_named_in_the_legend_with_each_gpus_own_memory():
+    """Labels on the lines crossed each other where two GPUs lie close on the axis: the legend names them, each
+    GPU of a merged line with its own size (albert_core.gpus, as the tables give it)."""
     s = spec(mcharts.training_vs_seq(data.training_sweep(CFGS[:1], (128, 512), 2, KW), GPUS))
-    positions = [a.get("xanchor") for a in s["layout"]["annotations"]]
-    labels = [a["text"] for a in s["layout"]["annotations"]]
-    assert len(labels) == len(mcharts.merge_budgets(GPUS))
-    assert positions[0] != positions[1] and positions[1] != positions[2]  # 16 and 24 GB: opposite ends
+    lines = [t for t in s["data"] if str(t.get("meta", "")).startswith("budget ")]
+    assert len(lines) == len(mcharts.merge_budgets(GPUS)) and "annotations" not in s["layout"]
+    assert len({t["line"]["dash"] for t in lines}) == len(lines)  # told apart by their dashes
+    (h100,) = [t for t in lines if "H100 80 GB" in t["name"]]
+    assert "H100 80 GB: 79.65 GiB" in h100["name"] and "A100 80 GB: 80.00 GiB" in h100["name"]
+    assert h100["y"][0] * 2**30 == pytest.approx(min(GPUS["H100 80 GB"], GPUS["A100 80 GB"]))
+
+
+def test_log_axes_get_ranges_of_their_values_and_full_number_ticks():
+    """Issue 17: on log axes the GPU labels stretched the y axis to 10^138 with ~150 ticks; Compute's narrow
+    range had no y tick at all and x ticks read "5", "100M", "2"."""
+    from charts.base import log_range, log_ticks
+
+    sweep = data.training_sweep(CFGS, (128, 512, 4096), 8, KW)
+    lay = spec(mcharts.training_vs_seq(sweep, GPUS, log=True))["layout"]
+    values = [b / 2**30 for b in sweep["bytes"]] + [b / 2**30 for b in GPUS.values()]
+    lo, hi = lay["yaxis"]["range"]
+    assert 10 ** lo < min(values) and 10 ** hi > max(values) and hi - lo < 6
+    assert 2 <= len(lay["yaxis"]["tickvals"]) <= 7 and all(10 ** lo <= v <= 10 ** hi for v in lay["yaxis"]["tickvals"])
+    near = tuple(PRESETS["bert-base"].replace(name=f"ffn{f}", intermediate_dim=f) for f in (3072, 3076, 3080))
+    table, _ = data.compute_table(near, 512)
+    lay = spec(ccharts.flops_vs_params(table, 512))["layout"]
+    for ax, col in (("xaxis", "params"), ("yaxis", "forward_flops")):
+        lo, hi = lay[ax]["range"]
+        assert hi - lo >= 1  # a decade at least: 0.1% apart sits in the middle
+        assert len(lay[ax]["tickvals"]) >= 2 and all(t[-1] in "KMBGT" for t in lay[ax]["ticktext"])
+        assert all(lo < math.log10(v) < hi for v in table[col])
+    vals, text = log_ticks(*log_range([96.6e9, 96.7e9]), "flops")
+    assert text == ["50G", "100G"] or len(text) >= 2 and all(t.endswith("G") for t in text)
+    assert log_ticks(0, 12)[0] == [10.0 ** k for k in (0, 2, 4, 6, 8, 10, 12)]  # every other power of ten
+
+
+def test_long_names_are_cut_in_ticks_and_kept_in_hover():
+    from charts.base import short
+
+    long = "xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final"
+    cfgs = (PRESETS["bert-base"].replace(name=long), PRESETS["bert-base"])
+    fig = pcharts.component_bars(data.params_long(data.params_table(cfgs)))
+    x = spec(fig)["layout"]["xaxis"]
+    assert x["tickvals"] == [long, "bert-base"] and x["ticktext"] == [short(long), "bert-base"]
+    assert len(short(long)) == 22 and short(long).startswith("xlmr") and short(long).endswith("final")
+    assert all(t["x"][0] == long for t in spec(fig)["data"])  # the hover's %{x}: the full name
+
+
+def test_factorization_draws_identical_curves_dotted_and_named():
+    twin = PRESETS["bert-base"].replace(name="bert-twin")
+    fig = pcharts.factorization(data.factorization_sweep((PRESETS["bert-base"], twin)))
+    a, b = trace(fig, "bert-base: factorized V×E + E×H"), trace(fig, "bert-twin: factorized V×E + E×H")
+    assert a["y"] == b["y"] and a["line"]["dash"] == "solid" and b["line"]["dash"] == "dot"
+    assert "(= bert-base)" in b["name"] and b["marker"]["symbol"] == "circle-open"
+
+
+def test_activation_panels_share_one_y_range_across_rows():
+    cfgs = CFGS[:3]
+    seqs = (128, 512)
+    fig = mcharts.activation_vs_seq(data.activation_table(cfgs, seqs, 2, "float32", "eager", True, False))
+    lay = spec(fig)["layout"]
+    assert [lay[k].get("matches") for k in ("yaxis2", "yaxis3")] == ["y", "y"]  # row 2 too
+
+
+def test_cuts_leave_out_partial_sharing_that_undoes_a_cut():
+    df = data.albert_cuts(PRESETS["albert-base"], 128)  # already shares all
+    assert "shared attention" not in set(df["variant"]) and (df["saved"] >= 0).all()
+    assert data.cuts_left_out(PRESETS["albert-base"], df) == ["shared attention", "shared FFN"]
+    assert len(data.albert_cuts(PRESETS["bert-base"], 128)) == 6

@@ -43,8 +43,24 @@ def cell(unit: str, value, delta, rel) -> str:
     return text
 
 
-def wide(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(text table one column per config, bool table of cells that differ from the first config)."""
+def result_labels(s: Settings) -> dict[str, str]:
+    """Each result row's name with the settings its number depends on: the Overview headline, this table and the
+    Memory page give different training memories for one config when their settings differ, and each says which."""
+    ckpt = ", checkpointing" if s.checkpointing and s.training else ""
+    mode = "training" if s.training else "inference"
+    return {
+        "activations at max_position": f"activations at max_position (batch {s.batch_size:,}, {s.dtype}, "
+                                       f"{s.attention}, {mode}{ckpt})",
+        "training memory per GPU": f"training memory per GPU (batch {s.batch_size:,} × {s.seq_len:,} tokens, "
+                                   f"{s.precision}, {s.optimizer}, {s.attention}{ckpt}, {s.num_gpus:,} GPU(s), "
+                                   f"{s.sharding})",
+        "forward FLOPs per sequence": f"forward FLOPs per sequence ({s.flops_seq_len:,} tokens)",
+    }
+
+
+def wide(df: pd.DataFrame, settings: Settings | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(text table one column per config, bool table of cells that differ from the first config); with the
+    settings, the result rows carry them in their names (result_labels)."""
     names = list(dict.fromkeys(df["config"]))
     items = list(dict.fromkeys(df["item"]))
     text: dict[str, list[str]] = {n: [] for n in names}
@@ -55,7 +71,8 @@ def wide(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             r = by[(item, n)]
             text[n].append(cell(r["unit"], r["value"], r["delta"], r["rel_delta"]))
             diff[n].append(bool(r["differs"]))
-    index = pd.Index(items, name="field / result")
+    labels = result_labels(settings) if settings is not None else {}
+    index = pd.Index([labels.get(i, i) for i in items], name="field / result")
     return pd.DataFrame(text, index=index), pd.DataFrame(diff, index=index)
 
 
@@ -66,7 +83,7 @@ def differing(df: pd.DataFrame) -> pd.DataFrame:
     return df[(df["section"] == "result") | df["item"].isin(keep)]
 
 
-def show(df: pd.DataFrame, key: str = "compare_table") -> None:
+def show(df: pd.DataFrame, key: str = "compare_table", settings: Settings | None = None) -> None:
     n_fields = df[df["section"] == "field"]["item"].nunique()
     every = st.toggle("Show every field", value=False, key="compare_every_field",
                       help="Off: only the fields in which the configs differ (and the results).")
@@ -74,7 +91,7 @@ def show(df: pd.DataFrame, key: str = "compare_table") -> None:
     hidden = n_fields - shown[shown["section"] == "field"]["item"].nunique()
     if hidden:
         st.caption(f"{hidden} fields equal in every config are hidden.")
-    text, diff = wide(shown)
+    text, diff = wide(shown, settings)
     styled = text.style.apply(lambda col: [HIGHLIGHT if d else "" for d in diff[col.name]], axis=0)
     with st.container(key="compare_section"):
         cols = {n: st.column_config.TextColumn(n, width="medium") for n in text.columns}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from albert_core.config import ModelConfig
+from charts.base import LEGEND_LIMIT, short
 from charts.cuts import cuts_bars
 
 from . import controls, data, plots, tables
@@ -22,9 +23,14 @@ def section(cfg: ModelConfig) -> None:
     e = controls.number("cuts_e", "Factorized embedding width E", step=16, where=left,
                         help="ALBERT uses 128; E above hidden_dim costs parameters instead of saving them.")
     df = data.albert_cuts(cfg, e)
-    plots.show(cuts_bars(df), "params_cuts", f"ALBERT's two cuts for {cfg.name}",
+    plots.show(cuts_bars(df), "params_cuts", f"ALBERT's two cuts for {short(cfg.name, LEGEND_LIMIT)}",
                f"Stored parameters: as now, factorized at E = {e:,}, shared (one group), and both. "
                "In brackets: the change against what it stores now.")
+    left_out = data.cuts_left_out(cfg, df)
+    if left_out:
+        st.caption(f"Left out: {', '.join(left_out)}. {md(cfg.name)} already shares more (sharing {md(cfg.sharing)}, "
+                   f"{cfg.num_groups:,} group(s)): sharing only that sublayer would store more layer weights, "
+                   "not fewer.")
     if e > cfg.hidden_dim:
         st.caption(f":orange[E = {e:,} is wider than hidden_dim ({cfg.hidden_dim:,}): the factorization adds "
                    "parameters here.]")

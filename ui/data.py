@@ -226,7 +226,7 @@ def variant_table(cfg: ModelConfig, seq_lens: tuple[int, ...], batch_size: int, 
     rows = []
     for attention in ("eager", "sdpa"):
         for ckpt in (False, True):
-            label = f"{attention}, {dtype}" + (", checkpointing" if ckpt else "")
+            label = attention + (", checkpointing" if ckpt else "")  # the dtype: in the figure's caption
             for s in seq_lens:
                 a = activation_memory(cfg.replace(max_position=s), batch_size=batch_size, seq_len=s, dtype=dtype,
                                       attention=attention, checkpointing=ckpt)
@@ -275,9 +275,22 @@ def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, batch_size: int, seq_len: 
     return df
 
 
+PARTIAL_SHARING = ("shared attention", "shared FFN")
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def albert_cuts(cfg: ModelConfig, embedding_dim: int) -> pd.DataFrame:
-    """ALBERT's two cuts applied to cfg (albert_core.params.albert_cuts), one row per variant."""
+    """ALBERT's two cuts applied to cfg (albert_core.params.albert_cuts), one row per variant; a partial sharing
+    (attention or FFN only) that stores more layer weights than cfg does now is left out: on a config that
+    already shares more, it would undo a cut, not make one (cuts_left_out names them)."""
     from albert_core.params import albert_cuts as cuts
 
-    return pd.DataFrame(cuts(cfg, embedding_dim))
+    df = pd.DataFrame(cuts(cfg, embedding_dim))
+    now = int(df["layers"].iloc[0])
+    undo = df["variant"].isin(PARTIAL_SHARING) & (df["layers"] > now)
+    return df[~undo].reset_index(drop=True)
+
+
+def cuts_left_out(cfg: ModelConfig, shown: pd.DataFrame) -> list[str]:
+    """The partial sharings albert_cuts left out for cfg (they store more than cfg does now)."""
+    return [v for v in PARTIAL_SHARING if v not in set(shown["variant"])]

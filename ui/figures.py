@@ -17,7 +17,7 @@ from charts import compute as compute_charts
 from charts import fit as fit_charts
 from charts import memory as memory_charts
 from charts import params as params_charts
-from charts.base import slide
+from charts.base import LEGEND_LIMIT, short, slide
 
 from . import data
 
@@ -29,7 +29,8 @@ def activation_caption(ctl: Ctl) -> str:
     mode = "training" if ctl["training"] else "inference"
     ckpt = ", gradient checkpointing" if ctl["checkpointing"] and ctl["training"] else ""
     return (f"Batch {ctl['batch_size']:,}, {ctl['dtype']} activations, {ctl['attention']} attention, {mode}{ckpt}; "
-            "dotted: each config's own max_position, with the attention (seq_len²) memory there.")
+            "dotted: each config's own max_position, with the attention (seq_len²) memory there; one y range "
+            "for every panel.")
 
 
 def training_kw(ctl: Ctl) -> tuple:
@@ -97,7 +98,8 @@ def fit_bars(cfgs: tuple, ctl: Ctl) -> tuple[go.Figure, Any]:
     ckpt = ", checkpointing" if ctl["checkpointing"] else ""
     fig = slide(fit_charts.fit_bars(plan), f"What fits on {ctl['num_gpus']:,} × {ctl['gpu']}",
                 f"Sharding {ctl['sharding']}, {ctl['precision']}, {ctl['optimizer']}, {ctl['attention']} attention"
-                f"{ckpt}; batch {ctl['batch_size']:,}, sequences of {ctl['seq_len']:,} tokens (at most max_position).",
+                f"{ckpt}; batch {ctl['batch_size']:,}, sequences of {ctl['seq_len']:,} tokens (at most max_position); "
+                "below: the longest sequence, max_position raised with it.",
                 pad=34)  # room for the panel titles
     return fig, plan
 
@@ -115,7 +117,8 @@ def compute_scatter(cfgs: tuple, seq_len: int) -> tuple[go.Figure, Any, Any]:
 @cached
 def params_sunburst(cfg) -> go.Figure:
     bd = data.breakdown(cfg)
-    return slide(params_charts.breakdown_sunburst(bd, cfg.name), f"Every parameter group of {cfg.name}",
+    return slide(params_charts.breakdown_sunburst(bd, cfg.name),
+                 f"Every parameter group of {short(cfg.name, LEGEND_LIMIT)}",
                  f"{int(bd['params'].sum()):,} stored parameters; a shared tensor counted once.")
 
 
@@ -145,7 +148,7 @@ def params_sharing(cfgs: tuple) -> go.Figure:
 def memory_variants(cfg, seqs: tuple, batch: int, dtype: str, log: bool) -> go.Figure:
     var = data.variant_table(cfg, seqs, batch, dtype)
     return slide(memory_charts.variants(var, cfg.name, log=log, max_position=cfg.max_position),
-                 f"{cfg.name}: eager against sdpa, with and without checkpointing",
+                 f"{short(cfg.name, LEGEND_LIMIT)}: eager against sdpa, with and without checkpointing",
                  f"Batch {batch:,}, {dtype}, training; the dotted line is its max_position.")
 
 

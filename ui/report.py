@@ -31,7 +31,7 @@ def main_figures(cfgs: tuple, ctl: dict) -> list:
 def html(cfgs: tuple, ctl: dict, link: str, settings, when: dt.datetime) -> str:
     return build(title="ALBERT Explorer report: " + ", ".join(c.name for c in cfgs),
                  date=when.strftime("%Y-%m-%d %H:%M UTC"), link=link, settings=settings.describe(),
-                 configs=configs_table(cfgs), comparison=comparison.wide(data.comparison(cfgs, settings)),
+                 configs=configs_table(cfgs), comparison=comparison.wide(data.comparison(cfgs, settings), settings),
                  figures=main_figures(cfgs, ctl))
 
 

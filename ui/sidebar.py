@@ -21,8 +21,9 @@ from albert_core.config import (
     POS_ATT_TYPES,
     SHARING_MODES,
     ConfigError,
+    default_sharing,
 )
-from albert_core.families import family_fields
+from albert_core.families import family, family_fields
 from albert_core.hf import hf_expressible, to_hf_config
 from albert_core.hub import HubError, config_from_hub
 from albert_core.presets import PRESET_FAMILIES, PRESETS
@@ -124,7 +125,7 @@ def _field_widgets() -> None:
     st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=_seed("dropout"), help=help_)
     for f in ("family", "sharing"):
         label, options, help_ = CHOICE_FIELDS[f]
-        st.selectbox(label, options, key=_seed(f), help=help_)
+        st.selectbox(label, options, key=_seed(f), help=help_, on_change=_on_family if f == "family" else None)
     more, opened = _section("More fields", "more_fields", force=any(field_problems(f) for f in MORE_FIELDS))
     if opened:
         with more:
@@ -203,6 +204,40 @@ def _field_note(f: str) -> None:
         st.caption(f":orange[{v:,}: {far[1]}.]")
 
 
+def family_resets(values, fam: str) -> dict[str, object]:
+    """The fields of `values` (field -> value) that family `fam` does not allow, or whose default it changes,
+    and what they become: another family's fields back to their defaults (RoBERTa's position_offset 2 -> 0),
+    the family's own sharing (albert: all, the others none), E = H for a family without its own embedding
+    width, a segment table where the family has one (2 rows) and none where it has not."""
+    fam_mod = family(fam)
+    out: dict[str, object] = {}
+    for f, owners in family_fields().items():
+        if fam not in owners and values[f] != FIELD_DEFAULTS[f]:
+            out[f] = FIELD_DEFAULTS[f]
+    if values["sharing"] != default_sharing(fam):
+        out["sharing"] = default_sharing(fam)
+    if not fam_mod.OWN_EMBEDDING_WIDTH and values["embedding_dim"] != values["hidden_dim"]:
+        out["embedding_dim"] = values["hidden_dim"]
+    if fam_mod.SEGMENT_TABLE and values["type_vocab_size"] < 1:
+        out["type_vocab_size"] = 2
+    elif fam_mod.SEGMENT_TABLE is False and values["type_vocab_size"] != 0:
+        out["type_vocab_size"] = 0
+    return out
+
+
+def _on_family() -> None:
+    """Family chosen in the sidebar: reset what it does not allow (family_resets), and say what changed."""
+    ss = st.session_state
+    fam = ss[state.field_key("family")]
+    values = {f: ss.get(state.field_key(f), getattr(state.config(), f)) for f in FIELD_DEFAULTS}
+    resets = family_resets(values, fam)
+    for f, v in resets.items():
+        ss[state.field_key(f)] = v
+    if resets:
+        state.notice("info", f"Family {md(fam)}: " + ", ".join(f"{f} {values[f]!r} → {v!r}" for f, v in resets.items())
+                     + " (what this family allows or uses by default).")
+
+
 def _on_upload() -> None:
     """Callback of the config.json uploader: albert_core.upload parses (json.loads only) and explains."""
     up = st.session_state.get("upload")
@@ -256,8 +291,11 @@ def render(where=None) -> None:
 
 
 def _import_export(cfg) -> None:
-    st.file_uploader("Upload a Hugging Face config.json", type=["json"], key="upload", on_change=_on_upload,
-                     max_upload_size=1, help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type one of "
+    # the browser refuses a file over max_upload_size (and the server's server.maxUploadSize, 1 MB) with an icon
+    # whose reason shows only on hover: the limit is in the label; a file up to 1 MB reaches parse_upload,
+    # whose message says what to change
+    st.file_uploader(f"Upload a Hugging Face config.json (at most {MAX_UPLOAD_BYTES // 1024} KiB)", type=["json"],
+                     key="upload", on_change=_on_upload, max_upload_size=1, help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type one of "
                                              f"{', '.join(FAMILIES)} (also xlm-roberta, camembert).")
     st.text_input("Import from the Hugging Face Hub", key="hub_id", on_change=_on_hub_import,
                   placeholder="FacebookAI/xlm-roberta-large",

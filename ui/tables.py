@@ -26,15 +26,22 @@ def show(df: pd.DataFrame, key: str, *, file_name: str, readable: dict[str, str]
     """st.dataframe of df for people and a CSV download of the exact numbers.
 
     Columns: the first (the config) and the shares (as percentages) first, then each readable column
-    (109.5M, 1.42 GiB) where its number was, and the exact numbers at the end (the CSV has them too).
+    (109.5M, 1.42 GiB) where its number was, its exact number right after it (at the end, a wide table hid
+    them off to the right; the CSV has them too).
     """
     readable = readable or {}
     shown = humanize(df, readable)
     first = list(shown.columns[:1])
     shares = [c for c in pct if c in shown and c not in first]
     exact = [c for c in readable if c in shown]
-    rest = [c for c in shown.columns if c not in first + shares + exact]
-    shown = shown[first + shares + rest + exact]
+    rest = []
+    for c in shown.columns:
+        if c in first + shares + exact:
+            continue
+        rest.append(c)
+        if c.endswith(" (≈)") and c[: -len(" (≈)")] in exact:
+            rest.append(c[: -len(" (≈)")])
+    shown = shown[first + shares + rest]
     huge = [c for c in shown if shown[c].dtype == object and _beyond_int64(shown[c])]
     for c in huge:  # Arrow (st.dataframe) holds at most int64: the exact digits as text, the CSV as numbers
         shown[c] = [f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else v for v in shown[c]]

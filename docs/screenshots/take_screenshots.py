@@ -24,6 +24,13 @@ PAGES = {
     "compute": "compute?compare=bert-base,c1&c1.preset=albert-base&c1.max_position=4096&c1.name=albert-base-4k"
                "&flops_seq_len=4096",
     "verify": "verify",
+    # issue 17's stress views of the fixed figures: log axes with a long realistic name against XLM-R and BERT,
+    # and six compared configs of six families
+    "memory-training-log": "memory?memory_tab=training&scale=log&preset=xlm-roberta-large"
+                           "&name=xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final"
+                           "&compare=xlm-roberta-large,bert-base",
+    "parameters-six": "parameters?compare=bert-base,roberta-base,deberta-v3-base,ModernBERT-base,"
+                      "electra-base-discriminator",
 }
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
@@ -67,9 +74,11 @@ def main() -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         for name in a.pages:
-            height = {"overview": 3000, "parameters": 4200, "memory": 3900}.get(name, 2000)
+            height = {"overview": 3000, "parameters": 4200, "memory": 3900, "memory-training-log": 3200,
+                      "parameters-six": 4200}.get(name, 2000)
             if a.phone:
-                tall = {"overview": 6500, "parameters": 8000, "memory": 7500}.get(name, 4200)  # the app scrolls inside
+                tall = {"overview": 6500, "parameters": 8000, "memory": 7500, "memory-training-log": 7000,
+                        "parameters-six": 8000}.get(name, 4200)  # the app scrolls inside
                 page = browser.new_page(viewport={"width": 390, "height": tall}, device_scale_factor=1,
                                         is_mobile=True, has_touch=True, color_scheme=a.theme)
             else:
