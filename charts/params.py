@@ -166,8 +166,8 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
     seen: dict[tuple, str] = {}  # a curve -> the first config that drew it
     for name, d in df.groupby("config", sort=False):
         curve = (tuple(int(v) for v in d["embedding_dim"]), tuple(int(v) for v in d["embedding"]))
-        same = seen.setdefault(curve, name)
-        same = None if same == name else same  # same V, H and tables as an earlier config: drawn dotted over it
+        first = seen.setdefault(curve, name)
+        same = None if first == name else first  # same V, H and tables as an earlier config: drawn dotted over it
         fig.add_scatter(  # the config's one legend entry (the caption says solid / dashed)
             x=[int(v) for v in d["embedding_dim"]], y=[int(v) for v in d["embedding"]], mode="lines+markers",
             name=legend_name(name) + (f" (= {plotly_text(short(same))})" if same else ""),
