@@ -249,6 +249,37 @@ def step_rows(step: dict[str, Any], est: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def point_lengths(cfgs: list[ModelConfig], seq_lens: tuple[int, ...], per_config: int = 3) -> dict[str, list[int]]:
+    """A few sequence lengths per config to measure on a sweep: spread over its range (about a quarter, half
+    and all of it) and the config's own max_position, each one of the sweep's own points."""
+    end = max(seq_lens)
+
+    def nearest(target: float) -> int:
+        return min(seq_lens, key=lambda s: abs(s - target))
+
+    picks = {nearest(end * f) for f in (0.25, 0.5, 1.0)[-per_config:]}
+    return {c.name: sorted(picks | ({c.max_position} if c.max_position in seq_lens else set())) for c in cfgs}
+
+
+def points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], *, batch_size: int, dtype: str,
+                 attention: str, training: bool, checkpointing: bool) -> pd.DataFrame:
+    """Measured points beside albert_core's estimate for the same CPU kernels (what the engine ran), tidy:
+    config, seq_len, measured, estimate_cpu, estimate (the charts' device, CUDA)."""
+    import pandas as pd
+
+    by_name = {c.name: c for c in cfgs}
+    rows = []
+    for p in points:
+        cfg = by_name[p["config"]].replace(max_position=p["seq_len"])
+        kw = dict(batch_size=batch_size, seq_len=p["seq_len"], dtype=dtype, attention=attention, training=training,
+                  checkpointing=checkpointing and training)
+        est_cpu = activation_memory(_estimate_config(cfg, p.get("kind", "hf")), device="cpu", **kw).total
+        rows.append({"config": p["config"], "seq_len": p["seq_len"], "measured": p["measured"],
+                     "estimate_cpu": est_cpu, "estimate": activation_memory(cfg, **kw).total,
+                     "step_measured": p.get("step")})
+    return pd.DataFrame(rows, columns=["config", "seq_len", "measured", "estimate_cpu", "estimate", "step_measured"])
+
+
 def saved_tensors(model: Any, input_ids: Any, *, autocast: Any = None) -> tuple[int, list[SavedTensor]]:
     """Run model(input_ids=...) once and return (bytes, tensors) autograd saves, parameters excluded."""
     return engine.saved_bytes(model, input_ids, autocast)

@@ -84,6 +84,16 @@ def estimate(request: dict[str, Any]) -> dict[str, int]:
             "total": IMPORT_BYTES + weights + act + working}
 
 
+def floor_error(budget_bytes: int) -> str | None:
+    """Why no build process can start within budget_bytes (PyTorch's imports alone), or None."""
+    floor = IMPORT_BYTES + FAKE_BASE_BYTES
+    if floor <= budget_bytes:
+        return None
+    return (f"this server has {budget_bytes / MIB:,.0f} MiB free for a build, less than the {floor / MIB:,.0f} MiB a "
+            "process with PyTorch needs before building anything: run the explorer where more memory is free, or "
+            "set ALBERT_EXPLORER_MEMORY_BUDGET_MB if the server has it")
+
+
 def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
     """What the child may do within budget_bytes: {"count": bool, "measure": bool, reasons, "estimate"}.
 
@@ -94,11 +104,8 @@ def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
     from .measure import check_kind
 
     out: dict[str, Any] = {"count": True, "measure": True}
-    floor = IMPORT_BYTES + FAKE_BASE_BYTES
-    if floor > budget_bytes:
-        reason = (f"this server has {budget_bytes / MIB:,.0f} MiB free for a build, less than the "
-                  f"{floor / MIB:,.0f} MiB a process with PyTorch needs before building anything: run the "
-                  "explorer where more memory is free, or set ALBERT_EXPLORER_MEMORY_BUDGET_MB if the server has it")
+    reason = floor_error(budget_bytes)
+    if reason:
         return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
     if not is_generic(request):
         cfg = config_of(request)
@@ -237,6 +244,46 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
     return out
 
 
+# ---- measured points for the Memory page's charts ----------------------------------------------------
+MAX_POINTS = 24  # points one request may measure (the page asks for at most 4 lengths of at most 6 configs)
+
+
+def points_request(cfgs: list[ModelConfig], seq_lens: dict[str, list[int]], *, batch_size: int, dtype: str,
+                   attention: str, checkpointing: bool, training: bool, optimizer: str = "adamw",
+                   step: bool = False) -> dict[str, Any]:
+    """A request for the engine at a few sequence lengths per config, each at max_position = seq_len as the
+    Memory page's sweeps are (ModelConfig.replace(max_position=S))."""
+    pts = [{"config": c.replace(max_position=s).to_dict(), "seq_len": s} for c in cfgs for s in seq_lens[c.name]]
+    return {"points": pts[:MAX_POINTS], "batch_size": batch_size, "dtype": dtype, "attention": attention,
+            "checkpointing": checkpointing, "training": training, "optimizer": optimizer, "step": step}
+
+
+def run_points(request: dict[str, Any]) -> dict[str, Any]:
+    """The engine on fake tensors at each point: the saved bytes (training) or the eval forward's peak, and with
+    "step" the training step's peak; the source that can express each config (measure.default_kind)."""
+    from . import engine
+    from .measure import default_kind, maker
+
+    out: list[dict[str, Any]] = []
+    for p in request["points"][:MAX_POINTS]:
+        cfg = ModelConfig.from_dict(p["config"])
+        kind = default_kind(cfg, request["checkpointing"])
+        run = engine.Run(request["batch_size"], p["seq_len"], dtype=request["dtype"], attention=request["attention"],
+                         checkpointing=request["checkpointing"] and request["training"],
+                         optimizer=request.get("optimizer", "adamw"))
+        what: tuple[str, ...] = ("saved",) if request["training"] else ("inference",)
+        if request.get("step"):
+            what += ("step",)
+        try:
+            r = engine.measure(maker(cfg, kind, request["attention"]), cfg.vocab_size, run, what=what)
+        except engine.EngineError as e:
+            return {"points_error": f"{cfg.name} at seq_len {p['seq_len']:,}: {e}"}
+        out.append({"config": cfg.name, "seq_len": p["seq_len"], "kind": kind,
+                    "measured": r.saved if request["training"] else r.inference,
+                    "step": r.step.peak if r.step is not None else None})
+    return {"points": out, "how": "fake tensors: PyTorch's real ops without storage"}
+
+
 def _peak_rss() -> int:
     """This process's peak resident bytes (VmHWM of /proc/self/status; 0 elsewhere).
 
@@ -304,7 +351,8 @@ def main(argv: list[str]) -> int:
         _limit_memory(args.memory_mb * MIB)
     request = json.loads(sys.stdin.read())
     try:
-        out = run(request, count=request.get("count", True), measure=request.get("measure", True))
+        out = (run_points(request) if "points" in request else
+               run(request, count=request.get("count", True), measure=request.get("measure", True)))
     except MemoryError:  # past the cap before the measurement (imports, the meta build)
         out = {"out_of_memory": True}
     out["peak_rss"] = _peak_rss()

@@ -22,12 +22,15 @@ def _hover_bytes(values) -> list[tuple[int, str]]:
 
 
 def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
-                      marks: dict[str, tuple[int, int, int]] | None = None) -> go.Figure:
+                      marks: dict[str, tuple[int, int, int]] | None = None,
+                      measured: pd.DataFrame | None = None) -> go.Figure:
     """Activation memory against sequence length (= max_position): one panel per config, the seq_len² part
     stacked on the linear part (on log axes the two parts are drawn as separate lines).
 
     df: columns config, seq_len, part ("quadratic" | "linear"), bytes. Each trace carries its config in `meta`.
     marks: config -> (its own max_position, attention bytes there, total bytes there): a dotted line and a label.
+    measured: columns config, seq_len, measured, estimate_cpu (measure.points_table): PyTorch's bytes as points
+    on a dashed line of albert_core's estimate for the same (CPU) kernels.
     """
     names = list(dict.fromkeys(df["config"]))
     cols = min(per_row, len(names))
@@ -52,13 +55,17 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
             )
         if marks and name in marks:
             _mark_max_position(fig, i + 1, marks[name], log, int(df["seq_len"].max()))
+        if measured is not None and len(measured):
+            _measured_points(fig, measured[measured["config"] == name], name, i == 0, r, c)
     style(fig, x="", y="", log_x=log, log_y=log)
     hi = int(df["seq_len"].max())
     # fixed x ranges: a label's box must not widen the autorange (plotly fits annotations into it)
     if log:
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count", most=5)
         totals = df.groupby(["config", "seq_len"])["bytes"].sum()
-        log_axis(fig, [gib(int(b)) for b in df["bytes"] if int(b) > 0] + [gib(int(b)) for b in totals], axis="y")
+        extra = [] if measured is None else [gib(int(b)) for b in measured["measured"] if int(b) > 0]
+        log_axis(fig, [gib(int(b)) for b in df["bytes"] if int(b) > 0] + [gib(int(b)) for b in totals] + extra,
+                 axis="y")
     else:
         fig.update_xaxes(range=[0, hi * 1.02], nticks=4, tickformat="~s")  # "4k": neighbouring panels' ticks clear
     fig.update_yaxes(matches="y")  # one y range for every panel, across rows too (the caption says so)
@@ -67,6 +74,26 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
     for r in range(1, rows + 1):
         fig.update_yaxes(title_text="activation memory (GiB)" + (" (log)" if log else ""), row=r, col=1)
     return fig
+
+
+MEASURED_COLOR = "#262730"
+
+
+def _measured_points(fig: go.Figure, d: pd.DataFrame, name: str, legend: bool, r: int, c: int) -> None:
+    """PyTorch's measured bytes (filled circles) on albert_core's estimate for the same CPU kernels (dashed)."""
+    d = d.sort_values("seq_len")
+    xs = [int(s) for s in d["seq_len"]]
+    fig.add_scatter(x=xs, y=[gib(int(b)) for b in d["estimate_cpu"]], mode="lines", name="estimate, CPU kernels",
+                    legendgroup="estimate_cpu", showlegend=legend, meta=name,
+                    line=dict(color=MEASURED_COLOR, dash="dash", width=1.5), customdata=_hover_bytes(d["estimate_cpu"]),
+                    hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>estimate for the CPU kernels: "
+                                  "%{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>", row=r, col=c)
+    fig.add_scatter(x=xs, y=[gib(int(b)) for b in d["measured"]], mode="markers", name="measured in PyTorch (CPU)",
+                    legendgroup="measured", showlegend=legend, meta=name,
+                    marker=dict(color=MEASURED_COLOR, size=9, symbol="circle"), customdata=_hover_bytes(d["measured"]),
+                    hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>measured by PyTorch (fake "
+                                  "tensors, CPU kernels): %{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
+                    row=r, col=c)
 
 
 def _ys(values, log: bool) -> list[float | None]:
@@ -87,8 +114,10 @@ def _mark_max_position(fig: go.Figure, n: int, mark: tuple[int, int, int], log: 
     fig.add_shape(type="line", x0=pos, x1=pos, y0=0, y1=1, xref=xref, yref=f"{yref} domain",
                   line=dict(color="#262730", dash="dot", width=1.5))
     left = (math.log10(pos) < (math.log10(end) + math.log10(128)) / 2) if log else pos < end / 2
-    fig.add_annotation(x=math.log10(pos) if log else pos, y=1, xref=xref, yref=f"{yref} domain",
-                       xanchor="left" if left else "right", yanchor="top",
+    # the empty corner: on linear axes the curves hug the bottom on the left, on log axes they rise to the top right
+    low = log and left
+    fig.add_annotation(x=math.log10(pos) if log else pos, y=0 if low else 1, xref=xref, yref=f"{yref} domain",
+                       xanchor="left" if left else "right", yanchor="bottom" if low else "top",
                        showarrow=False, align="right", font=dict(size=11, color="#262730"),
                        bgcolor="rgba(255,255,255,0.85)",
                        text=f"max_position {pos:,}<br>attention {sizes([quad])[0]}<br>of {sizes([total])[0]}")

@@ -6,7 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from ui import controls, data, figures, plots, sections, state, tables
+from ui import controls, data, figures, measured, plots, sections, state, tables
 from ui.text import md
 
 cfgs = tuple(state.shown_configs())
@@ -59,10 +59,11 @@ with body:
     if tab == "activations":
         st.header("Activation memory against max_position")
         if shown:
-            plots.show(figures.memory_activations(shown, ctl), "memory_activations")
-            act = data.activation_table(shown, data.sweep_lengths(shown, seq_max), batch, dtype, attention, training,
-                                        checkpointing)
-            tables.csv_button(act, "activation-memory.csv", key="activation_csv")
+            sweep_seqs = data.sweep_lengths(shown, seq_max)
+            points = measured.activation_points(shown, sweep_seqs, ctl)
+            plots.show(figures.memory_activations(shown, ctl, points), "memory_activations")
+            act = data.activation_table(shown, sweep_seqs, batch, dtype, attention, training, checkpointing)
+            tables.csv_button(measured.with_points(act, points), "activation-memory.csv", key="activation_csv")
     elif tab == "max_position":
         st.subheader("At each config's own max_position")
         if shown:

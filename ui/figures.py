@@ -68,7 +68,8 @@ def params_counts(cfgs: tuple, title: str = "Where the parameters sit: counts", 
 
 
 @cached
-def memory_activations(cfgs: tuple, ctl: Ctl) -> go.Figure:
+def memory_activations(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
+    """points: measure.points_table of the engine's measured points (None: the estimate alone)."""
     seqs = data.sweep_lengths(cfgs, ctl["seq_max"])
     ckpt = bool(ctl["checkpointing"] and ctl["training"])
     args = (ctl["batch_size"], ctl["dtype"], ctl["attention"], bool(ctl["training"]), ckpt)
@@ -76,8 +77,12 @@ def memory_activations(cfgs: tuple, ctl: Ctl) -> go.Figure:
     at = data.at_max_position(cfgs, *args)
     marks = {r["config"]: (int(r["max_position"]), int(r["attention_seq_len2"]), int(r["activations"]))
              for _, r in at.iterrows()}
-    fig = memory_charts.activation_vs_seq(act, log=ctl["scale"] == "log", marks=marks)
-    return slide(fig, "Activation memory against max_position", activation_caption(ctl), pad=34)
+    fig = memory_charts.activation_vs_seq(act, log=ctl["scale"] == "log", marks=marks, measured=points)
+    caption = activation_caption(ctl)
+    if points is not None:
+        caption += (f" Circles: {len(points)} points measured by PyTorch on this server (fake tensors, CPU kernels), "
+                    "on the dashed estimate for the same kernels.")
+    return slide(fig, "Activation memory against max_position", caption, pad=34)
 
 
 @cached
