@@ -64,7 +64,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .activations import activation_memory, check_inputs, recompute_memory
+from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
 from .hf import hf_dict
@@ -159,7 +159,7 @@ def buffer_bytes(cfg: ModelConfig, dtype: str = "float32") -> int:
         n = cfg.global_attn_every_n_layers
         types = {"sliding" if n > 1 and i % n else "full" for i in range(cfg.num_layers)}
         return len(types) * 2 * ((cfg.head_dim + 1) // 2) * _bytes_per(dtype)  # arange(0, dim, 2): ceil(dim / 2)
-    rows = hf_dict(cfg)["max_position_embeddings"]
+    rows = int(hf_dict(cfg)["max_position_embeddings"])
     per = 1 if cfg.family in ("distilbert", "deberta-v2") else 2  # position_ids (+ token_type_ids), (1, P) int64
     return per * rows * BYTES["int64"]
 
@@ -232,9 +232,23 @@ def _applications_using(cfg: ModelConfig, name: str) -> list[int] | None:
     return [int(m.group(1))] if m else None
 
 
+def _unused(cfg: ModelConfig, name: str) -> bool:
+    """A built tensor the forward never reads: no gradient, so torch.optim keeps no state for it (it skips
+    p.grad is None). DeBERTa-v2 with relative_attention but neither c2p nor p2c builds encoder.rel_embeddings
+    and its LayerNorm (DebertaV2Encoder.__init__) that DisentangledSelfAttention never uses; without
+    relative_attention the LayerNorm (norm_rel_ebd) is built and never used."""
+    if cfg.family != "deberta-v2":
+        return False
+    if not cfg.relative_attention:  # the LayerNorm of norm_rel_ebd is built all the same
+        return bool(re.search(r"(^|\.)encoder\.LayerNorm\.", name))
+    if {"c2p", "p2c"} & set(cfg.pos_att_type.split("|")):
+        return False
+    return bool(re.search(r"(^|\.)encoder\.(rel_embeddings|LayerNorm)\.", name))
+
+
 def _is_pooler(cfg: ModelConfig, name: str) -> bool:
     base = BASE_PREFIX[cfg.family]
-    return name.startswith(("pooler.", f"{base}.pooler.", f"base_model.model.pooler.",
+    return name.startswith(("pooler.", f"{base}.pooler.", "base_model.model.pooler.",
                             f"base_model.model.{base}.pooler."))
 
 
@@ -262,10 +276,11 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     """
     check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
     require_choice("optimizer", optimizer, OPTIMIZERS)
-    name, _ = parse_mode(mode)
+    name, k = parse_mode(mode)
     B, S = batch_size, seq_len
     wb = _bytes_per(dtype)  # parameters, gradients and optimizer state share the weights' dtype
     ts = _module_order(cfg, tensors(cfg, mode, head=head, num_labels=num_labels, lora=lora))
+    ts = [Tensor(t.name, t.shape, False, t.part) if t.trainable and _unused(cfg, t.name) else t for t in ts]
     el = state_elements(ts, optimizer)
     P = sum(t.numel for t in ts) * wb
     G = el["gradients"] * wb
@@ -277,10 +292,9 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
 
     am = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
                            checkpointing=checkpointing, device=device)
-    A = am.total
-    md, amp = split_dtype(dtype)
+    A = am.total - _frozen_saves(cfg, name, k, am.terms, B, S)
+    _, amp = split_dtype(dtype)
     H = cfg.hidden_dim
-    out_dt = amp if amp and cfg.family not in _POOLED else md  # the encoder output's dtype (last op: LayerNorm)
     out_dt = _output_dtype(cfg, dtype)
     out = B * S * H * BYTES[out_dt]
     pooled_saves_out = cfg.family in _POOLED and not amp and head == "none"  # the pooler's dense saves a view of it
@@ -302,9 +316,32 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     cands.append(Candidate("optimizer step", "optimizer step" if temps else "backward",
                            {**persist, "gradients": G, "temporaries": temps}))
     best = max(cands, key=lambda c: c.total)
-    exact = name == "full" and head == "none"
+    exact = name in ("full", "frozen-embeddings", "frozen-layers") and head == "none"
     return StepPeakEstimate(cfg.name, B, S, dtype, optimizer, attention, checkpointing, mode, head, best.total,
                             best.phase, best.name, dict(best.at), start, tuple(cands), exact)
+
+
+def _frozen_saves(cfg: ModelConfig, mode: str, k: int, terms: tuple[Term, ...], B: int, S: int) -> int:
+    """Saved bytes a frozen prefix does not save: autograd records no op whose inputs and parameters all
+    need no gradient (torch/csrc/autograd: compute_requires_grad), so with the embeddings frozen (input_ids
+    are integers) their saves vanish, and with the first layers frozen too, those layers' saves; the first
+    trainable op still saves what its own weight's gradient needs (a Linear its input)."""
+    if mode not in ("frozen-embeddings", "frozen-layers"):
+        return 0
+    if cfg.family == "albert":  # ALBERT's E -> H mapping trains: it saves its input, which the replay counts
+        return 0  # under the embeddings' scope; not modelled, the full forward's saves are kept
+    first = k if mode == "frozen-layers" else 0  # layer steps before the first trainable one save nothing
+    drop = 0
+    for t in terms:
+        if t.scope == "embeddings":
+            drop += t.at(B, S)
+        elif t.scope == "layer":
+            drop += t.each(B, S) * first * cfg.inner_group_num
+        elif t.scope == "layer (first)" and first:
+            drop += t.each(B, S)
+        elif t.scope == "layer (others)" and first > 1:
+            drop += t.each(B, S) * (first * cfg.inner_group_num - 1)
+    return drop
 
 
 def _output_dtype(cfg: ModelConfig, dtype: str) -> str:
@@ -314,15 +351,12 @@ def _output_dtype(cfg: ModelConfig, dtype: str) -> str:
     return md
 
 
-def _checkpoint_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], terms: tuple[object, ...],
+def _checkpoint_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], terms: tuple[Term, ...],
                            B: int, S: int, dtype: str, attention: str, device: str, wb: int,
                            out_dt: str) -> list[Candidate]:
     """The moments layer j's recompute has finished (first and last layer application; see the docstring)."""
-    from .activations import Term
-
     emb = ckpt = 0
     for t in terms:
-        assert isinstance(t, Term)
         v = t.at(B, S)
         if t.scope == "embeddings":
             emb += v
