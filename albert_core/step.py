@@ -42,9 +42,10 @@ transient working set (the gradients of the top layer's tensors while its saved 
 at a time): where the true peak lies in the backward, the estimate is below it by that working set (at
 bert-base 8 × 512 float32, 0.5%; on tiny configs, where one layer's transient is a large share of the
 step, several percent; tests/test_step_peak.py measures it). Fine-tuning modes: parameters, gradients,
-optimizer state and the optimizer-step candidate are exact for every mode and head; the saved activations
-are the full base model's (activation_memory does not yet drop a frozen Linear's input or add LoRA's
-dropout copy, nor a task head's logits), so for frozen parts the activation candidates are an upper estimate.
+optimizer state and the optimizer-step candidate are exact for every mode and head (ALBERT frozen-layers:
+12 bytes over, not found); the saved activations are the full base model's less what a frozen prefix
+(frozen embeddings, the first K layers) does not save at all; a frozen Linear's input after the prefix,
+LoRA's dropout copy, BitFit and a task head's logits are not modelled (measured within 5%).
 
 CUDA (not measured here; the engine runs on the CPU):
 * the caching allocator rounds every block up to a multiple of 512 bytes (c10/cuda/CUDACachingAllocator.cpp,
