@@ -1,0 +1,382 @@
+"""The training step's peak, modelled: what is alive at the step's highest moment, and in which phase.
+
+The step is engine.step_peak's (albert_core/engine.py): training step 2 of cfg's model (forward, loss =
+last_hidden_state.float().mean() (+ the pooled output's), backward, optimizer.step() with torch.optim's
+single-tensor CPU implementations), the live storages counted by category. Closed forms and albert_core's
+activation replay only; no torch.
+
+What is alive all step long (at_start, exact): the parameters (finetune.tensors: every stored tensor once,
+in the step's dtype: float32 under autocast), the buffers (position_ids and token_type_ids int64 rows of
+max_position_embeddings; ModernBERT's rotary inv_freq and its original copy per layer type, float), the
+optimizer state of the trainable tensors (finetune.state_elements; AdamW's float32 `step` counters are
+host-side and left out, as the engine does) and input_ids (B·S int64).
+
+The candidates for the peak, each a moment the step really passes through, so each is a lower bound of
+the true peak; the estimate is the largest:
+
+* forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
+  output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
+* backward start: every saved activation and the float32 gradient of the output (MeanBackward0 divides
+  the expanded gradient: one (B, S, H) float32 tensor).
+* checkpointing (HF's per-layer torch.utils.checkpoint, use_reentrant=False): the moment layer j's
+  recompute has finished, for the first and the last layer application j: the gradients of every layer
+  above j and of the pooler, the embeddings' saved tensors, the checkpointed inputs of layers 0..j, one
+  layer's recomputed saves (recompute_memory) and the gradient flowing into layer j's output.
+* end of backward: the parameters, every gradient and, while the word-embedding gradient is made (the
+  last backward op), the (B, S, E) gradient of the embedding output.
+* optimizer step (exact): every gradient stays alive through optimizer.step(); per tensor, in the order
+  named_parameters() yields them, the temporaries torch/optim allocates:
+  AdamW (_single_tensor_adam, not capturable): denom = exp_avg_sq.sqrt() / bias_correction2_sqrt: the sqrt
+  and the quotient (2n), while the previous tensor's `denom` (a local rebound only when the next quotient
+  is made) is still alive: n_prev + 2n at the peak.
+  SGD with momentum (_single_tensor_sgd, weight_decay 0, step 2): buf.mul_().add_(), param.add_(): none.
+  Adafactor (_single_tensor_adafactor): param.norm(2) (0-d, freed after .item()); a matrix n×m: row_mean
+  (n×1), col_mean (1×m), var_estimate = row_var @ col_var (n×m), row_var.mean(dim=-2) (1×1), update.norm (0-d);
+  a vector: grad * grad (n) and variance.clone() (n). Locals survive into the next tensor's iteration
+  until rebound (row_mean, col_mean, grad_squared; the previous update until `update =` is rebound), which
+  the replay below follows op by op.
+
+What is modelled exactly and what is not: the optimizer-step candidate and at_start are exact (the tests
+hold them equal to the engine to the byte). The activation-side candidates leave out the backward's
+transient working set (the gradients of the top layer's tensors while its saved tensors are freed one op
+at a time): where the true peak lies in the backward, the estimate is below it by that working set (at
+bert-base 8 × 512 float32, 0.5%; on tiny configs, where one layer's transient is a large share of the
+step, several percent; tests/test_step_peak.py measures it). Fine-tuning modes: parameters, gradients,
+optimizer state and the optimizer-step candidate are exact for every mode and head (ALBERT frozen-layers:
+12 bytes over, not found); the saved activations are the full base model's less what a frozen prefix
+(frozen embeddings, the first K layers) does not save at all; a frozen Linear's input after the prefix,
+LoRA's dropout copy, BitFit and a task head's logits are not modelled (measured within 5%).
+
+CUDA (not measured here; the engine runs on the CPU):
+* the caching allocator rounds every block up to a multiple of 512 bytes (c10/cuda/CUDACachingAllocator.cpp,
+  kMinBlockSize = 512, round_size) and keeps freed blocks cached: cuda_rounded() applies the rounding to
+  each storage; reserved memory (fragmentation, 2 MiB/20 MiB segments) is not modelled.
+* torch.optim defaults to foreach on CUDA (_default_to_fused_or_foreach): _multi_tensor_adam makes the
+  sqrt and division over a whole dtype/device group at once (torch._foreach_sqrt(exp_avg_sqs), then
+  _foreach_div_ in place), so its temporaries are one state-sized copy of every parameter in the group,
+  not of one tensor: foreach_adamw_temporaries() gives that bound; fused=True (torch._fused_adamw_) makes none.
+* dropout masks are 1-byte bools (at::native_dropout) instead of the CPU's float noise: replay.py's
+  device="cuda" models that for the saved activations; LayerNorm statistics in float32.
+* the step counters stay on the host (AdamW/Adafactor `step`), as here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .activations import Term, activation_memory, check_inputs, recompute_memory
+from .config import ModelConfig, require_choice
+from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
+from .hf import hf_dict
+from .hf_modules import BASE_PREFIX
+from .replay import BYTES, split_dtype
+
+DTYPES = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
+OPTIMIZERS = ("adamw", "sgd", "adafactor")
+CATEGORIES = ("parameters", "buffers", "gradients", "optimizer state", "saved activations", "temporaries", "input")
+CUDA_BLOCK = 512  # c10/cuda/CUDACachingAllocator.cpp: kMinBlockSize, every allocation rounded up to it
+_POOLED = ("bert", "albert", "roberta")  # AutoModel returns a pooler output (BertPooler: dense + tanh)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One moment of the step: its phase and the bytes alive then, by engine category."""
+
+    name: str
+    phase: str  # forward | backward | optimizer step
+    at: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.at.values())
+
+
+@dataclass(frozen=True)
+class StepPeakEstimate:
+    """The modelled peak of one training step (engine.step_peak's definition), bytes, exact ints."""
+
+    config: str
+    batch_size: int
+    seq_len: int
+    dtype: str
+    optimizer: str
+    attention: str
+    checkpointing: bool
+    mode: str
+    head: str
+    peak: int  # the largest candidate
+    phase: str  # its phase
+    moment: str  # its name (what happens then)
+    at_peak: dict[str, int]  # CATEGORIES -> bytes alive at the peak (sums to peak)
+    at_start: dict[str, int]  # CATEGORIES -> bytes alive when the step starts
+    candidates: tuple[Candidate, ...] = field(repr=False)
+    activations_exact: bool = True  # False where the saved activations are the full base model's (frozen/LoRA/heads)
+
+    @property
+    def sum_of_parts(self) -> int:
+        """What training_memory adds up: parameters, all gradients, state, all saved activations (and the rest)."""
+        s = self.at_start
+        grads = next(c for c in self.candidates if c.name == "optimizer step").at["gradients"]
+        acts = max(c.at["saved activations"] for c in self.candidates)
+        return s["parameters"] + s["buffers"] + s["optimizer state"] + s["input"] + grads + acts
+
+
+def _categories(**kw: int) -> dict[str, int]:
+    out = dict.fromkeys(CATEGORIES, 0)
+    for k, v in kw.items():
+        out[k.replace("_", " ")] = v
+    return out
+
+
+# ---- the parameters in named_parameters() order ------------------------------------------------------------
+def _module_order(cfg: ModelConfig, ts: list[Tensor]) -> list[Tensor]:
+    """finetune.tensors in the order the built model's named_parameters() yields them (its modules' __init__
+    order): RobertaEmbeddings defines position_embeddings after LayerNorm; AlbertTransformer defines
+    embedding_hidden_mapping_in before its groups and ElectraModel embeddings_project before the encoder."""
+    def moved(pattern: str, anchor: str) -> list[Tensor]:
+        move = [t for t in ts if re.search(pattern, t.name)]
+        rest = [t for t in ts if not re.search(pattern, t.name)]
+        last = max((i for i, t in enumerate(rest) if re.search(anchor, t.name)), default=-1)
+        return rest[:last + 1] + move + rest[last + 1:]
+
+    if cfg.family == "roberta":
+        return moved(r"embeddings\.position_embeddings\.", r"embeddings\.(word|token_type)_embeddings\.|embeddings\.LayerNorm\.")
+    if cfg.family == "albert":
+        return moved(r"encoder\.embedding_hidden_mapping_in\.", r"(^|\.)embeddings\.")
+    if cfg.family == "electra":
+        return moved(r"(^|\.)embeddings_project\.", r"(^|\.)embeddings\.")
+    return ts
+
+
+def _bytes_per(dtype: str) -> int:
+    md, _ = split_dtype(dtype)
+    return BYTES[md]
+
+
+def buffer_bytes(cfg: ModelConfig, dtype: str = "float32") -> int:
+    """Bytes of the base model's buffers (transformers 5.23's register_buffer / nn.Buffer), in the step's dtype."""
+    if cfg.family == "modernbert":  # ModernBertRotaryEmbedding: {type}_inv_freq and its original copy, per layer type
+        n = cfg.global_attn_every_n_layers
+        types = {"sliding" if n > 1 and i % n else "full" for i in range(cfg.num_layers)}
+        return len(types) * 2 * ((cfg.head_dim + 1) // 2) * _bytes_per(dtype)  # arange(0, dim, 2): ceil(dim / 2)
+    rows = int(hf_dict(cfg)["max_position_embeddings"])
+    per = 1 if cfg.family in ("distilbert", "deberta-v2") else 2  # position_ids (+ token_type_ids), (1, P) int64
+    return per * rows * BYTES["int64"]
+
+
+# ---- the optimizer step, replayed per tensor ------------------------------------------------------------------
+def optimizer_temporaries(ts: list[Tensor], optimizer: str, nbytes: int) -> int:
+    """The most bytes of temporaries alive at once during optimizer.step() (torch/optim single-tensor paths,
+    see the module docstring), for the trainable tensors in named_parameters() order, elements of nbytes."""
+    train = [t for t in ts if t.trainable]
+    if optimizer == "sgd":
+        return 0  # buf.mul_(momentum).add_(grad); param.add_(buf, alpha=-lr): all in place
+    if optimizer == "adamw":
+        best, prev = 0, 0
+        for t in train:  # exp_avg_sq.sqrt() and its quotient, the previous denom still bound
+            best = max(best, prev + 2 * t.numel)
+            prev = t.numel
+        return best * nbytes
+    live: dict[str, int] = {}  # local name -> elements alive (survives into the next iteration until rebound)
+    best = 0
+
+    def now(extra: int = 0) -> None:
+        nonlocal best
+        best = max(best, sum(live.values()) + extra)
+
+    def rebind(name: str, n: int) -> None:
+        live["_new"] = n  # the new value exists before the old one is dropped
+        now()
+        live[name] = live.pop("_new")
+
+    for t in train:
+        now(1)  # param.norm(2): a 0-d tensor, freed after .item()
+        if len(t.shape) == 2:
+            n, m = t.shape
+            rebind("row_mean", n)  # torch.norm(grad, dim=-1, keepdim=True): (n, 1)
+            rebind("col_mean", m)  # (1, m)
+            rebind("var_estimate", n * m)  # row_var @ col_var; the previous update (same storage) still bound
+            now(1)  # row_var.mean(dim=-2, keepdim=True): (1, 1), freed after div_
+        else:
+            rebind("grad_squared", t.numel)  # grad * grad
+            rebind("var_estimate", t.numel)  # variance.clone()
+        live.pop("update", None)  # update = var_estimate.clamp_(...).rsqrt_(): the previous update dropped
+        live["update"] = live.pop("var_estimate")
+        now(1)  # update.norm(2): 0-d
+    return best * nbytes
+
+
+def foreach_adamw_temporaries(ts: list[Tensor], nbytes: int) -> int:
+    """CUDA's default AdamW (foreach, torch/optim/adam.py _multi_tensor_adam): torch._foreach_sqrt(exp_avg_sqs)
+    over a whole device/dtype group, one state-sized copy of every trainable tensor (then divided in place)."""
+    return sum(t.numel for t in ts if t.trainable) * nbytes
+
+
+def cuda_rounded(nbytes: int) -> int:
+    """One storage as the CUDA caching allocator hands it out: rounded up to a multiple of 512 bytes."""
+    return -(-nbytes // CUDA_BLOCK) * CUDA_BLOCK if nbytes else 0
+
+
+# ---- layers and their gradients -------------------------------------------------------------------------------
+_LAYER = re.compile(r"(?:^|\.)(?:layer|layers)\.(\d+)\.")
+_GROUP = re.compile(r"(?:^|\.)albert_layer_groups\.(\d+)\.")
+
+
+def _applications_using(cfg: ModelConfig, name: str) -> list[int] | None:
+    """Layer steps (0..num_layers-1) whose forward uses tensor `name`, or None outside the layers."""
+    m = _GROUP.search(name)
+    if m:  # AlbertTransformer: layer i runs group int(i / (L / G))
+        g, L, G = int(m.group(1)), cfg.num_layers, cfg.num_groups
+        return [i for i in range(L) if int(i / (L / G)) == g]
+    m = _LAYER.search(name)
+    return [int(m.group(1))] if m else None
+
+
+def _unused(cfg: ModelConfig, name: str) -> bool:
+    """A built tensor the forward never reads: no gradient, so torch.optim keeps no state for it (it skips
+    p.grad is None). DeBERTa-v2 with relative_attention but neither c2p nor p2c builds encoder.rel_embeddings
+    and its LayerNorm (DebertaV2Encoder.__init__) that DisentangledSelfAttention never uses; without
+    relative_attention the LayerNorm (norm_rel_ebd) is built and never used."""
+    if cfg.family != "deberta-v2":
+        return False
+    if not cfg.relative_attention:  # the LayerNorm of norm_rel_ebd is built all the same
+        return bool(re.search(r"(^|\.)encoder\.LayerNorm\.", name))
+    if {"c2p", "p2c"} & set(cfg.pos_att_type.split("|")):
+        return False
+    return bool(re.search(r"(^|\.)encoder\.(rel_embeddings|LayerNorm)\.", name))
+
+
+def _is_pooler(cfg: ModelConfig, name: str) -> bool:
+    base = BASE_PREFIX[cfg.family]
+    return name.startswith(("pooler.", f"{base}.pooler.", "base_model.model.pooler.",
+                            f"base_model.model.{base}.pooler."))
+
+
+def _grads_above(cfg: ModelConfig, ts: list[Tensor], step: int, nbytes: int) -> int:
+    """Gradient bytes that exist once every layer step above `step` and the pooler have run backward."""
+    total = 0
+    for t in ts:
+        if not t.trainable:
+            continue
+        apps = _applications_using(cfg, t.name)
+        if (apps is not None and max(apps) > step) or (apps is None and _is_pooler(cfg, t.name)):
+            total += t.numel * nbytes
+    return total
+
+
+# ---- the estimate --------------------------------------------------------------------------------------------
+def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "float32", optimizer: str = "adamw",
+              attention: str = "eager", checkpointing: bool = False, device: str = "cpu", mode: str = "full",
+              head: str = "none", num_labels: int = 2, lora: LoraSpec | None = None) -> StepPeakEstimate:
+    """The peak of one training step of cfg (engine.step_peak's step), by category and phase (module docstring).
+
+    dtype: float32, bfloat16/float16 (the model cast) or mixed_bf16/mixed_fp16 (torch.autocast, float32
+    weights), as the engine runs them. device "cpu" is the engine's; "cuda" changes the saved activations
+    (replay.py) and nothing else here (see the module docstring for what else differs on CUDA).
+    """
+    check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
+    require_choice("optimizer", optimizer, OPTIMIZERS)
+    name, k = parse_mode(mode)
+    B, S = batch_size, seq_len
+    wb = _bytes_per(dtype)  # parameters, gradients and optimizer state share the weights' dtype
+    ts = _module_order(cfg, tensors(cfg, mode, head=head, num_labels=num_labels, lora=lora))
+    ts = [Tensor(t.name, t.shape, False, t.part) if t.trainable and _unused(cfg, t.name) else t for t in ts]
+    el = state_elements(ts, optimizer)
+    P = sum(t.numel for t in ts) * wb
+    G = el["gradients"] * wb
+    O = el["optimizer"] * wb
+    start = _categories(parameters=P, buffers=buffer_bytes(cfg, dtype), optimizer_state=O,
+                        input=B * S * BYTES["int64"])
+    persist = dict(start)
+    cands: list[Candidate] = []
+
+    am = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
+                           checkpointing=checkpointing, device=device)
+    A = am.total - _frozen_saves(cfg, name, k, am.terms, B, S)
+    _, amp = split_dtype(dtype)
+    H = cfg.hidden_dim
+    out_dt = _output_dtype(cfg, dtype)
+    out = B * S * H * BYTES[out_dt]
+    pooled_saves_out = cfg.family in _POOLED and not amp and head == "none"  # the pooler's dense saves a view of it
+    f32_copy = B * S * H * 4 if out_dt != "float32" else 0
+    cands.append(Candidate("forward end: every saved activation and the output", "forward",
+                           {**persist, "saved activations": A,
+                            "temporaries": (0 if pooled_saves_out else out) + f32_copy}))
+    cands.append(Candidate("backward start: every saved activation and the output's float32 gradient", "backward",
+                           {**persist, "saved activations": A, "temporaries": B * S * H * 4}))
+    if checkpointing:
+        cands += _checkpoint_candidates(cfg, ts, persist, am.terms, B, S, dtype, attention, device, wb, out_dt)
+    emb_trainable = any(t.trainable and t.name.endswith(("word_embeddings.weight", "tok_embeddings.weight"))
+                        for t in ts)
+    E = cfg.embedding_dim
+    cands.append(Candidate("end of backward: every gradient, the word-embedding gradient being made", "backward",
+                           {**persist, "gradients": G,
+                            "temporaries": B * S * E * wb if emb_trainable and G else 0}))
+    temps = optimizer_temporaries(ts, optimizer, wb)
+    cands.append(Candidate("optimizer step", "optimizer step" if temps else "backward",
+                           {**persist, "gradients": G, "temporaries": temps}))
+    best = max(cands, key=lambda c: c.total)
+    exact = name in ("full", "frozen-embeddings", "frozen-layers") and head == "none"
+    return StepPeakEstimate(cfg.name, B, S, dtype, optimizer, attention, checkpointing, mode, head, best.total,
+                            best.phase, best.name, dict(best.at), start, tuple(cands), exact)
+
+
+def _frozen_saves(cfg: ModelConfig, mode: str, k: int, terms: tuple[Term, ...], B: int, S: int) -> int:
+    """Saved bytes a frozen prefix does not save: autograd records no op whose inputs and parameters all
+    need no gradient (torch/csrc/autograd: compute_requires_grad), so with the embeddings frozen (input_ids
+    are integers) their saves vanish, and with the first layers frozen too, those layers' saves; the first
+    trainable op still saves what its own weight's gradient needs (a Linear its input)."""
+    if mode not in ("frozen-embeddings", "frozen-layers"):
+        return 0
+    if cfg.family == "albert":  # ALBERT's E -> H mapping trains: it saves its input, which the replay counts
+        return 0  # under the embeddings' scope; not modelled, the full forward's saves are kept
+    first = k if mode == "frozen-layers" else 0  # layer steps before the first trainable one save nothing
+    drop = 0
+    for t in terms:
+        if t.scope == "embeddings":
+            drop += t.at(B, S)
+        elif t.scope == "layer":
+            drop += t.each(B, S) * first * cfg.inner_group_num
+        elif t.scope == "layer (first)" and first:
+            drop += t.each(B, S)
+        elif t.scope == "layer (others)" and first > 1:
+            drop += t.each(B, S) * (first * cfg.inner_group_num - 1)
+    return drop
+
+
+def _output_dtype(cfg: ModelConfig, dtype: str) -> str:
+    """dtype of the encoder's last hidden state: the weights' dtype (its last op is a LayerNorm, which CPU autocast
+    leaves in the input's dtype; the residual adds promote to float32 under autocast)."""
+    md, _ = split_dtype(dtype)
+    return md
+
+
+def _checkpoint_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], terms: tuple[Term, ...],
+                           B: int, S: int, dtype: str, attention: str, device: str, wb: int,
+                           out_dt: str) -> list[Candidate]:
+    """The moments layer j's recompute has finished (first and last layer application; see the docstring)."""
+    emb = ckpt = 0
+    for t in terms:
+        v = t.at(B, S)
+        if t.scope == "embeddings":
+            emb += v
+        elif t.scope.startswith("layer"):
+            ckpt += v // t.count  # one checkpointed layer input
+    r = recompute_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention, device=device)
+    _, amp = split_dtype(dtype)
+    if amp is None:
+        r -= ckpt  # the layer's first op saves its input: the checkpointed storage, already counted
+    L = cfg.num_layers
+    grad_out = B * S * cfg.hidden_dim * BYTES[out_dt]
+    out = []
+    for j in sorted({0, L - 1}):
+        out.append(Candidate(f"backward: layer {j}'s recompute done", "backward",
+                             {**persist, "gradients": _grads_above(cfg, ts, j, wb),
+                              "saved activations": emb + (j + 1) * ckpt * cfg.inner_group_num + r,
+                              "temporaries": grad_out}))
+    return out
+
+
+__all__ = ["CATEGORIES", "Candidate", "StepPeakEstimate", "buffer_bytes", "cuda_rounded", "foreach_adamw_temporaries",
+           "optimizer_temporaries", "step_peak"]
