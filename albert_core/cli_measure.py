@@ -72,7 +72,7 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
     from .activations import check_inputs
     from .engine import EngineError
     from .hf import hf_built_config, hf_expressible
-    from .measure import check_kind, step_estimate
+    from .measure import check_kind, modelled_step, step_estimate
     from .params import count_parameters
 
     run = worker._run_of(request)
@@ -90,9 +90,10 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
         raise ValueError("the real-tensor run ran out of memory: drop --real (fake tensors need no storage)")
     m, s = out["measurement"], out.get("step")
     built = hf_built_config(cfg) if cfg is not None and request["source"] == "hf" and not hf_expressible(cfg) else cfg
-    est = None if cfg is None else step_estimate(cfg, batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.dtype,
-                                                 optimizer=run.optimizer, attention=run.attention,
-                                                 checkpointing=run.checkpointing)
+    kw = dict(batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.dtype, optimizer=run.optimizer,
+              attention=run.attention, checkpointing=run.checkpointing)
+    est = None if cfg is None else step_estimate(cfg, **kw)
+    modelled = None if cfg is None or s is None else modelled_step(cfg, request["source"], **kw)
     return {
         "config": cfg.to_dict() if cfg is not None else request["hf_config"],
         "settings": {k: v for k, v in request.items() if k not in ("config", "hf_config")} | {"how": out["how"]},
@@ -101,7 +102,8 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
         "activations": {"measured": m["total"], "estimate": m["estimate"], "by_module": m["breakdown"]},
         "training_peak": {"measured": s["peak"] if s else None, "phase": s["phase"] if s else None,
                           "at_peak": s["at_peak"] if s else None, "at_start": s["at_start"] if s else None,
-                          "estimate": None,  # the step's peak is not modelled yet: the sum of parts is below
+                          "estimate": modelled.peak if modelled is not None else None,  # albert_core.step
+                          "estimate_phase": modelled.phase if modelled is not None else None,
                           "host_bytes": s["host_bytes"] if s else None},
         "training_memory": {"sum_of_parts": est.total if est is not None else None},
         "inference_peak": out.get("inference"),
@@ -127,8 +129,10 @@ def verify_text(d: dict[str, Any]) -> str:
         lines.append(f"  {r['component']}: built {r['built']:,}, albert_core {r['estimated']:,} ({r['modules']})")
     lines.append(row("activations (saved)", a["measured"], a["estimate"]))
     if t["measured"] is not None:
+        modelled = "" if t["estimate"] is None else (f"; modelled {format_bytes(t['estimate'])} "
+                                                     f"({t['estimate'] - t['measured']:+,})")
         lines.append(f"{'training step peak':<28} measured {format_bytes(t['measured'])} ({t['measured']:,}) in the "
-                     f"{t['phase']}; albert_core's sum of parts "
+                     f"{t['phase']}{modelled}; albert_core's sum of parts "
                      + (format_bytes(d['training_memory']['sum_of_parts'])
                         if d["training_memory"]["sum_of_parts"] is not None else "-"))
         lines += [f"  at the peak: {k} {format_bytes(v)}" for k, v in t["at_peak"].items() if v]

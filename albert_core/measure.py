@@ -240,13 +240,27 @@ def step_estimate(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str
                            attention=attention, checkpointing=checkpointing, device="cpu")
 
 
-def step_rows(step: dict[str, Any], est: Any) -> list[dict[str, Any]]:
-    """One row per category: bytes alive at the step's peak and at its start, and albert_core's part beside."""
+def step_rows(step: dict[str, Any], est: Any, modelled: Any = None) -> list[dict[str, Any]]:
+    """One row per category: bytes alive at the step's peak and at its start, albert_core's modelled peak
+    (albert_core.step) and the sum-of-parts training memory beside."""
     rows = []
     for cat, part in _STEP_PARTS.items():
         rows.append({"category": cat, "at peak": step["at_peak"].get(cat, 0), "at step start": step["at_start"].get(cat, 0),
+                     "albert_core (modelled peak)": modelled.at_peak.get(cat, 0) if modelled is not None else None,
                      "albert_core (sum of parts)": (getattr(est, part) if est is not None and part else None)})
     return rows
+
+
+def modelled_step(cfg: ModelConfig, kind: str, *, batch_size: int, seq_len: int, dtype: str, optimizer: str,
+                  attention: str, checkpointing: bool) -> Any:
+    """albert_core.step.step_peak for the step the engine ran (the layout the source built), or None where the
+    source is the reference encoder (albert_core.step models Hugging Face's modules)."""
+    from .step import step_peak
+
+    if kind != "hf":
+        return None
+    return step_peak(_estimate_config(cfg, kind), batch_size=batch_size, seq_len=seq_len, dtype=dtype,
+                     optimizer=optimizer, attention=attention, checkpointing=checkpointing)
 
 
 def point_lengths(cfgs: list[ModelConfig], seq_lens: tuple[int, ...], per_config: int = 3) -> dict[str, list[int]]:
