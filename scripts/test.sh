@@ -16,4 +16,5 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 .venv/bin/python -m ruff check .
 .venv/bin/python -m mypy  # files and strictness: [tool.mypy] in pyproject.toml
-exec .venv/bin/python -m pytest "$@"
+# two workers (the machine's two cores); the browser tests stay together on one of them (tests/conftest.py)
+exec .venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"
