@@ -294,6 +294,24 @@ def points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], *, batch
     return pd.DataFrame(rows, columns=["config", "seq_len", "measured", "estimate_cpu", "estimate", "step_measured"])
 
 
+def step_points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], *, batch_size: int, dtype: str,
+                      optimizer: str, attention: str, checkpointing: bool) -> pd.DataFrame:
+    """Measured training-step peaks beside albert_core.step's modelled peak for the same (CPU) step, tidy:
+    config, seq_len, measured, modelled_cpu, error (modelled / measured - 1)."""
+    import pandas as pd
+
+    by_name = {c.name: c for c in cfgs}
+    rows = []
+    for p in points:
+        cfg = by_name[p["config"]].replace(max_position=p["seq_len"])
+        m = modelled_step(cfg, p.get("kind", "hf"), batch_size=batch_size, seq_len=p["seq_len"], dtype=dtype,
+                          optimizer=optimizer, attention=attention, checkpointing=checkpointing)
+        rows.append({"config": p["config"], "seq_len": p["seq_len"], "measured": p["step"],
+                     "modelled_cpu": m.peak if m is not None else None,
+                     "error": (m.peak / p["step"] - 1) if m is not None and p["step"] else None})
+    return pd.DataFrame(rows, columns=["config", "seq_len", "measured", "modelled_cpu", "error"])
+
+
 def saved_tensors(model: Any, input_ids: Any, *, autocast: Any = None) -> tuple[int, list[SavedTensor]]:
     """Run model(input_ids=...) once and return (bytes, tensors) autograd saves, parameters excluded."""
     return engine.saved_bytes(model, input_ids, autocast)

@@ -257,10 +257,12 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
 
 
 def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = False,
-                    marks: dict[str, int] | None = None) -> go.Figure:
+                    marks: dict[str, int] | None = None, measured: pd.DataFrame | None = None) -> go.Figure:
     """Total training memory per GPU against sequence length, one line per config, with the GPU budget lines.
 
     df: columns config, seq_len, bytes. marks: config -> its own max_position (a point of df): a large diamond.
+    measured: columns config, seq_len, measured, modelled_cpu (measure.step_points_table): the training step's
+    peak measured by PyTorch (filled circles) on albert_core's modelled peak for the same CPU step (dashed).
     """
     fig = go.Figure()
     colors = color_map(df["config"].unique())
@@ -281,11 +283,32 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
                             customdata=_hover_bytes(own["bytes"]),
                             hovertemplate=f"<b>{plotly_text(name)}</b> at its max_position %{{x:,}}<br>"
                                           "%{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>")
+        if measured is not None and len(measured[measured["config"] == name]):
+            _step_points(fig, measured[measured["config"] == name].sort_values("seq_len"), name, colors[name])
     _budget_traces(fig, budgets, (int(df["seq_len"].min()), int(df["seq_len"].max())))
     style(fig, x="seq_len = max_position (tokens" + (", log)" if log else ")"),
           y="memory per GPU (GiB" + (", log)" if log else ")"), log_x=log, log_y=log)
     fig.update_layout(height=HEIGHT + 80)  # the GPU lines' legend entries take room below the plot
     if log:  # the range over the curves and the GPU lines, so that the lines show where each curve crosses them
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
-        log_axis(fig, [gib(int(b)) for b in df["bytes"]] + [gib(b) for b in budgets.values()], axis="y")
+        extra = [] if measured is None else [gib(int(b)) for b in measured["measured"] if int(b) > 0]
+        log_axis(fig, [gib(int(b)) for b in df["bytes"]] + [gib(b) for b in budgets.values()] + extra, axis="y")
     return fig
+
+
+def _step_points(fig: go.Figure, d: pd.DataFrame, name: str, color: str) -> None:
+    xs = [int(s) for s in d["seq_len"]]
+    modelled = [int(v) for v in d["modelled_cpu"] if v is not None and v == v]
+    if len(modelled) == len(xs):
+        fig.add_scatter(x=xs, y=[gib(v) for v in modelled], mode="lines", name=f"{legend_name(name)}: modelled peak, CPU",
+                        legendgroup=name, showlegend=False, line=dict(color=color, dash="dash", width=1.5),
+                        customdata=_hover_bytes(modelled),
+                        hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>modelled step peak (CPU "
+                                      "kernels): %{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>")
+    fig.add_scatter(x=xs, y=[gib(int(b)) for b in d["measured"]], mode="markers",
+                    name=f"{legend_name(name)}: measured step peak", legendgroup=name, showlegend=False,
+                    marker=dict(color=color, size=10, symbol="circle", line=dict(color=MEASURED_COLOR, width=1.5)),
+                    customdata=_hover_bytes(d["measured"]),
+                    hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>training step peak measured by "
+                                  "PyTorch (fake tensors, CPU kernels): %{customdata[0]:,} bytes (%{customdata[1]})"
+                                  "<extra></extra>")

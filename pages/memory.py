@@ -103,12 +103,14 @@ with body:
         st.subheader("Where each config stops fitting")
         st.markdown("Total training memory per GPU as max_position (and the sequence) grows; dashed: common GPUs.")
         sweep = data.training_sweep(cfgs, seqs, batch, kw)
-        plots.show(figures.memory_training(cfgs, ctl), "memory_training_sweep")
+        step_points = measured.training_points(cfgs, seqs, ctl, precision, optimizer)
+        plots.show(figures.memory_training(cfgs, ctl, step_points), "memory_training_sweep")
         stops = data.stop_fitting(cfgs, (gpu,), batch, kw)
         st.markdown(f"The longest max_position whose training step (batch {batch:,}, sequences as long as "
                     f"max_position) fits one **{gpu}**; the position table grows with it.")
         tables.show(stops, "stop_table", file_name="stop-fitting.csv", readable={"gpu_bytes": "bytes"})
-        tables.csv_button(sweep, "training-memory-vs-length.csv", key="training_sweep_csv")
+        tables.csv_button(measured.with_step_points(sweep, step_points), "training-memory-vs-length.csv",
+                          key="training_sweep_csv")
 far = [c for c in cfgs if c.max_position > 131_072]
 if far:
     st.info("max_position beyond 131,072 for " + ", ".join(md(c.name) for c in far) + ": far past any BERT or "

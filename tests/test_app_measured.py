@@ -26,3 +26,35 @@ def test_memory_measures_points_that_equal_the_cpu_estimate():
     layout = json.dumps(figure(at, "memory_activations")["layout"]).replace("<br>", " ")
     assert "points measured by PyTorch on this server (fake tensors, CPU kernels)" in layout  # the settings line
     assert not [b for b in at.button if b.key == "memory_measure"]  # measured: the button is gone for this view
+
+
+def test_training_chart_measures_step_peaks_beside_the_modelled_peak():
+    from test_app_pages import open_tab
+
+    from albert_core.step import step_peak
+
+    q = {"preset": "bert-base", "compare": "albert-base", "seq_max": "1024", "batch_size": "2", "precision": "float32",
+         "optimizer": "sgd", "memory_tab": "training"}
+    at = open_tab(goto(open_app(q), "memory"), "memory", "training")
+    at.button(key="memory_measure_training").click().run(timeout=180)
+    no_errors(at)
+    fig = figure(at, "memory_training_sweep")
+    tr = traces(fig)
+    got = tr["bert-base: measured step peak"]
+    s = int(got["x"][-1])
+    cfg = PRESETS["bert-base"].replace(max_position=s)
+    real = engine.measure(maker(cfg, "hf", "sdpa"), cfg.vocab_size, engine.Run(2, s, attention="sdpa", optimizer="sgd"),
+                          ("step",))
+    assert got["customdata"][-1][0] == real.step.peak  # the engine's bytes in the hover
+    modelled = tr["bert-base: modelled peak, CPU"]["customdata"][-1][0]
+    assert modelled == step_peak(cfg, batch_size=2, seq_len=s, optimizer="sgd", attention="sdpa").peak
+    layout = json.dumps(fig["layout"]).replace("<br>", " ")
+    assert "measured by PyTorch on this server" in layout
+
+
+def test_training_points_say_why_not_for_mixed_precision():
+    from test_app_pages import open_tab
+
+    at = open_tab(goto(open_app({"precision": "mixed_bf16", "memory_tab": "training"}), "memory"), "memory", "training")
+    assert not [b for b in at.button if b.key == "memory_measure_training"]
+    assert any("float32 master copies" in c.value for c in at.caption)

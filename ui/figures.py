@@ -86,13 +86,19 @@ def memory_activations(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
 
 
 @cached
-def memory_training(cfgs: tuple, ctl: Ctl) -> go.Figure:
+def memory_training(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
+    """points: measure.step_points_table of the engine's measured step peaks (None: the estimate alone)."""
     seqs = data.sweep_lengths(cfgs, ctl["seq_max"])
     sweep = data.training_sweep(cfgs, seqs, ctl["batch_size"], training_kw(ctl))
     fig = memory_charts.training_vs_seq(sweep, data.GPUS, log=ctl["scale"] == "log",
-                                        marks={c.name: c.max_position for c in cfgs})
-    return slide(fig, "Training memory per GPU against max_position",
-                 training_caption(ctl, "sequences as long as max_position") + " Diamonds: each config's own.")
+                                        marks={c.name: c.max_position for c in cfgs}, measured=points)
+    caption = training_caption(ctl, "sequences as long as max_position") + " Diamonds: each config's own."
+    if points is not None:
+        worst = max((abs(e) for e in points["error"] if e is not None and e == e), default=0.0)
+        caption += (f" Circles: the training step's peak measured by PyTorch on this server (fake tensors, CPU "
+                    f"kernels); dashed: albert_core's modelled peak for that step, within {100 * worst:.1f}%. The "
+                    "solid lines are albert_core's sum of the parts for CUDA kernels.")
+    return slide(fig, "Training memory per GPU against max_position", caption)
 
 
 @cached

@@ -6,57 +6,77 @@ plain numbers, stays in the session for this view (configs and settings) and the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from albert_core import worker
-from albert_core.measure import point_lengths, points_table
+from albert_core.measure import point_lengths, points_table, step_points_table
 
 from . import jobs
 from .text import md
 
 JOB, RESULTS = "_ae_points_job", "_ae_points"
+STEP_DTYPES = ("float32", "bfloat16", "float16")  # precisions whose training step the engine runs as this chart's
 
 
-def _key(cfgs: tuple, seqs: tuple, ctl: Any) -> tuple:
-    return (cfgs, seqs, ctl["batch_size"], ctl["dtype"], ctl["attention"], bool(ctl["training"]),
-            bool(ctl["checkpointing"] and ctl["training"]))
-
-
-def activation_points(cfgs: tuple, seqs: tuple, ctl: Any) -> pd.DataFrame | None:
-    """The button, the running job, and the measured points of this view (None until measured)."""
-    key = _key(cfgs, seqs, ctl)
+def _measure(key: tuple, name: str, n: int, req: Callable[[], dict], table: Callable[[list], pd.DataFrame]
+             ) -> pd.DataFrame | None:
+    """The button (until this view is measured), the running job, then the view's table of points."""
     results: dict = st.session_state.setdefault(RESULTS, {})
-    lengths = point_lengths(list(cfgs), seqs)
-    n = sum(len(v) for v in lengths.values())
-    if key not in results and st.button(f"Measure {min(n, worker.MAX_POINTS)} points in PyTorch", key="memory_measure",
+    if key not in results and st.button(f"Measure {n} points in PyTorch", key=name,
                                         help="Runs each config on fake tensors (PyTorch's real ops without storage) "
                                              "in a separate process, at a few of these lengths."):
-        req = worker.points_request(list(cfgs), lengths, batch_size=ctl["batch_size"], dtype=ctl["dtype"],
-                                    attention=ctl["attention"], checkpointing=key[-1], training=key[-2])
         refused = worker.floor_error(jobs.budget_bytes())  # fake tensors: the process's imports are all it needs
         if refused:
             st.error(f"Not measured: {md(refused)}")
             return None
         if JOB in st.session_state:
             jobs.cancel(st.session_state.pop(JOB)[1], "Replaced by a newer request.")
-        st.session_state[JOB] = (key, jobs.submit(req))
+        st.session_state[JOB] = (key, jobs.submit(req()))
     if JOB in st.session_state and st.session_state[JOB][0] == key:
         job = st.session_state[JOB][1]
-        jobs.follow(job, key="memory_measure_cancel")
+        jobs.follow(job, key=f"{name}_cancel")
         if job.finished:
             del st.session_state[JOB]
             out = job.result or {}
             if "points" in out:
-                results[key] = points_table(out["points"], list(cfgs), batch_size=ctl["batch_size"],
-                                            dtype=ctl["dtype"], attention=ctl["attention"], training=key[-2],
-                                            checkpointing=key[-1])
+                results[key] = table(out["points"])
                 st.rerun()  # draw the chart with its points, without the button and the finished job's Cancel
-            else:
-                st.error(md(out.get("points_error") or out.get("measure_error") or job.message or "No points."))
+            st.error(md(out.get("points_error") or out.get("measure_error") or job.message or "No points."))
     return results.get(key)
+
+
+def activation_points(cfgs: tuple, seqs: tuple, ctl: Any) -> pd.DataFrame | None:
+    """The activation chart's measured points of this view (None until measured)."""
+    training, ckpt = bool(ctl["training"]), bool(ctl["checkpointing"] and ctl["training"])
+    kw = dict(batch_size=ctl["batch_size"], dtype=ctl["dtype"], attention=ctl["attention"], checkpointing=ckpt,
+              training=training)
+    lengths = point_lengths(list(cfgs), seqs)
+    return _measure(("activations", cfgs, seqs, *kw.values()), "memory_measure", _count(lengths),
+                    lambda: worker.points_request(list(cfgs), lengths, **kw),
+                    lambda pts: points_table(pts, list(cfgs), **kw))
+
+
+def training_points(cfgs: tuple, seqs: tuple, ctl: Any, precision: str, optimizer: str) -> pd.DataFrame | None:
+    """The training chart's measured step peaks of this view, or None (not measured, or a precision whose step
+    the engine does not run as this chart counts it: it says so)."""
+    if precision not in STEP_DTYPES:
+        st.caption(f"Measured points: precision {md(precision)} keeps 16-bit weights with float32 master copies "
+                   "here, which PyTorch's autocast does not build; choose float32, bfloat16 or float16 to measure.")
+        return None
+    kw = dict(batch_size=ctl["batch_size"], dtype=precision, optimizer=optimizer, attention=ctl["attention"],
+              checkpointing=bool(ctl["checkpointing"]))
+    lengths = point_lengths(list(cfgs), seqs)
+    return _measure(("training", cfgs, seqs, *kw.values()), "memory_measure_training", _count(lengths),
+                    lambda: worker.points_request(list(cfgs), lengths, training=True, step=True, **kw),
+                    lambda pts: step_points_table(pts, list(cfgs), **kw))
+
+
+def _count(lengths: dict[str, list[int]]) -> int:
+    return min(sum(len(v) for v in lengths.values()), worker.MAX_POINTS)
 
 
 def with_points(table: pd.DataFrame, points: pd.DataFrame | None) -> pd.DataFrame:
@@ -68,3 +88,13 @@ def with_points(table: pd.DataFrame, points: pd.DataFrame | None) -> pd.DataFram
              for r in points.itertuples() for part, col in (("measured in PyTorch (CPU)", "measured"),
                                                             ("estimate, CPU kernels", "estimate_cpu"))]
     return pd.concat([table, pd.DataFrame(extra)], ignore_index=True)
+
+
+def with_step_points(table: pd.DataFrame, points: pd.DataFrame | None) -> pd.DataFrame:
+    """The training sweep's CSV (config, seq_len, bytes) with, where measured, the measured step peak and the
+    modelled peak for the same CPU kernels as columns."""
+    if points is None:
+        return table
+    cols = points[["config", "seq_len", "measured", "modelled_cpu"]].rename(
+        columns={"measured": "step_peak_measured_cpu", "modelled_cpu": "step_peak_modelled_cpu"})
+    return table.merge(cols, on=["config", "seq_len"], how="left")

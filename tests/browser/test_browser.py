@@ -103,7 +103,7 @@ def test_control_change_updates_number_and_chart(server, page):
     assert embedding["y"][0] == count_parameters(changed).embedding  # the chart moved with the control
     open_tab(page, "Table and CSV")  # the table sits on its own tab (drawn only when opened)
     table = first_table_text(page)  # the grid's accessible text: what a screen reader reads
-    total = count_parameters(changed).total  # readable where the number was, the exact number at the right
+    total = count_parameters(changed).total  # readable first after the shares, its exact number right after it
     assert format_count(total) in table and str(total) in table
     assert "vocab_size=50000" in page.url and "parameters_tab=table" in page.url  # the URL holds the view
 
