@@ -34,10 +34,11 @@ MIB = 1 << 20
 IMPORT_BYTES = 340 * MIB
 # On fake tensors nothing is stored: beyond the imports the child holds Python objects (modules,
 # fake tensors, the engine's records). Measured VmHWM of the whole child, all three measurements,
-# 2026-12-01: 382-396 MiB from bert-base 2 x 64 to xlm-roberta-large 8 x 512 and ModernBERT-large
-# 1 x 8,192 (docs/deploy.md). Modelled as 96 MiB + 4 KiB per built layer module.
+# 2026-12-01: 363-377 MiB from bert-base 2 x 64 to xlm-roberta-large 8 x 512 and ModernBERT-large
+# 1 x 8,192 (docs/deploy.md); bert-large with 24 layers 371 MiB, with 512 layers 590 MiB (0.45 MiB a
+# layer). Modelled as 96 MiB + 512 KiB per built layer module.
 FAKE_BASE_BYTES = 96 * MIB
-FAKE_PER_LAYER_BYTES = 4096 * 64
+FAKE_PER_LAYER_BYTES = 512 * 1024
 # Real tensors: working memory beyond imports + weights + saved activations (the forward's transient
 # tensors, the allocator's slack, the result): measured in the child at batch 2, seq_len 64, float32,
 # eager, both sources: a least-squares fit gives about 21 MiB + 0.77 x activations (docs/deploy.md).
@@ -134,6 +135,10 @@ def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
 def _too_big(request: dict[str, Any], est: dict[str, int], budget: int) -> str:
     parts = ", ".join(f"{k} {v / MIB:,.0f} MiB" for k, v in est.items() if k != "total")
     name = config_of(request).name if not is_generic(request) else request["hf_config"].get("model_type")
+    if not request.get("real"):  # fake tensors: only the build's Python objects grow, with the layer modules
+        return (f"measuring {name} on fake tensors would need about {est['total'] / MIB:,.0f} MiB ({parts}), over "
+                f"the {budget / MIB:,.0f} MiB this server has for one build: the build holds a Python object per "
+                "module, so lower num_layers or share whole layers (a shared layer is built once)")
     return (f"measuring {name} at batch {request['batch_size']}, seq_len {request['seq_len']} on real tensors would "
             f"need about {est['total'] / MIB:,.0f} MiB ({parts}), over the {budget / MIB:,.0f} MiB this server has for "
             "one build: measure on fake tensors (the default: PyTorch's real ops without storage, any size), or "

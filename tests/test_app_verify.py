@@ -230,3 +230,13 @@ def test_verify_shows_the_training_step_peak_the_engine_measures():
     assert metrics["Measured peak"] == format_bytes(step.peak)  # real tensors here, fake in the page's child
     assert metrics["When"] == step.phase
     assert any("Model: Hugging Face's model" in c.value for c in at.caption)  # auto: ALBERT, sharing all
+
+
+def test_fake_tensor_build_over_the_budget_says_what_can_work():
+    deep = PRESETS["bert-large"].replace(num_layers=1024)
+    p = worker.plan(request(deep, source="hf"), 700 * MIB)
+    assert p["count"] is True and not p["measure"]  # 1,024 layer modules: about 950 MiB of Python objects
+    assert "on fake tensors" in p["measure_error"] and "lower num_layers or share whole layers" in p["measure_error"]
+    assert "real tensors" not in p["measure_error"]
+    assert worker.plan(request(deep.replace(sharing="all", family="albert", embedding_dim=128), source="hf"),
+                       700 * MIB)["measure"]  # shared: one layer module built
