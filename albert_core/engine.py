@@ -278,6 +278,69 @@ def _key(t: Any) -> int:
     return int(t.untyped_storage()._cdata)
 
 
+class _Storages:
+    """The bookkeeping of LiveStorages (below): records by storage, a clock, the live bytes and their peak."""
+
+    def __init__(self, existing: dict[int, tuple[int, str]], module: Callable[[], str]):
+        self.clock = 0
+        self.recs: dict[int, _Rec] = {}  # storage key -> its current record
+        self.all: list[_Rec] = []
+        for k, (n, cat) in existing.items():
+            r = _Rec(0, n, cat)
+            self.recs[k] = r
+            self.all.append(r)
+        self.live = sum(r.nbytes for r in self.all)
+        self.peak, self.peak_tick, self.phase, self.peak_phase = self.live, 0, "forward", "forward"
+        self.module, self.peak_module = module, ""
+        self.ones = _Ones()  # fake tensors known to hold only ones (True)
+
+    def _free(self, key: int, rec: _Rec) -> None:
+        self.clock += 1
+        rec.died = self.clock
+        self.live -= rec.nbytes
+        if self.recs.get(key) is rec:
+            del self.recs[key]
+
+    def record(self, t: Any) -> _Rec | None:
+        """The record of t's storage: the existing one, or a new one born now (freed when PyTorch frees it)."""
+        st = t.untyped_storage()
+        k = int(st._cdata)
+        if k in self.recs:
+            return self.recs[k]
+        self.clock += 1
+        rec = _Rec(self.clock, st.nbytes(), "temporaries")
+        self.recs[k] = rec
+        self.all.append(rec)
+        self.live += rec.nbytes
+        weakref.finalize(st, self._free, k, rec)
+        return rec
+
+    def observe(self) -> None:
+        if self.live > self.peak:
+            self.peak, self.peak_tick, self.peak_phase = self.live, self.clock, self.phase
+            self.peak_module = self.module()
+
+    def alive_at_peak(self) -> dict[str, int]:
+        out = dict.fromkeys(CATEGORIES, 0)
+        for r in self.all:
+            if r.born <= self.peak_tick and (r.died < 0 or r.died > self.peak_tick):
+                out[r.category] += r.nbytes
+        return out
+
+
+def _known_value(mode: _Storages, t: Any) -> bool | int | float | None:
+    """What .item() of a fake tensor is where the run knows it, else None (then PyTorch says it cannot know)."""
+    import torch
+
+    if t in mode.ones:  # a mask the model made of ones: torch.all(mask) (see _follow_ones)
+        return True if t.dtype == torch.bool else 1 if not t.is_floating_point() else 1.0
+    if mode.phase == "optimizer step":
+        # .item() in an optimizer step (Adafactor's param.norm(2).item(), torch/optim/_adafactor.py) feeds
+        # Python arithmetic on a learning rate, never a shape or an allocation
+        return False if t.dtype == torch.bool else 1 if not t.is_floating_point() else 1.0
+    return None
+
+
 def _live_storages() -> Any:
     """The one TorchDispatchMode class (built on first use: torch is imported only here)."""
     import torch
@@ -285,51 +348,18 @@ def _live_storages() -> Any:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
-    class LiveStorages(TorchDispatchMode):  # type: ignore[misc]  # torch is untyped here (pyproject)
+    class LiveStorages(_Storages, TorchDispatchMode):  # type: ignore[misc]  # torch is untyped here (pyproject)
         """Every storage an op creates, from the tick it is born to the tick PyTorch frees it."""
 
         def __init__(self, existing: dict[int, tuple[int, str]], module: Callable[[], str]):
-            super().__init__()
-            self.clock = 0
-            self.recs: dict[int, _Rec] = {}  # storage key -> its current record
-            self.all: list[_Rec] = []
-            for k, (n, cat) in existing.items():
-                r = _Rec(0, n, cat)
-                self.recs[k] = r
-                self.all.append(r)
-            self.live = sum(r.nbytes for r in self.all)
-            self.peak, self.peak_tick, self.phase, self.peak_phase = self.live, 0, "forward", "forward"
-            self.module, self.peak_module = module, ""
-            self.ones = _Ones()  # fake tensors known to hold only ones (True)
-
-        def _free(self, key: int, rec: _Rec) -> None:
-            self.clock += 1
-            rec.died = self.clock
-            self.live -= rec.nbytes
-            if self.recs.get(key) is rec:
-                del self.recs[key]
-
-        def record(self, t: Any) -> _Rec | None:
-            st = t.untyped_storage()
-            k = int(st._cdata)
-            if k in self.recs:
-                return self.recs[k]
-            self.clock += 1
-            rec = _Rec(self.clock, st.nbytes(), "temporaries")
-            self.recs[k] = rec
-            self.all.append(rec)
-            self.live += rec.nbytes
-            weakref.finalize(st, self._free, k, rec)
-            return rec
+            TorchDispatchMode.__init__(self)
+            _Storages.__init__(self, existing, module)
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             if func is torch.ops.aten._local_scalar_dense.default and isinstance(args[0], FakeTensor):
-                if args[0] in self.ones:  # a value the run knows: torch.all(mask) of a mask the model made of ones
-                    return True if args[0].dtype == torch.bool else 1 if not args[0].is_floating_point() else 1.0
-                if self.phase == "optimizer step":
-                    # .item() in an optimizer step (Adafactor's param.norm(2).item(), torch/optim/_adafactor.py)
-                    # feeds Python arithmetic on a learning rate, never a shape or an allocation
-                    return False if args[0].dtype == torch.bool else 1 if not args[0].is_floating_point() else 1.0
+                value = _known_value(self, args[0])
+                if value is not None:
+                    return value
             res = func(*args, **(kwargs or {}))
             _follow_ones(self.ones, func, args, kwargs or {}, res)
             if func is torch.ops.aten.native_layer_norm.default:
@@ -337,17 +367,8 @@ def _live_storages() -> Any:
             for t in tree_flatten(res)[0]:
                 if isinstance(t, torch.Tensor):
                     self.record(t)
-            if self.live > self.peak:
-                self.peak, self.peak_tick, self.peak_phase = self.live, self.clock, self.phase
-                self.peak_module = self.module()
+            self.observe()
             return res
-
-        def alive_at_peak(self) -> dict[str, int]:
-            out = dict.fromkeys(CATEGORIES, 0)
-            for r in self.all:
-                if r.born <= self.peak_tick and (r.died < 0 or r.died > self.peak_tick):
-                    out[r.category] += r.nbytes
-            return out
 
     return LiveStorages
 

@@ -118,6 +118,18 @@ def _check_format(fmt: str, dtype: str, group_size: int) -> None:
         raise ValueError("int4-packed (torchao Int4WeightOnlyConfig) keeps bfloat16 scales and weights: set dtype to bfloat16")
 
 
+def _group_size_error(group_size: int, bad: list[str]) -> str:
+    """What to choose when group_size does not divide some quantized weights' K ("path (K=n)" each)."""
+    from math import gcd
+
+    g = 0
+    for b in bad:
+        g = gcd(g, int(b.rsplit("K=", 1)[1].rstrip(")")))
+    return (f"int4: group_size {group_size} must divide the input width K of every quantized weight (torchao asserts "
+            f"it); it does not divide {', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}. Choose a group size that "
+            f"divides {g}")
+
+
 def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float32", group_size: int = 128,
                  quantize_embeddings: bool = False, head: str = "none", num_labels: int = 2) -> ServingBytes:
     """Bytes of cfg's weights at rest in `fmt`, as torchao 0.18 stores them (see CONFIGS).
@@ -171,14 +183,7 @@ def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float3
             data, scales, zeros = data + N * K // 2, scales + 2 * groups, zeros + 2 * groups
         q_params += N * K
     if bad:
-        from math import gcd
-
-        g = 0
-        for b in bad:
-            g = gcd(g, int(b.rsplit("K=", 1)[1].rstrip(")")))
-        raise ValueError(f"int4: group_size {group_size} must divide the input width K of every quantized weight "
-                         f"(torchao asserts it); it does not divide {', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}. "
-                         f"Choose a group size that divides {g}")
+        raise ValueError(_group_size_error(group_size, bad))
     return ServingBytes(fmt, dtype, group_size if fmt.startswith("int4") else 0, quantize_embeddings, head, data,
                         scales, zeros, kept, q_params, k_params, fmt != "int4-packed", CONFIGS[fmt])
 
