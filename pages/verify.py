@@ -65,24 +65,17 @@ JOB, RESULT = "_ae_verify_job", "_ae_verify"  # session: (run_key, plan, runner 
 if st.button("Build, count and measure", type="primary", key="verify_run"):
     request = {"config": cfg.to_dict(), "source": source, "batch_size": batch, "seq_len": seq, "dtype": dtype,
                "attention": attention, "checkpointing": checkpointing, "optimizer": optimizer, "real": real}
-    if JOB in st.session_state:  # one job per session: a new press replaces the pending one
-        jobs.cancel(st.session_state.pop(JOB)[2], "Replaced by a newer request.")
     plan = worker.plan(request, jobs.budget_bytes())  # no torch here: refusals need no process
     st.session_state.pop(RESULT, None)
-    if plan["count"] or plan["measure"]:
-        st.session_state[JOB] = (run_key, plan, jobs.submit(request | {"count": plan["count"],
-                                                                       "measure": plan["measure"]}))
+    if plan["count"] or plan["measure"]:  # one job per session: a new press replaces the pending one
+        jobs.start(JOB, run_key, plan, request | {"count": plan["count"], "measure": plan["measure"]})
     else:
         st.session_state[RESULT] = {"key": run_key, **plan}
 
-if JOB in st.session_state:
-    key, plan, job = st.session_state[JOB]
-    jobs.follow(job)  # waits here, showing the queue place, until the build process ends
-    if job.finished:
-        del st.session_state[JOB]
-        st.session_state[RESULT] = {"key": key, **plan, **(job.result or {}),
-                                    **({"job_error": job.message} if job.state != "done" else {})}
-        st.rerun()  # draw the result without the finished job's Cancel button
+done = jobs.collect(JOB, "verify_cancel")
+if done:
+    st.session_state[RESULT] = {"key": done[0], **done[1]}
+    st.rerun()  # draw the result without the finished job's Cancel button
 
 
 def show_count(result: dict) -> None:

@@ -90,6 +90,27 @@ def cancel(job: Job, message: str = "Cancelled.") -> None:
     runner().cancel(job, message)
 
 
+def start(name: str, key: Any, extra: dict[str, Any], request: dict[str, Any]) -> None:
+    """Submit request as this session's job `name` for the view `key` (extra: what to hand back with the result);
+    a job still pending under that name is replaced (one per name and session)."""
+    if name in st.session_state:
+        cancel(st.session_state.pop(name)[2], "Replaced by a newer request.")
+    st.session_state[name] = (key, extra, submit(request))
+
+
+def collect(name: str, cancel_key: str, key: Any = None) -> tuple[Any, dict[str, Any]] | None:
+    """Follow the session's job `name` (only if it is for `key`, when one is given) until it ends; then drop it
+    and return (its view key, extra | the child's result | job_error where it did not finish), else None."""
+    if name not in st.session_state or (key is not None and st.session_state[name][0] != key):
+        return None
+    view, extra, job = st.session_state[name]
+    follow(job, key=cancel_key)  # waits here, showing the queue place, until the build process ends
+    if not job.finished:
+        return None
+    del st.session_state[name]
+    return view, {**extra, **(job.result or {}), **({"job_error": job.message} if job.state != "done" else {})}
+
+
 def follow(job: Job, key: str = "verify_cancel") -> None:
     """Show where the job stands until it finishes (this script run waits for it), with a Cancel button.
 

@@ -33,19 +33,14 @@ def _measure(key: tuple, name: str, n: int, req: Callable[[], dict], table: Call
         if refused:
             st.error(f"Not measured: {md(refused)}")
             return None
-        if JOB in st.session_state:
-            jobs.cancel(st.session_state.pop(JOB)[1], "Replaced by a newer request.")
-        st.session_state[JOB] = (key, jobs.submit(req()))
-    if JOB in st.session_state and st.session_state[JOB][0] == key:
-        job = st.session_state[JOB][1]
-        jobs.follow(job, key=f"{name}_cancel")
-        if job.finished:
-            del st.session_state[JOB]
-            out = job.result or {}
-            if "points" in out:
-                results[key] = table(out["points"])
-                st.rerun()  # draw the chart with its points, without the button and the finished job's Cancel
-            st.error(md(out.get("points_error") or out.get("measure_error") or job.message or "No points."))
+        jobs.start(JOB, key, {}, req())
+    done = jobs.collect(JOB, f"{name}_cancel", key)
+    if done:
+        out = done[1]
+        if "points" in out:
+            results[key] = table(out["points"])
+            st.rerun()  # draw the chart with its points, without the button and the finished job's Cancel
+        st.error(md(out.get("points_error") or out.get("measure_error") or out.get("job_error") or "No points."))
     return results.get(key)
 
 

@@ -94,16 +94,12 @@ def other_encoder() -> None:
             request = _request(d)
             plan = worker.plan(request, jobs.budget_bytes())
             if plan["measure"] or plan["count"]:
-                st.session_state[JOB] = (key, plan, jobs.submit(request | {"count": True, "measure": plan["measure"]}))
+                jobs.start(JOB, key, plan, request | {"count": True, "measure": plan["measure"]})
             else:
                 st.session_state[RESULT] = {"key": key, **plan}
-        if JOB in st.session_state:
-            k, plan, job = st.session_state[JOB]
-            jobs.follow(job, key="verify_other_cancel")
-            if job.finished:
-                del st.session_state[JOB]
-                st.session_state[RESULT] = {"key": k, **plan, **(job.result or {}),
-                                            **({"job_error": job.message} if job.state != "done" else {})}
+        done = jobs.collect(JOB, "verify_other_cancel")
+        if done:
+            st.session_state[RESULT] = {"key": done[0], **done[1]}
         result = st.session_state.get(RESULT)
         if result is not None and result["key"] == key:
             _show(result, model_type)
