@@ -85,6 +85,21 @@ class SavedTensor:
     nbytes: int  # bytes of its storage, counted only for the first tensor seen on that storage (else 0)
 
 
+def saved_breakdown(tensors: tuple[SavedTensor, ...] | list[SavedTensor]) -> list[dict[str, Any]]:
+    """One row per module that saved tensors: {"module", "tensors", "bytes"} (new storages only), in order."""
+    rows: dict[str, list[int]] = {}
+    for t in tensors:
+        r = rows.setdefault(t.module or "(model)", [0, 0])
+        r[0] += 1
+        r[1] += t.nbytes
+    return [{"module": m, "tensors": n, "bytes": b} for m, (n, b) in rows.items()]
+
+
+def relative_error(estimate: int, measured: int) -> float:
+    """(estimate - measured) / measured; 0.0 when both are 0."""
+    return 0.0 if measured == 0 and estimate == 0 else (estimate - measured) / measured
+
+
 @dataclass(frozen=True)
 class StepPeak:
     peak: int  # bytes of every live storage at the step's peak

@@ -15,7 +15,7 @@ the two equal, byte for byte. The measurements (defined exactly in engine.py):
 * training=False: the peak bytes of storages created and alive in one no_grad eval forward (weights,
   buffers and input_ids excluded; the outputs count while alive). Kernel-internal scratch buffers
   (MKL's) are not tensors and are not seen; a CUDA caching allocator rounds blocks to 512 B.
-* `measure_step`: the peak of every live storage over one full training step, by category.
+* the training step's peak (engine.step_peak): run by the worker and `verify`, beside modelled_step.
 * `measure_cuda_peak`: torch.cuda.max_memory_allocated over one full training step on a CUDA
   device; a clear RuntimeError where there is none.
 """
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["KINDS", "Measurement", "SavedTensor", "check_measurable", "default_kind", "maker",
-           "measure_activation_memory", "measure_cuda_peak", "measure_step", "peak_live_bytes", "saved_tensors"]
+           "measure_activation_memory", "measure_cuda_peak", "peak_live_bytes", "saved_tensors"]
 
 KINDS = ("hf", "reference")
 REFERENCE_FAMILIES = ("bert", "albert")  # albert_core.reference builds these two layouts only
@@ -64,7 +64,7 @@ class Measurement:
     @property
     def error(self) -> float:
         """(estimate - measured) / measured; 0.0 when both are 0."""
-        return 0.0 if self.total == 0 and self.estimate == 0 else (self.estimate - self.total) / self.total
+        return engine.relative_error(self.estimate, self.total)
 
     def breakdown(self) -> pd.DataFrame:
         """Tidy table: one row per module with the new storages it saved (training) or the peak (inference)."""
@@ -72,12 +72,7 @@ class Measurement:
 
         if not self.tensors:
             return pd.DataFrame([{"module": "(peak of live tensors)", "tensors": 0, "bytes": self.total}])
-        rows: dict[str, list[int]] = {}
-        for t in self.tensors:
-            r = rows.setdefault(t.module or "(model)", [0, 0])
-            r[0] += 1
-            r[1] += t.nbytes
-        return pd.DataFrame([{"module": m, "tensors": n, "bytes": b} for m, (n, b) in rows.items()])
+        return pd.DataFrame(engine.saved_breakdown(self.tensors))
 
 
 def default_kind(cfg: ModelConfig, checkpointing: bool = False) -> str:
@@ -178,20 +173,6 @@ def measure_activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int
     return Measurement(total=total, config=cfg.name, kind=kind, batch_size=batch_size, seq_len=seq_len,
                        dtype=dtype, attention=attention, training=training, checkpointing=checkpointing,
                        estimate=est, tensors=r.saved_tensors, fake=fake)
-
-
-def measure_step(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "float32",
-                 attention: str = "eager", kind: str = "hf", checkpointing: bool = False,
-                 optimizer: str = "adamw", fake: bool = True, seed: int = 0) -> engine.StepPeak:
-    """The peak of live storages over one training step of cfg's model (engine.step_peak), by category."""
-    check_kind(cfg, kind, checkpointing)
-    check_measurable(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dtype, attention=attention,
-                     training=True, checkpointing=checkpointing, fake=fake)
-    run = engine.Run(batch_size, seq_len, dtype=dtype, attention=attention, checkpointing=checkpointing,
-                     optimizer=optimizer, fake=fake, seed=seed)
-    step = engine.measure(maker(cfg, kind, attention), cfg.vocab_size, run, what=("step",)).step
-    assert step is not None
-    return step
 
 
 def built_component(module: str) -> str:

@@ -217,6 +217,7 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
     """The measurements as plain JSON, each beside albert_core's estimate where a family models the config."""
     from dataclasses import asdict
 
+    from . import engine
     from .activations import activation_memory
     from .measure import _estimate_config
 
@@ -229,18 +230,12 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
         est = activation_memory(ecfg, checkpointing=request["checkpointing"], **kw).total
         if r.inference is not None:
             inf_est = activation_memory(ecfg, training=False, **kw).total
-    breakdown: dict[str, list[int]] = {}
-    for t in r.saved_tensors:
-        row = breakdown.setdefault(t.module or "(model)", [0, 0])
-        row[0] += 1
-        row[1] += t.nbytes
     out["measurement"] = {
-        "total": r.saved, "estimate": est,
-        "error": None if est is None else (0.0 if r.saved == est == 0 else (est - r.saved) / r.saved),
+        "total": r.saved, "estimate": est, "error": None if est is None else engine.relative_error(est, r.saved),
         "kind": request.get("source", "hf"), "batch_size": request["batch_size"], "seq_len": request["seq_len"],
         "dtype": request["dtype"], "attention": request["attention"], "checkpointing": request["checkpointing"],
         "fake": r.run.fake,
-        "breakdown": [{"module": m, "tensors": n, "bytes": b} for m, (n, b) in breakdown.items()]}
+        "breakdown": engine.saved_breakdown(r.saved_tensors)}
     if r.step is not None:
         out["step"] = asdict(r.step) | {"optimizer": r.run.optimizer}
     if r.inference is not None:
