@@ -37,7 +37,7 @@ def flops_vs_params(df: pd.DataFrame, seq_len: int) -> go.Figure:
     for i, (_, r) in enumerate(df.iterrows()):
         fig.add_scatter(
             x=[int(r["params"])], y=[int(r["forward_flops"])], mode="markers", name=legend_name(r["config"]),
-            text=[plotly_text(r["config"])], meta=r["config"],
+            text=[plotly_text(r["config"])],
             marker=dict(size=14, color=colors[r["config"]], symbol=SYMBOLS[i % len(SYMBOLS)],
                         line=dict(width=1, color="#FFFFFF")),
             customdata=[(counts([r["params"]])[0], flops([r["forward_flops"]])[0], int(r["training_flops"]),

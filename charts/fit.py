@@ -25,7 +25,7 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
         name, shown = r["config"], plotly_text(r["config"])
         fig.add_bar(
             name=legend_name(name), x=[shown], y=[int(r["max_batch_size"])], marker_color=colors[name],
-            legendgroup=name, meta=name,
+            legendgroup=name,
             customdata=[(int(r["seq_len"]), int(r["needed_bytes"]), sizes([r["needed_bytes"]])[0])],
             hovertemplate=f"<b>{shown}</b><br>largest batch %{{y:,}} sequences of %{{customdata[0]:,}} tokens<br>"
                           "(batch as set needs %{customdata[1]:,} bytes, %{customdata[2]})<extra></extra>",
@@ -33,7 +33,7 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
         )
         fig.add_bar(
             name=legend_name(name), x=[shown], y=[int(r["longest_max_position"])], marker_color=colors[name],
-            legendgroup=name, meta=name,
+            legendgroup=name,
             showlegend=False, customdata=[(int(r["batch_size"]), int(r["max_seq_len"]))],
             hovertemplate=f"<b>{shown}</b><br>longest sequence %{{y:,}} tokens at batch %{{customdata[0]:,}}"
                           "<br>(max_position raised to it; at the config's own max_position: "

@@ -208,7 +208,7 @@ def sharing_modes(df: pd.DataFrame) -> go.Figure:
     for name, d in df.groupby("config", sort=False):
         fig.add_bar(
             name=legend_name(name), x=list(d["sharing"]), y=[int(v) for v in d["total"]], marker_color=colors[name],
-            meta=name,  # the config (the figure audit matches the bars with the table beside them)
+            legendgroup=name,  # the config (the figure audit matches the bars with the table beside them)
             customdata=list(zip(counts(d["total"]), [int(v) for v in d["all_layers"]], counts(d["all_layers"]),
                                 strict=True)),
             hovertemplate=f"<b>{plotly_text(name)}</b>, sharing %{{x}}<br>total %{{y:,}} (%{{customdata[0]}})<br>"

@@ -229,8 +229,8 @@ def _tabs(page) -> list[str]:
 # grid draws on a canvas; its cells are also in the DOM, in a table for screen readers)
 FIG_DATA_JS = """key => { const gd = document.querySelector('.st-key-' + key + ' .js-plotly-plot'); if (!gd) return null;
   const A = v => v == null ? null : Array.from(v);
-  return gd.data.map(t => ({name: t.name, meta: t.meta, xaxis: t.xaxis || 'x', x: A(t.x), y: A(t.y), ids: A(t.ids),
-                            values: A(t.values), customdata: A(t.customdata)})); }"""
+  return gd.data.map(t => ({name: t.name, meta: t.meta, group: t.legendgroup, text: A(t.text), xaxis: t.xaxis || 'x',
+                            x: A(t.x), y: A(t.y), ids: A(t.ids), values: A(t.values), customdata: A(t.customdata)})); }"""
 TABLES_JS = """async () => {  // every row: the grid renders the rows in view, so it is scrolled through them
   const tick = () => new Promise(r => setTimeout(r, 100));
   const out = [];
@@ -314,9 +314,9 @@ def _sunburst_vs_breakdown(figs, rows) -> list[str]:
 def _sharing_vs_table(figs, rows) -> list[str]:
     out: list[str] = []
     by = {(r["config"], r["sharing"]): r["total"] for r in rows}
-    for t in figs["params_sharing"]:
+    for t in figs["params_sharing"]:  # a config's bars: its legend group
         for x, y in zip(t["x"], t["y"], strict=True):
-            _same(out, f"params_sharing {t['meta']!r} sharing {x}", y, by.get((t["meta"], x)))
+            _same(out, f"params_sharing {t['group']!r} sharing {x}", y, by.get((t["group"], x)))
     return out
 
 
@@ -340,18 +340,19 @@ def _marks_vs_max_position(figs, rows) -> list[str]:
 def _fit_vs_table(figs, rows) -> list[str]:
     out: list[str] = []
     by = {r["config"]: r for r in rows}
-    for t in figs["fit_bars"]:
+    for t in figs["fit_bars"]:  # a config's two bars: its legend group
         col = "max_batch_size" if t["xaxis"] == "x" else "longest_max_position"
-        _same(out, f"fit_bars {t['meta']!r} {col}", t["y"][0], by.get(t["meta"], {}).get(col))
+        _same(out, f"fit_bars {t['group']!r} {col}", t["y"][0], by.get(t["group"], {}).get(col))
     return out
 
 
 def _scatter_vs_table(figs, rows) -> list[str]:
     out: list[str] = []
     by = {r["config"]: r for r in rows}
-    for t in figs["compute_scatter"]:
-        _same(out, f"compute_scatter {t['meta']!r} params", t["x"][0], by.get(t["meta"], {}).get("params"))
-        _same(out, f"compute_scatter {t['meta']!r} forward_flops", t["y"][0], by.get(t["meta"], {}).get("forward_flops"))
+    for t in figs["compute_scatter"]:  # a config's marker: its (escaped) name in its hover text
+        cfg = html.unescape(t["text"][0])
+        _same(out, f"compute_scatter {cfg!r} params", t["x"][0], by.get(cfg, {}).get("params"))
+        _same(out, f"compute_scatter {cfg!r} forward_flops", t["y"][0], by.get(cfg, {}).get("forward_flops"))
     return out
 
 
