@@ -44,7 +44,8 @@ def test_peft_lora_on_fake_tensors_equals_real_tensors(family, dtype):
     cfg, rng = _config(family, f"lora-{dtype}")
     lora = finetune.LoraSpec(r=rng.randint(1, 4), lora_alpha=16, lora_dropout=0.1, targets=TARGETS.get(family))
     run = _run(rng, cfg, dtype)
-    r = fake_equals_real(lambda: finetune.build(cfg, "lora", lora=lora, device="cpu"), cfg.vocab_size, run)
+    r = fake_equals_real(lambda: finetune.build(cfg, "lora", lora=lora, device="cpu", attention=run.attention),
+                         cfg.vocab_size, run)
     t = finetune.trainable(cfg, "lora", lora=lora)
     assert r.parameters == t.total and r.step is not None
     # only the adapters train: AdamW or Adafactor keep state for lora_A and lora_B alone
@@ -61,10 +62,11 @@ def test_frozen_modes_bitfit_and_a_lora_head_on_fake_tensors_equal_real_tensors(
     k = rng.randint(0, cfg.num_layers - 1)
     for mode in ("frozen-embeddings", f"frozen-layers:{k}", "bitfit"):
         run = _run(rng, cfg, rng.choice(["float32", "mixed_bf16"]))
-        r = fake_equals_real(lambda mode=mode: finetune.build(cfg, mode, device="cpu"), cfg.vocab_size, run)
+        r = fake_equals_real(lambda mode=mode, a=run.attention: finetune.build(cfg, mode, device="cpu", attention=a),
+                             cfg.vocab_size, run)
         assert r.parameters == finetune.trainable(cfg, mode).total, mode
     lora = finetune.LoraSpec(r=2, targets=TARGETS.get(family))
     run = _run(rng, cfg, "float32")
     r = fake_equals_real(lambda: finetune.build(cfg, "lora", head="classification", num_labels=3, lora=lora,
-                                                device="cpu"), cfg.vocab_size, run)
+                                                device="cpu", attention=run.attention), cfg.vocab_size, run)
     assert r.parameters == finetune.trainable(cfg, "lora", head="classification", num_labels=3, lora=lora).total
