@@ -1,7 +1,8 @@
 """Fine-tuned models on the engine: fake tensors equal real tensors, byte for byte (tests/engine_check.py).
 
 peft's get_peft_model moves each LoRA adapter with Module.to, which fake tensors refused ("_apply(): Couldn't
-swap Linear.weight"); engine.fake_build does that move without swapping (and peft's deepcopy of a task head in the same fake mode) while the engine builds the model.
+swap Linear.weight"), and deep-copies a task head for modules_to_save into another fake mode; engine.fake_build
+does the move without swapping and the copy in the running mode while the engine builds the model.
 Here the peft-built LoRA model (finetune.build) of a seeded random tiny config of every family, in float32 and
 bfloat16, with LoRA dropout on, runs all three measurements (saved bytes, the eval forward's peak, the training
 step's peak with what is alive at it, by category) on fake and real tensors, and they agree to the byte; then
