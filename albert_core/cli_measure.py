@@ -16,7 +16,7 @@ memory: the trainable and frozen parameters of the fine-tuning mode (finetune.tr
 get_nb_trainable_parameters counts), the training step's peak (step.step_peak: what is alive at the step's
 highest moment and in which phase), training_memory's sum of parts (the base model trained in full: it
 does not take a mode or head yet), and with --serve the weights at rest in that format (serving.weight_bytes,
-what torchao 0.18 stores). The step's peak runs the precision as the engine does: float32, bfloat16/float16
+what torchao 0.18 stores) and the eval forward's activation peak at batch × seq_len where a family models it. The step's peak runs the precision as the engine does: float32, bfloat16/float16
 (the model cast), and mixed_bf16/mixed_fp16 as torch.autocast over float32 weights (float32 gradients and
 optimizer state, no separate master copy), while training_memory's mixed_* hold 16-bit weights beside a
 float32 master copy (Micikevicius et al. 2018); the peak is one device's, unsharded.
@@ -34,7 +34,7 @@ import json
 from typing import Any
 
 from .activations import DEVICES, activation_memory
-from .config import ModelConfig
+from .config import ConfigError, ModelConfig
 from .engine import DTYPES, OPTIMIZERS
 from .finetune import LoraSpec, parse_mode, parse_targets, trainable
 from .heads import parse_head
@@ -357,8 +357,18 @@ def serving_json(cfg: ModelConfig, args: argparse.Namespace, ft: dict[str, Any])
     b = weight_bytes(cfg, fmt, dtype=dtype, group_size=group, quantize_embeddings=args.quantize_embeddings,
                      head=ft["head"], num_labels=max(ft["num_labels"], 1))
     approx = approximate_bytes(cfg, fmt, head=ft["head"], num_labels=max(ft["num_labels"], 1))
+    compute = fmt if fmt in ("float32", "bfloat16", "float16") else b.dtype  # weight-only: activations in the rest's dtype
+    try:
+        inference: int | None = activation_memory(cfg, batch_size=args.batch_size, seq_len=args.seq_len, dtype=compute,
+                                                  attention=args.attention, training=False, device=args.device).total
+        why = (f"the base model's eval forward at batch {args.batch_size} x {args.seq_len} in {compute}: the peak of "
+               "the activations alive at once, weights not included; a head's logits and the quantized kernels' "
+               "temporaries are not in it")
+    except ConfigError as e:
+        inference, why = None, str(e)
     return b.to_json() | {"approx": approx, "approx_rule": "parameters × 4 bytes ÷ 1, 2, 4 or 8 (accelerate's "
-                                                              "estimate-memory)", "vs_approx": b.weights / approx}
+                                                              "estimate-memory)", "vs_approx": b.weights / approx,
+                          "inference_activations": inference, "inference_activations_note": why}
 
 
 def memory_text(d: dict[str, Any]) -> str:
@@ -396,6 +406,9 @@ def memory_text(d: dict[str, Any]) -> str:
         lines += ["", f"serving {what}: weights {format_bytes(v['weights'])} ({v['weights']:,} B); the ÷ rule says "
                       f"{format_bytes(v['approx'])} ({v['vs_approx']:.2f}x)"
                       + ("" if v["buildable_on_cpu"] else "; layout arithmetic, torchao cannot build it on the CPU")]
+        if v["inference_activations"] is not None:
+            lines.append(f"  eval forward activations (peak) {format_bytes(v['inference_activations'])} "
+                         f"({v['inference_activations']:,} B), base model, weights not included")
     return "\n".join(lines)
 
 

@@ -283,6 +283,7 @@ def test_memory_serve_bytes_are_serving_weight_bytes(flags, capsys):
                        head=head, num_labels=max(labels, 1))
     v = d["serving"]
     assert v["weights"] == ref.weights and v["format"] == a["--serve"]
+    assert v["inference_activations"] is None and "not modelled for family 'deberta-v2'" in v["inference_activations_note"]
     assert v["weights"] == v["quantized_values"] + v["scales"] + v["zero_points"] + v["kept"]
     assert v["approx"] == approximate_bytes(PRESETS["deberta-v3-base"], a["--serve"], head=head,
                                             num_labels=max(labels, 1))
@@ -299,6 +300,10 @@ def test_memory_json_keys_and_text(capsys):
                           "training_memory": ("total",)}.items():
         assert all(k in d[section] for k in keys), (section, set(keys) - set(d[section]))
     assert d["training_peak"]["weights_dtype"] == "float32" and "autocast" in d["training_peak"]["note"]
+    from albert_core.activations import activation_memory
+
+    assert d["serving"]["inference_activations"] == activation_memory(  # int8 weight-only: bfloat16 activations
+        PRESETS["bert-base"], batch_size=8, seq_len=512, dtype="bfloat16", attention="sdpa", training=False).total
     assert _main_json(capsys, "memory", "--preset", "bert-base", "--precision", "bfloat16")["serving"] is None
     assert cli.main(["memory", "--preset", "bert-base", "--train", "lora", "--serve", "int4"]) == 0
     text = capsys.readouterr().out
