@@ -100,7 +100,7 @@ def results(cfg: ModelConfig, s: Settings) -> dict[str, int | float | None]:
                             precision=s.precision, optimizer=s.optimizer, num_gpus=s.num_gpus, sharding=s.sharding,
                             attention=s.attention, checkpointing=s.checkpointing, mode=mode, head=s.head,
                             num_labels=s.num_labels, lora=lora)
-        train = (t.trainable, t.peak, t.total)
+        train = (t.trainable, t.peak if t.peak_modelled else None, t.total)
     except ValueError:  # ConfigError (not modelled) or a fine-tuning setup that cannot be counted
         try:
             train = (trainable(cfg, mode, head=s.head, num_labels=s.num_labels, lora=lora).trainable, None, None)

@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from .config import ModelConfig
 from .gpus import GPUS
-from .training import training_memory
+from .training import PEAK_MAX_LAYERS, training_memory
 
 MAX_BATCH = 1 << 40  # the batch search stops here (memory that did not grow with the batch: a config error)
 
 
 def step_bytes(cfg: ModelConfig, *, batch_size: int, seq_len: int, **kw: Any) -> int:
-    """What the planner compares with the budget: the training step's peak per GPU (training_memory's .peak)."""
-    return training_memory(cfg, batch_size=batch_size, seq_len=seq_len, **kw).peak
+    """What the planner compares with the budget: the training step's peak per GPU (training_memory's .peak), or
+    the sum of the parts beyond training.PEAK_MAX_LAYERS layer applications (TrainingMemory.planned)."""
+    return training_memory(cfg, batch_size=batch_size, seq_len=seq_len, **kw).planned
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,11 +134,12 @@ def fit_table(cfgs: Any, *, batch_size: int = 8, seq_len: int = 512, gpus: dict[
     for name, cfg in items:
         s = min(seq_len, cfg.max_position)
         t = training_memory(cfg, batch_size=batch_size, seq_len=s, **kw)
-        need = t.peak
+        need = t.planned
         for gpu, mem in table.items():
             rows.append({
                 "config": name, "gpu": gpu, "gpu_bytes": mem, "seq_len": s, "batch_size": batch_size,
-                "needed_bytes": need, "sum_of_parts": t.total, "peak_phase": t.peak_phase,
+                "needed_bytes": need, "sum_of_parts": t.total,
+                "peak_phase": t.peak_phase or f"not modelled beyond {PEAK_MAX_LAYERS} layers: planned on the sum",
                 "trainable": t.trainable, "parameters": t.parameters, "fits": need <= mem - overhead_bytes,
                 "max_batch_size": max_batch_size(cfg, mem, seq_len=s, overhead_bytes=overhead_bytes, **kw),
                 "max_seq_len": max_seq_len(cfg, mem, batch_size=batch_size, overhead_bytes=overhead_bytes, **kw),

@@ -63,6 +63,9 @@ if TYPE_CHECKING:
 PRECISIONS = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
 OPTIMIZERS = ("adamw", "sgd", "adafactor")
 SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
+PEAK_MAX_LAYERS = 512  # layer applications up to which the peak is modelled: step_peak walks every tensor and
+# layer step (about 0.07 ms per layer here), and a planner's search calls it dozens of times; deeper configs
+# (no encoder trained has more than 48) are planned on the sum of the parts, and the pages say so
 _ACT_DTYPE = {"float32": "float32", "bfloat16": "bfloat16", "float16": "float16",
               "mixed_bf16": "bfloat16", "mixed_fp16": "float16"}
 
@@ -128,6 +131,12 @@ class TrainingMemory:
     peak_phase: str = ""  # forward | backward | optimizer step
     peak_moment: str = ""  # what happens at the peak
     at_peak: dict[str, int] = field(default_factory=dict)  # step.CATEGORIES (+ the gathered ZeRO-3 unit) -> bytes
+    peak_modelled: bool = False  # False: with_peak off, or beyond PEAK_MAX_LAYERS (then peak is 0)
+
+    @property
+    def planned(self) -> int:
+        """What must fit: the step's peak where modelled, else the sum of the parts (fit.py plans on it)."""
+        return self.peak if self.peak_modelled else self.total
 
     @property
     def total(self) -> int:
@@ -158,7 +167,8 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
                     lora: LoraSpec | None = None, with_peak: bool = True) -> TrainingMemory:
     """Memory per GPU of one training step of cfg with `head` under fine-tuning `mode` (module docstring).
 
-    with_peak=False leaves the step's peak out (peak 0; the parts only), for sweeps that show the sum.
+    with_peak=False leaves the step's peak out (peak 0; the parts only), for sweeps that show the sum; so does a
+    config of more than PEAK_MAX_LAYERS layer applications (peak_modelled says which).
     Bad input: ValueError saying what to change (a LoRA without targets where peft has none, say).
     """
     require_choice("precision", precision, PRECISIONS)
@@ -197,12 +207,14 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
     recompute = recompute_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dt, attention=attention,
                                  device=device) if checkpointing else 0
     peak: tuple[int, str, str, dict[str, int]] = (0, "", "", {})
-    if with_peak:
+    modelled = with_peak and cfg.num_layers * cfg.inner_group_num <= PEAK_MAX_LAYERS
+    if modelled:
         peak = _sharded_peak(cfg, stage, N, batch_size=batch_size, seq_len=seq_len, precision=precision,
                              optimizer=optimizer, attention=attention, checkpointing=checkpointing, device=device,
                              mode=mode, head=head, num_labels=num_labels, lora=lora)
     return TrainingMemory(cfg.name, precision, optimizer, num_gpus, sharding, batch_size, seq_len, n,
-                          weights, grads, opt, master, saved + recompute, saved, recompute, mode, head, n_train, *peak)
+                          weights, grads, opt, master, saved + recompute, saved, recompute, mode, head, n_train, *peak,
+                          modelled)
 
 
 GATHERED = "gathered unit (ZeRO-3)"  # at_peak key of stage 3's transient full parameters

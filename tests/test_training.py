@@ -186,3 +186,16 @@ def test_modes_bad_input_says_what_to_change():
         training_memory(PRESETS["albert-base"], batch_size=1, seq_len=8, mode="lora")
     with pytest.raises(ValueError, match="from 0 to 12"):
         training_memory(PRESETS["bert-base"], batch_size=1, seq_len=8, mode="frozen-layers:13")
+
+
+def test_beyond_the_layer_limit_the_planner_uses_the_sum():
+    """A config deeper than PEAK_MAX_LAYERS: no peak (its replay would take seconds per call), planned on the sum."""
+    from albert_core.fit import step_bytes
+    from albert_core.training import PEAK_MAX_LAYERS
+
+    kw = dict(batch_size=1, seq_len=64)
+    deep = PRESETS["bert-base"].replace(num_layers=PEAK_MAX_LAYERS + 1)
+    edge = PRESETS["bert-base"].replace(num_layers=PEAK_MAX_LAYERS)
+    t, e = training_memory(deep, **kw), training_memory(edge, **kw)
+    assert (t.peak_modelled, t.peak, t.planned) == (False, 0, t.total) and step_bytes(deep, **kw) == t.total
+    assert e.peak_modelled and e.planned == e.peak > 0 and step_bytes(edge, **kw) == e.peak

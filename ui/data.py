@@ -14,7 +14,7 @@ from albert_core.fit import fit_table, max_position_that_fits
 from albert_core.gpus import GPUS
 from albert_core.params import count_parameters
 from albert_core.sweeps import scaled
-from albert_core.training import training_memory
+from albert_core.training import PEAK_MAX_LAYERS, training_memory
 
 COMPONENTS = ("embedding", "layers", "pooler")
 
@@ -258,7 +258,8 @@ def training_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int,
     for name, m in training_results(cfgs, batch_size, seq_len, kw, ft).items():
         rows += [dict(config=name, seq_len=m.seq_len, part=p, bytes=getattr(m, p)) for p in TRAINING_PARTS]
         rows.append(dict(config=name, seq_len=m.seq_len, part="total", bytes=m.total))
-        rows.append(dict(config=name, seq_len=m.seq_len, part="peak", bytes=m.peak))
+        if m.peak_modelled:
+            rows.append(dict(config=name, seq_len=m.seq_len, part="peak", bytes=m.peak))
     return pd.DataFrame(rows)
 
 
@@ -266,6 +267,10 @@ def peak_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw:
     """Per config: the step's peak beside the sum of parts, where it occurs, and what is alive then (bytes)."""
     rows = []
     for name, m in training_results(cfgs, batch_size, seq_len, kw, ft).items():
+        if not m.peak_modelled:
+            rows.append({"config": name, "peak": None, "sum_of_parts": m.total, "peak_vs_sum_pct": None,
+                         "phase": f"not modelled beyond {PEAK_MAX_LAYERS} layers", "moment": "", "seq_len": m.seq_len})
+            continue
         rows.append({"config": name, "peak": m.peak, "sum_of_parts": m.total,
                      "peak_vs_sum_pct": 100 * (m.peak - m.total) / m.total if m.total else 0.0,
                      "phase": m.peak_phase, "moment": m.peak_moment, "seq_len": m.seq_len,
@@ -297,7 +302,7 @@ def training_sweep(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], bat
         for s in seq_lens:
             m = training_memory(cfg.replace(max_position=s), batch_size=batch_size, seq_len=s, **dict(kw),
                                 **_ft(cfg, ft))
-            rows.append(dict(config=cfg.name, seq_len=s, bytes=m.peak, sum_of_parts=m.total))
+            rows.append(dict(config=cfg.name, seq_len=s, bytes=m.planned, sum_of_parts=m.total))
     return pd.DataFrame(rows)
 
 
