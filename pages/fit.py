@@ -6,6 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
+from albert_core.units import format_bytes
 from ui import controls, data, figures, plots, sections, state, tables
 from ui import finetune as ft_ui
 from ui.text import md
@@ -45,7 +46,6 @@ if sharding != "none" and num_gpus == 1:
 ft, cfgs = ft_ui.expander(cfgs)
 if not cfgs:
     st.stop()
-st.caption("What trains: " + md(ft_ui.settings_of(state.controls()).fine_tuning()))
 tables.show(data.trainable_table(cfgs, ft), "fit_trainable_table", file_name="trainable-parameters.csv",
             readable={"trainable": "count", "frozen": "count", "total": "count"}, pct=("trainable_pct",))
 
@@ -55,6 +55,14 @@ no_fit = [r["config"] for _, r in plan.iterrows() if int(r["max_batch_size"]) ==
 if no_fit:
     st.warning(f"Not even one sequence of the chosen length fits for: {', '.join(md(n) for n in no_fit)}. Add GPUs, shard, "
                "checkpoint, or shorten the sequence.")
+lines = []
+for _, r in plan.iterrows():
+    verdict = "fits" if r["fits"] else "does **not** fit"
+    lines.append(f"- **{md(r['config'])}**: the step's peak {format_bytes(int(r['needed_bytes']))} "
+                 f"({md(r['peak_phase'])}; the sum of the parts {format_bytes(int(r['sum_of_parts']))}) at batch "
+                 f"{int(r['batch_size']):,} × {int(r['seq_len']):,} tokens {verdict} in {format_bytes(int(r['gpu_bytes']))}; "
+                 f"largest batch {int(r['max_batch_size']):,}")
+st.markdown("\n".join(lines))
 # only the open tab runs and is sent: the first visit draws the chart alone (docs/app.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("fit_tab", {"chart": "Chart", "table": "Table and CSV"})
 with body:

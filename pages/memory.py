@@ -157,7 +157,9 @@ with body:
         st.caption(f"{md(cfg.name)}, head {c_['head']}{':' + str(c_['num_labels']) if c_['head'] in ('classification', 'token') else ''}, "
                    f"group size {group:,}, embeddings {'quantized' if emb else 'kept in bfloat16'}; vs_approx: the "
                    "bytes at rest ÷ the rule's.")
-        tables.show(table.drop(columns=["layout"]), "serving_table", file_name="serving-sizes.csv",
+        order = ["format", "weights", "approx", "vs_approx", "dtype", "kept", "quantized_values", "scales",
+                 "zero_points", "buildable_on_cpu", "error", "layout"]  # the answer and the rule first, on a phone too
+        tables.show(table[order], "serving_table", file_name="serving-sizes.csv",
                     readable={"weights": "bytes", "approx": "bytes", "kept": "bytes", "scales": "bytes"})
         row = table[table["format"] == fmt]
         if len(row):

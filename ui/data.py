@@ -287,8 +287,8 @@ def trainable_table(cfgs: tuple[ModelConfig, ...], ft: FT) -> pd.DataFrame:
     for cfg in cfgs:
         f = _ft(cfg, ft)
         t = trainable(cfg, f["mode"], head=f["head"], num_labels=f["num_labels"], lora=f["lora"])
-        rows.append({"config": cfg.name, "trainable_pct": t.trainable_pct, "mode": f["mode"], "head": t.head,
-                     "trainable": t.trainable, "frozen": t.frozen, "total": t.total, "lora_adapter": t.adapter,
+        rows.append({"config": cfg.name, "trainable_pct": t.trainable_pct, "trainable": t.trainable, "frozen": t.frozen,
+                     "total": t.total, "mode": f["mode"], "head": t.head, "lora_adapter": t.adapter,
                      "adapted_modules": len(t.adapted)})
     return pd.DataFrame(rows).astype({k: object for k in ("trainable", "frozen", "total", "lora_adapter")})
 
