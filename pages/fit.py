@@ -6,7 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from albert_core.units import format_bytes
+from albert_core.units import format_bytes, format_count
 from ui import controls, data, figures, plots, sections, state, tables
 from ui import finetune as ft_ui
 from ui.text import md
@@ -46,8 +46,6 @@ if sharding != "none" and num_gpus == 1:
 ft, cfgs = ft_ui.expander(cfgs)
 if not cfgs:
     st.stop()
-tables.show(data.trainable_table(cfgs, ft), "fit_trainable_table", file_name="trainable-parameters.csv",
-            readable={"trainable": "count", "frozen": "count", "total": "count"}, pct=("trainable_pct",))
 
 ctl = dict(state.controls(), checkpointing=checkpointing)
 fig, plan = figures.fit_bars(cfgs, ctl)
@@ -61,7 +59,8 @@ for _, r in plan.iterrows():
     lines.append(f"- **{md(r['config'])}**: the step's peak {format_bytes(int(r['needed_bytes']))} "
                  f"({md(r['peak_phase'])}; the sum of the parts {format_bytes(int(r['sum_of_parts']))}) at batch "
                  f"{int(r['batch_size']):,} × {int(r['seq_len']):,} tokens {verdict} in {format_bytes(int(r['gpu_bytes']))}; "
-                 f"largest batch {int(r['max_batch_size']):,}")
+                 f"largest batch {int(r['max_batch_size']):,}; trainable {format_count(int(r['trainable']))} of "
+                 f"{format_count(int(r['parameters']))} parameters")
 st.markdown("\n".join(lines))
 # only the open tab runs and is sent: the first visit draws the chart alone (docs/app.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("fit_tab", {"chart": "Chart", "table": "Table and CSV"})
@@ -78,3 +77,6 @@ with body:
                       "fits", "max_batch_size", "max_seq_len", "longest_max_position", "trainable"]]
         tables.show(shown, "fit_table", file_name="fit-plan.csv",
                     readable={"needed_bytes": "bytes", "sum_of_parts": "bytes", "gpu_bytes": "bytes"})
+        st.caption("What trains, counted as peft's get_nb_trainable_parameters counts the task model.")
+        tables.show(data.trainable_table(cfgs, ft), "fit_trainable_table", file_name="trainable-parameters.csv",
+                    readable={"trainable": "count", "frozen": "count", "total": "count"}, pct=("trainable_pct",))

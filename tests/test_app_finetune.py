@@ -1,7 +1,7 @@
 """AppTest: the Fine-tuning expander (Memory's training tab, the Fit planner) and the serving tab change the numbers
 to albert_core's, a LoRA link on ALBERT asks for target modules, and bad values warn."""
 
-from test_app_pages import goto, no_errors, open_app, open_tab, table_with
+from test_app_pages import figure, goto, no_errors, open_app, open_fields, open_tab, table_with, traces
 
 from albert_core.finetune import LoraSpec, trainable
 from albert_core.presets import PRESETS
@@ -35,8 +35,10 @@ def test_lora_link_on_albert_asks_for_targets_and_counts_the_others():
 
 def test_modes_and_heads_change_the_peak_table():
     at = open_tab(goto(open_app(), "memory"), "memory", "training")
+    assert not [w for w in at.selectbox if w.key == "ctl.train_mode"]  # closed in full fine-tuning: not even run
     peak = table_with(at, "peak", "sum_of_parts")
     full = int(_row(peak, "bert-base")["peak"])
+    open_fields(at, "finetune")  # as clicking the expander would
     at.selectbox(key="ctl.train_mode").set_value("frozen-layers").run()
     at.number_input(key="ctl.frozen_layers").set_value(6).run()
     at.selectbox(key="ctl.head").set_value("classification").run()
@@ -48,6 +50,8 @@ def test_modes_and_heads_change_the_peak_table():
     r = _row(peak, "bert-base")
     assert (int(r["peak"]), int(r["sum_of_parts"]), r["phase"]) == (m.peak, m.total, m.peak_phase)
     assert m.peak < full
+    bar = traces(figure(at, "memory_training"))["the step's peak"]  # the black bar across bert-base's stack
+    assert bar["y"][bar["x"].index("bert-base")] * 2**30 == m.peak
     q = at.query_params
     assert (q["train_mode"], q["frozen_layers"], q["head"], q["num_labels"]) == ("frozen-layers", "6",
                                                                                   "classification", "5")

@@ -83,32 +83,48 @@ def expander(cfgs: tuple[ModelConfig, ...]) -> tuple[tuple[tuple[str, Any], ...]
     ctl = state.controls()
     s = settings_of(ctl)
     open_ = s.mode != "full" or s.head != "none"
-    with st.expander(f"Fine-tuning: {s.fine_tuning()}", expanded=open_, icon=":material/tune:"):
-        c1, c2 = st.columns(2)
-        mode = controls.select("train_mode", "What trains", fmt=lambda m: MODE_LABELS[m], where=c1,
-                               help="Frozen parameters keep no gradients and no optimizer state.")
-        head = controls.select("head", "Task head", fmt=lambda h: HEAD_LABELS[h], where=c2,
-                               help="The AutoModelFor... class's head; MLM's logits span the vocabulary.")
-        if mode == "frozen-layers":
-            controls.number("frozen_layers", "k: layers frozen after the embeddings", where=c1,
-                            help="At most each config's num_layers. ALBERT: a shared group freezes whole.")
-        if head in ("classification", "token"):
-            controls.number("num_labels", "Labels", where=c2)
-        if mode == "lora":
-            l1, l2, l3, l4 = st.columns([1, 1, 1, 2])
-            controls.number("lora_r", "r (rank)", where=l1)
-            controls.number("lora_alpha", "lora_alpha", where=l2, help="Scales the update by alpha / r; no memory.")
-            controls.fraction("lora_dropout", "lora_dropout", where=l3,
-                              help="Dropout on LoRA's input (peft); it keeps a copy of the input for backward.")
-            controls.text("lora_targets", "Target modules (Hugging Face names)", where=l4,
-                          placeholder="empty: peft's default, e.g. query,value",
-                          help="Comma-separated module names as peft matches them (the name or its last parts).")
-            _, bad = targets_of(state.controls())
-            if bad:
-                st.warning(f"{bad}; using peft's default targets.")
+    # a stateful expander whose content runs only while open (as ui/sidebar._section): a first visit in full
+    # fine-tuning sends none of its widgets (docs/app.md, "Speed in the browser"); open by default when a link
+    # sets a mode or a head, until the user opens or closes it
+    opened = state.section_open("finetune", open_)
+    st.session_state["sec.finetune"] = opened
+    with st.expander(f"Fine-tuning: {s.fine_tuning()}", key="sec.finetune", on_change=_on_open,
+                     icon=":material/tune:"):
+        if opened:
+            _widgets()
     ft = kw(state.controls())
     why = problems(cfgs, ft)
     for name, msg in why.items():
         st.warning(f"**{md(name)}**: {md(msg)}. Type them under Target modules in Fine-tuning." if "LoRA" in msg
                    else f"**{md(name)}**: {md(msg)}.")
     return ft, tuple(c for c in cfgs if c.name not in why)
+
+
+def _on_open() -> None:
+    state.set_section_open("finetune", st.session_state["sec.finetune"])
+
+
+def _widgets() -> None:
+    """The expander's controls: mode and head, k, labels, LoRA's settings (only the ones the choices use)."""
+    c1, c2 = st.columns(2)
+    mode = controls.select("train_mode", "What trains", fmt=lambda m: MODE_LABELS[m], where=c1,
+                           help="Frozen parameters keep no gradients and no optimizer state.")
+    head = controls.select("head", "Task head", fmt=lambda h: HEAD_LABELS[h], where=c2,
+                           help="The AutoModelFor... class's head; MLM's logits span the vocabulary.")
+    if mode == "frozen-layers":
+        controls.number("frozen_layers", "k: layers frozen after the embeddings", where=c1,
+                        help="At most each config's num_layers. ALBERT: a shared group freezes whole.")
+    if head in ("classification", "token"):
+        controls.number("num_labels", "Labels", where=c2)
+    if mode == "lora":
+        l1, l2, l3, l4 = st.columns([1, 1, 1, 2])
+        controls.number("lora_r", "r (rank)", where=l1)
+        controls.number("lora_alpha", "lora_alpha", where=l2, help="Scales the update by alpha / r; no memory.")
+        controls.fraction("lora_dropout", "lora_dropout", where=l3,
+                          help="Dropout on LoRA's input (peft); it keeps a copy of the input for backward.")
+        controls.text("lora_targets", "Target modules (Hugging Face names)", where=l4,
+                      placeholder="empty: peft's default, e.g. query,value",
+                      help="Comma-separated module names as peft matches them (the name or its last parts).")
+        _, bad = targets_of(state.controls())
+        if bad:
+            st.warning(f"{bad}; using peft's default targets.")
