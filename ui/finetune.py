@@ -60,6 +60,7 @@ def for_config(cfg: ModelConfig, ft: tuple[tuple[str, Any], ...]) -> dict[str, A
     return d
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
 def problems(cfgs: tuple[ModelConfig, ...], ft: tuple[tuple[str, Any], ...]) -> dict[str, str]:
     """config name -> why its fine-tuning setup cannot be counted (LoRA without targets where peft has none, a
     target that matches nothing): albert_core.finetune's message, which names the modules to choose from."""
