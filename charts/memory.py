@@ -249,7 +249,8 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
                         hovertemplate="<b>%{x}</b><br>the step's peak: %{customdata[0]:,} bytes "
                                       "(%{customdata[1]})<extra></extra>")
     name_ticks(fig, order)
-    tallest = max([gib(int(b)) for b in df.groupby("config")["bytes"].sum()] + [gib(v) for v in (peaks or {}).values()])
+    parts = df[df["part"].isin(list(TRAINING_PARTS))]
+    tallest = max([gib(int(b)) for b in parts.groupby("config")["bytes"].sum()] + [gib(v) for v in (peaks or {}).values()])
     near = {g: b for g, b in budgets.items() if gib(b) <= 2.5 * tallest}  # a line far above squashes the bars
     _budget_lines(fig, near)
     far = {g: b for g, b in budgets.items() if g not in near}

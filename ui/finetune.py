@@ -56,7 +56,8 @@ def kw(ctl: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
 def for_config(cfg: ModelConfig, ft: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     """ft for cfg: frozen-layers:k with k at most cfg's layers (one link, configs of any depth)."""
     d = dict(ft)
-    d["mode"] = Settings(mode=d["mode"]).mode_for(cfg)
+    if "mode" in d:  # () : full fine-tuning of the base model (training_memory's defaults)
+        d["mode"] = Settings(mode=d["mode"]).mode_for(cfg)
     return d
 
 
