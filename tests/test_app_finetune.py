@@ -100,3 +100,13 @@ def test_serving_tab_numbers_and_controls():
 
 def _row_fmt(df, fmt):
     return df[df["format"] == fmt].iloc[0]
+
+
+def test_k_beyond_a_configs_layers_is_said_and_clipped():
+    at = open_tab(goto(open_app({"train_mode": "frozen-layers", "frozen_layers": "20"}), "memory"), "memory", "training")
+    no_errors(at)
+    note = " ".join(c.value for c in at.caption if "k = 20" in c.value)
+    assert "bert-base (12)" in note and "bert-large" not in note  # bert-large has 24 layers
+    t = table_with(at, "trainable", "frozen")
+    assert int(_row(t, "bert-base")["trainable"]) == trainable(PRESETS["bert-base"], "frozen-layers:12").trainable
+    assert int(_row(t, "bert-large")["trainable"]) == trainable(PRESETS["bert-large"], "frozen-layers:20").trainable

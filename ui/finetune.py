@@ -95,6 +95,10 @@ def expander(cfgs: tuple[ModelConfig, ...]) -> tuple[tuple[tuple[str, Any], ...]
         if opened:
             _widgets()
     ft = kw(state.controls())
+    k = state.controls()["frozen_layers"]
+    if s.mode.startswith("frozen-layers:") and any(c.num_layers < k for c in cfgs):
+        deep = ", ".join(f"{md(c.name)} ({c.num_layers:,})" for c in cfgs if c.num_layers < k)
+        st.caption(f"k = {k:,} is more than the layers of {deep}: there every layer is frozen.")
     why = problems(cfgs, ft)
     for name, msg in why.items():
         st.warning(f"**{md(name)}**: {md(msg)}. Type them under Target modules in Fine-tuning." if "LoRA" in msg
