@@ -14,12 +14,12 @@
 
 memory: the trainable and frozen parameters of the fine-tuning mode (finetune.trainable, as peft's
 get_nb_trainable_parameters counts), the training step's peak (step.step_peak: what is alive at the step's
-highest moment and in which phase), training_memory's sum of parts (the base model trained in full: it
-does not take a mode or head yet), and with --serve the weights at rest in that format (serving.weight_bytes,
+highest moment and in which phase, with the ZeRO stage applied to every moment when --sharding shards it over
+--num-gpus), training_memory's sum of parts for the same mode and head, and with --serve the weights at rest in that format (serving.weight_bytes,
 what torchao 0.18 stores) and the eval forward's activation peak at batch × seq_len where a family models it. The step's peak runs the precision as the engine does: float32, bfloat16/float16
 (the model cast), and mixed_bf16/mixed_fp16 as torch.autocast over float32 weights (float32 gradients and
 optimizer state, no separate master copy), while training_memory's mixed_* hold 16-bit weights beside a
-float32 master copy (Micikevicius et al. 2018); the peak is one device's, unsharded.
+float32 master copy (Micikevicius et al. 2018); the peak is one device's (ZeRO-sharded as training_memory shards it).
 
 verify builds the model and measures it on the engine (albert_core.engine; fake tensors unless
 --real), in this process; with --train or --head it builds the fine-tuned model (finetune.build: peft's
@@ -40,7 +40,7 @@ from .finetune import LoraSpec, parse_mode, parse_targets, trainable
 from .heads import parse_head
 from .serving import BASE_DTYPES, FORMATS, approximate_bytes, weight_bytes
 from .training import OPTIMIZERS as TRAIN_OPTIMIZERS
-from .training import PRECISIONS, SHARDINGS, training_memory
+from .training import PEAK_MAX_LAYERS, PRECISIONS, SHARDINGS, training_memory
 from .units import format_bytes, format_count
 
 MIXED_NOTE = ("mixed_bf16/mixed_fp16 in the step's peak: torch.autocast over float32 weights (float32 gradients and "
@@ -304,7 +304,8 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
     tr = _trainable(cfg, ft)
     t = training_memory(cfg, batch_size=args.batch_size, seq_len=args.seq_len, precision=args.precision,
                         optimizer=args.optimizer, num_gpus=args.num_gpus, sharding=args.sharding,
-                        attention=args.attention, checkpointing=args.checkpointing, device=args.device)
+                        attention=args.attention, checkpointing=args.checkpointing, device=args.device,
+                        mode=ft["mode"], head=ft["head"], num_labels=max(ft["num_labels"], 1), lora=ft["lora"])
     act_dtype = {"mixed_bf16": "bfloat16", "mixed_fp16": "float16"}.get(args.precision, args.precision)
     a = activation_memory(cfg, batch_size=args.batch_size, seq_len=args.seq_len, dtype=act_dtype,
                           attention=args.attention, checkpointing=args.checkpointing, device=args.device)
@@ -314,25 +315,29 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
                    device=args.device, mode=ft["mode"], head=ft["head"], num_labels=max(ft["num_labels"], 1),
                    lora=ft["lora"])
     sharded = args.num_gpus > 1 and args.sharding != "none"
+    # training_memory's peak is step_peak's with the ZeRO stage applied to every moment (equal to sp unsharded)
+    peak, phase, moment, at_peak = ((t.peak, t.peak_phase, t.peak_moment, t.at_peak) if t.peak_modelled
+                                    else (sp.peak, sp.phase, sp.moment, sp.at_peak))
     settings = {k: getattr(args, k) for k in ("batch_size", "seq_len", "precision", "optimizer", "num_gpus",
                                               "sharding", "attention", "checkpointing", "device")}
     return {
         "config": cfg.to_dict(),
         "settings": settings | {"train": tr.to_json()["mode"], "head": ft["head"], "num_labels": ft["num_labels"]},
         "parameters": {"stored": t.parameters, **tr.to_json()},
-        "training_peak": {"estimate": sp.peak, "phase": sp.phase, "moment": sp.moment, "at_peak": sp.at_peak,
+        "training_peak": {"estimate": peak, "phase": phase, "moment": moment, "at_peak": at_peak,
                           "at_start": sp.at_start, "dtype": args.precision,
                           "weights_dtype": "float32" if args.precision.startswith("mixed") else args.precision,
-                          "activations_exact": sp.activations_exact, "per_device_unsharded": True,
-                          "sharding_modelled": False if sharded else None,
+                          "activations_exact": sp.activations_exact,
+                          "per_device_unsharded": not (sharded and t.peak_modelled),
+                          "sharding_modelled": (t.peak_modelled if sharded else None),
                           "source": "albert_core.step.step_peak (the engine's step, modelled)",
                           "note": MIXED_NOTE if args.precision.startswith("mixed") else None},
         "training_memory": {"weights": t.weights, "gradients": t.gradients, "optimizer_state": t.optimizer,
                             "master_weights": t.master_weights, "activations": t.activations,
                             "activations_saved": t.activations_saved, "activations_recompute": t.activations_recompute,
-                            "total": t.total, "mode": "full", "head": "none",
-                            "note": "the sum of the parts for the base model trained in full (training_memory "
-                                    "takes no mode or head yet); training_peak follows --train and --head"},
+                            "total": t.total, "mode": t.mode, "head": t.head, "trainable": t.trainable,
+                            "note": "the sum of the parts (gradients, state and master copy of the trainable "
+                                    "tensors; the full base model's saved activations): not the step's peak"},
         "activations": {"total": a.total, "dtype": act_dtype},
         "serving": serving_json(cfg, args, ft) if args.serve is not None else None,
     }
@@ -393,11 +398,12 @@ def memory_text(d: dict[str, Any]) -> str:
     if k["note"]:
         lines.append(f"  ({k['note']})")
     if k["sharding_modelled"] is False:
-        lines.append(f"  (one device, unsharded: the step's peak does not model {s['sharding']})")
+        lines.append(f"  (one device, unsharded: {s['sharding']} is applied to the peak only up to "
+                     f"{PEAK_MAX_LAYERS} layer applications)")
     lines.append("")
     for key in ("weights", "gradients", "optimizer_state", "master_weights", "activations", "total"):
         lines.append(f"{key:<18} {format_bytes(t[key]):>12}  {t[key]:>22,}")
-    lines.append(f"(the sum of the parts, base model trained in full; parameters stored: {p['stored']:,})")
+    lines.append(f"(the sum of the parts, {s['train']}, head {head}; parameters stored: {p['stored']:,})")
     v = d["serving"]
     if v is not None:
         what = v["format"] + (f" g={v['group_size']}" if v["group_size"] else "")

@@ -358,3 +358,22 @@ def test_verify_train_lora_measures_the_peft_model_fake_equal_to_real(tmp_path, 
 
     assert cli.main(["verify", "--preset", "bert-base", "--train", "lora", "--source", "reference"]) == 2
     assert "drop --source reference" in capsys.readouterr().err
+
+
+def test_memory_json_follows_the_mode_and_the_sharding(capsys):
+    """The sum of the parts takes --train and --head, and the peak is training_memory's, ZeRO applied per moment."""
+    from albert_core.finetune import LoraSpec
+    from albert_core.training import training_memory
+
+    args = ("memory", "--preset", "bert-base", "--batch-size", "8", "--seq-len", "256", "--precision", "mixed_bf16")
+    d = _main_json(capsys, *args, "--train", "lora", "--head", "classification:3", "--num-gpus", "4",
+                   "--sharding", "zero3")
+    ref = training_memory(PRESETS["bert-base"], batch_size=8, seq_len=256, precision="mixed_bf16", num_gpus=4,
+                          sharding="zero3", mode="lora", head="classification", num_labels=3, lora=LoraSpec())
+    t, k = d["training_memory"], d["training_peak"]
+    assert (t["mode"], t["head"], t["trainable"], t["total"]) == ("lora", "classification", ref.trainable, ref.total)
+    assert k["estimate"] == ref.peak and k["sharding_modelled"] is True and k["per_device_unsharded"] is False
+    full = _main_json(capsys, *args, "--head", "classification:3", "--num-gpus", "4", "--sharding", "zero3")
+    assert t["gradients"] < full["training_memory"]["gradients"]  # LoRA: gradients of the adapters and head only
+    one = _main_json(capsys, *args, "--train", "lora", "--head", "classification:3")
+    assert one["training_peak"]["estimate"] > k["estimate"]  # zero3 over 4 shards parameters, gradients, state
