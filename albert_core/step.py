@@ -65,6 +65,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import backward
 from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
@@ -291,6 +292,29 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     persist = dict(start)
     cands: list[Candidate] = []
 
+    replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head)
+    if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
+        pk, _ = backward.bert_style_peak(cfg, B, S, dtype, persist,
+                                         backward.trainable_by_name({t.name: t.trainable for t in ts}), attention)
+        phase = "forward" if pk.where.startswith("forward") else "backward"
+        cands.append(Candidate(pk.where if phase == "forward" else f"backward: {pk.where}", phase, pk.at))
+    else:
+        cands += _bound_candidates(cfg, ts, persist, B, S, dtype, attention, checkpointing, device, name, k, head,
+                                   wb, G)
+    temps = optimizer_temporaries(ts, optimizer, wb)
+    cands.append(Candidate("optimizer step", "optimizer step" if temps else "backward",
+                           {**persist, "gradients": G, "temporaries": temps}))
+    best = max(cands, key=lambda c: c.total)
+    exact = replayed or (name in ("full", "frozen-embeddings", "frozen-layers") and head == "none")
+    return StepPeakEstimate(cfg.name, B, S, dtype, optimizer, attention, checkpointing, mode, head, best.total,
+                            best.phase, best.name, dict(best.at), start, tuple(cands), exact)
+
+
+def _bound_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], B: int, S: int, dtype: str,
+                      attention: str, checkpointing: bool, device: str, name: str, k: int, head: str, wb: int,
+                      G: int) -> list[Candidate]:
+    """Where the replay does not reach: moments of the step whose bytes are lower bounds (module docstring)."""
+    cands: list[Candidate] = []
     am = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
                            checkpointing=checkpointing, device=device)
     A = am.total - _frozen_saves(cfg, name, k, am.terms, B, S)
@@ -313,13 +337,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     cands.append(Candidate("end of backward: every gradient, the word-embedding gradient being made", "backward",
                            {**persist, "gradients": G,
                             "temporaries": B * S * E * wb if emb_trainable and G else 0}))
-    temps = optimizer_temporaries(ts, optimizer, wb)
-    cands.append(Candidate("optimizer step", "optimizer step" if temps else "backward",
-                           {**persist, "gradients": G, "temporaries": temps}))
-    best = max(cands, key=lambda c: c.total)
-    exact = name in ("full", "frozen-embeddings", "frozen-layers") and head == "none"
-    return StepPeakEstimate(cfg.name, B, S, dtype, optimizer, attention, checkpointing, mode, head, best.total,
-                            best.phase, best.name, dict(best.at), start, tuple(cands), exact)
+    return cands
 
 
 def _frozen_saves(cfg: ModelConfig, mode: str, k: int, terms: tuple[Term, ...], B: int, S: int) -> int:

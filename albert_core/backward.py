@@ -1,0 +1,611 @@
+"""The training step's backward, replayed op by op: what autograd allocates and frees, and when.
+
+step.step_peak's backward candidate. A forward is recorded as autograd would record it (a node per
+differentiable op, with its sequence number, the tensors it saves and the inputs it sends gradients to);
+then torch/csrc/autograd/engine.cpp's single-threaded CPU loop is replayed on it:
+
+* the ready queue runs the ready node with the highest sequence number first (ReadyQueue's CompareNodeTaskTime);
+  AccumulateGrad nodes have sequence number UINT64_MAX (torch/csrc/autograd/functions/accumulate_grad.h),
+  so a parameter's gradient is stored as soon as it exists;
+* a node runs (call_function: its backward formula allocates its outputs, derivatives.yaml), then its input
+  gradients are dropped, then its saved tensors are released (Node::release_variables, retain_graph=False),
+  then each output goes to the next node's InputBuffer; a second gradient for the same slot is added out of
+  place (InputBuffer::accumulate: old + new, both freed), and validate_outputs casts a gradient to its input's
+  dtype first (a new tensor: the residual adds under autocast);
+* AccumulateGrad steals the first gradient of a parameter (set_to_none: p.grad is None at step 2) and adds
+  later ones in place (ALBERT's shared layers), freeing them.
+
+Sizes are concrete ints at (batch, seq_len). No torch here.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .config import ModelConfig
+from .replay import BYTES, F32, split_dtype
+
+SEQ_MAX = 1 << 64  # AccumulateGrad's sequence_nr: UINT64_MAX (accumulate_grad.h)
+
+
+class Storage:
+    """One storage: its bytes, the holders that keep it alive and its engine category."""
+
+    __slots__ = ("nbytes", "refs", "cat", "persistent", "label")
+
+    def __init__(self, nbytes: int, cat: str, label: str, persistent: bool = False):
+        self.nbytes, self.refs, self.cat, self.persistent, self.label = nbytes, 0, cat, persistent, label
+
+
+@dataclass(eq=False)
+class T:
+    """A tensor of the forward: its storage, elements, dtype and the node that made it (None for a leaf)."""
+
+    st: Storage
+    numel: int
+    dtype: str
+    fn: Node | None = None
+    slot: int = 0  # which output of fn
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * BYTES[self.dtype]
+
+
+Formula = Callable[["Engine", "Node", list["Storage | None"]], list["Storage | None"]]
+
+
+@dataclass(eq=False)
+class Node:
+    seq: int
+    name: str
+    inputs: list[T | None]  # the forward inputs gradients go to (None: needs none)
+    saved: list[Storage]
+    formula: Formula
+    outputs: int = 1
+    param: object = None  # AccumulateGrad: the parameter's key
+    out_dtype: str = F32
+
+    def __lt__(self, other: Node) -> bool:  # heapq ties: never compared meaningfully
+        return id(self) < id(other)
+
+
+@dataclass
+class Peak:
+    total: int
+    at: dict[str, int]
+    where: str
+
+
+class Engine:
+    """The live bytes of one backward by category; the peak and where it happened."""
+
+    def __init__(self, base: dict[str, int]):
+        self.at = dict(base)
+        self.best = Peak(sum(base.values()), dict(base), "backward start")
+        self.where = ""
+        self.grads: dict[object, Storage] = {}  # parameter key -> its .grad
+
+    def _observe(self) -> None:
+        total = sum(self.at.values())
+        if total > self.best.total:
+            self.best = Peak(total, dict(self.at), self.where)
+
+    def alloc(self, nbytes: int, cat: str = "temporaries") -> Storage:
+        st = Storage(nbytes, cat, self.where)
+        st.refs = 1
+        self.at[cat] += nbytes
+        self._observe()
+        return st
+
+    def grad_for(self, t: T) -> Storage:
+        """A new gradient for input t: counted as a gradient from birth when it will become p.grad (the engine
+        names storages by what they end as)."""
+        fn = t.fn
+        first = fn is not None and fn.param is not None and fn.param not in self.grads
+        return self.alloc(t.nbytes, "gradients" if first else "temporaries")
+
+    def ref(self, st: Storage) -> Storage:
+        st.refs += 1
+        return st
+
+    def unref(self, st: Storage | None) -> None:
+        if st is None or st.persistent:
+            return
+        st.refs -= 1
+        if st.refs == 0:
+            self.at[st.cat] -= st.nbytes
+
+
+class Graph:
+    """The forward, recorded as autograd records it: nodes with sequence numbers, saved storages."""
+
+    def __init__(self, cfg: ModelConfig, dtype: str, B: int, S: int, trainable: Callable[[str], bool]):
+        self.cfg, self.B, self.S = cfg, B, S
+        self.md, self.amp = split_dtype(dtype)
+        self.c = self.amp or self.md  # dtype of matmul-like outputs
+        self._seq = itertools.count()
+        self.params: dict[str, T] = {}
+        self.cast_cache: dict[str, T] = {}  # autocast's weight cache (leaf tensors that require grad)
+        self.trainable = trainable
+        self.saved: dict[int, Storage] = {}  # every saved storage once
+        self.moments: list[tuple[str, int]] = []  # forward moments: (name, bytes alive beyond the persistent)
+
+    def moment(self, name: str, alive: list[T]) -> None:
+        """A forward moment: every storage saved so far, the tensors Python holds (`alive`) that are not saved,
+        and autocast's cached bias casts (not saved by addmm; freed when autocast's cache clears at its exit)."""
+        extra: dict[int, int] = {}
+        for t in alive + [c for k, c in self.cast_cache.items() if k.endswith(".bias")]:
+            if id(t.st) not in self.saved and not t.st.persistent:
+                extra[id(t.st)] = t.st.nbytes
+        self.moments.append((name, self.saved_bytes() + sum(extra.values())))
+
+    # ---- tensors ------------------------------------------------------------------------------------------
+    def persistent(self, numel: int, dtype: str, label: str) -> T:
+        """Input ids, buffers: alive all step, never freed by the backward."""
+        return T(Storage(numel * BYTES[dtype], "input", label, True), numel, dtype)
+
+    def param(self, key: str, numel: int) -> T:
+        """A parameter (one tensor per key: ALBERT's shared layers reuse it): a leaf with AccumulateGrad."""
+        p = self.params.get(key)
+        if p is None:
+            st = Storage(numel * BYTES[self.md], "parameters", key, True)
+            p = T(st, numel, self.md)
+            if self.trainable(key):
+                p.fn = Node(SEQ_MAX, f"AccumulateGrad({key})", [], [], _accumulate, param=key)
+            self.params[key] = p
+        return p
+
+    def new(self, numel: int, dtype: str, label: str = "") -> T:
+        return T(Storage(numel * BYTES[dtype], "saved activations", label), numel, dtype)
+
+    def view(self, t: T, numel: int | None = None) -> T:
+        """A view: the same storage and autograd history (views' backward formulas allocate nothing here)."""
+        return T(t.st, t.numel if numel is None else numel, t.dtype, t.fn, t.slot)
+
+    def op(self, name: str, inputs: list[T | None], outs: list[tuple[int, str]], saved: list[T],
+           formula: Formula) -> list[T]:
+        """A differentiable op: a node when any input needs a gradient (compute_requires_grad)."""
+        ins = [t if t is not None and t.fn is not None else None for t in inputs]
+        results = [self.new(n, d, name) for n, d in outs]
+        if not any(ins):
+            return results
+        node = Node(next(self._seq), name, ins, [], formula, outputs=len(outs), out_dtype=outs[0][1])
+        for t in saved:
+            if t.st.persistent:
+                continue
+            t.st.refs += 1
+            node.saved.append(t.st)
+            self.saved.setdefault(id(t.st), t.st)
+        for i, r in enumerate(results):
+            r.fn, r.slot = node, i
+        return results
+
+    def saved_bytes(self) -> int:
+        return sum(st.nbytes for st in self.saved.values())
+
+    # ---- ops (each formula allocates what its derivatives.yaml entry computes) ----------------------------
+    def cast(self, x: T, dtype: str) -> T:
+        """x.to(dtype) (aten::_to_copy): ToCopyBackward0 returns grad.to(x's dtype)."""
+        if x.dtype == dtype:
+            return x
+        return self.op("ToCopyBackward0", [x], [(x.numel, dtype)], [], _grads_like)[0]
+
+    def linear(self, x: T, key: str, n_in: int, n_out: int, bias: bool = True, rows: int | None = None) -> T:
+        """nn.Linear: addmm(bias, x, W^T) (mm without a bias); autocast casts bias, weight, then input (the C++
+        arguments of cached_cast evaluate right to left), the weight casts cached per forward."""
+        rows = x.numel // n_in if rows is None else rows
+        W = self.param(f"{key}.weight", n_in * n_out)
+        b = self.param(f"{key}.bias", n_out) if bias else None
+        if self.amp:
+            b = self._cached(f"{key}.bias", b) if b is not None else None
+            W = self._cached(f"{key}.weight", W)
+            x = self.cast(x, self.amp)
+        out_dt = self.amp or x.dtype
+        saved = ([x] if W.fn is not None else []) + ([W] if x.fn is not None else [])  # each for the other's grad
+        name = "AddmmBackward0" if b is not None else "MmBackward0"
+        return self.op(name, [x, W, b], [(rows * n_out, out_dt)], saved, _linear_formula(rows * n_in))[0]
+
+    def _cached(self, key: str, p: T) -> T:
+        if key not in self.cast_cache:
+            self.cast_cache[key] = self.cast(p, self.amp or p.dtype)
+        return self.cast_cache[key]
+
+    def layer_norm(self, x: T, key: str, n: int) -> T:
+        """aten::native_layer_norm saves input, mean, rstd (float32 on the CPU when input and weight dtypes
+        differ); native_layer_norm_backward allocates grad_input, grad_weight, grad_bias."""
+        W, b = self.param(f"{key}.weight", n), self.param(f"{key}.bias", n)
+        rows = x.numel // n
+        stat = F32 if x.dtype != self.md else x.dtype
+        mean, rstd = self.new(rows, stat), self.new(rows, stat)
+        out = self.op("NativeLayerNormBackward0", [x, W, b], [(x.numel, x.dtype)], [x, mean, rstd],
+                      _grads_like)[0]
+        return out
+
+    def dropout(self, x: T, p: float) -> T:
+        """CPU at::dropout in training: x * (bernoulli noise / (1 - p)); MulBackward0 saves the noise."""
+        if p == 0:
+            return x
+        noise = self.new(x.numel, x.dtype, "dropout noise")
+        return self.op("MulBackward0", [x, None], [(x.numel, x.dtype)], [noise], _grads_like)[0]
+
+    def add(self, a: T, b: T) -> T:
+        """a + b: AddBackward0 passes the gradient to both (a broadcast input gets grad.sum_to_size)."""
+        dt = a.dtype if a.dtype == b.dtype else F32
+        return self.op("AddBackward0", [a, b], [(max(a.numel, b.numel), dt)], [], _add_formula)[0]
+
+    def unary(self, x: T, name: str, saves_result: bool, dtype: str | None = None, temps: int = 0) -> T:
+        """An elementwise op whose backward allocates one input-sized gradient (gelu, tanh, softmax ...), after
+        `temps` input-sized temporaries of its formula that live until the gradient exists."""
+        formula = _with_temps(temps) if temps else _grads_like
+        res = self.op(name, [x], [(x.numel, dtype or x.dtype)], [] if saves_result else [x], formula)[0]
+        if saves_result:  # the node saves its own result
+            node = res.fn
+            if node is not None:
+                res.st.refs += 1
+                node.saved.append(res.st)
+                self.saved.setdefault(id(res.st), res.st)
+        return res
+
+    def plus(self, x: T) -> T:
+        """1.0 + x (AddBackward1): the gradient passes through."""
+        return self.op("AddBackward1", [x], [(x.numel, x.dtype)], [], _pass)[0]
+
+    def mul(self, a: T, b: T) -> T:
+        """a * b, both needing gradients: MulBackward0 saves both; grad * b, then grad * a."""
+        saved = ([a] if b.fn is not None else []) + ([b] if a.fn is not None else [])  # each for the other's grad
+        return self.op("MulBackward0", [a, b], [(a.numel, a.dtype if a.dtype == b.dtype else F32)], saved,
+                       _grads_like)[0]
+
+    def scalar(self, x: T) -> T:
+        """x * c (MulBackward1): grad * c, a new tensor."""
+        return self.op("MulBackward1", [x], [(x.numel, x.dtype)], [], _grads_like)[0]
+
+    def bmm(self, a: T, b: T, out_numel: int, dt: str) -> T:
+        """bmm(a, b) saves each for the other's gradient; BmmBackward0 allocates grad.bmm(b^T), then a^T.bmm(grad)."""
+        saved = ([a] if b.fn is not None else []) + ([b] if a.fn is not None else [])
+        return self.op("BmmBackward0", [a, b], [(out_numel, dt)], saved, _grads_like)[0]
+
+    def copy(self, x: T, copies: bool, grad_copies: bool, dtype: str | None = None) -> T:
+        """A reshape/contiguous of an attention view: a copy when the view is not contiguous (copies), whose
+        backward (view backward's reshape of a transposed gradient) copies when grad_copies."""
+        if not copies:
+            x = self.view(x)
+        else:
+            x = self.op("CloneBackward0", [x], [(x.numel, dtype or x.dtype)], [], _pass)[0]
+        if grad_copies:  # ViewBackward0 / UnsafeViewBackward0: grad.reshape(...) of a non-contiguous gradient
+            x = self.op("ViewBackward0", [x], [(x.numel, x.dtype)], [], _grads_like)[0]
+            x = self.view(x)
+        return x
+
+    def sum_mean(self, x: T) -> T:
+        """x.float().mean(): ToCopyBackward0 where x is 16-bit, MeanBackward0 (grad.expand(...) / numel)."""
+        x = self.cast(x, F32)
+        return self.op("MeanBackward0", [x], [(1, F32)], [], _grads_like)[0]
+
+
+# ---- backward formulas --------------------------------------------------------------------------------------
+def _grads_like(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    """One new gradient per input that needs one, in input order, of the input's size and dtype."""
+    return [e.grad_for(t) if t is not None else None for t in n.inputs]
+
+
+def _with_temps(k: int) -> Formula:
+    def f(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+        t = n.inputs[0]
+        assert t is not None
+        tmp = [e.alloc(t.nbytes) for _ in range(k)]  # C++ temporaries of one full-expression
+        out = e.alloc(t.nbytes)
+        for st in tmp:
+            e.unref(st)
+        return [out]
+    return f
+
+
+def _pass(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    """The gradient itself (a view or a clone's backward)."""
+    return [e.ref(g[0]) if t is not None and g[0] is not None else None for t in n.inputs]
+
+
+def _add_formula(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    out: list[Storage | None] = []
+    numel = max(t.numel for t in n.inputs if t is not None)
+    for t in n.inputs:
+        if t is None or g[0] is None:
+            out.append(None)
+        elif t.numel != numel or t.dtype != n.out_dtype:  # sum_to_size of a broadcast input; validate_outputs'
+            out.append(e.alloc(t.nbytes))  # cast of a gradient to its input's dtype
+        else:
+            out.append(e.ref(g[0]))
+    return out
+
+
+def _linear_formula(x_bytes_numel: int) -> Formula:
+    def f(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+        x, W, b = n.inputs
+        gx = e.grad_for(x) if x is not None else None  # mm_mat1_backward: grad.mm(W)
+        gW = e.grad_for(W) if W is not None else None  # mm_mat2_backward: x^T.mm(grad), (out, in)
+        gb = e.grad_for(b) if b is not None else None  # grad.sum(0)
+        return [gx, gW, gb]
+    return f
+
+
+def _accumulate(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    """AccumulateGrad: the first gradient becomes p.grad (stolen), a later one is added in place."""
+    st = g[0]
+    if st is None:
+        return []
+    if n.param in e.grads:
+        return []  # variable.grad += new_grad: the new one is dropped with the inputs
+    if st.cat != "gradients":
+        e.at[st.cat] -= st.nbytes
+        st.cat = "gradients"
+        e.at["gradients"] += st.nbytes
+    e.grads[n.param] = e.ref(st)  # p.grad holds it
+    return []
+
+
+# ---- the forwards of the BERT-style families (HF transformers 5.23 modeling_*.py), recorded -----------------
+_ACT_SAVES_RESULT = {"relu": True, "tanh": True, "gelu": False, "silu": False}
+
+
+def _activation(g: Graph, x: T, name: str) -> T:
+    """ACT2FN[name] (transformers/activations.py) op by op, as albert_core.replay replays its saves."""
+    if name in _ACT_SAVES_RESULT:  # GeluBackward0 / SiluBackward0 save the input, Relu/Tanh the result
+        return g.unary(x, f"{name.capitalize()}Backward0", _ACT_SAVES_RESULT[name])
+    if name == "gelu_new":  # 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*pow(x,3))))
+        a = g.scalar(x)
+        p = g.unary(x, "PowBackward0", False, temps=2)  # pow_backward: grad * (3 * self.pow(2)), 2 temporaries
+        d = g.scalar(g.add(x, g.scalar(p)))
+        t = g.plus(g.unary(d, "TanhBackward0", True))
+        return g.mul(a, t)
+    if name == "gelu_python":  # x*0.5*(1+erf(x/sqrt(2)))
+        a = g.scalar(x)
+        e = g.unary(g.scalar(x), "ErfBackward0", False, temps=4)  # 2/sqrt(pi) * exp(-(self.pow(2))) * grad
+        return g.mul(a, g.plus(e))
+    if name == "gelu_fast":  # 0.5*x*(1+tanh(x*0.7978845608*(1+0.044715*x*x)))
+        a, b = g.scalar(x), g.scalar(x)
+        f = g.mul(b, g.plus(g.mul(g.scalar(x), x)))
+        return g.mul(a, g.plus(g.unary(f, "TanhBackward0", True)))
+    if name == "quick_gelu":  # x * sigmoid(1.702 * x)
+        return g.mul(x, g.unary(g.scalar(x), "SigmoidBackward0", True))
+    raise ValueError(f"no backward model for hidden_act {name!r}")
+
+
+def _embeddings(g: Graph, cfg: ModelConfig, ids: T, positions_new: bool, types_new: int | None,
+                pos_rows: int) -> T:
+    """BertEmbeddings.forward: word + token_type (+ position) lookups, LayerNorm, dropout. positions_new:
+    RoBERTa's create_position_ids_from_input_ids makes a (B, S) int64 tensor; types_new: elements of the
+    token_type_ids gather (None: no segment table)."""
+    B, S, E, md = g.B, g.S, cfg.embedding_dim, g.md
+    V = cfg.vocab_size
+    we = g.param("embeddings.word_embeddings.weight", V * E)
+    x = g.op("EmbeddingBackward0", [ids, we], [(B * S * E, md)], [ids], _grads_like)[0]  # saves the indices
+    pos = g.new(B * S, "int64", "position_ids") if positions_new else None
+    if types_new is not None:
+        tt = g.new(types_new, "int64", "token_type_ids")  # torch.gather of the buffer: a new tensor
+        te = g.param("embeddings.token_type_embeddings.weight", cfg.type_vocab_size * E)
+        x = g.add(x, g.op("EmbeddingBackward0", [tt, te], [(B * S * E, md)], [tt], _grads_like)[0])
+    pe = g.param("embeddings.position_embeddings.weight", pos_rows * E)
+    pidx = pos if pos is not None else g.persistent(S, "int64", "position_ids buffer")
+    p = g.op("EmbeddingBackward0", [pidx, pe], [((B if positions_new else 1) * S * E, md)], [pidx], _grads_like)[0]
+    x = g.add(x, p)
+    x = g.layer_norm(x, "embeddings.LayerNorm", E)
+    return g.dropout(x, cfg.dropout)
+
+
+def _attention_eager(g: Graph, cfg: ModelConfig, q: T, k: T, v: T) -> T:
+    """eager_attention_forward: matmul(q, k^T) * scaling, softmax, dropout, matmul(probs, v),
+    transpose(1, 2).contiguous(). torch.matmul reshapes the (B, A, S, D) views to (B·A, ...): copies unless
+    B, A or S is 1; backward's view/reshape of a transposed gradient copies (A and S above 1 for Q and V,
+    B and S above 1 for K, whose gradient reaches its Linear transposed)."""
+    B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
+    fwd = B > 1 and A > 1 and S > 1
+    qr = g.copy(q, fwd, False)
+    kr = g.copy(k, fwd, False)
+    scores = g.bmm(qr, kr, B * A * S * S, g.c)
+    scores = g.scalar(scores)  # * scaling
+    probs = g.unary(scores, "SoftmaxBackward0", True)  # _softmax_backward_data(grad, output)
+    probs = g.dropout(probs, cfg.attention_dropout)
+    vr = g.copy(v, fwd, False)
+    ctx = g.bmm(probs, vr, B * S * H, g.c)
+    return g.copy(ctx, A > 1 and S > 1, B > 1 and A > 1 and S > 1)  # contiguous(); UnsafeViewBackward0's reshape
+
+
+def _attention_sdpa(g: Graph, cfg: ModelConfig, q: T, k: T, v: T) -> T:
+    """CPU sdpa without attention dropout: _scaled_dot_product_flash_attention_for_cpu saves q, k, v (views of
+    the projections), its (B, S, A, D)-laid output and a float32 logsumexp (B, A, S); its backward allocates
+    grad_q, grad_k, grad_v in q's layout, so no view backward copies."""
+    B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
+    lse = g.new(B * A * S, F32, "logsumexp")
+    out = g.new(B * S * H, q.dtype, "sdpa output")
+    node_out = g.op("ScaledDotProductFlashAttentionForCpuBackward0", [q, k, v], [(B * S * H, q.dtype)],
+                    [q, k, v, lse], _grads_like)[0]
+    if node_out.fn is not None:  # the node also saves its own output
+        node_out.st.refs += 1
+        node_out.fn.saved.append(node_out.st)
+        g.saved.setdefault(id(node_out.st), node_out.st)
+    del out
+    return node_out
+
+
+def _projection(g: Graph, x: T, key: str, H: int, grad_copies: bool) -> T:
+    p = g.linear(x, key, H, H)
+    return g.copy(p, False, grad_copies)  # .view(B, S, A, D): ViewBackward0 reshapes a transposed gradient
+
+
+def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str], ffn_dropout: bool,
+                residual_first: bool, held: list[T] | None = None, sdpa: bool = False) -> T:
+    """BertLayer (RobertaLayer, ElectraLayer) or AlbertLayer: Q/K/V, attention, dense, dropout, LayerNorm of the
+    residual sum, FFN (dropout in BERT's), LayerNorm."""
+    H, I, S, A, B = cfg.hidden_dim, cfg.intermediate_dim, g.S, cfg.num_heads, g.B
+    qv_copy, k_copy = (A > 1 and S > 1, B > 1 and S > 1) if not sdpa else (False, False)
+    q = _projection(g, x, pre + names["q"], H, qv_copy)
+    k = _projection(g, x, pre + names["k"], H, k_copy)
+    v = _projection(g, x, pre + names["v"], H, qv_copy)
+    ctx = (_attention_sdpa if sdpa else _attention_eager)(g, cfg, q, k, v)
+    a = g.linear(ctx, pre + names["dense"], H, H)
+    a = g.dropout(a, cfg.dropout)
+    a = g.layer_norm(g.add(x, a) if residual_first else g.add(a, x), pre + names["ln1"], H)
+    h = g.linear(a, pre + names["ffn"], H, I)
+    h = _activation(g, h, cfg.hidden_act)
+    h = g.linear(h, pre + names["ffn_out"], I, H)
+    if ffn_dropout:
+        h = g.dropout(h, cfg.dropout)
+    out = g.layer_norm(g.add(h, a), pre + names["ln2"], H)
+    if held is not None:  # the last layer's output LayerNorm: its locals and what the callers hold
+        g.moment("forward: the last layer's output LayerNorm", [out, h, a, x, *held])
+    return out
+
+
+_BERT_NAMES = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
+               "dense": "attention.output.dense", "ln1": "attention.output.LayerNorm",
+               "ffn": "intermediate.dense", "ffn_out": "output.dense", "ln2": "output.LayerNorm"}
+_ALBERT_NAMES = {"q": "attention.query", "k": "attention.key", "v": "attention.value", "dense": "attention.dense",
+                 "ln1": "attention.LayerNorm", "ffn": "ffn", "ffn_out": "ffn_output", "ln2": "full_layer_layer_norm"}
+
+
+def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager") -> T:
+    """BertModel / RobertaModel / ElectraModel / AlbertModel (input_ids only) and engine.loss_of's loss."""
+    B, S, H = g.B, g.S, cfg.hidden_dim
+    fam = cfg.family
+    ids = g.persistent(B * S, "int64", "input_ids")
+    if fam == "roberta":
+        types = B * S if cfg.type_vocab_size else None
+        x = _embeddings(g, cfg, ids, True, types, cfg.max_position + cfg.position_offset)
+    else:
+        x = _embeddings(g, cfg, ids, False, S if cfg.type_vocab_size else None, cfg.max_position)
+    emb = x  # BertModel's embedding_output: alive until the model returns
+    if fam == "albert":
+        x = g.linear(x, "encoder.embedding_hidden_mapping_in", cfg.embedding_dim, H)
+    elif fam == "electra" and cfg.embedding_dim != H:
+        x = emb = g.linear(x, "embeddings_project", cfg.embedding_dim, H)  # rebinds hidden_states
+    L, sdpa = cfg.num_layers, attention == "sdpa"
+    for i in range(L):
+        last = i == L - 1
+        if fam == "albert":
+            grp, group_in = int(i / (L / cfg.num_groups)), x
+            for kk in range(cfg.inner_group_num):
+                held = [emb, group_in] if last and kk == cfg.inner_group_num - 1 else None
+                x = _bert_layer(g, cfg, x, f"encoder.albert_layer_groups.{grp}.albert_layers.{kk}.", _ALBERT_NAMES,
+                                False, True, held, sdpa)
+        else:
+            x = _bert_layer(g, cfg, x, f"encoder.layer.{i}.", _BERT_NAMES, True, False, [emb] if last else None, sdpa)
+    seq = x
+    if fam in ("bert", "albert", "roberta"):  # the pooler: dense + tanh on sequence_output[:, 0]
+        first = g.op("SelectBackward0", [x], [(B * H, x.dtype)], [], _grads_like)[0]  # select_backward: zeros
+        first.st = x.st  # a view of sequence_output: the pooler's dense saves its whole storage
+        key = "pooler" if fam == "albert" else "pooler.dense"
+        pooled = g.unary(g.linear(first, key, H, H, rows=B), "TanhBackward0", True)
+        g.moment("forward: the pooler", [seq, emb, pooled])
+        loss = g.sum_mean(seq)
+        f32 = loss.fn.inputs[0] if loss.fn is not None else None
+        g.moment("forward: the loss", [seq, pooled] + ([f32] if f32 is not None else []))
+        loss = g.add(loss, g.sum_mean(pooled))
+    else:
+        loss = g.sum_mean(seq)
+        f32 = loss.fn.inputs[0] if loss.fn is not None else None
+        g.moment("forward: the loss", [seq] + ([f32] if f32 is not None else []))
+    return loss
+
+
+BERT_STYLE = ("bert", "roberta", "electra", "albert")
+
+
+def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str) -> bool:
+    """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates)."""
+    sdpa_flash = attention == "sdpa" and cfg.attention_dropout == 0  # CPU: the math path with dropout
+    return (cfg.family in BERT_STYLE and (attention == "eager" or sdpa_flash) and not checkpointing
+            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head == "none")
+
+
+def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:
+    """A parameter key of the recorded graph (the base model's module path) -> whether it trains, from
+    finetune.tensors' names (which may carry a task model's or peft's prefix)."""
+    def f(key: str) -> bool:
+        hit = names.get(key)
+        if hit is None:
+            hit = next((v for n, v in names.items() if n.endswith("." + key)), True)
+        return hit
+    return f
+
+
+def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
+                    trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager") -> tuple[Peak, int]:
+    """(the step's activation-side peak from `base`: the forward's moments and the backward replayed; the
+    recorded graph's saved bytes)."""
+    g = Graph(cfg, dtype, B, S, trainable)
+    loss = bert_style_forward(g, cfg, attention)
+    saved = g.saved_bytes()
+    start = dict(base)
+    start["saved activations"] = start.get("saved activations", 0) + saved
+    start["temporaries"] = start.get("temporaries", 0) + 4  # the 0-d loss
+    peak = run_backward(g, loss, start)
+    base_total = sum(base.values()) + 4
+    for name, alive in g.moments:  # the forward's moments, before the loss exists (no 0-d loss yet)
+        if base_total - 4 + alive > peak.total:
+            at = dict(base)
+            at["saved activations"] = at.get("saved activations", 0) + alive
+            peak = Peak(base_total - 4 + alive, at, name)
+    return peak, saved
+
+
+# ---- the engine loop ----------------------------------------------------------------------------------------
+def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
+    """Replay loss.backward() over the recorded graph from the live bytes `base` (all saved storages alive)."""
+    e = Engine(base)
+    root = loss.fn
+    if root is None:
+        return e.best
+    deps: dict[Node, int] = {}
+    seen = {id(root)}
+    stack = [root]
+    while stack:
+        nd = stack.pop()
+        for t in nd.inputs:
+            if t is None or t.fn is None:
+                continue
+            deps[t.fn] = deps.get(t.fn, 0) + 1
+            if id(t.fn) not in seen:
+                seen.add(id(t.fn))
+                stack.append(t.fn)
+    e.where = "loss"
+    ones = e.alloc(4)  # torch.autograd.backward's grad_tensors: ones_like(loss), held until backward returns
+    buffers: dict[Node, list[Storage | None]] = {root: [e.ref(ones)]}
+    ready: list[tuple[int, int, Node]] = [(-root.seq, 0, root)]
+    tie = itertools.count(1)
+    while ready:
+        _, _, nd = heapq.heappop(ready)
+        g = buffers.pop(nd, [None] * nd.outputs)
+        e.where = nd.name
+        outs = nd.formula(e, nd, g)
+        for st in g:  # the node's input gradients die with call_function's inputs
+            e.unref(st)
+        for st in nd.saved:  # release_variables
+            e.unref(st)
+        nd.saved = []
+        for t, st in zip(nd.inputs, outs, strict=False):
+            if t is None or st is None:
+                continue
+            nxt = t.fn
+            if nxt is None:
+                e.unref(st)
+                continue
+            buf = buffers.setdefault(nxt, [None] * nxt.outputs)
+            if buf[t.slot] is None:
+                buf[t.slot] = st
+            else:  # InputBuffer::accumulate: old + new out of place
+                new = e.alloc(st.nbytes)
+                e.unref(buf[t.slot])
+                e.unref(st)
+                buf[t.slot] = new
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                heapq.heappush(ready, (-nxt.seq, next(tie), nxt))
+    return e.best
+
+
+__all__ = ["Engine", "Graph", "Node", "Peak", "T", "run_backward"]
