@@ -136,9 +136,10 @@ class Graph:
 
     def moment(self, name: str, alive: list[T]) -> None:
         """A forward moment: every storage saved so far, the tensors Python holds (`alive`) that are not saved,
-        and autocast's cached bias casts (not saved by addmm; freed when autocast's cache clears at its exit)."""
+        and autocast's cached casts that no op saved (biases; weights whose Linear input needs no gradient),
+        freed when autocast's cache clears at its exit."""
         extra: dict[int, int] = {}
-        for t in alive + [c for k, c in self.cast_cache.items() if k.endswith(".bias")]:
+        for t in alive + list(self.cast_cache.values()):
             if id(t.st) not in self.saved and not t.st.persistent:
                 extra[id(t.st)] = t.st.nbytes
         self.moments.append((name, self.saved_bytes() + sum(extra.values())))
@@ -192,6 +193,8 @@ class Graph:
         """x.to(dtype) (aten::_to_copy): ToCopyBackward0 returns grad.to(x's dtype)."""
         if x.dtype == dtype:
             return x
+        if x.st.persistent and x.fn is None:  # a frozen parameter's cast: a new tensor, no node
+            return self.new(x.numel, dtype, "cast")
         return self.op("ToCopyBackward0", [x], [(x.numel, dtype)], [], _grads_like)[0]
 
     def linear(self, x: T, key: str, n_in: int, n_out: int, bias: bool = True, rows: int | None = None) -> T:
@@ -210,6 +213,10 @@ class Graph:
         return self.op(name, [x, W, b], [(rows * n_out, out_dt)], saved, _linear_formula(rows * n_in))[0]
 
     def _cached(self, key: str, p: T) -> T:
+        """autocast's cached_cast: only a leaf that requires grad is cached (autocast_mode.cpp can_try_cache);
+        a frozen weight is cast again at every use, a temporary unless its op saves it."""
+        if p.fn is None:
+            return self.cast(p, self.amp or p.dtype)
         if key not in self.cast_cache:
             self.cast_cache[key] = self.cast(p, self.amp or p.dtype)
         return self.cast_cache[key]
@@ -438,7 +445,8 @@ def _projection(g: Graph, x: T, key: str, H: int, grad_copies: bool) -> T:
 
 
 def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str], ffn_dropout: bool,
-                residual_first: bool, held: list[T] | None = None, sdpa: bool = False) -> T:
+                residual_first: bool, held: list[T] | None = None, sdpa: bool = False,
+                attn_dropout: bool = True) -> T:
     """BertLayer (RobertaLayer, ElectraLayer) or AlbertLayer: Q/K/V, attention, dense, dropout, LayerNorm of the
     residual sum, FFN (dropout in BERT's), LayerNorm."""
     H, I, S, A, B = cfg.hidden_dim, cfg.intermediate_dim, g.S, cfg.num_heads, g.B
@@ -448,7 +456,8 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
     v = _projection(g, x, pre + names["v"], H, qv_copy)
     ctx = (_attention_sdpa if sdpa else _attention_eager)(g, cfg, q, k, v)
     a = g.linear(ctx, pre + names["dense"], H, H)
-    a = g.dropout(a, cfg.dropout)
+    if attn_dropout:  # DistilBERT's TransformerBlock has none on the attention output
+        a = g.dropout(a, cfg.dropout)
     a = g.layer_norm(g.add(x, a) if residual_first else g.add(a, x), pre + names["ln1"], H)
     h = g.linear(a, pre + names["ffn"], H, I)
     h = _activation(g, h, cfg.hidden_act)
@@ -464,6 +473,8 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
 _BERT_NAMES = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
                "dense": "attention.output.dense", "ln1": "attention.output.LayerNorm",
                "ffn": "intermediate.dense", "ffn_out": "output.dense", "ln2": "output.LayerNorm"}
+_DISTILBERT_NAMES = {"q": "attention.q_lin", "k": "attention.k_lin", "v": "attention.v_lin", "dense": "attention.out_lin",
+                     "ln1": "sa_layer_norm", "ffn": "ffn.lin1", "ffn_out": "ffn.lin2", "ln2": "output_layer_norm"}
 _ALBERT_NAMES = {"q": "attention.query", "k": "attention.key", "v": "attention.value", "dense": "attention.dense",
                  "ln1": "attention.LayerNorm", "ffn": "ffn", "ffn_out": "ffn_output", "ln2": "full_layer_layer_norm"}
 
@@ -476,6 +487,8 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager") -> 
     if fam == "roberta":
         types = B * S if cfg.type_vocab_size else None
         x = _embeddings(g, cfg, ids, True, types, cfg.max_position + cfg.position_offset)
+    elif fam == "distilbert":  # Embeddings: word + position, no segment table
+        x = _embeddings(g, cfg, ids, False, None, cfg.max_position)
     else:
         x = _embeddings(g, cfg, ids, False, S if cfg.type_vocab_size else None, cfg.max_position)
     emb = x  # BertModel's embedding_output: alive until the model returns
@@ -492,6 +505,9 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager") -> 
                 held = [emb, group_in] if last and kk == cfg.inner_group_num - 1 else None
                 x = _bert_layer(g, cfg, x, f"encoder.albert_layer_groups.{grp}.albert_layers.{kk}.", _ALBERT_NAMES,
                                 False, True, held, sdpa)
+        elif fam == "distilbert":
+            x = _bert_layer(g, cfg, x, f"transformer.layer.{i}.", _DISTILBERT_NAMES, True, False,
+                            [emb] if last else None, sdpa, attn_dropout=False)
         else:
             x = _bert_layer(g, cfg, x, f"encoder.layer.{i}.", _BERT_NAMES, True, False, [emb] if last else None, sdpa)
     seq = x
@@ -512,14 +528,17 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager") -> 
     return loss
 
 
-BERT_STYLE = ("bert", "roberta", "electra", "albert")
+BERT_STYLE = ("bert", "roberta", "electra", "albert", "distilbert")
 
 
-def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str) -> bool:
-    """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates)."""
+def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str,
+             layers_train: bool = True) -> bool:
+    """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). Not when
+    every layer is frozen: then the peak lies inside the frozen layers' forward, whose working set (Python's
+    locals, no saved tensors) is not replayed."""
     sdpa_flash = attention == "sdpa" and cfg.attention_dropout == 0  # CPU: the math path with dropout
     return (cfg.family in BERT_STYLE and (attention == "eager" or sdpa_flash) and not checkpointing
-            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head == "none")
+            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head == "none" and layers_train)
 
 
 def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:

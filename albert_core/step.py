@@ -292,7 +292,8 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     persist = dict(start)
     cands: list[Candidate] = []
 
-    replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head)
+    layers_train = any(t.trainable and t.part == "layers" for t in ts)
+    replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head, layers_train)
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
         pk, _ = backward.bert_style_peak(cfg, B, S, dtype, persist,
                                          backward.trainable_by_name({t.name: t.trainable for t in ts}), attention)
