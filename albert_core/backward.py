@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .config import ModelConfig
 from .replay import BYTES, F32, split_dtype
@@ -68,6 +68,21 @@ class Node:
     outputs: int = 1
     param: object = None  # AccumulateGrad: the parameter's key
     out_dtype: str = F32
+    region: int | None = None  # the checkpointed layer whose forward made it
+
+
+@dataclass(eq=False)
+class Region:
+    """One torch.utils.checkpoint(use_reentrant=False) call: its input (kept by _NoopSaveInputs), the storages
+    its nodes save (recomputed in backward), the locals alive when recomputation stops, autocast's casts."""
+
+    input: Storage
+    saves: dict[int, Storage] = field(default_factory=dict)
+    refs: dict[int, int] = field(default_factory=dict)
+    alive: list[T] = field(default_factory=list)
+    casts: list[T] = field(default_factory=list)
+    pending: int = 0  # its nodes with saved tensors still to run
+    done: bool = False
 
     def __lt__(self, other: Node) -> bool:  # heapq ties: never compared meaningfully
         return id(self) < id(other)
@@ -101,6 +116,16 @@ class Engine:
         self._observe()
         return st
 
+    def revive(self, st: Storage, refs: int) -> None:
+        """A saved storage recomputed (checkpointing): alive again, held by `refs` nodes more (a view of a
+        storage still alive, the checkpointed input, adds no bytes)."""
+        if st.refs > 0:
+            st.refs += refs
+            return
+        st.refs = refs
+        self.at[st.cat] += st.nbytes
+        self._observe()
+
     def grad_for(self, t: T) -> Storage:
         """A new gradient for input t: counted as a gradient from birth when it will become p.grad (the engine
         names storages by what they end as)."""
@@ -123,8 +148,9 @@ class Engine:
 class Graph:
     """The forward, recorded as autograd records it: nodes with sequence numbers, saved storages."""
 
-    def __init__(self, cfg: ModelConfig, dtype: str, B: int, S: int, trainable: Callable[[str], bool]):
-        self.cfg, self.B, self.S = cfg, B, S
+    def __init__(self, cfg: ModelConfig, dtype: str, B: int, S: int, trainable: Callable[[str], bool],
+                 checkpointing: bool = False):
+        self.cfg, self.B, self.S, self.checkpointing = cfg, B, S, checkpointing
         self.md, self.amp = split_dtype(dtype)
         self.c = self.amp or self.md  # dtype of matmul-like outputs
         self._seq = itertools.count()
@@ -132,6 +158,9 @@ class Graph:
         self.cast_cache: dict[str, T] = {}  # autocast's weight cache (leaf tensors that require grad)
         self.trainable = trainable
         self.saved: dict[int, Storage] = {}  # every saved storage once
+        self.regions: list[Region] = []
+        self.held: list[Storage] = []  # storages alive through backward beyond the saved ones
+        self.region: int | None = None
         self.moments: list[tuple[str, int]] = []  # forward moments: (name, bytes alive beyond the persistent)
 
     def moment(self, name: str, alive: list[T]) -> None:
@@ -174,16 +203,43 @@ class Graph:
         results = [self.new(n, d, name) for n, d in outs]
         if not any(ins):
             return results
-        node = Node(next(self._seq), name, ins, [], formula, outputs=len(outs), out_dtype=outs[0][1])
+        node = Node(next(self._seq), name, ins, [], formula, outputs=len(outs), out_dtype=outs[0][1],
+                    region=self.region)
         for t in saved:
-            if t.st.persistent:
-                continue
-            t.st.refs += 1
-            node.saved.append(t.st)
-            self.saved.setdefault(id(t.st), t.st)
+            self.keep(node, t.st)
         for i, r in enumerate(results):
             r.fn, r.slot = node, i
         return results
+
+    def keep(self, node: Node, st: Storage) -> None:
+        """node saves st: kept for backward, or, inside a checkpointed region, packed into a holder
+        (torch/utils/checkpoint.py _checkpoint_hook) and recomputed when backward first unpacks it."""
+        if st.persistent or st in node.saved:
+            return
+        if node.saved == [] and self.region is not None:
+            self.regions[self.region].pending += 1
+        node.saved.append(st)
+        if self.region is None:
+            st.refs += 1
+            self.saved.setdefault(id(st), st)
+        else:
+            r = self.regions[self.region]
+            r.saves.setdefault(id(st), st)
+            r.refs[id(st)] = r.refs.get(id(st), 0) + 1
+
+    def begin_region(self, x: T) -> None:
+        """checkpoint(layer, x): _NoopSaveInputs saves x (ctx.save_for_backward) for the recomputation."""
+        x.st.refs += 1
+        self.saved.setdefault(id(x.st), x.st)
+        self.regions.append(Region(x.st))
+        self.region = len(self.regions) - 1
+
+    def end_region(self, alive: list[T]) -> None:
+        """The layer's forward returned; `alive`: its locals when the recomputation stops (the last save is
+        the output LayerNorm's rstd: _StopRecomputationError right after it)."""
+        if self.region is not None:
+            self.regions[self.region].alive = alive
+        self.region = None
 
     def saved_bytes(self) -> int:
         return sum(st.nbytes for st in self.saved.values())
@@ -217,6 +273,12 @@ class Graph:
         a frozen weight is cast again at every use, a temporary unless its op saves it."""
         if p.fn is None:
             return self.cast(p, self.amp or p.dtype)
+        if self.region is not None:  # recomputation runs under its own autocast: a fresh cache
+            c = self.cast(p, self.amp or p.dtype)
+            self.regions[self.region].casts.append(c)
+            if key not in self.cast_cache:
+                self.cast_cache[key] = c
+            return c
         if key not in self.cast_cache:
             self.cast_cache[key] = self.cast(p, self.amp or p.dtype)
         return self.cast_cache[key]
@@ -249,12 +311,8 @@ class Graph:
         `temps` input-sized temporaries of its formula that live until the gradient exists."""
         formula = _with_temps(temps) if temps else _grads_like
         res = self.op(name, [x], [(x.numel, dtype or x.dtype)], [] if saves_result else [x], formula)[0]
-        if saves_result:  # the node saves its own result
-            node = res.fn
-            if node is not None:
-                res.st.refs += 1
-                node.saved.append(res.st)
-                self.saved.setdefault(id(res.st), res.st)
+        if saves_result and res.fn is not None:  # the node saves its own result
+            self.keep(res.fn, res.st)
         return res
 
     def plus(self, x: T) -> T:
@@ -391,6 +449,11 @@ def _embeddings(g: Graph, cfg: ModelConfig, ids: T, positions_new: bool, types_n
     V = cfg.vocab_size
     we = g.param("embeddings.word_embeddings.weight", V * E)
     x = g.op("EmbeddingBackward0", [ids, we], [(B * S * E, md)], [ids], _grads_like)[0]  # saves the indices
+    if g.checkpointing and x.fn is None:  # activation_checkpointing_enable -> enable_input_require_grads: the
+        x.st.refs += 1  # frozen lookup's output made a leaf that requires grad (its AccumulateGrad holds it)
+        x.st.cat = "temporaries"
+        x.fn = Node(SEQ_MAX, "AccumulateGrad(inputs_embeds)", [], [], _accumulate, param="inputs_embeds")
+        g.held.append(x.st)
     pos = g.new(B * S, "int64", "position_ids") if positions_new else None
     if types_new is not None:
         tt = g.new(types_new, "int64", "token_type_ids")  # torch.gather of the buffer: a new tensor
@@ -432,9 +495,7 @@ def _attention_sdpa(g: Graph, cfg: ModelConfig, q: T, k: T, v: T) -> T:
     node_out = g.op("ScaledDotProductFlashAttentionForCpuBackward0", [q, k, v], [(B * S * H, q.dtype)],
                     [q, k, v, lse], _grads_like)[0]
     if node_out.fn is not None:  # the node also saves its own output
-        node_out.st.refs += 1
-        node_out.fn.saved.append(node_out.st)
-        g.saved.setdefault(id(node_out.st), node_out.st)
+        g.keep(node_out.fn, node_out.st)
     del out
     return node_out
 
@@ -450,6 +511,8 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
     """BertLayer (RobertaLayer, ElectraLayer) or AlbertLayer: Q/K/V, attention, dense, dropout, LayerNorm of the
     residual sum, FFN (dropout in BERT's), LayerNorm."""
     H, I, S, A, B = cfg.hidden_dim, cfg.intermediate_dim, g.S, cfg.num_heads, g.B
+    if g.checkpointing:  # GradientCheckpointingLayer: checkpoint(layer.__call__, x, use_reentrant=False)
+        g.begin_region(x)
     qv_copy, k_copy = (A > 1 and S > 1, B > 1 and S > 1) if not sdpa else (False, False)
     q = _projection(g, x, pre + names["q"], H, qv_copy)
     k = _projection(g, x, pre + names["k"], H, k_copy)
@@ -461,12 +524,15 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
     a = g.layer_norm(g.add(x, a) if residual_first else g.add(a, x), pre + names["ln1"], H)
     h = g.linear(a, pre + names["ffn"], H, I)
     h = _activation(g, h, cfg.hidden_act)
+    inter = [h] if names is _BERT_NAMES else []  # BertLayer.feed_forward_chunk holds intermediate_output
     h = g.linear(h, pre + names["ffn_out"], I, H)
     if ffn_dropout:
         h = g.dropout(h, cfg.dropout)
     out = g.layer_norm(g.add(h, a), pre + names["ln2"], H)
+    if g.checkpointing:
+        g.end_region([out, h, a, *inter])
     if held is not None:  # the last layer's output LayerNorm: its locals and what the callers hold
-        g.moment("forward: the last layer's output LayerNorm", [out, h, a, x, *held])
+        g.moment("forward: the last layer's output LayerNorm", [out, h, a, x, *inter, *held])
     return out
 
 
@@ -537,7 +603,8 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
     every layer is frozen: then the peak lies inside the frozen layers' forward, whose working set (Python's
     locals, no saved tensors) is not replayed."""
     sdpa_flash = attention == "sdpa" and cfg.attention_dropout == 0  # CPU: the math path with dropout
-    return (cfg.family in BERT_STYLE and (attention == "eager" or sdpa_flash) and not checkpointing
+    return (cfg.family in BERT_STYLE and (attention == "eager" or sdpa_flash)
+            and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head == "none" and layers_train)
 
 
@@ -553,17 +620,18 @@ def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:
 
 
 def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
-                    trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager") -> tuple[Peak, int]:
+                    trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager",
+                    checkpointing: bool = False) -> tuple[Peak, int]:
     """(the step's activation-side peak from `base`: the forward's moments and the backward replayed; the
     recorded graph's saved bytes)."""
-    g = Graph(cfg, dtype, B, S, trainable)
+    g = Graph(cfg, dtype, B, S, trainable, checkpointing)
     loss = bert_style_forward(g, cfg, attention)
     saved = g.saved_bytes()
     start = dict(base)
     start["saved activations"] = start.get("saved activations", 0) + saved
-    start["temporaries"] = start.get("temporaries", 0) + 4  # the 0-d loss
+    start["temporaries"] = start.get("temporaries", 0) + 4 + sum(st.nbytes for st in g.held)  # the 0-d loss
     peak = run_backward(g, loss, start)
-    base_total = sum(base.values()) + 4
+    base_total = sum(base.values()) + 4 + sum(st.nbytes for st in g.held)
     for name, alive in g.moments:  # the forward's moments, before the loss exists (no 0-d loss yet)
         if base_total - 4 + alive > peak.total:
             at = dict(base)
@@ -573,6 +641,21 @@ def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str
 
 
 # ---- the engine loop ----------------------------------------------------------------------------------------
+def _recompute(e: Engine, r: Region) -> None:
+    """The checkpointed layer's forward again (torch/utils/checkpoint.py unpack_hook): its saved tensors
+    refilled one by one, then, when the last one is packed, its locals alive (then dropped by the unwinding)."""
+    for k, st in r.saves.items():
+        e.revive(st, r.refs[k])
+    tmp: dict[int, Storage] = {}
+    for t in r.alive + r.casts:  # autocast's casts in the recomputation's cache that no op saved
+        if id(t.st) not in r.saves and t.st.refs == 0 and not t.st.persistent:  # not alive already
+            tmp.setdefault(id(t.st), t.st)
+    held = [e.alloc(st.nbytes) for st in tmp.values()]
+    for st in held:
+        e.unref(st)
+    r.done = True
+
+
 def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
     """Replay loss.backward() over the recorded graph from the live bytes `base` (all saved storages alive)."""
     e = Engine(base)
@@ -600,11 +683,20 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
         _, _, nd = heapq.heappop(ready)
         g = buffers.pop(nd, [None] * nd.outputs)
         e.where = nd.name
+        reg = graph.regions[nd.region] if nd.region is not None else None
+        if reg is not None and nd.saved and not reg.done:
+            e.where = f"{nd.name} (recomputation)"
+            _recompute(e, reg)
+            e.where = nd.name
         outs = nd.formula(e, nd, g)
         for st in g:  # the node's input gradients die with call_function's inputs
             e.unref(st)
         for st in nd.saved:  # release_variables
             e.unref(st)
+        if reg is not None and nd.saved:
+            reg.pending -= 1
+            if reg.pending == 0:  # the frame (and _NoopSaveInputs' input) dies with its last holder
+                e.unref(reg.input)
         nd.saved = []
         for t, st in zip(nd.inputs, outs, strict=False):
             if t is None or st is None:

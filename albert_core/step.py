@@ -296,7 +296,8 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head, layers_train)
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
         pk, _ = backward.bert_style_peak(cfg, B, S, dtype, persist,
-                                         backward.trainable_by_name({t.name: t.trainable for t in ts}), attention)
+                                         backward.trainable_by_name({t.name: t.trainable for t in ts}), attention,
+                                         checkpointing)
         phase = "forward" if pk.where.startswith("forward") else "backward"
         cands.append(Candidate(pk.where if phase == "forward" else f"backward: {pk.where}", phase, pk.at))
     else:
