@@ -160,6 +160,7 @@ class Graph:
         self.saved: dict[int, Storage] = {}  # every saved storage once
         self.regions: list[Region] = []
         self.held: list[Storage] = []  # storages alive through backward beyond the saved ones
+        self.last_input: T | None = None
         self.region: int | None = None
         self.moments: list[tuple[str, int]] = []  # forward moments: (name, bytes alive beyond the persistent)
 
@@ -253,16 +254,20 @@ class Graph:
             return self.new(x.numel, dtype, "cast")
         return self.op("ToCopyBackward0", [x], [(x.numel, dtype)], [], _grads_like)[0]
 
-    def linear(self, x: T, key: str, n_in: int, n_out: int, bias: bool = True, rows: int | None = None) -> T:
+    def linear(self, x: T, key: str, n_in: int, n_out: int, bias: bool = True, rows: int | None = None,
+               wkey: str | None = None, bkey: str | None = None) -> T:
         """nn.Linear: addmm(bias, x, W^T) (mm without a bias); autocast casts bias, weight, then input (the C++
-        arguments of cached_cast evaluate right to left), the weight casts cached per forward."""
+        arguments of cached_cast evaluate right to left), the weight casts cached per forward. wkey/bkey: a tied
+        parameter's own name (an MLM decoder's weight is the word-embedding table)."""
         rows = x.numel // n_in if rows is None else rows
-        W = self.param(f"{key}.weight", n_in * n_out)
-        b = self.param(f"{key}.bias", n_out) if bias else None
+        wkey, bkey = wkey or f"{key}.weight", bkey or f"{key}.bias"
+        W = self.param(wkey, n_in * n_out)
+        b = self.param(bkey, n_out) if bias else None
         if self.amp:
-            b = self._cached(f"{key}.bias", b) if b is not None else None
-            W = self._cached(f"{key}.weight", W)
+            b = self._cached(bkey, b) if b is not None else None
+            W = self._cached(wkey, W)
             x = self.cast(x, self.amp)
+        self.last_input = x  # the addmm's input (autocast's cast of it: a temporary unless saved)
         out_dt = self.amp or x.dtype
         saved = ([x] if W.fn is not None else []) + ([W] if x.fn is not None else [])  # each for the other's grad
         name = "AddmmBackward0" if b is not None else "MmBackward0"
@@ -523,9 +528,14 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
         a = g.dropout(a, cfg.dropout)
     a = g.layer_norm(g.add(x, a) if residual_first else g.add(a, x), pre + names["ln1"], H)
     h = g.linear(a, pre + names["ffn"], H, I)
-    h = _activation(g, h, cfg.hidden_act)
+    if held is not None:  # the last layer's FFN Linears: their outputs while their inputs are alive
+        g.moment("forward: the last layer's FFN", [h, g.last_input, a, x, *held] if g.last_input else [h, a, x, *held])
+    act = h = _activation(g, h, cfg.hidden_act)
     inter = [h] if names is _BERT_NAMES else []  # BertLayer.feed_forward_chunk holds intermediate_output
     h = g.linear(h, pre + names["ffn_out"], I, H)
+    if held is not None:
+        g.moment("forward: the last layer's FFN output", [h, act, g.last_input, a, x, *held] if g.last_input
+                 else [h, act, a, x, *held])
     if ffn_dropout:
         h = g.dropout(h, cfg.dropout)
     out = g.layer_norm(g.add(h, a), pre + names["ln2"], H)
@@ -545,7 +555,51 @@ _ALBERT_NAMES = {"q": "attention.query", "k": "attention.key", "v": "attention.v
                  "ln1": "attention.LayerNorm", "ffn": "ffn", "ffn_out": "ffn_output", "ln2": "full_layer_layer_norm"}
 
 
-def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager") -> T:
+def _first_token(g: Graph, x: T) -> T:
+    """sequence_output[:, 0]: a view whose backward (select_backward) allocates zeros of the whole output."""
+    first = g.op("SelectBackward0", [x], [(g.B * x.numel // (g.B * g.S), x.dtype)], [], _grads_like)[0]
+    first.st = x.st  # a view: an op saving it saves the whole storage
+    return first
+
+
+def _head(g: Graph, cfg: ModelConfig, seq: T, pooled: T | None, head: str, num_labels: int) -> T:
+    """The task model's head on the base model's outputs (transformers 5.23 *For{SequenceClassification,
+    TokenClassification,MaskedLM}); returns the logits."""
+    fam, H, E, V, N, B = cfg.family, cfg.hidden_dim, cfg.embedding_dim, cfg.vocab_size, num_labels, g.B
+    if head == "classification":
+        if fam in ("bert", "albert"):  # pooled output, dropout (ALBERT: classifier_dropout_prob, 0.1), classifier
+            assert pooled is not None
+            x = g.dropout(pooled, 0.1 if fam == "albert" else cfg.dropout)
+            return g.linear(x, "classifier", H, N, rows=B)
+        if fam == "distilbert":  # hidden_state[:, 0], pre_classifier, ReLU, dropout (seq_classif_dropout 0.2)
+            x = g.unary(g.linear(_first_token(g, seq), "pre_classifier", H, H, rows=B), "ReluBackward0", True)
+            return g.linear(g.dropout(x, 0.2), "classifier", H, N, rows=B)
+        # RobertaClassificationHead / ElectraClassificationHead: features[:, 0], dropout, dense, tanh/gelu, dropout
+        x = g.dropout(_first_token(g, seq), cfg.dropout)
+        x = g.linear(x, "classifier.dense", H, H, rows=B)
+        x = g.unary(x, "TanhBackward0", True) if fam == "roberta" else g.unary(x, "GeluBackward0", False)
+        return g.linear(g.dropout(x, cfg.dropout), "classifier.out_proj", H, N, rows=B)
+    if head == "token":  # dropout (ALBERT: classifier_dropout_prob 0.1), classifier on every token
+        x = g.dropout(seq, 0.1 if fam == "albert" else cfg.dropout)
+        return g.linear(x, "classifier", H, N)
+    # mlm: transform (dense, activation, LayerNorm), then the decoder tied to the word-embedding table
+    tied = "embeddings.word_embeddings.weight"
+    names = {"bert": ("cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.bias"),
+             "roberta": ("lm_head.dense", "lm_head.layer_norm", "lm_head.bias"),
+             "albert": ("predictions.dense", "predictions.LayerNorm", "predictions.bias"),
+             "distilbert": ("vocab_transform", "vocab_layer_norm", "vocab_projector.bias"),
+             "electra": ("generator_predictions.dense", "generator_predictions.LayerNorm", "generator_lm_head.bias")}
+    dense, norm, bias = names[fam]
+    width = E if fam in ("albert", "electra") else H  # ALBERT's and ELECTRA's heads work at the embedding width
+    x = g.linear(seq, dense, H, width)
+    act = "gelu" if fam in ("roberta", "electra") else cfg.hidden_act  # RobertaLMHead / ElectraGeneratorPredictions
+    x = _activation(g, x, act)
+    x = g.layer_norm(x, norm, width)
+    return g.linear(x, "decoder", width, V, wkey=tied, bkey=bias)
+
+
+def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "none",
+                       num_labels: int = 2) -> T:
     """BertModel / RobertaModel / ElectraModel / AlbertModel (input_ids only) and engine.loss_of's loss."""
     B, S, H = g.B, g.S, cfg.hidden_dim
     fam = cfg.family
@@ -577,20 +631,24 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager") -> 
         else:
             x = _bert_layer(g, cfg, x, f"encoder.layer.{i}.", _BERT_NAMES, True, False, [emb] if last else None, sdpa)
     seq = x
-    if fam in ("bert", "albert", "roberta"):  # the pooler: dense + tanh on sequence_output[:, 0]
-        first = g.op("SelectBackward0", [x], [(B * H, x.dtype)], [], _grads_like)[0]  # select_backward: zeros
-        first.st = x.st  # a view of sequence_output: the pooler's dense saves its whole storage
+    pooler = fam in ("bert", "albert") or (fam == "roberta" and head == "none")  # task models drop it but for
+    pooled = None  # BERT's and ALBERT's sequence classification (add_pooling_layer=False)
+    if pooler and head in ("none", "classification"):  # the pooler: dense + tanh on sequence_output[:, 0]
         key = "pooler" if fam == "albert" else "pooler.dense"
-        pooled = g.unary(g.linear(first, key, H, H, rows=B), "TanhBackward0", True)
+        pooled = g.unary(g.linear(_first_token(g, x), key, H, H, rows=B), "TanhBackward0", True)
         g.moment("forward: the pooler", [seq, emb, pooled])
-        loss = g.sum_mean(seq)
+    if head != "none":  # a task model: loss = logits.float().mean()
+        logits = _head(g, cfg, seq, pooled, head, num_labels)
+        g.moment("forward: the head", [seq, logits] + ([pooled] if pooled is not None else []))
+        loss = g.sum_mean(logits)
         f32 = loss.fn.inputs[0] if loss.fn is not None else None
-        g.moment("forward: the loss", [seq, pooled] + ([f32] if f32 is not None else []))
+        g.moment("forward: the loss", [logits] + ([f32] if f32 is not None else []))
+        return loss
+    loss = g.sum_mean(seq)
+    f32 = loss.fn.inputs[0] if loss.fn is not None else None
+    g.moment("forward: the loss", [seq] + ([pooled] if pooled is not None else []) + ([f32] if f32 is not None else []))
+    if pooled is not None:
         loss = g.add(loss, g.sum_mean(pooled))
-    else:
-        loss = g.sum_mean(seq)
-        f32 = loss.fn.inputs[0] if loss.fn is not None else None
-        g.moment("forward: the loss", [seq] + ([f32] if f32 is not None else []))
     return loss
 
 
@@ -605,7 +663,7 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
     sdpa_flash = attention == "sdpa" and cfg.attention_dropout == 0  # CPU: the math path with dropout
     return (cfg.family in BERT_STYLE and (attention == "eager" or sdpa_flash)
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
-            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head == "none" and layers_train)
+            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head != "mlm" and layers_train)
 
 
 def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:
@@ -621,11 +679,11 @@ def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:
 
 def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
                     trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager",
-                    checkpointing: bool = False) -> tuple[Peak, int]:
+                    checkpointing: bool = False, head: str = "none", num_labels: int = 2) -> tuple[Peak, int]:
     """(the step's activation-side peak from `base`: the forward's moments and the backward replayed; the
     recorded graph's saved bytes)."""
     g = Graph(cfg, dtype, B, S, trainable, checkpointing)
-    loss = bert_style_forward(g, cfg, attention)
+    loss = bert_style_forward(g, cfg, attention, head, num_labels)
     saved = g.saved_bytes()
     start = dict(base)
     start["saved activations"] = start.get("saved activations", 0) + saved

@@ -297,7 +297,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
         pk, _ = backward.bert_style_peak(cfg, B, S, dtype, persist,
                                          backward.trainable_by_name({t.name: t.trainable for t in ts}), attention,
-                                         checkpointing)
+                                         checkpointing, head, num_labels)
         phase = "forward" if pk.where.startswith("forward") else "backward"
         cands.append(Candidate(pk.where if phase == "forward" else f"backward: {pk.where}", phase, pk.at))
     else:
