@@ -562,40 +562,27 @@ def _first_token(g: Graph, x: T) -> T:
     return first
 
 
-def _head(g: Graph, cfg: ModelConfig, seq: T, pooled: T | None, head: str, num_labels: int) -> T:
+def _head(g: Graph, cfg: ModelConfig, seq: T, pooled: T | None, head: str, num_labels: int) -> tuple[T, T]:
     """The task model's head on the base model's outputs (transformers 5.23 *For{SequenceClassification,
-    TokenClassification,MaskedLM}); returns the logits."""
-    fam, H, E, V, N, B = cfg.family, cfg.hidden_dim, cfg.embedding_dim, cfg.vocab_size, num_labels, g.B
+    TokenClassification}): (the last Linear's input, the logits)."""
+    fam, H, N, B = cfg.family, cfg.hidden_dim, num_labels, g.B
+    if head not in ("classification", "token"):
+        raise ValueError(f"the step's replay has no {head!r} head (the MLM head is not replayed)")
+    rows: int | None = B
     if head == "classification":
         if fam in ("bert", "albert"):  # pooled output, dropout (ALBERT: classifier_dropout_prob, 0.1), classifier
             assert pooled is not None
-            x = g.dropout(pooled, 0.1 if fam == "albert" else cfg.dropout)
-            return g.linear(x, "classifier", H, N, rows=B)
-        if fam == "distilbert":  # hidden_state[:, 0], pre_classifier, ReLU, dropout (seq_classif_dropout 0.2)
+            x, key = g.dropout(pooled, 0.1 if fam == "albert" else cfg.dropout), "classifier"
+        elif fam == "distilbert":  # hidden_state[:, 0], pre_classifier, ReLU, dropout (seq_classif_dropout 0.2)
             x = g.unary(g.linear(_first_token(g, seq), "pre_classifier", H, H, rows=B), "ReluBackward0", True)
-            return g.linear(g.dropout(x, 0.2), "classifier", H, N, rows=B)
-        # RobertaClassificationHead / ElectraClassificationHead: features[:, 0], dropout, dense, tanh/gelu, dropout
-        x = g.dropout(_first_token(g, seq), cfg.dropout)
-        x = g.linear(x, "classifier.dense", H, H, rows=B)
-        x = g.unary(x, "TanhBackward0", True) if fam == "roberta" else g.unary(x, "GeluBackward0", False)
-        return g.linear(g.dropout(x, cfg.dropout), "classifier.out_proj", H, N, rows=B)
-    if head == "token":  # dropout (ALBERT: classifier_dropout_prob 0.1), classifier on every token
-        x = g.dropout(seq, 0.1 if fam == "albert" else cfg.dropout)
-        return g.linear(x, "classifier", H, N)
-    # mlm: transform (dense, activation, LayerNorm), then the decoder tied to the word-embedding table
-    tied = "embeddings.word_embeddings.weight"
-    names = {"bert": ("cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.bias"),
-             "roberta": ("lm_head.dense", "lm_head.layer_norm", "lm_head.bias"),
-             "albert": ("predictions.dense", "predictions.LayerNorm", "predictions.bias"),
-             "distilbert": ("vocab_transform", "vocab_layer_norm", "vocab_projector.bias"),
-             "electra": ("generator_predictions.dense", "generator_predictions.LayerNorm", "generator_lm_head.bias")}
-    dense, norm, bias = names[fam]
-    width = E if fam in ("albert", "electra") else H  # ALBERT's and ELECTRA's heads work at the embedding width
-    x = g.linear(seq, dense, H, width)
-    act = "gelu" if fam in ("roberta", "electra") else cfg.hidden_act  # RobertaLMHead / ElectraGeneratorPredictions
-    x = _activation(g, x, act)
-    x = g.layer_norm(x, norm, width)
-    return g.linear(x, "decoder", width, V, wkey=tied, bkey=bias)
+            x, key = g.dropout(x, 0.2), "classifier"
+        else:  # Roberta/ElectraClassificationHead: features[:, 0], dropout, dense, tanh/gelu, dropout, out_proj
+            x = g.linear(g.dropout(_first_token(g, seq), cfg.dropout), "classifier.dense", H, H, rows=B)
+            x = g.unary(x, "TanhBackward0", True) if fam == "roberta" else g.unary(x, "GeluBackward0", False)
+            x, key = g.dropout(x, cfg.dropout), "classifier.out_proj"
+    else:  # token: dropout (ALBERT: classifier_dropout_prob 0.1), classifier on every token
+        x, key, rows = g.dropout(seq, 0.1 if fam == "albert" else cfg.dropout), "classifier", None
+    return x, g.linear(x, key, H, N, rows=rows)
 
 
 def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "none",
@@ -638,8 +625,9 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
         pooled = g.unary(g.linear(_first_token(g, x), key, H, H, rows=B), "TanhBackward0", True)
         g.moment("forward: the pooler", [seq, emb, pooled])
     if head != "none":  # a task model: loss = logits.float().mean()
-        logits = _head(g, cfg, seq, pooled, head, num_labels)
-        g.moment("forward: the head", [seq, logits] + ([pooled] if pooled is not None else []))
+        x, logits = _head(g, cfg, seq, pooled, head, num_labels)
+        alive = [seq, x, logits] + ([pooled] if pooled is not None else [])  # the model's outputs, the head's x
+        g.moment("forward: the head", alive + ([g.last_input] if g.last_input is not None else []))
         loss = g.sum_mean(logits)
         f32 = loss.fn.inputs[0] if loss.fn is not None else None
         g.moment("forward: the loss", [logits] + ([f32] if f32 is not None else []))
