@@ -81,6 +81,7 @@ class Region:
     refs: dict[int, int] = field(default_factory=dict)
     alive: list[T] = field(default_factory=list)
     casts: list[T] = field(default_factory=list)
+    points: list[tuple[list[int], list[T]]] = field(default_factory=list)  # (saves so far, locals) in order
     pending: int = 0  # its nodes with saved tensors still to run
     done: bool = False
 
@@ -161,6 +162,8 @@ class Graph:
         self.regions: list[Region] = []
         self.held: list[Storage] = []  # storages alive through backward beyond the saved ones
         self.last_input: T | None = None
+        self.attn_weights: T | None = None  # eager attention's second output
+        self.last_stats: list[T] = []  # the last LayerNorm's mean and rstd
         self.region: int | None = None
         self.moments: list[tuple[str, int]] = []  # forward moments: (name, bytes alive beyond the persistent)
 
@@ -227,6 +230,15 @@ class Graph:
             r = self.regions[self.region]
             r.saves.setdefault(id(st), st)
             r.refs[id(st)] = r.refs.get(id(st), 0) + 1
+
+    def point(self, name: str, alive: list[T], held: list[T] | None) -> None:
+        """A moment of a layer's forward: a forward moment where the callers' tensors (`held`) are known (the
+        last layer), and inside a checkpointed region a moment of its recomputation (saves so far, locals)."""
+        if held is not None:
+            self.moment(name, alive + held)
+        if self.region is not None:
+            r = self.regions[self.region]
+            r.points.append((list(r.saves), alive + list(r.casts)))
 
     def begin_region(self, x: T) -> None:
         """checkpoint(layer, x): _NoopSaveInputs saves x (ctx.save_for_backward) for the recomputation."""
@@ -295,6 +307,7 @@ class Graph:
         rows = x.numel // n
         stat = F32 if x.dtype != self.md else x.dtype
         mean, rstd = self.new(rows, stat), self.new(rows, stat)
+        self.last_stats = [mean, rstd]
         out = self.op("NativeLayerNormBackward0", [x, W, b], [(x.numel, x.dtype)], [x, mean, rstd],
                       _grads_like)[0]
         return out
@@ -459,16 +472,21 @@ def _embeddings(g: Graph, cfg: ModelConfig, ids: T, positions_new: bool, types_n
         x.st.cat = "temporaries"
         x.fn = Node(SEQ_MAX, "AccumulateGrad(inputs_embeds)", [], [], _accumulate, param="inputs_embeds")
         g.held.append(x.st)
+    locs = [x]  # BertEmbeddings.forward's locals
     pos = g.new(B * S, "int64", "position_ids") if positions_new else None
     if types_new is not None:
         tt = g.new(types_new, "int64", "token_type_ids")  # torch.gather of the buffer: a new tensor
         te = g.param("embeddings.token_type_embeddings.weight", cfg.type_vocab_size * E)
-        x = g.add(x, g.op("EmbeddingBackward0", [tt, te], [(B * S * E, md)], [tt], _grads_like)[0])
+        t_emb = g.op("EmbeddingBackward0", [tt, te], [(B * S * E, md)], [tt], _grads_like)[0]
+        locs += [tt, t_emb]
+        x = g.add(x, t_emb)
     pe = g.param("embeddings.position_embeddings.weight", pos_rows * E)
     pidx = pos if pos is not None else g.persistent(S, "int64", "position_ids buffer")
     p = g.op("EmbeddingBackward0", [pidx, pe], [((B if positions_new else 1) * S * E, md)], [pidx], _grads_like)[0]
     x = g.add(x, p)
+    locs += [p, x] + ([pos] if pos is not None else [])
     x = g.layer_norm(x, "embeddings.LayerNorm", E)
+    g.point("forward: the embeddings' LayerNorm", [x, *g.last_stats, *locs], [])  # a frozen lookup saves none
     return g.dropout(x, cfg.dropout)
 
 
@@ -485,6 +503,7 @@ def _attention_eager(g: Graph, cfg: ModelConfig, q: T, k: T, v: T) -> T:
     scores = g.scalar(scores)  # * scaling
     probs = g.unary(scores, "SoftmaxBackward0", True)  # _softmax_backward_data(grad, output)
     probs = g.dropout(probs, cfg.attention_dropout)
+    g.attn_weights = probs  # returned beside the output: a local of the caller
     vr = g.copy(v, fwd, False)
     ctx = g.bmm(probs, vr, B * S * H, g.c)
     return g.copy(ctx, A > 1 and S > 1, B > 1 and A > 1 and S > 1)  # contiguous(); UnsafeViewBackward0's reshape
@@ -505,6 +524,30 @@ def _attention_sdpa(g: Graph, cfg: ModelConfig, q: T, k: T, v: T) -> T:
     return node_out
 
 
+def _attention_math(g: Graph, cfg: ModelConfig, q: T, k: T, v: T, alive: list[T],
+                    held: list[T] | None = None) -> T:
+    """CPU sdpa with attention dropout: _scaled_dot_product_attention_math (aten/src/ATen/native/transformers/
+    attention.cpp): 16-bit q, k, v upcast to float32 (query, key, value in turn), q * sqrt(scale) and
+    k^T * sqrt(scale), matmul, _safe_softmax (saves its result), dropout, matmul with v, .to(the query dtype);
+    then sdpa_attention_forward's transpose(1, 2).contiguous()."""
+    B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
+    fwd = B > 1 and A > 1 and S > 1
+    qa, ka, va = g.cast(q, F32), g.cast(k, F32), g.cast(v, F32)
+    query = g.scalar(qa)  # query_acc * scaling_factor (a local until the function returns)
+    qs = g.copy(query, fwd, False)  # matmul's reshape
+    ks = g.copy(g.scalar(ka), fwd, False)  # key_acc.transpose(-2, -1) * scaling_factor
+    scores = g.bmm(qs, ks, B * A * S * S, F32)
+    probs = g.unary(scores, "SafeSoftmaxBackward0", True)  # _softmax_backward_data(grad, result)
+    probs = g.dropout(probs, cfg.attention_dropout)
+    attn = g.cast(probs, q.dtype)  # the returned attention weights, in the query dtype (sdpa drops them)
+    g.attn_weights = None
+    ctx32 = g.bmm(probs, g.copy(va, fwd, False), B * S * H, F32)
+    ctx = g.cast(ctx32, q.dtype)
+    # the math function's float32 locals and the projections BertSelfAttention still holds
+    g.point("forward: the last layer's attention", [q, k, v, qa, ka, va, query, attn, ctx32, ctx, *alive], held)
+    return g.copy(ctx, A > 1 and S > 1, B > 1 and A > 1 and S > 1)
+
+
 def _projection(g: Graph, x: T, key: str, H: int, grad_copies: bool) -> T:
     p = g.linear(x, key, H, H)
     return g.copy(p, False, grad_copies)  # .view(B, S, A, D): ViewBackward0 reshapes a transposed gradient
@@ -518,24 +561,34 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
     H, I, S, A, B = cfg.hidden_dim, cfg.intermediate_dim, g.S, cfg.num_heads, g.B
     if g.checkpointing:  # GradientCheckpointingLayer: checkpoint(layer.__call__, x, use_reentrant=False)
         g.begin_region(x)
-    qv_copy, k_copy = (A > 1 and S > 1, B > 1 and S > 1) if not sdpa else (False, False)
+    qv_copy, k_copy = (A > 1 and S > 1, B > 1 and S > 1) if not sdpa or cfg.attention_dropout > 0 else (False, False)
     q = _projection(g, x, pre + names["q"], H, qv_copy)
     k = _projection(g, x, pre + names["k"], H, k_copy)
     v = _projection(g, x, pre + names["v"], H, qv_copy)
-    ctx = (_attention_sdpa if sdpa else _attention_eager)(g, cfg, q, k, v)
+    g.attn_weights = None
+    if not sdpa:
+        ctx = _attention_eager(g, cfg, q, k, v)
+    else:
+        ctx = _attention_math(g, cfg, q, k, v, [x], held) if cfg.attention_dropout > 0 \
+            else _attention_sdpa(g, cfg, q, k, v)
     a = g.linear(ctx, pre + names["dense"], H, H)
     if attn_dropout:  # DistilBERT's TransformerBlock has none on the attention output
         a = g.dropout(a, cfg.dropout)
+    d = a
     a = g.layer_norm(g.add(x, a) if residual_first else g.add(a, x), pre + names["ln1"], H)
+    # the attention's LayerNorm: its output, the dense (dropout) output, the attention weights returned beside
+    # the context; BertAttention's self_outputs still hold the context, AlbertAttention's locals q, k, v
+    w: list[T] = [g.attn_weights] if g.attn_weights is not None else []
+    locs: list[T] = [q, k, v] if names is _ALBERT_NAMES else [ctx] if names is _BERT_NAMES else []
+    g.point("forward: the last layer's attention LayerNorm", [a, d, *w, *locs, x], held)
     h = g.linear(a, pre + names["ffn"], H, I)
-    if held is not None:  # the last layer's FFN Linears: their outputs while their inputs are alive
-        g.moment("forward: the last layer's FFN", [h, g.last_input, a, x, *held] if g.last_input else [h, a, x, *held])
+    inp = [g.last_input] if g.last_input is not None else []  # the FFN Linears' outputs while their inputs live
+    g.point("forward: the last layer's FFN", [h, *inp, a, x], held)
     act = h = _activation(g, h, cfg.hidden_act)
     inter = [h] if names is _BERT_NAMES else []  # BertLayer.feed_forward_chunk holds intermediate_output
     h = g.linear(h, pre + names["ffn_out"], I, H)
-    if held is not None:
-        g.moment("forward: the last layer's FFN output", [h, act, g.last_input, a, x, *held] if g.last_input
-                 else [h, act, a, x, *held])
+    inp = [g.last_input] if g.last_input is not None else []
+    g.point("forward: the last layer's FFN output", [h, act, *inp, a, x], held)
     if ffn_dropout:
         h = g.dropout(h, cfg.dropout)
     out = g.layer_norm(g.add(h, a), pre + names["ln2"], H)
@@ -648,8 +701,7 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
     """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). Not when
     every layer is frozen: then the peak lies inside the frozen layers' forward, whose working set (Python's
     locals, no saved tensors) is not replayed."""
-    sdpa_flash = attention == "sdpa" and cfg.attention_dropout == 0  # CPU: the math path with dropout
-    return (cfg.family in BERT_STYLE and (attention == "eager" or sdpa_flash)
+    return (cfg.family in BERT_STYLE
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head != "mlm" and layers_train)
 
@@ -688,17 +740,22 @@ def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str
 
 # ---- the engine loop ----------------------------------------------------------------------------------------
 def _recompute(e: Engine, r: Region) -> None:
-    """The checkpointed layer's forward again (torch/utils/checkpoint.py unpack_hook): its saved tensors
-    refilled one by one, then, when the last one is packed, its locals alive (then dropped by the unwinding)."""
-    for k, st in r.saves.items():
-        e.revive(st, r.refs[k])
-    tmp: dict[int, Storage] = {}
-    for t in r.alive + r.casts:  # autocast's casts in the recomputation's cache that no op saved
-        if id(t.st) not in r.saves and t.st.refs == 0 and not t.st.persistent:  # not alive already
-            tmp.setdefault(id(t.st), t.st)
-    held = [e.alloc(st.nbytes) for st in tmp.values()]
-    for st in held:
-        e.unref(st)
+    """The checkpointed layer's forward again (torch/utils/checkpoint.py unpack_hook): its saved tensors refilled
+    in forward order, its locals alive at each recorded moment, stopping (_StopRecomputationError) at the last
+    saved tensor, when the locals then alive are dropped by the unwinding."""
+    revived: set[int] = set()
+    for keys, alive in [*r.points, (list(r.saves), r.alive + r.casts)]:
+        for k in keys:
+            if k not in revived:
+                revived.add(k)
+                e.revive(r.saves[k], r.refs[k])
+        tmp: dict[int, Storage] = {}
+        for t in alive:  # not saved and not alive already: autocast's unsaved casts, the forward's locals
+            if id(t.st) not in r.saves and t.st.refs == 0 and not t.st.persistent:
+                tmp.setdefault(id(t.st), t.st)
+        held = [e.alloc(st.nbytes) for st in tmp.values()]
+        for st in held:
+            e.unref(st)
     r.done = True
 
 

@@ -13,15 +13,16 @@ host-side and left out, as the engine does) and input_ids (B·S int64).
 
 The candidates for the peak; the estimate is the largest:
 
-* replayed (albert_core/backward.py; BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA; eager, or CPU sdpa without
-  attention dropout; any dtype, checkpointing, fine-tuning mode but LoRA, head none/classification/token,
-  a layer left to train): the forward's last moments (the last layer's FFN and output LayerNorm, the
-  pooler, the head, the loss: every saved tensor and the tensors Python still holds) and the backward
+* replayed (albert_core/backward.py; BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA; eager or CPU sdpa (flash,
+  or the math path with attention dropout); any dtype, checkpointing, fine-tuning mode but LoRA, head
+  none/classification/token, a layer left to train): the forward's last moments (the last layer's
+  attention (math path), FFN and output LayerNorm, the pooler, the head, the loss: every saved tensor
+  and the tensors Python still holds) and the backward
   replayed op by op on the recorded autograd graph (torch/csrc/autograd/engine.cpp's order, each
   backward formula's allocations, saved tensors released as their node runs, checkpointing's
   recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes.
-* otherwise (DeBERTa-v2, ModernBERT, the MLM head, LoRA, CPU sdpa with attention dropout, every layer
-  frozen), moments of the step as lower bounds:
+* otherwise (DeBERTa-v2, ModernBERT, the MLM head, LoRA, every layer frozen), moments of the step
+  (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
   - backward start: every saved activation and the float32 gradient of the output (MeanBackward0 divides
