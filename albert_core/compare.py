@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .activations import activation_memory
 from .config import ConfigError, ModelConfig
+from .finetune import LoraSpec, trainable
 from .flops import forward_flops
 from .params import count_parameters
 from .training import training_memory
@@ -36,13 +37,34 @@ class Settings:
     num_gpus: int = 1
     sharding: str = "none"
     flops_seq_len: int = 512  # tokens of the forward FLOPs (clipped to each config's max_position)
+    mode: str = "full"  # fine-tuning mode (finetune.parse_mode; frozen-layers:K clipped to each config's layers)
+    head: str = "none"
+    num_labels: int = 2
+    lora: LoraSpec | None = None  # mode lora: r, alpha, dropout, targets (None: peft's default)
 
     def describe(self) -> str:
         ckpt = ", checkpointing" if self.checkpointing and self.training else ""
         mode = "training" if self.training else "inference"
         return (f"batch {self.batch_size:,}, activations {self.dtype}, {self.attention} attention, {mode}{ckpt}; "
                 f"training step at {self.seq_len:,} tokens, {self.precision}, {self.optimizer}, "
-                f"{self.num_gpus:,} GPU(s), sharding {self.sharding}; FLOPs at {self.flops_seq_len:,} tokens")
+                f"{self.num_gpus:,} GPU(s), sharding {self.sharding}, {self.fine_tuning()}; "
+                f"FLOPs at {self.flops_seq_len:,} tokens")
+
+    def fine_tuning(self) -> str:
+        """The mode, head and LoRA settings in words: 'LoRA r=8 alpha=8 dropout 0 on query,value, head classification:3'."""
+        text = self.mode
+        if self.mode == "lora":
+            lo = self.lora or LoraSpec()
+            on = ",".join(lo.targets) if lo.targets else "peft's default targets"
+            text = f"LoRA r={lo.r} alpha={lo.lora_alpha:g} dropout {lo.lora_dropout:g} on {on}"
+        head = {"none": "no head", "mlm": "MLM head"}.get(self.head, f"head {self.head}:{self.num_labels}")
+        return f"{text}, {head}"
+
+    def mode_for(self, cfg: ModelConfig) -> str:
+        """The mode for cfg: frozen-layers:K with K at most cfg's layers (one link, configs of any depth)."""
+        if self.mode.startswith("frozen-layers:"):
+            return f"frozen-layers:{min(int(self.mode.split(':')[1]), cfg.num_layers)}"
+        return self.mode
 
 
 # (item, unit) of the results, in the order shown
@@ -52,27 +74,40 @@ RESULTS = (
     ("layer share", "%"),
     ("activations at max_position", "bytes"),
     ("of which attention (seq_len²)", "bytes"),
-    ("training memory per GPU", "bytes"),
+    ("trainable parameters", "parameters"),
+    ("training step's peak per GPU", "bytes"),
+    ("training memory per GPU (sum of parts)", "bytes"),
     ("forward FLOPs per sequence", "FLOPs"),
 )
 
 
 def results(cfg: ModelConfig, s: Settings) -> dict[str, int | float | None]:
-    """The key numbers of one config under the settings (exact ints; shares in percent)."""
+    """The key numbers of one config under the settings (exact ints; shares in percent). None where albert_core
+    does not model a number (a family's activations) or the settings cannot be counted (LoRA without targets
+    where peft has none: the pages say why)."""
     c = count_parameters(cfg)
-    # the activation memory of one training forward at seq_len = max_position (albert_core.activations)
-    memory: tuple[int | None, int | None, int | None]
-    try:
+    mode, lora = s.mode_for(cfg), s.lora if s.mode == "lora" else None
+    act: tuple[int | None, int | None] = (None, None)
+    try:  # the activation memory of one training forward at seq_len = max_position (albert_core.activations)
         a = activation_memory(cfg, batch_size=s.batch_size, seq_len=cfg.max_position, dtype=s.dtype,
                               attention=s.attention, training=s.training, checkpointing=s.checkpointing and s.training)
+        act = (a.total, a.quadratic)
+    except ConfigError:  # a family whose activations albert_core does not model: no number rather than a wrong one
+        pass
+    train: tuple[int | None, int | None, int | None] = (None, None, None)
+    try:
         t = training_memory(cfg, batch_size=s.batch_size, seq_len=min(s.seq_len, cfg.max_position),
                             precision=s.precision, optimizer=s.optimizer, num_gpus=s.num_gpus, sharding=s.sharding,
-                            attention=s.attention, checkpointing=s.checkpointing)
-        memory = (a.total, a.quadratic, t.total)
-    except ConfigError:  # a family whose activations albert_core does not model: no number rather than a wrong one
-        memory = (None, None, None)
+                            attention=s.attention, checkpointing=s.checkpointing, mode=mode, head=s.head,
+                            num_labels=s.num_labels, lora=lora)
+        train = (t.trainable, t.peak if t.peak_modelled else None, t.total)
+    except ValueError:  # ConfigError (not modelled) or a fine-tuning setup that cannot be counted
+        try:
+            train = (trainable(cfg, mode, head=s.head, num_labels=s.num_labels, lora=lora).trainable, None, None)
+        except ValueError:
+            pass
     f = forward_flops(cfg, min(s.flops_seq_len, cfg.max_position), 1)
-    values = (c.total, c.embedding_pct, c.layers_pct, *memory, f.total)
+    values = (c.total, c.embedding_pct, c.layers_pct, *act, *train, f.total)
     return {item: v for (item, _), v in zip(RESULTS, values, strict=True)}
 
 

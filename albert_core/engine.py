@@ -6,7 +6,8 @@ Under `torch._subclasses.fake_tensor.FakeTensorMode` every tensor has a shape, a
 of the right size, but no bytes behind it: the same modeling code, the same aten ops and the same
 autograd graph run, so a 3.5B-parameter model is measured by a process that holds only PyTorch's
 imports. With `fake=False` the same functions run on real CPU tensors: that is the proof of the
-engine (tests/test_engine.py holds the two equal, byte for byte).
+engine (tests/test_engine.py holds the two equal, byte for byte). Fine-tuned models (finetune.build: frozen
+parts, BitFit, peft's LoRA) are built on fake tensors too (`fake_build`; tests/test_engine_finetune.py).
 
 One TorchDispatchMode (`LiveStorages`, below autograd, like torch.distributed._tools.mem_tracker)
 sees every op's outputs. Each new storage is recorded once with the clock tick it was born at and,
@@ -200,8 +201,9 @@ def prepare(model: Any, run: Run, training: bool) -> Any:
     return model
 
 
-def cast(model: Any, dtype: Any) -> None:
-    """model.to(dtype) for floating parameters and buffers, one tensor at a time, shared tensors kept shared.
+def cast(model: Any, dtype: Any, device: Any = None) -> None:
+    """model.to(device, dtype) one tensor at a time, shared tensors kept shared: floating parameters and buffers
+    take dtype (None: their own), every tensor takes device (None: its own); one already there is kept as it is.
 
     nn.Module.to swaps a tensor subclass's parameters in place (torch.utils.swap_tensors), which fake
     tensors refuse (FakeTensorMode holds weak references to them); this does what `_apply` does
@@ -209,18 +211,71 @@ def cast(model: Any, dtype: Any) -> None:
     """
     import torch
 
+    def target(t: Any) -> tuple[Any, Any] | None:
+        """(device, dtype) to move t to, or None where it is there already."""
+        to = dtype if dtype is not None and t.is_floating_point() else t.dtype
+        where = t.device if device is None else torch.device(device)
+        return None if (t.dtype, t.device) == (to, where) else (where, to)
+
     memo: dict[int, Any] = {}
     for mod in model.modules():
         for name, p in list(mod._parameters.items()):
-            if p is not None and p.is_floating_point():
+            if p is not None:
                 if id(p) not in memo:
-                    memo[id(p)] = torch.nn.Parameter(p.detach().to(dtype), requires_grad=p.requires_grad)
+                    go = target(p)
+                    memo[id(p)] = p if go is None else torch.nn.Parameter(p.detach().to(*go),
+                                                                           requires_grad=p.requires_grad)
                 mod._parameters[name] = memo[id(p)]
         for name, b in list(mod._buffers.items()):
-            if b is not None and b.is_floating_point():
+            if b is not None:
                 if id(b) not in memo:
-                    memo[id(b)] = b.to(dtype)
+                    go = target(b)
+                    memo[id(b)] = b if go is None else b.to(*go)
                 mod._buffers[name] = memo[id(b)]
+
+
+@contextlib.contextmanager
+def fake_build() -> Iterator[None]:
+    """While a model is built on fake tensors: nn.Module.to as `cast` does it, and deepcopy in the same FakeTensorMode.
+
+    peft's get_peft_model moves each new LoRA adapter to its base layer's device and dtype with
+    `adapter.to(device, dtype=...)` (peft tuners/tuners_utils.py, _move_adapter_to_device_of_base_layer), and
+    nn.Module._apply swaps a FakeTensor parameter in place (torch/nn/modules/module.py), which fake tensors
+    refuse: "_apply(): Couldn't swap Linear.weight". Here Module.to keeps what is already on the device and
+    dtype asked (peft's case: a no-op) and replaces the rest as `cast` does. And peft's modules_to_save copy
+    (copy.deepcopy of a task head, peft utils/other.py ModulesToSaveWrapper) deep-copies a FakeTensor's
+    __dict__, its fake_mode with it (torch/_tensor.py Tensor.__deepcopy__): the copy then lives in another
+    mode ("Mixing fake modes NYI"); here it is a clone in the running mode, a new storage as on real tensors.
+    """
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor
+    from torch.overrides import TorchFunctionMode
+
+    class SameModeCopy(TorchFunctionMode):  # type: ignore[misc]  # torch is untyped here (pyproject)
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if func is torch.Tensor.__deepcopy__ and isinstance(args[0], FakeTensor):
+                t, memo = args
+                if id(t) not in memo:
+                    with torch.no_grad():
+                        copy = t.detach().clone()
+                    memo[id(t)] = (torch.nn.Parameter(copy, requires_grad=t.requires_grad)
+                                   if isinstance(t, torch.nn.Parameter) else copy.requires_grad_(t.requires_grad))
+                return memo[id(t)]
+            return func(*args, **(kwargs or {}))
+
+    original = torch.nn.Module.to
+
+    def to(self: Any, *args: Any, **kwargs: Any) -> Any:
+        device, dtype, _, _ = torch._C._nn._parse_to(*args, **kwargs)
+        cast(self, dtype, device)
+        return self
+
+    torch.nn.Module.to = to
+    try:
+        with SameModeCopy():
+            yield
+    finally:
+        torch.nn.Module.to = original
 
 
 def autocast(dtype: str) -> Any:
@@ -634,7 +689,8 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
     out: dict[str, Any] = {}
     with tensor_mode(run.fake):
         torch.manual_seed(run.seed)
-        model = make()
+        with fake_build() if run.fake else contextlib.nullcontext():
+            model = make()
         out["parameters"] = sum(p.numel() for p in model.parameters())
         out["by_module"] = by_module(model)
         ids = input_ids(vocab_size, run)

@@ -402,9 +402,11 @@ def mode_table(cfg: ModelConfig, modes: tuple[str, ...] = ("full", "frozen-embed
 
 
 def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
-          lora: LoraSpec | None = None, device: str = "meta") -> Any:
+          lora: LoraSpec | None = None, device: str = "meta", attention: str | None = None) -> Any:
     """The real model of `trainable(...)`'s setup: Hugging Face's task model with requires_grad set, or
-    for lora peft's get_peft_model (targets None: peft picks its own default). torch/peft imported here."""
+    for lora peft's get_peft_model (targets None: peft picks its own default). torch/peft imported here.
+    attention: "eager" or "sdpa" as build.hf_model takes it (a family without sdpa runs its own); None:
+    transformers' default for the class."""
     from .hf import hf_expressible
 
     name, k = parse_mode(mode)
@@ -412,7 +414,7 @@ def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_label
     if not hf_expressible(cfg):
         raise ValueError(f"build: Hugging Face builds sharing '{cfg.sharing}' of family '{cfg.family}' unshared, so its "
                          "model would not be the one trainable() counts; choose sharing 'none' (or an ALBERT sharing all)")
-    model = task_model(cfg, head, num_labels, device)
+    model = task_model(cfg, head, num_labels, device, attention)
     if name == "lora":
         from .serving import quiet_torchao
 
@@ -448,8 +450,8 @@ def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_label
     return model
 
 
-def task_model(cfg: ModelConfig, head: str, num_labels: int, device: str) -> Any:
-    """AutoModel / AutoModelFor... of head, from hf.hf_dict(cfg), on device (meta: no memory)."""
+def task_model(cfg: ModelConfig, head: str, num_labels: int, device: str, attention: str | None = None) -> Any:
+    """AutoModel / AutoModelFor... of head, from hf.hf_dict(cfg), on device (meta: no memory); attention as build."""
     from .serving import quiet_torchao
 
     quiet_torchao()  # transformers imports torchao on a model build when it is installed
@@ -469,8 +471,17 @@ def task_model(cfg: ModelConfig, head: str, num_labels: int, device: str) -> Any
     cls = {"none": AutoModel, "classification": AutoModelForSequenceClassification,
            "token": AutoModelForTokenClassification, "mlm": AutoModelForMaskedLM}[head]
     conf = AutoConfig.for_model(**hf_dict(cfg), num_labels=max(num_labels, 1))
+    kw = {}
+    if attention is not None:
+        from .build import ATTENTION_IMPLS
+        from .config import require_choice
+
+        require_choice("attention", attention, ATTENTION_IMPLS)
+        # build.hf_model's rule: a family without an sdpa path (DeBERTa-v2) runs its own attention
+        kw["attn_implementation"] = attention if attention in getattr(family(cfg.family), "HF_ATTENTIONS",
+                                                                      ATTENTION_IMPLS) else "eager"
     with torch.device(device):
-        return cls.from_config(conf)
+        return cls.from_config(conf, **kw)
 
 
 def count_built(model: Any) -> tuple[int, int]:

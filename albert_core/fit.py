@@ -1,9 +1,12 @@
 """Fit planner: the largest batch and sequence length whose training step fits a memory budget.
 
-Uses training_memory (weights, gradients, optimizer state, master weights, activations per GPU).
-Activation bytes are a polynomial in batch B and sequence S with non-negative coefficients
-(activations.py), so memory grows with each: the largest batch is a closed-form integer division,
-the largest seq_len a binary search over 1..max_position. Exact ints throughout.
+What must fit is the training step's peak per GPU (training_memory(...).peak: albert_core.step's largest
+moment, sharded as training.py says), not the sum of the parts. The peak is the largest of several moments,
+each affine in the batch B and growing in the sequence S (activation bytes are polynomials with
+non-negative coefficients, activations.py), so it grows with each but is not one affine function: the
+largest batch is a doubling search then a binary search, as is the largest seq_len over 1..max_position.
+kw passes training_memory's options through (precision, optimizer, num_gpus, sharding, attention,
+checkpointing, device, mode, head, num_labels, lora). Exact ints throughout.
 """
 
 from __future__ import annotations
@@ -12,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from .config import ModelConfig
 from .gpus import GPUS
-from .training import training_memory
+from .training import PEAK_MAX_LAYERS, training_memory
+
+MAX_BATCH = 1 << 40  # the batch search stops here (memory that did not grow with the batch: a config error)
+
+
+def step_bytes(cfg: ModelConfig, *, batch_size: int, seq_len: int, **kw: Any) -> int:
+    """What the planner compares with the budget: the training step's peak per GPU (training_memory's .peak), or
+    the sum of the parts beyond training.PEAK_MAX_LAYERS layer applications (TrainingMemory.planned)."""
+    return training_memory(cfg, batch_size=batch_size, seq_len=seq_len, **kw).planned
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,15 +45,21 @@ def max_batch_size(cfg: ModelConfig, budget_bytes: int, *, seq_len: int, overhea
     checkpointing, device).
     """
     budget = _budget(budget_bytes, overhead_bytes)
-    m1 = training_memory(cfg, batch_size=1, seq_len=seq_len, **kw).total
-    if m1 > budget:
+
+    def fits(b: int) -> bool:
+        return step_bytes(cfg, batch_size=b, seq_len=seq_len, **kw) <= budget
+
+    if not fits(1):
         return 0
-    m2 = training_memory(cfg, batch_size=2, seq_len=seq_len, **kw).total
-    per_sample = m2 - m1  # memory is affine in the batch: fixed + B·per_sample
-    if per_sample <= 0:
-        raise ValueError("memory does not grow with the batch size; cannot plan a batch")
-    fixed = m1 - per_sample
-    return (budget - fixed) // per_sample
+    lo, hi = 1, 2  # fits(lo) holds; the peak grows with B (each moment is affine in B with a positive slope)
+    while fits(hi):
+        if hi >= MAX_BATCH:
+            raise ValueError("memory does not grow with the batch size; cannot plan a batch")
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
 
 
 def max_seq_len(cfg: ModelConfig, budget_bytes: int, *, batch_size: int, overhead_bytes: int = 0,
@@ -51,7 +68,7 @@ def max_seq_len(cfg: ModelConfig, budget_bytes: int, *, batch_size: int, overhea
     budget = _budget(budget_bytes, overhead_bytes)
 
     def fits(s: int) -> bool:
-        return training_memory(cfg, batch_size=batch_size, seq_len=s, **kw).total <= budget
+        return step_bytes(cfg, batch_size=batch_size, seq_len=s, **kw) <= budget
 
     if not fits(1):
         return 0
@@ -78,7 +95,7 @@ def max_position_that_fits(cfg: ModelConfig, budget_bytes: int, *, batch_size: i
     budget = _budget(budget_bytes, overhead_bytes)
 
     def fits(p: int) -> bool:
-        return training_memory(cfg.replace(max_position=p), batch_size=batch_size, seq_len=p, **kw).total <= budget
+        return step_bytes(cfg.replace(max_position=p), batch_size=batch_size, seq_len=p, **kw) <= budget
 
     if not fits(1):
         return 0
@@ -97,8 +114,9 @@ def max_position_that_fits(cfg: ModelConfig, budget_bytes: int, *, batch_size: i
 
 def fit_table(cfgs: Any, *, batch_size: int = 8, seq_len: int = 512, gpus: dict[str, int] | None = None,
               custom_budget: int | None = None, overhead_bytes: int = 0, **kw: Any) -> pd.DataFrame:
-    """Tidy table, one row per (config, GPU): memory needed at (batch_size, seq_len), whether it
-    fits, the largest batch at seq_len and the largest seq_len at batch_size.
+    """Tidy table, one row per (config, GPU): memory needed at (batch_size, seq_len) (needed_bytes: the step's
+    peak; sum_of_parts beside it), whether it fits, the largest batch at seq_len and the largest seq_len at
+    batch_size; trainable parameters of the mode.
 
     cfgs: a ModelConfig, a list, or a dict name -> ModelConfig. gpus: name -> bytes (default GPUS);
     custom_budget adds a row "custom". seq_len is clipped to each config's max_position.
@@ -115,13 +133,17 @@ def fit_table(cfgs: Any, *, batch_size: int = 8, seq_len: int = 512, gpus: dict[
     rows = []
     for name, cfg in items:
         s = min(seq_len, cfg.max_position)
-        need = training_memory(cfg, batch_size=batch_size, seq_len=s, **kw).total
+        t = training_memory(cfg, batch_size=batch_size, seq_len=s, **kw)
+        need = t.planned
         for gpu, mem in table.items():
             rows.append({
                 "config": name, "gpu": gpu, "gpu_bytes": mem, "seq_len": s, "batch_size": batch_size,
-                "needed_bytes": need, "fits": need <= mem - overhead_bytes,
+                "needed_bytes": need, "sum_of_parts": t.total,
+                "peak_phase": t.peak_phase or f"not modelled beyond {PEAK_MAX_LAYERS} layers: planned on the sum",
+                "trainable": t.trainable, "parameters": t.parameters, "fits": need <= mem - overhead_bytes,
                 "max_batch_size": max_batch_size(cfg, mem, seq_len=s, overhead_bytes=overhead_bytes, **kw),
                 "max_seq_len": max_seq_len(cfg, mem, batch_size=batch_size, overhead_bytes=overhead_bytes, **kw),
             })
     df = pd.DataFrame(rows)
-    return df.astype({"gpu_bytes": object, "needed_bytes": object, "max_batch_size": object, "max_seq_len": object})
+    return df.astype({k: object for k in ("gpu_bytes", "needed_bytes", "sum_of_parts", "trainable", "parameters",
+                                          "max_batch_size", "max_seq_len")})

@@ -22,13 +22,17 @@ from typing import Any
 
 from .activations import ATTENTIONS, DTYPES
 from .config import FIELD_NAMES, ConfigError, ModelConfig, coerce_field
+from .finetune import MAX_RANK, MODES
 from .gpus import GPUS
+from .heads import HEADS, MAX_LABELS
 from .presets import DEFAULT_PRESET, PRESETS
+from .serving import FORMATS
 from .training import OPTIMIZERS, PRECISIONS, SHARDINGS
 
 MAX_COMPARE = 12  # configs compared side by side, beyond the sidebar one
 MAX_VALUE_LEN = 200  # longer query values are refused, not parsed
 _CUSTOM_ID = re.compile(r"^c([1-9][0-9]?)$")
+_MODULE_NAMES = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_.]*\s*(,\s*[A-Za-z_][A-Za-z0-9_.]*\s*)*$")
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,7 @@ class Control:
     """One page control that a URL can carry."""
 
     default: Any  # value when the URL leaves it out
-    kind: str  # "int" | "choice" | "bool"
+    kind: str  # "int" | "choice" | "bool" | "probability" (0 <= p < 1) | "names" (comma list of module names, or empty)
     choices: tuple[str, ...] = ()  # allowed values of a "choice" control
     lo: int = 1  # smallest allowed "int"
     hi: int = 1  # largest allowed "int"
@@ -46,7 +50,7 @@ class Control:
 PAGE_TABS: dict[str, tuple[str, ...]] = {
     "overview": ("presets", "table", "compare"),
     "parameters": ("shares", "table", "breakdown", "sweep", "factorization", "sharing", "cuts"),
-    "memory": ("activations", "max_position", "variants", "training"),
+    "memory": ("activations", "max_position", "variants", "training", "serving"),
     "fit": ("chart", "table"),
     "compute": ("scatter", "table", "breakdown"),
 }
@@ -69,6 +73,19 @@ def _controls() -> dict[str, Control]:
         "gpu": Control("A100 80 GB", "choice", tuple(GPUS)),
         "num_gpus": Control(1, "int", lo=1, hi=4096),
         "sharding": Control("none", "choice", SHARDINGS),
+        # Fine-tuning (Memory's training tab and the Fit planner): albert_core.finetune and heads
+        "train_mode": Control("full", "choice", MODES),
+        "frozen_layers": Control(1, "int", lo=0, hi=4096),  # K of frozen-layers (clipped to each config's layers)
+        "lora_r": Control(8, "int", lo=1, hi=MAX_RANK),
+        "lora_alpha": Control(8, "int", lo=1, hi=MAX_RANK),  # peft LoraConfig's default 8
+        "lora_dropout": Control(0.0, "probability"),
+        "lora_targets": Control("", "names"),  # Hugging Face module names; empty: peft's default for the model type
+        "head": Control("none", "choice", HEADS),
+        "num_labels": Control(2, "int", lo=1, hi=MAX_LABELS),
+        # Serving (Memory's serving tab): albert_core.serving
+        "serve_format": Control("int8", "choice", FORMATS),  # the format described in full under the table
+        "group_size": Control(128, "int", lo=1, hi=1 << 16),  # int4: values per scale and zero point
+        "serve_embeddings": Control(False, "bool"),  # quantize the nn.Embedding tables too
         # Parameters page
         "sweep": Control("hidden_dim", "choice", ("vocab_size", "hidden_dim", "num_layers")),
         "params_scale": Control("log", "choice", ("linear", "log")),  # x axis of the share sweep (its own key)
@@ -162,6 +179,19 @@ def parse_control(name: str, raw: str) -> Any:
         if raw.lower() in ("0", "false", "no", "off"):
             return False
         raise ValueError(f"{name} must be 1 or 0, got {_short(raw)}")
+    if ctl.kind == "probability":
+        try:
+            p = float(raw)
+        except ValueError:
+            p = -1.0
+        if not 0 <= p < 1:  # NaN fails both
+            raise ValueError(f"{name} must be a probability from 0 up to (not including) 1, got {_short(raw)}")
+        return p
+    if ctl.kind == "names":
+        if raw.strip() and not _MODULE_NAMES.match(raw):
+            raise ValueError(f"{name} must be module names separated by commas, like query,value (or empty for "
+                             f"peft's default), got {_short(raw)}")
+        return ",".join(t.strip() for t in raw.split(",") if t.strip())
     if ctl.kind == "int":
         s = raw.strip()
         if not (s.isascii() and s.isdigit() and len(s) < 12):

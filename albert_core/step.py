@@ -11,19 +11,28 @@ max_position_embeddings; ModernBERT's rotary inv_freq and its original copy per 
 optimizer state of the trainable tensors (finetune.state_elements; AdamW's float32 `step` counters are
 host-side and left out, as the engine does) and input_ids (B·S int64).
 
-The candidates for the peak, each a moment the step really passes through, so each is a lower bound of
-the true peak; the estimate is the largest:
+The candidates for the peak; the estimate is the largest:
 
-* forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
-  output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
-* backward start: every saved activation and the float32 gradient of the output (MeanBackward0 divides
-  the expanded gradient: one (B, S, H) float32 tensor).
-* checkpointing (HF's per-layer torch.utils.checkpoint, use_reentrant=False): the moment layer j's
-  recompute has finished, for the first and the last layer application j: the gradients of every layer
-  above j and of the pooler, the embeddings' saved tensors, the checkpointed inputs of layers 0..j, one
-  layer's recomputed saves (recompute_memory) and the gradient flowing into layer j's output.
-* end of backward: the parameters, every gradient and, while the word-embedding gradient is made (the
-  last backward op), the (B, S, E) gradient of the embedding output.
+* replayed (albert_core/backward.py; BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA; eager or CPU sdpa (flash,
+  or the math path with attention dropout); any dtype, checkpointing, fine-tuning mode but LoRA, head
+  none/classification/token, a layer left to train): the forward's last moments (the last layer's
+  attention (math path), FFN and output LayerNorm, the pooler, the head, the loss: every saved tensor
+  and the tensors Python still holds) and the backward
+  replayed op by op on the recorded autograd graph (torch/csrc/autograd/engine.cpp's order, each
+  backward formula's allocations, saved tensors released as their node runs, checkpointing's
+  recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes.
+* otherwise (DeBERTa-v2, ModernBERT, the MLM head, LoRA, every layer frozen), moments of the step
+  (lower bounds for the full model):
+  - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
+    output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
+  - backward start: every saved activation and the float32 gradient of the output (MeanBackward0 divides
+    the expanded gradient: one (B, S, H) float32 tensor).
+  - checkpointing (HF's per-layer torch.utils.checkpoint, use_reentrant=False): the moment layer j's
+    recompute has finished, for the first and the last layer application j: the gradients of every layer
+    above j and of the pooler, the embeddings' saved tensors, the checkpointed inputs of layers 0..j, one
+    layer's recomputed saves (recompute_memory) and the gradient flowing into layer j's output.
+  - end of backward: the parameters, every gradient and, while the word-embedding gradient is made (the
+    last backward op), the (B, S, E) gradient of the embedding output.
 * optimizer step (exact): every gradient stays alive through optimizer.step(); per tensor, in the order
   named_parameters() yields them, the temporaries torch/optim allocates:
   AdamW (_single_tensor_adam, not capturable): denom = exp_avg_sq.sqrt() / bias_correction2_sqrt: the sqrt
@@ -36,16 +45,16 @@ the true peak; the estimate is the largest:
   until rebound (row_mean, col_mean, grad_squared; the previous update until `update =` is rebound), which
   the replay below follows op by op.
 
-What is modelled exactly and what is not: the optimizer-step candidate and at_start are exact (the tests
-hold them equal to the engine to the byte). The activation-side candidates leave out the backward's
-transient working set (the gradients of the top layer's tensors while its saved tensors are freed one op
-at a time): where the true peak lies in the backward, the estimate is below it by that working set (at
-bert-base 8 × 512 float32, 0.5%; on tiny configs, where one layer's transient is a large share of the
-step, several percent; tests/test_step_peak.py measures it). Fine-tuning modes: parameters, gradients,
-optimizer state and the optimizer-step candidate are exact for every mode and head (ALBERT frozen-layers:
-12 bytes over, not found); the saved activations are the full base model's less what a frozen prefix
-(frozen embeddings, the first K layers) does not save at all; a frozen Linear's input after the prefix,
-LoRA's dropout copy, BitFit and a task head's logits are not modelled (measured within 5%).
+What is modelled exactly and what is not: at_start and the optimizer-step candidate are exact for every
+family, mode and head the tests cover (ALBERT frozen-layers: 12 bytes over, not found). Where the replay
+runs (activations_exact True), the whole peak is exact (tests/test_step_peak.py: 50 random configs per
+replayed family; bert-base 8 × 512 float32, xlm-roberta-base 16 × 512 mixed bf16, albert-xxlarge 8 × 512:
+equal to the byte, before this replay 0.48%, 0.82% and 2.27% low). Elsewhere the activation-side
+candidates leave out the backward's transient working set: deberta-v3-base 16 × 512 mixed bf16 2.8% low,
+ModernBERT-large 1 × 8,192 5.3% low, tiny configs up to 25%. For LoRA, the MLM head and a model whose
+every layer is frozen the candidates' saved activations are the full model's less a frozen prefix's (LoRA's
+dropout copy, the MLM logits, a frozen Linear's unsaved input not modelled): off either way, measured
+-52% to +23% on tiny configs with every layer frozen (activations_exact False for LoRA and heads).
 
 CUDA (not measured here; the engine runs on the CPU):
 * the caching allocator rounds every block up to a multiple of 512 bytes (c10/cuda/CUDACachingAllocator.cpp,
@@ -65,6 +74,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import backward
 from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
@@ -111,14 +121,15 @@ class StepPeakEstimate:
     at_peak: dict[str, int]  # CATEGORIES -> bytes alive at the peak (sums to peak)
     at_start: dict[str, int]  # CATEGORIES -> bytes alive when the step starts
     candidates: tuple[Candidate, ...] = field(repr=False)
-    activations_exact: bool = True  # False where the saved activations are the full base model's (frozen/LoRA/heads)
+    activations_exact: bool = True  # True where the step is replayed op by op (backward.py) or a prefix-frozen bound
+    saved: int | None = None  # bytes every saved activation takes at once, where the replay counted them
 
     @property
     def sum_of_parts(self) -> int:
         """What training_memory adds up: parameters, all gradients, state, all saved activations (and the rest)."""
         s = self.at_start
         grads = next(c for c in self.candidates if c.name == "optimizer step").at["gradients"]
-        acts = max(c.at["saved activations"] for c in self.candidates)
+        acts = self.saved if self.saved is not None else max(c.at["saved activations"] for c in self.candidates)
         return s["parameters"] + s["buffers"] + s["optimizer state"] + s["input"] + grads + acts
 
 
@@ -291,6 +302,32 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     persist = dict(start)
     cands: list[Candidate] = []
 
+    layers_train = any(t.trainable and t.part == "layers" for t in ts)
+    replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head, layers_train)
+    if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
+        pk, saved = backward.bert_style_peak(cfg, B, S, dtype, persist,
+                                         backward.trainable_by_name({t.name: t.trainable for t in ts}), attention,
+                                         checkpointing, head, num_labels)
+        phase = "forward" if pk.where.startswith("forward") else "backward"
+        cands.append(Candidate(pk.where if phase == "forward" else f"backward: {pk.where}", phase, pk.at))
+    else:
+        saved = None
+        cands += _bound_candidates(cfg, ts, persist, B, S, dtype, attention, checkpointing, device, name, k, head,
+                                   wb, G)
+    temps = optimizer_temporaries(ts, optimizer, wb)
+    cands.append(Candidate("optimizer step", "optimizer step" if temps else "backward",
+                           {**persist, "gradients": G, "temporaries": temps}))
+    best = max(cands, key=lambda c: c.total)
+    exact = replayed or (name in ("full", "frozen-embeddings", "frozen-layers") and head == "none")
+    return StepPeakEstimate(cfg.name, B, S, dtype, optimizer, attention, checkpointing, mode, head, best.total,
+                            best.phase, best.name, dict(best.at), start, tuple(cands), exact, saved)
+
+
+def _bound_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], B: int, S: int, dtype: str,
+                      attention: str, checkpointing: bool, device: str, name: str, k: int, head: str, wb: int,
+                      G: int) -> list[Candidate]:
+    """Where the replay does not reach: moments of the step whose bytes are lower bounds (module docstring)."""
+    cands: list[Candidate] = []
     am = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
                            checkpointing=checkpointing, device=device)
     A = am.total - _frozen_saves(cfg, name, k, am.terms, B, S)
@@ -313,13 +350,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     cands.append(Candidate("end of backward: every gradient, the word-embedding gradient being made", "backward",
                            {**persist, "gradients": G,
                             "temporaries": B * S * E * wb if emb_trainable and G else 0}))
-    temps = optimizer_temporaries(ts, optimizer, wb)
-    cands.append(Candidate("optimizer step", "optimizer step" if temps else "backward",
-                           {**persist, "gradients": G, "temporaries": temps}))
-    best = max(cands, key=lambda c: c.total)
-    exact = name in ("full", "frozen-embeddings", "frozen-layers") and head == "none"
-    return StepPeakEstimate(cfg.name, B, S, dtype, optimizer, attention, checkpointing, mode, head, best.total,
-                            best.phase, best.name, dict(best.at), start, tuple(cands), exact)
+    return cands
 
 
 def _frozen_saves(cfg: ModelConfig, mode: str, k: int, terms: tuple[Term, ...], B: int, S: int) -> int:

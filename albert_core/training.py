@@ -27,15 +27,34 @@ GPU holds everything), "zero1" (optimizer state and master weights partitioned),
 gradients), "zero3"/"fsdp" (+ weights). A partitioned buffer of n elements holds ceil(n / N) per GPU
 (flat buffers padded to a multiple of N). batch_size is the micro-batch on each GPU; activations
 are never partitioned by ZeRO.
+
+Fine-tuning modes and task heads (finetune.py: full, frozen-embeddings, frozen-layers:K, lora, bitfit; heads
+none, classification:N, token:N, mlm): weights count every tensor of the task model (base + head + LoRA's
+adapters and peft's trainable copies); gradients, optimizer state and master weights count the trainable
+tensors only (finetune.state_elements: torch.optim skips a parameter whose grad is None). The activations of
+the sum of parts are the base model's full forward (a frozen prefix saving nothing is in the peak only).
+
+The step's peak (`peak`, `peak_phase`, `peak_moment`, `at_peak`): albert_core.step.step_peak with the same
+settings: the largest of the moments a step really passes through (forward end, backward start, end of
+backward, the optimizer step's temporaries, the checkpoint recomputes), which is what must fit, not the sum.
+step_peak runs mixed_bf16/mixed_fp16 as the engine does, torch.autocast with float32 weights: those weights
+are the master copy, so the per-parameter bytes are 4 (weights) + 4 (gradients) + 8 (AdamW) = the same 16 as
+the ZeRO accounting above; its activations are autocast's (some float32). Sharding is applied to the peak's
+categories per moment (ZeRO, Rajbhandari et al. 2020, Sec. 5: stage 1 the optimizer state, 2 + gradients,
+3 + parameters, ceil(n / N) elements each), and stage 3 adds the largest gathered unit's full parameters as a
+transient (Sec. 5.3: parameters are broadcast to every GPU for the unit's forward and backward; a unit is
+one layer, or everything outside the layers as FSDP's root unit).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .activations import DEFAULT_DEVICE, activation_memory, recompute_memory
 from .config import ModelConfig, require_choice
+from .finetune import LoraSpec, Tensor, state_elements, tensors
 from .params import count_parameters, stored_copies
 
 if TYPE_CHECKING:
@@ -44,6 +63,9 @@ if TYPE_CHECKING:
 PRECISIONS = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
 OPTIMIZERS = ("adamw", "sgd", "adafactor")
 SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
+PEAK_MAX_LAYERS = 512  # layer applications up to which the peak is modelled: step_peak walks every tensor and
+# layer step (about 0.07 ms per layer here), and a planner's search calls it dozens of times; deeper configs
+# (no encoder trained has more than 48) are planned on the sum of the parts, and the pages say so
 _ACT_DTYPE = {"float32": "float32", "bfloat16": "bfloat16", "float16": "float16",
               "mixed_bf16": "bfloat16", "mixed_fp16": "float16"}
 
@@ -102,6 +124,19 @@ class TrainingMemory:
     activations: int  # saved for backward, plus one layer's recompute under checkpointing
     activations_saved: int
     activations_recompute: int
+    mode: str = "full"  # finetune.parse_mode's spelling (frozen-layers:K)
+    head: str = "none"
+    trainable: int = 0  # trainable parameters (finetune.trainable's count); all of them for full
+    peak: int = 0  # the step's peak per GPU (step.step_peak, sharded as stated); 0 where not computed
+    peak_phase: str = ""  # forward | backward | optimizer step
+    peak_moment: str = ""  # what happens at the peak
+    at_peak: dict[str, int] = field(default_factory=dict)  # step.CATEGORIES (+ the gathered ZeRO-3 unit) -> bytes
+    peak_modelled: bool = False  # False: with_peak off, or beyond PEAK_MAX_LAYERS (then peak is 0)
+
+    @property
+    def planned(self) -> int:
+        """What must fit: the step's peak where modelled, else the sum of the parts (fit.py plans on it)."""
+        return self.peak if self.peak_modelled else self.total
 
     @property
     def total(self) -> int:
@@ -128,8 +163,14 @@ def _ceil_div(a: int, b: int) -> int:
 def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precision: str = "mixed_bf16",
                     optimizer: str = "adamw", num_gpus: int = 1, sharding: str = "none",
                     attention: str = "sdpa", checkpointing: bool = False,
-                    device: str = DEFAULT_DEVICE) -> TrainingMemory:
-    """Memory per GPU of one training step of cfg's base model (see the module docstring)."""
+                    device: str = DEFAULT_DEVICE, mode: str = "full", head: str = "none", num_labels: int = 2,
+                    lora: LoraSpec | None = None, with_peak: bool = True) -> TrainingMemory:
+    """Memory per GPU of one training step of cfg with `head` under fine-tuning `mode` (module docstring).
+
+    with_peak=False leaves the step's peak out (peak 0; the parts only), for sweeps that show the sum; so does a
+    config of more than PEAK_MAX_LAYERS layer applications (peak_modelled says which).
+    Bad input: ValueError saying what to change (a LoRA without targets where peft has none, say).
+    """
     require_choice("precision", precision, PRECISIONS)
     require_choice("optimizer", optimizer, OPTIMIZERS)
     require_choice("sharding", sharding, SHARDINGS)
@@ -139,7 +180,14 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
         sharding_eff = "none"  # nothing to partition over
     else:
         sharding_eff = "zero3" if sharding == "fsdp" else sharding
-    n = count_parameters(cfg).total
+    full = mode == "full" and head == "none"
+    ts = None if full else tensors(cfg, mode, head=head, num_labels=num_labels, lora=lora)
+    n = count_parameters(cfg).total if ts is None else sum(t.numel for t in ts)
+    if ts is None:
+        n_train, grad_el, opt_el = n, n, optimizer_state_elements(cfg, optimizer)
+    else:
+        el = state_elements(ts, optimizer)
+        n_train, grad_el, opt_el = el["gradients"], el["gradients"], el["optimizer"]
     wb = 4 if precision == "float32" else 2  # weight and gradient bytes
     sb = 2 if precision in ("bfloat16", "float16") else 4  # optimizer state bytes
     mixed = precision.startswith("mixed")
@@ -150,13 +198,64 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
         return nbytes * (_ceil_div(elems, N) if stage >= sharded_from else elems)
 
     weights = part(n, wb, 3)
-    grads = part(n, wb, 2)
-    opt = part(optimizer_state_elements(cfg, optimizer), sb, 1)
-    master = part(n, 4, 1) if mixed else 0
+    grads = part(grad_el, wb, 2)
+    opt = part(opt_el, sb, 1)
+    master = part(n_train, 4, 1) if mixed else 0  # the float32 master copy of what trains (ZeRO Sec. 3.1)
     dt = _ACT_DTYPE[precision]
     saved = activation_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dt, attention=attention,
                               checkpointing=checkpointing, device=device).total
     recompute = recompute_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dt, attention=attention,
                                  device=device) if checkpointing else 0
+    peak: tuple[int, str, str, dict[str, int]] = (0, "", "", {})
+    modelled = with_peak and cfg.num_layers * cfg.inner_group_num <= PEAK_MAX_LAYERS
+    if modelled:
+        peak = _sharded_peak(cfg, stage, N, batch_size=batch_size, seq_len=seq_len, precision=precision,
+                             optimizer=optimizer, attention=attention, checkpointing=checkpointing, device=device,
+                             mode=mode, head=head, num_labels=num_labels, lora=lora)
     return TrainingMemory(cfg.name, precision, optimizer, num_gpus, sharding, batch_size, seq_len, n,
-                          weights, grads, opt, master, saved + recompute, saved, recompute)
+                          weights, grads, opt, master, saved + recompute, saved, recompute, mode, head, n_train, *peak,
+                          modelled)
+
+
+GATHERED = "gathered unit (ZeRO-3)"  # at_peak key of stage 3's transient full parameters
+_UNIT = re.compile(r"(?:^|\.)(?:layer|layers|albert_layer_groups)\.(\d+)\.")
+
+
+def gathered_unit_elements(ts: list[Tensor]) -> int:
+    """Elements of the largest unit ZeRO-3 / FSDP gathers whole: one layer (its index in the tensor's name:
+    encoder.layer.i, transformer.layer.i, layers.i, ALBERT's albert_layer_groups.g), or everything outside
+    the layers (embeddings, pooler, head: FSDP's root unit under a per-layer auto-wrap policy)."""
+    units: dict[str, int] = {}
+    for t in ts:
+        m = _UNIT.search(t.name)
+        key = f"{m.group(0).strip('.').rsplit('.', 1)[0]}.{m.group(1)}" if m else "root"
+        units[key] = units.get(key, 0) + t.numel
+    return max(units.values(), default=0)
+
+
+def _sharded_peak(cfg: ModelConfig, stage: int, N: int, *, batch_size: int, seq_len: int, precision: str,
+                  optimizer: str, attention: str, checkpointing: bool, device: str, mode: str, head: str,
+                  num_labels: int, lora: LoraSpec | None) -> tuple[int, str, str, dict[str, int]]:
+    """(peak, phase, moment, at_peak) of step.step_peak with the ZeRO stage applied to every moment's categories."""
+    from .step import step_peak
+
+    est = step_peak(cfg, batch_size=batch_size, seq_len=seq_len, dtype=precision, optimizer=optimizer,
+                    attention=attention, checkpointing=checkpointing, device=device, mode=mode, head=head,
+                    num_labels=num_labels, lora=lora)
+    if stage == 0:
+        return est.peak, est.phase, est.moment, dict(est.at_peak)
+    eb = 2 if precision in ("bfloat16", "float16") else 4  # step_peak: parameters, gradients, state in the weights' dtype
+    sharded = {"optimizer state": 1, "gradients": 2, "parameters": 3}
+    gathered = 0
+    if stage == 3:  # the largest unit's full parameters while it runs, beside its own shard
+        gathered = eb * gathered_unit_elements(tensors(cfg, mode, head=head, num_labels=num_labels, lora=lora))
+    best: tuple[int, str, str, dict[str, int]] | None = None
+    for c in est.candidates:
+        at = {k: eb * _ceil_div(v // eb, N) if stage >= sharded.get(k, 9) else v for k, v in c.at.items()}
+        if stage == 3:
+            at[GATHERED] = gathered
+        total = sum(at.values())
+        if best is None or total > best[0]:
+            best = (total, c.phase, c.name, at)
+    assert best is not None
+    return best

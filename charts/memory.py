@@ -220,10 +220,12 @@ def _budget_traces(fig: go.Figure, budgets: dict[str, int], span: tuple[int, int
                         hovertemplate=f"{plotly_text(label)} per GPU ({b:,} bytes)<extra></extra>")
 
 
-def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None = None) -> go.Figure:
+def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None = None,
+                   peaks: dict[str, int] | None = None) -> go.Figure:
     """Stacked bars per config: weights, master weights, gradients, optimizer state, activations; GPU budgets.
 
-    df: columns config, part (a key of TRAINING_PARTS), bytes (per GPU).
+    df: columns config, part (a key of TRAINING_PARTS), bytes (per GPU). peaks: config -> the training step's
+    peak (bytes), drawn as a black bar across each config's stack.
     """
     fig = go.Figure()
     order = list(dict.fromkeys(df["config"]))
@@ -238,8 +240,17 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
             hovertemplate="<b>%{x}</b><br>" + label + ": %{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
         )
     fig.update_layout(barmode="stack")
+    if peaks:
+        shown = [n for n in order if n in peaks]
+        fig.add_scatter(name="the step's peak", x=[plotly_text(n) for n in shown], y=[gib(peaks[n]) for n in shown],
+                        mode="markers", marker=dict(symbol="line-ew", size=44, color="#000000",
+                                                    line=dict(width=4, color="#000000")),
+                        customdata=_hover_bytes([peaks[n] for n in shown]),
+                        hovertemplate="<b>%{x}</b><br>the step's peak: %{customdata[0]:,} bytes "
+                                      "(%{customdata[1]})<extra></extra>")
     name_ticks(fig, order)
-    tallest = max(gib(int(b)) for b in df.groupby("config")["bytes"].sum())
+    parts = df[df["part"].isin(list(TRAINING_PARTS))]
+    tallest = max([gib(int(b)) for b in parts.groupby("config")["bytes"].sum()] + [gib(v) for v in (peaks or {}).values()])
     near = {g: b for g, b in budgets.items() if gib(b) <= 2.5 * tallest}  # a line far above squashes the bars
     _budget_lines(fig, near)
     far = {g: b for g, b in budgets.items() if g not in near}
@@ -252,13 +263,16 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
                                             for g, b in merge_budgets(far).items()))
     top = max([tallest] + [gib(b) for b in near.values()])
     style(fig, x="config", y="memory per GPU (GiB)", title=title)
-    fig.update_yaxes(range=[0, top * (1.3 if far else 1.1)])
+    fig.update_yaxes(range=[0, top * ((1.5 if peaks else 1.3) if far else 1.1)])  # the peaks clear of the corner note
     return fig
 
 
 def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = False,
-                    marks: dict[str, int] | None = None, measured: pd.DataFrame | None = None) -> go.Figure:
-    """Total training memory per GPU against sequence length, one line per config, with the GPU budget lines.
+                    marks: dict[str, int] | None = None, measured: pd.DataFrame | None = None,
+                    what: str = "training memory") -> go.Figure:
+    """Training memory per GPU against sequence length, one line per config, with the GPU budget lines.
+
+    what: what the bytes are, in the hover text ("training memory", "the step's peak").
 
     df: columns config, seq_len, bytes. marks: config -> its own max_position (a point of df): a large diamond.
     measured: columns config, seq_len, measured, modelled_cpu (measure.step_points_table): the training step's
@@ -273,7 +287,7 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
             name=legend_name(name), legendgroup=name, line=dict(color=colors[name]),
             customdata=_hover_bytes(d["bytes"]),
             hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>"
-                          "training memory %{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>",
+                          f"{what} %{{customdata[0]:,}} bytes (%{{customdata[1]}}) per GPU<extra></extra>",
         )
         own = d[d["seq_len"] == (marks or {}).get(name)]
         if len(own):

@@ -6,7 +6,9 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from ui import controls, figures, plots, sections, state, tables
+from albert_core.units import format_bytes, format_count
+from ui import controls, data, figures, plots, sections, state, tables
+from ui import finetune as ft_ui
 from ui.text import md
 
 cfgs = tuple(state.shown_configs())
@@ -15,7 +17,8 @@ st.markdown("Choose the GPUs and how the training state is split across them; th
             "config, the largest micro-batch per GPU at the sequence length, and the longest sequence at the batch "
             "size, with max_position (the position table) raised to it: it can pass the config's own "
             "max_position, which the table's max_seq_len column keeps to. ZeRO-1/2/3 partition the optimizer "
-            "state, then the gradients, then the weights over the GPUs (FSDP ≈ ZeRO-3); activations are never partitioned.")
+            "state, then the gradients, then the weights over the GPUs (FSDP ≈ ZeRO-3); activations are never partitioned. "
+            "What must fit is the training step's **peak** (the most bytes alive at one moment), not the sum of its parts.")
 c1, c2, c3 = st.columns(3)
 with c1:
     gpu = controls.select("gpu", "GPU")
@@ -40,6 +43,9 @@ with c9:
     checkpointing = controls.toggle("checkpointing", "Gradient checkpointing")
 if sharding != "none" and num_gpus == 1:
     st.info("Sharding over a single GPU partitions nothing: planning as 'none'.")
+ft, cfgs = ft_ui.expander(cfgs)
+if not cfgs:
+    st.stop()
 
 ctl = dict(state.controls(), checkpointing=checkpointing)
 fig, plan = figures.fit_bars(cfgs, ctl)
@@ -47,6 +53,15 @@ no_fit = [r["config"] for _, r in plan.iterrows() if int(r["max_batch_size"]) ==
 if no_fit:
     st.warning(f"Not even one sequence of the chosen length fits for: {', '.join(md(n) for n in no_fit)}. Add GPUs, shard, "
                "checkpoint, or shorten the sequence.")
+lines = []
+for _, r in plan.iterrows():
+    verdict = "fits" if r["fits"] else "does **not** fit"
+    lines.append(f"- **{md(r['config'])}**: the step's peak {format_bytes(int(r['needed_bytes']))} "
+                 f"({md(r['peak_phase'])}; the sum of the parts {format_bytes(int(r['sum_of_parts']))}) at batch "
+                 f"{int(r['batch_size']):,} × {int(r['seq_len']):,} tokens {verdict} in {format_bytes(int(r['gpu_bytes']))}; "
+                 f"largest batch {int(r['max_batch_size']):,}; trainable {format_count(int(r['trainable']))} of "
+                 f"{format_count(int(r['parameters']))} parameters")
+st.markdown("\n".join(lines))
 # only the open tab runs and is sent: the first visit draws the chart alone (docs/app.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("fit_tab", {"chart": "Chart", "table": "Table and CSV"})
 with body:
@@ -55,7 +70,13 @@ with body:
                    "the position table) with the sequence.")
         plots.show(fig, "fit_bars")
     else:
-        shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "gpu_bytes", "fits", "max_batch_size",
-                      "max_seq_len", "longest_max_position"]]
+        st.caption("needed_bytes: the training step's peak per GPU (what fits is decided on it); sum_of_parts: "
+                   "weights + gradients + optimizer state + master weights + activations, beside it; peak_phase: "
+                   "where in the step the peak occurs.")
+        shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "sum_of_parts", "peak_phase", "gpu_bytes",
+                      "fits", "max_batch_size", "max_seq_len", "longest_max_position", "trainable"]]
         tables.show(shown, "fit_table", file_name="fit-plan.csv",
-                    readable={"needed_bytes": "bytes", "gpu_bytes": "bytes"})
+                    readable={"needed_bytes": "bytes", "sum_of_parts": "bytes", "gpu_bytes": "bytes"})
+        st.caption("What trains, counted as peft's get_nb_trainable_parameters counts the task model.")
+        tables.show(data.trainable_table(cfgs, ft), "fit_trainable_table", file_name="trainable-parameters.csv",
+                    readable={"trainable": "count", "frozen": "count", "total": "count"}, pct=("trainable_pct",))

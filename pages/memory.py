@@ -6,7 +6,9 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
+from albert_core.units import format_bytes
 from ui import controls, data, figures, measured, plots, sections, state, tables
+from ui import finetune as ft_ui
 from ui.text import md
 
 cfgs = tuple(state.shown_configs())
@@ -49,7 +51,7 @@ ctl = dict(state.controls(), checkpointing=checkpointing)
 # browser")
 tab, body = sections.lazy_tabs("memory_tab", {
     "activations": "Activations against max_position", "max_position": "At each max_position",
-    "variants": "Eager against sdpa", "training": "Training memory per GPU"})
+    "variants": "Eager against sdpa", "training": "Training memory per GPU", "serving": "Serving sizes"})
 shown = data.activations_modelled(cfgs, training)  # the inference peak is not modelled for every family
 with body:
     if tab in ("activations", "max_position") and len(shown) < len(cfgs):
@@ -78,10 +80,11 @@ with body:
             tables.csv_button(var, "activation-variants.csv", key="variants_csv")
         else:
             st.info("Turn Training on to compare eager and sdpa with and without checkpointing (saved activations).")
-    else:
+    elif tab == "training":
         st.header("Training memory per GPU")
         st.markdown("One training step: weights, gradients, optimizer state, float32 master weights (mixed "
-                    "precision) and activations. Dashed lines: the memory of common GPUs.")
+                    "precision) and activations, and the **step's peak**: the most bytes alive at one moment of "
+                    "the step (albert_core.step), which is what must fit. Dashed lines: the memory of common GPUs.")
         d1, d2, d3, d4 = st.columns(4)
         with d1:
             seq_len = controls.number("seq_len", "Sequence length for the bars (tokens)", step=128,
@@ -93,24 +96,81 @@ with body:
             optimizer = controls.select("optimizer", "Optimizer")
         with d4:
             gpu = controls.select("gpu", "GPU")
+        ft, ok = ft_ui.expander(cfgs)
         kw = (("precision", precision), ("optimizer", optimizer), ("attention", attention),
               ("checkpointing", checkpointing))
-        train = data.training_table(cfgs, batch, seq_len, kw)
-        plots.show(figures.memory_training_stack(cfgs, dict(ctl, seq_len=seq_len, precision=precision,
-                                                           optimizer=optimizer, gpu=gpu)), "memory_training")
-        tables.csv_button(train, "training-memory.csv", key="training_csv")
+        if ok:
+            ft_text = ft_ui.settings_of(state.controls()).fine_tuning()
+            st.subheader("What trains")
+            st.caption(f"{ft_text}; counted as peft's get_nb_trainable_parameters counts the task model "
+                       "(LoRA's adapters and peft's trainable head copies included).")
+            tables.show(data.trainable_table(ok, ft), "trainable_table", file_name="trainable-parameters.csv",
+                        readable={"trainable": "count", "frozen": "count", "total": "count"}, pct=("trainable_pct",))
+            ctl_t = dict(ctl, seq_len=seq_len, precision=precision, optimizer=optimizer, gpu=gpu)
+            train = data.training_table(ok, batch, seq_len, kw, ft)
+            plots.show(figures.memory_training_stack(ok, ctl_t), "memory_training")
+            st.subheader("The step's peak beside the sum of the parts")
+            st.caption(f"Batch {batch:,} × {seq_len:,} tokens (at most max_position), {precision}, {optimizer}, "
+                       f"{attention}{', checkpointing' if checkpointing else ''}, {ft_text}. The peak runs mixed_* as "
+                       "torch.autocast with float32 weights (the master copy: 4 + 4 + 8 bytes per parameter under "
+                       "AdamW, as the sum's 2 + 2 + 4 + 8), its activations as autocast keeps them.")
+            peaks = data.peak_table(ok, batch, seq_len, kw, ft)
+            at_cols = {c: "bytes" for c in peaks.columns if c.startswith("at peak: ")}
+            tables.show(peaks, "peak_table", file_name="training-step-peak.csv",
+                        readable={"peak": "bytes", "sum_of_parts": "bytes", **at_cols}, pct=("peak_vs_sum_pct",))
+            tables.csv_button(train, "training-memory.csv", key="training_csv")
 
-        st.subheader("Where each config stops fitting")
-        st.markdown("Total training memory per GPU as max_position (and the sequence) grows; dashed: common GPUs.")
-        sweep = data.training_sweep(cfgs, seqs, batch, kw)
-        step_points = measured.training_points(cfgs, seqs, ctl, precision, optimizer)
-        plots.show(figures.memory_training(cfgs, ctl, step_points), "memory_training_sweep")
-        stops = data.stop_fitting(cfgs, (gpu,), batch, kw)
-        st.markdown(f"The longest max_position whose training step (batch {batch:,}, sequences as long as "
-                    f"max_position) fits one **{gpu}**; the position table grows with it.")
-        tables.show(stops, "stop_table", file_name="stop-fitting.csv", readable={"gpu_bytes": "bytes"})
-        tables.csv_button(measured.with_step_points(sweep, step_points), "training-memory-vs-length.csv",
-                          key="training_sweep_csv")
+            st.subheader("Where each config stops fitting")
+            st.markdown("The training step's peak per GPU as max_position (and the sequence) grows; dashed: common GPUs.")
+            sweep = data.training_sweep(ok, seqs, batch, kw, ft)
+            full = ft_ui.settings_of(state.controls())
+            step_points = None
+            if full.mode == "full" and full.head == "none":
+                step_points = measured.training_points(ok, seqs, ctl, precision, optimizer)
+            else:
+                st.caption("Measured points: the engine's sweep measures full fine-tuning of the base model; choose "
+                           "full and no head to measure here (Verify measures any mode).")
+            plots.show(figures.memory_training(ok, dict(ctl, precision=precision, optimizer=optimizer), step_points),
+                       "memory_training_sweep")
+            stops = data.stop_fitting(ok, (gpu,), batch, kw, ft)
+            st.markdown(f"The longest max_position whose training step's peak (batch {batch:,}, sequences as long "
+                        f"as max_position, {md(ft_text)}) fits one **{gpu}**; the position table grows with it.")
+            tables.show(stops, "stop_table", file_name="stop-fitting.csv", readable={"gpu_bytes": "bytes"})
+            tables.csv_button(measured.with_step_points(sweep, step_points), "training-memory-vs-length.csv",
+                              key="training_sweep_csv")
+    else:
+        st.header(f"Serving sizes: {md(cfg.name)}")
+        st.markdown("The weights at rest in each format, as torchao stores them (scales and zero points counted; "
+                    "biases, LayerNorms and, unless quantized, the embedding tables kept in bfloat16), against the "
+                    "usual rule of parameters × 4 bytes ÷ 1, 2, 4, 8. For the sidebar config with the task head "
+                    "chosen under Fine-tuning on the training tab.")
+        e1, e2, e3 = st.columns(3)
+        with e1:
+            fmt = controls.select("serve_format", "Format described below")
+        with e2:
+            group = controls.number("group_size", "int4 group size", help="Values per scale and zero point along "
+                                    "each weight's input width K; it must divide K (torchao asserts it).")
+        with e3:
+            emb = controls.toggle("serve_embeddings", "Quantize the embedding tables too")
+        c_ = state.controls()
+        table = data.serving_table(cfg, group, emb, c_["head"], c_["num_labels"])
+        st.caption(f"{md(cfg.name)}, head {c_['head']}{':' + str(c_['num_labels']) if c_['head'] in ('classification', 'token') else ''}, "
+                   f"group size {group:,}, embeddings {'quantized' if emb else 'kept in bfloat16'}; vs_approx: the "
+                   "bytes at rest ÷ the rule's.")
+        order = ["format", "weights", "approx", "vs_approx", "dtype", "kept", "quantized_values", "scales",
+                 "zero_points", "buildable_on_cpu", "error", "layout"]  # the answer and the rule first, on a phone too
+        tables.show(table[order], "serving_table", file_name="serving-sizes.csv",
+                    readable={"weights": "bytes", "approx": "bytes", "kept": "bytes", "scales": "bytes"})
+        row = table[table["format"] == fmt]
+        if len(row):
+            r = row.iloc[0]
+            if r["error"]:
+                st.warning(md(r["error"]))
+            else:
+                built = "built and measured on the CPU in the tests" if r["buildable_on_cpu"] else \
+                    "not buildable on the CPU in torchao 0.18: the layout's arithmetic"
+                st.info(f"**{md(fmt)}**: {format_bytes(int(r['weights']))} at rest against the rule's "
+                        f"{format_bytes(int(r['approx']))} ({r['vs_approx']:.2f}×); {md(r['layout'])} ({built}).")
 far = [c for c in cfgs if c.max_position > 131_072]
 if far:
     st.info("max_position beyond 131,072 for " + ", ".join(md(c.name) for c in far) + ": far past any BERT or "

@@ -23,6 +23,7 @@ from albert_core.serving import approximate_bytes, weight_bytes  # noqa: E402
 from albert_core.units import format_bytes, format_count  # noqa: E402
 
 MODELS = ("bert-base", "xlm-roberta-base", "deberta-v3-base")
+MARKER = "<!-- benchmarks/finetune_table.py -->"  # from here on the file is kept as it is
 QV = {"deberta-v2": ("query_proj", "value_proj")}  # peft's default targets for the model type (query, value elsewhere)
 
 
@@ -100,7 +101,10 @@ def main() -> None:
         *serving_table(),
         "",
     ]
-    Path(args.out).write_text("\n".join(lines))
+    out = Path(args.out)
+    old = out.read_text() if out.exists() else ""
+    kept = old[old.index(MARKER):] if MARKER in old else ""  # benchmarks/finetune_table.py's section, written by hand
+    out.write_text("\n".join(lines) + ("\n" + kept if kept else ""))
     print(f"wrote {args.out}")
 
 

@@ -43,11 +43,12 @@ def test_training_chart_measures_step_peaks_beside_the_modelled_peak():
     got = tr["bert-base: measured step peak"]
     s = int(got["x"][-1])
     cfg = PRESETS["bert-base"].replace(max_position=s)
-    real = engine.measure(maker(cfg, "hf", "sdpa"), cfg.vocab_size, engine.Run(2, s, attention="sdpa", optimizer="sgd"),
+    # the page's attention (the link's default, eager)
+    real = engine.measure(maker(cfg, "hf", "eager"), cfg.vocab_size, engine.Run(2, s, attention="eager", optimizer="sgd"),
                           ("step",))
     assert got["customdata"][-1][0] == real.step.peak  # the engine's bytes in the hover
     modelled = tr["bert-base: modelled peak, CPU"]["customdata"][-1][0]
-    assert modelled == step_peak(cfg, batch_size=2, seq_len=s, optimizer="sgd", attention="sdpa").peak
+    assert modelled == step_peak(cfg, batch_size=2, seq_len=s, optimizer="sgd", attention="eager").peak
     layout = json.dumps(fig["layout"]).replace("<br>", " ")
     assert "measured by PyTorch on this server" in layout
 

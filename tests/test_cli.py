@@ -214,3 +214,166 @@ def test_verify_and_memory_bad_input_exit_2_with_a_message(args, message, capsys
     assert cli.main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+# ---- fine-tuning, task heads and serving (issue 18, item 5) -------------------------------------------
+def _step(cfg, args_mode: str, *, head="none", num_labels=2, lora=None, B=8, S=512, dtype="mixed_bf16"):
+    from albert_core.step import step_peak
+
+    return step_peak(cfg, batch_size=B, seq_len=S, dtype=dtype, optimizer="adamw", attention="sdpa",
+                     checkpointing=False, device="cuda", mode=args_mode, head=head, num_labels=num_labels, lora=lora)
+
+
+@pytest.mark.parametrize("preset", ["xlm-roberta-base", "albert-base"])
+def test_memory_train_and_head_flags_count_as_finetune_and_step(preset, capsys):
+    from albert_core.finetune import LoraSpec, trainable
+
+    cfg = PRESETS[preset]
+    targets = ("query", "value") if preset == "albert-base" else None  # peft has no default for albert
+    cases = [("full", "none", {}), ("frozen-embeddings", "none", {}), ("frozen-layers:1", "token:7", {}),
+             ("bitfit", "mlm", {}), ("lora", "none", {"r": 8}), ("lora", "classification:3", {"r": 16}),
+             ("lora", "none", {"r": 8, "targets": ("query", "key", "value")})]
+    seen = {}
+    for mode, head_arg, lo in cases:
+        head, labels = (head_arg.split(":")[0], int(head_arg.split(":")[1])) if ":" in head_arg else (head_arg, 2)
+        flags = ["--train", mode, "--head", head_arg]
+        lora = None
+        if mode == "lora":
+            t = lo.get("targets", targets)
+            lora = LoraSpec(r=lo["r"], targets=t)
+            flags += ["--lora-r", str(lo["r"])] + (["--lora-targets", ",".join(t)] if t else [])
+        d = _main_json(capsys, "memory", "--preset", preset, *flags)
+        ref = trainable(cfg, mode, head=head, num_labels=labels, lora=lora)
+        p = d["parameters"]
+        assert (p["trainable"], p["frozen"], p["total"]) == (ref.trainable, ref.frozen, ref.total), (mode, head_arg)
+        est = _step(cfg, mode, head=head, num_labels=labels, lora=lora)
+        assert (d["training_peak"]["estimate"], d["training_peak"]["phase"]) == (est.peak, est.phase), (mode, head_arg)
+        assert sum(d["training_peak"]["at_peak"].values()) == d["training_peak"]["estimate"]
+        seen[(mode, head_arg, lo.get("r"), lo.get("targets"))] = (p["trainable"], d["training_peak"]["estimate"])
+    counts = [v[0] for v in seen.values()]
+    assert len(set(counts)) == len(counts)  # every flag changes what trains
+    full = seen[("full", "none", None, None)]
+    # and, without a head's logits (an MLM head's B × S × V can outweigh what freezing saves), the step's peak falls
+    assert all(v[1] < full[1] for k, v in seen.items() if k[0] != "full" and k[1] == "none")
+    adapter = seen[("lora", "none", 8, None)][0]
+    assert seen[("lora", "none", 8, ("query", "key", "value"))][0] * 2 == adapter * 3  # 3 of 2 same-sized Linears
+
+
+def test_memory_lora_alpha_and_dropout_change_no_count(capsys):
+    base = _main_json(capsys, "memory", "--preset", "bert-base", "--train", "lora")
+    other = _main_json(capsys, "memory", "--preset", "bert-base", "--train", "lora", "--lora-alpha", "32",
+                       "--lora-dropout", "0.1")
+    assert base["parameters"]["trainable"] == other["parameters"]["trainable"]
+    assert (other["parameters"]["lora"]["lora_alpha"], other["parameters"]["lora"]["lora_dropout"]) == (32, 0.1)
+    assert base["parameters"]["lora"]["targets"] == ["query", "value"]  # peft's default for bert
+
+
+@pytest.mark.parametrize("flags", [["--serve", "float32"], ["--serve", "bfloat16"], ["--serve", "int8"],
+                                   ["--serve", "int8", "--quantize-embeddings"], ["--serve", "int4"],
+                                   ["--serve", "int4", "--group-size", "64", "--serve-dtype", "float32"],
+                                   ["--serve", "int4-packed", "--head", "classification:3"]])
+def test_memory_serve_bytes_are_serving_weight_bytes(flags, capsys):
+    from albert_core.heads import parse_head
+    from albert_core.serving import approximate_bytes, weight_bytes
+
+    d = _main_json(capsys, "memory", "--preset", "deberta-v3-base", *flags)
+    a = dict(zip(flags[::2], flags[1::2], strict=False))
+    head, labels = parse_head(a.get("--head", "none"))
+    ref = weight_bytes(PRESETS["deberta-v3-base"], a["--serve"], dtype=a.get("--serve-dtype", "bfloat16"),
+                       group_size=int(a.get("--group-size", 128)), quantize_embeddings="--quantize-embeddings" in flags,
+                       head=head, num_labels=max(labels, 1))
+    v = d["serving"]
+    assert v["weights"] == ref.weights and v["format"] == a["--serve"]
+    assert v["inference_activations"] is None and "not modelled for family 'deberta-v2'" in v["inference_activations_note"]
+    assert v["weights"] == v["quantized_values"] + v["scales"] + v["zero_points"] + v["kept"]
+    assert v["approx"] == approximate_bytes(PRESETS["deberta-v3-base"], a["--serve"], head=head,
+                                            num_labels=max(labels, 1))
+
+
+def test_memory_json_keys_and_text(capsys):
+    from albert_core import cli
+
+    d = _main_json(capsys, "memory", "--preset", "bert-base", "--train", "lora", "--serve", "int8")
+    for section, keys in {"parameters": ("trainable", "frozen", "total", "lora_adapter", "lora"),
+                          "training_peak": ("estimate", "phase", "moment", "at_peak", "at_start", "dtype",
+                                            "weights_dtype", "note"),
+                          "serving": ("weights", "quantized_values", "scales", "zero_points", "kept", "approx"),
+                          "training_memory": ("total",)}.items():
+        assert all(k in d[section] for k in keys), (section, set(keys) - set(d[section]))
+    assert d["training_peak"]["weights_dtype"] == "float32" and "autocast" in d["training_peak"]["note"]
+    from albert_core.activations import activation_memory
+
+    assert d["serving"]["inference_activations"] == activation_memory(  # int8 weight-only: bfloat16 activations
+        PRESETS["bert-base"], batch_size=8, seq_len=512, dtype="bfloat16", attention="sdpa", training=False).total
+    assert _main_json(capsys, "memory", "--preset", "bert-base", "--precision", "bfloat16")["serving"] is None
+    assert cli.main(["memory", "--preset", "bert-base", "--train", "lora", "--serve", "int4"]) == 0
+    text = capsys.readouterr().out
+    assert f"{d['parameters']['trainable']:,}" in text and "step peak" in text and "serving int4 g=128" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--preset", "albert-base", "--train", "lora"], "--lora-targets"),
+    (["--train", "lora", "--lora-r", "0"], "LoRA rank r must be a whole number from 1"),
+    (["--train", "lora", "--lora-dropout", "1"], "lora_dropout must be a probability"),
+    (["--train", "lora", "--lora-targets", "nothing"], "match no module"),
+    (["--lora-r", "4"], "--lora-r only applies with --train lora"),
+    (["--train", "frozen"], "training mode must be one of"),
+    (["--train", "frozen-layers:99"], "from 0 to 12"),
+    (["--head", "classifier:3"], "head must be one of"),
+    (["--head", "token:many"], "must be a whole number"),
+    (["--serve", "int4", "--group-size", "100"], "Choose a group size that divides 128"),
+    (["--serve", "int8", "--group-size", "64"], "--group-size only applies with --serve int4"),
+    (["--serve", "bfloat16", "--quantize-embeddings"], "only applies with --serve int8"),
+    (["--serve", "int4-packed", "--serve-dtype", "float16"], "--serve-dtype bfloat16"),
+])
+def test_memory_finetune_and_serve_bad_input_exits_2_with_a_message(args, message, capsys):
+    from albert_core import cli
+
+    assert cli.main(["memory", *args]) == 2
+    out = capsys.readouterr()
+    assert out.err.startswith("error: ") and message in out.err and out.out == ""
+    assert len(out.err.strip().splitlines()) == 1
+
+
+def test_verify_train_lora_measures_the_peft_model_fake_equal_to_real(tmp_path, capsys):
+    from albert_core.finetune import LoraSpec, trainable
+
+    cfg = PRESETS["albert-base"].replace(name="tiny", vocab_size=120, embedding_dim=8, hidden_dim=16, num_heads=2,
+                                         intermediate_dim=24, num_layers=3, max_position=32)
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(cfg.to_dict()))
+    args = ["verify", "--config", str(path), "--batch-size", "2", "--seq-len", "16", "--train", "lora",
+            "--lora-r", "4", "--lora-targets", "query,value", "--head", "classification:3", "--optimizer", "adafactor"]
+    fake, real = _main_json(capsys, *args), _main_json(capsys, *args, "--real")
+    ref = trainable(cfg, "lora", head="classification", num_labels=3, lora=LoraSpec(r=4, targets=("query", "value")))
+    p = fake["parameters"]
+    assert p["trainable"] == {"built": ref.trainable, "estimate": ref.trainable}  # ALBERT's shared layer adapted once
+    assert p["built"] == p["estimate"] == ref.total
+    assert fake["settings"]["how"].startswith("fake") and real["settings"]["how"].startswith("real")
+    for k in ("parameters", "activations", "training_peak", "inference_peak"):
+        assert fake[k] == real[k], k
+    t = fake["training_peak"]
+    assert sum(t["at_peak"].values()) == t["measured"] and isinstance(t["estimate"], int)
+    from albert_core import cli
+
+    assert cli.main(["verify", "--preset", "bert-base", "--train", "lora", "--source", "reference"]) == 2
+    assert "drop --source reference" in capsys.readouterr().err
+
+
+def test_memory_json_follows_the_mode_and_the_sharding(capsys):
+    """The sum of the parts takes --train and --head, and the peak is training_memory's, ZeRO applied per moment."""
+    from albert_core.finetune import LoraSpec
+    from albert_core.training import training_memory
+
+    args = ("memory", "--preset", "bert-base", "--batch-size", "8", "--seq-len", "256", "--precision", "mixed_bf16")
+    d = _main_json(capsys, *args, "--train", "lora", "--head", "classification:3", "--num-gpus", "4",
+                   "--sharding", "zero3")
+    ref = training_memory(PRESETS["bert-base"], batch_size=8, seq_len=256, precision="mixed_bf16", num_gpus=4,
+                          sharding="zero3", mode="lora", head="classification", num_labels=3, lora=LoraSpec())
+    t, k = d["training_memory"], d["training_peak"]
+    assert (t["mode"], t["head"], t["trainable"], t["total"]) == ("lora", "classification", ref.trainable, ref.total)
+    assert k["estimate"] == ref.peak and k["sharding_modelled"] is True and k["per_device_unsharded"] is False
+    full = _main_json(capsys, *args, "--head", "classification:3", "--num-gpus", "4", "--sharding", "zero3")
+    assert t["gradients"] < full["training_memory"]["gradients"]  # LoRA: gradients of the adapters and head only
+    one = _main_json(capsys, *args, "--train", "lora", "--head", "classification:3")
+    assert one["training_peak"]["estimate"] > k["estimate"]  # zero3 over 4 shards parameters, gradients, state

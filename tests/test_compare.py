@@ -41,7 +41,9 @@ def test_results_are_albert_cores_numbers():
         assert value(df, "embedding share", c.name) == pytest.approx(p.embedding_pct)
         assert value(df, "activations at max_position", c.name) == a.total
         assert value(df, "of which attention (seq_len²)", c.name) == a.quadratic
-        assert value(df, "training memory per GPU", c.name) == t.total
+        assert value(df, "training memory per GPU (sum of parts)", c.name) == t.total
+        assert value(df, "training step's peak per GPU", c.name) == t.peak
+        assert value(df, "trainable parameters", c.name) == p.total  # full fine-tuning of the base model
         assert value(df, "forward FLOPs per sequence", c.name) == forward_flops(c, min(2048, c.max_position)).total
     assert {i for i, _ in RESULTS} <= set(df["item"])
 
@@ -64,3 +66,26 @@ def test_deltas_are_against_the_first_config():
 def test_empty_comparison_is_refused():
     with pytest.raises(ValueError, match="at least one config"):
         compare_table(())
+
+
+def test_the_mode_and_head_reach_the_results():
+    """LoRA on query,value with a classification head: trainable parameters and the peak are training_memory's
+    with the same settings; ALBERT with peft's (missing) default targets has no numbers, not wrong ones."""
+    from albert_core.finetune import LoraSpec
+
+    lora = LoraSpec(r=4, targets=("query", "value"))
+    s = Settings(batch_size=2, seq_len=128, mode="lora", head="classification", num_labels=3, lora=lora)
+    cfgs = [PRESETS["bert-base"], PRESETS["albert-base"]]
+    df = compare_table(cfgs, s)
+    for c in cfgs:
+        t = training_memory(c, batch_size=2, seq_len=128, precision="mixed_bf16", optimizer="adamw", attention="eager",
+                            mode="lora", head="classification", num_labels=3, lora=lora)
+        assert value(df, "trainable parameters", c.name) == t.trainable < count_parameters(c).total
+        assert value(df, "training step's peak per GPU", c.name) == t.peak
+    default = compare_table(cfgs, Settings(mode="lora"))
+    assert value(default, "trainable parameters", "albert-base") is None  # peft has no default for albert
+    assert value(default, "trainable parameters", "bert-base") > 0
+    deep = Settings(mode="frozen-layers:24")  # clipped to bert-base's 12 layers: the encoder frozen, the pooler trains
+    assert value(compare_table([PRESETS["bert-base"]], deep), "trainable parameters", "bert-base") == \
+        count_parameters(PRESETS["bert-base"]).pooler
+    assert "LoRA r=4 alpha=8 dropout 0 on query,value, head classification:3" in s.describe()

@@ -17,8 +17,8 @@ def test_max_batch_brackets_the_budget(name, budget):
     kw = dict(precision="mixed_bf16", optimizer="adamw", attention="eager")
     b = max_batch_size(cfg, budget, seq_len=512, **kw)
     if b > 0:
-        assert training_memory(cfg, batch_size=b, seq_len=512, **kw).total <= budget
-    assert training_memory(cfg, batch_size=b + 1, seq_len=512, **kw).total > budget
+        assert training_memory(cfg, batch_size=b, seq_len=512, **kw).peak <= budget
+    assert training_memory(cfg, batch_size=b + 1, seq_len=512, **kw).peak > budget
 
 
 @pytest.mark.parametrize("name", ["bert-base", "albert-xxlarge"])
@@ -28,8 +28,8 @@ def test_max_seq_len_brackets_the_budget(name):
     for budget in (4 * GIB, 24 * GIB):
         s = max_seq_len(cfg, budget, batch_size=4, **kw)
         assert 0 < s < cfg.max_position
-        assert training_memory(cfg, batch_size=4, seq_len=s, **kw).total <= budget
-        assert training_memory(cfg, batch_size=4, seq_len=s + 1, **kw).total > budget
+        assert training_memory(cfg, batch_size=4, seq_len=s, **kw).peak <= budget
+        assert training_memory(cfg, batch_size=4, seq_len=s + 1, **kw).peak > budget
 
 
 def test_edges():
@@ -72,8 +72,8 @@ def test_max_position_that_fits_is_the_boundary(name, gpu):
     kw = dict(precision="float32", optimizer="adamw", attention="eager")
     p = max_position_that_fits(cfg, budget, batch_size=8, **kw)
     assert p > 0
-    assert training_memory(cfg.replace(max_position=p), batch_size=8, seq_len=p, **kw).total <= budget
-    assert training_memory(cfg.replace(max_position=p + 1), batch_size=8, seq_len=p + 1, **kw).total > budget
+    assert training_memory(cfg.replace(max_position=p), batch_size=8, seq_len=p, **kw).peak <= budget
+    assert training_memory(cfg.replace(max_position=p + 1), batch_size=8, seq_len=p + 1, **kw).peak > budget
 
 
 def test_max_position_that_fits_edges():
@@ -82,3 +82,35 @@ def test_max_position_that_fits_edges():
     assert max_position_that_fits(cfg, 10**15, batch_size=1, cap=4096) == 4096  # capped
     with pytest.raises(ValueError, match="budget_bytes"):
         max_position_that_fits(cfg, -5, batch_size=1)
+
+
+@pytest.mark.parametrize("name,mode,sharding", [
+    ("bert-base", "lora", "none"), ("roberta-base", "frozen-embeddings", "zero2"),
+    ("albert-base", "frozen-layers:1", "none"), ("deberta-v3-base", "bitfit", "zero3"),
+    ("bert-large", "full", "zero1")])
+def test_the_fit_flips_exactly_at_the_searched_batch(name, mode, sharding):
+    """peak(b) <= budget < peak(b + 1) for the searched b, in every mode, and fit_table's decision with it."""
+    cfg = PRESETS[name]
+    kw = dict(precision="mixed_bf16", optimizer="adamw", attention="sdpa", mode=mode, num_gpus=4, sharding=sharding,
+              head="classification", checkpointing=name == "bert-large")
+    budget = 24 * 10**9
+    b = max_batch_size(cfg, budget, seq_len=512, **kw)
+    assert b > 0
+    peak = [training_memory(cfg, batch_size=x, seq_len=512, **kw).peak for x in (b, b + 1)]
+    assert peak[0] <= budget < peak[1]
+    for batch in (b, b + 1):  # the table's fits is the same comparison, at the table's batch
+        row = fit_table(cfg, batch_size=batch, seq_len=512, gpus={"g": budget}, **kw).iloc[0]
+        assert bool(row["fits"]) == (batch == b) and int(row["max_batch_size"]) == b
+        assert row["needed_bytes"] == training_memory(cfg, batch_size=batch, seq_len=512, **kw).peak
+        assert row["needed_bytes"] != row["sum_of_parts"]  # the table says which it compares
+
+
+def test_the_planner_uses_the_peak_not_the_sum():
+    """bert-base 8 x 512 float32: the peak and the sum differ, and the fit follows the peak on a budget between."""
+    cfg = PRESETS["bert-base"]
+    kw = dict(precision="float32", optimizer="adamw", attention="eager")
+    t = training_memory(cfg, batch_size=8, seq_len=512, **kw)
+    lo, hi = sorted((t.peak, t.total))
+    assert lo < hi
+    row = fit_table(cfg, batch_size=8, seq_len=512, gpus={"between": (lo + hi) // 2}, **kw).iloc[0]
+    assert bool(row["fits"]) == (t.peak < t.total)

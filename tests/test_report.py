@@ -35,3 +35,25 @@ def test_configs_table_has_one_column_per_config_and_every_field():
     t = report.configs_table(CFGS)
     assert list(t.columns) == [c.name for c in CFGS]
     assert t.loc["max_position"].tolist() == [2048, 512]
+
+
+def test_report_carries_the_mode_and_the_peak():
+    """A LoRA view: the settings line and the comparison rows name the mode; the peak is training_memory's; albert
+    without targets has no training figures' numbers, not wrong ones, and the report still builds."""
+    from albert_core.finetune import LoraSpec
+    from albert_core.training import training_memory
+    from albert_core.units import format_bytes
+
+    lora = LoraSpec(r=4, targets=("query", "value"))
+    ctl = dict(CTL, train_mode="lora", lora_r=4, lora_targets="query,value", head="token", num_labels=7)
+    s = Settings(mode="lora", head="token", num_labels=7, lora=lora)
+    doc = report.html(CFGS, ctl, "http://x/?train_mode=lora", s, dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    text = "LoRA r=4 alpha=8 dropout 0 on query,value, head token:7"
+    assert text in doc.split("<h2>")[0]  # the settings line at the top
+    assert "training step&#x27;s peak per GPU" in doc and "trainable parameters (" + text in doc.replace("&#x27;", "'")
+    peak = training_memory(PRESETS["bert-base"], batch_size=8, seq_len=512, attention="eager", mode="lora", head="token",
+                           num_labels=7, lora=lora).peak
+    assert format_bytes(peak) in doc
+    none = dict(CTL, train_mode="lora")  # peft's default: none for albert, the training figures for bert-base only
+    figs = report.main_figures(CFGS, none)
+    assert len(figs) == 6

@@ -56,6 +56,10 @@ def control_values():
             out[name] = st.integers(c.lo, c.hi)
         elif c.kind == "bool":
             out[name] = st.booleans()
+        elif c.kind == "probability":
+            out[name] = st.floats(0, 1, exclude_max=True, allow_nan=False)
+        elif c.kind == "names":
+            out[name] = st.lists(st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,12}", fullmatch=True), max_size=4).map(",".join)
         else:
             out[name] = st.sampled_from(c.choices)
     return st.fixed_dictionaries(out)
@@ -127,7 +131,12 @@ def test_garbage_gives_warnings_never_exceptions(params):
     assert all(isinstance(w, str) and w for w in warnings)
     for name, c in CONTROLS.items():  # every control holds an allowed value
         v = view.controls[name]
-        assert (c.lo <= v <= c.hi) if c.kind == "int" else (v in (True, False)) if c.kind == "bool" else v in c.choices
+        if c.kind == "probability":
+            assert isinstance(v, float) and 0 <= v < 1
+        elif c.kind == "names":
+            assert v == "" or all(t and t == t.strip() for t in v.split(","))
+        else:
+            assert (c.lo <= v <= c.hi) if c.kind == "int" else (v in (True, False)) if c.kind == "bool" else v in c.choices
     # what decode accepted encodes again, and decodes to itself without warnings
     again, w2 = decode(encode(view))
     assert w2 == [] and again == view
@@ -169,7 +178,11 @@ def test_unknown_key():
 
 def test_bad_control_values():
     for key, raw in (("seq_len", "0"), ("seq_len", "12abc"), ("batch_size", "-3"), ("dtype", "float8"),
-                     ("attention", "flash"), ("checkpointing", "maybe"), ("gpu", "toaster")):
+                     ("attention", "flash"), ("checkpointing", "maybe"), ("gpu", "toaster"),
+                     ("train_mode", "frozen-layers:3"), ("frozen_layers", "-1"), ("lora_r", "0"), ("lora_alpha", "x"),
+                     ("lora_dropout", "1"), ("lora_dropout", "nan"), ("lora_dropout", "-0.1"),
+                     ("lora_targets", "query;value"), ("lora_targets", "query,,"), ("head", "classification:3"),
+                     ("num_labels", "0"), ("serve_format", "int2"), ("group_size", "0"), ("serve_embeddings", "2")):
         view, w = _one({key: raw})
         assert w.startswith(key) and view.controls[key] == CONTROLS[key].default
 
@@ -219,3 +232,21 @@ def test_family_fields_in_the_link():
     assert not {"position_offset", "relative_attention", "mlp_bias"} & set(encode(view))
     _, warnings = decode({"preset": "bert-base", "mlp_bias": "maybe"})
     assert any(w.startswith("mlp_bias: mlp_bias must be true or false") for w in warnings)
+
+
+def test_fine_tuning_and_serving_controls_round_trip():
+    """A LoRA link on ALBERT with a head and a serving format: the controls come back as given, and only what
+    differs from the defaults is written."""
+    ctl = dict(View().controls, train_mode="lora", lora_r=16, lora_alpha=32, lora_dropout=0.1,
+               lora_targets="query,value", head="classification", num_labels=3, serve_format="int4", group_size=64,
+               serve_embeddings=True, memory_tab="serving")
+    view = View(controls=ctl)
+    q = encode(view)
+    assert q == {"train_mode": "lora", "lora_r": "16", "lora_alpha": "32", "lora_dropout": "0.1",
+                 "lora_targets": "query,value", "head": "classification", "num_labels": "3", "serve_format": "int4",
+                 "group_size": "64", "serve_embeddings": "1", "memory_tab": "serving"}
+    assert decode(q) == (view, [])
+    spaced, w = decode({"lora_targets": " query , value "})
+    assert w == [] and spaced.controls["lora_targets"] == "query,value"  # written back as a clean comma list
+    empty, w = decode({"lora_targets": ""})
+    assert w == [] and empty.controls["lora_targets"] == ""  # empty: peft's default targets

@@ -106,3 +106,96 @@ def test_bad_input(bad):
     kw.update(bad)
     with pytest.raises(ValueError):
         training_memory(PRESETS["bert-base"], **kw)
+
+
+# ---- fine-tuning modes, heads and the step's peak -------------------------------------------------------------
+MODES = ["full", "frozen-embeddings", "frozen-layers:2", "lora", "bitfit"]
+
+
+@pytest.mark.parametrize("name", ["bert-base", "albert-base", "distilbert-base-uncased", "deberta-v3-base"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("precision,optimizer", [("mixed_bf16", "adamw"), ("float32", "adafactor"), ("bfloat16", "sgd")])
+def test_modes_count_state_for_the_trainable_tensors_only(name, mode, precision, optimizer):
+    from albert_core.finetune import LoraSpec, state_elements, tensors, trainable
+
+    cfg = PRESETS[name]
+    lora = LoraSpec(r=4, targets=("query", "value") if name == "albert-base" else
+                    ("q_lin", "v_lin") if name.startswith("distil") else None)
+    kw = dict(mode=mode, head="classification", num_labels=3, lora=lora)
+    t = training_memory(cfg, batch_size=2, seq_len=64, precision=precision, optimizer=optimizer, **kw)
+    ts = tensors(cfg, mode, head="classification", num_labels=3, lora=lora if mode == "lora" else None)
+    el = state_elements(ts, optimizer)
+    wb, sb = (4, 4) if precision == "float32" else (2, 4) if precision.startswith("mixed") else (2, 2)
+    count = trainable(cfg, mode, head="classification", num_labels=3, lora=lora if mode == "lora" else None)
+    assert t.trainable == count.trainable == el["gradients"]
+    assert t.parameters == count.total  # base + head + adapters (+ peft's trainable copies)
+    assert (t.weights, t.gradients, t.optimizer) == (wb * count.total, wb * el["gradients"], sb * el["optimizer"])
+    assert t.master_weights == (4 * count.trainable if precision.startswith("mixed") else 0)
+    if mode != "full":
+        full = training_memory(cfg, batch_size=2, seq_len=64, precision=precision, optimizer=optimizer,
+                               head="classification", num_labels=3)
+        assert t.gradients < full.gradients and t.optimizer < full.optimizer
+        assert t.peak < full.peak  # less state alive all step long
+
+
+@pytest.mark.parametrize("name", ["bert-base", "roberta-base", "electra-small-discriminator"])
+@pytest.mark.parametrize("precision", ["float32", "mixed_bf16"])
+@pytest.mark.parametrize("mode", ["full", "lora"])
+def test_the_peak_is_step_peaks_with_the_same_settings(name, precision, mode):
+    from albert_core.step import step_peak
+
+    cfg = PRESETS[name]
+    kw = dict(batch_size=4, seq_len=128, optimizer="adamw", attention="eager", checkpointing=True, device="cpu",
+              mode=mode, head="token", num_labels=5)
+    t = training_memory(cfg, precision=precision, **kw)
+    e = step_peak(cfg, dtype=precision, **kw)
+    assert (t.peak, t.peak_phase, t.peak_moment, t.at_peak) == (e.peak, e.phase, e.moment, e.at_peak)
+    assert sum(t.at_peak.values()) == t.peak
+    assert training_memory(cfg, precision=precision, with_peak=False, **kw).peak == 0
+
+
+@pytest.mark.parametrize("N", [2, 3, 8])
+@pytest.mark.parametrize("mode", ["full", "frozen-embeddings"])
+def test_sharding_divides_the_peaks_categories(N, mode):
+    """ZeRO Sec. 5: stage 1 the optimizer state, 2 + gradients, 3 + parameters, ceil(elements / N) each; stage 3's
+    gathered unit is bert-base's embeddings + pooler (FSDP's root unit), larger than one layer."""
+    from albert_core.step import step_peak
+
+    cfg = PRESETS["bert-base"]
+    kw = dict(batch_size=2, seq_len=128, precision="float32", optimizer="adamw", attention="eager", mode=mode)
+    e = step_peak(cfg, batch_size=2, seq_len=128, dtype="float32", optimizer="adamw", attention="eager",
+                  device="cuda", mode=mode)
+    state, params = e.at_start["optimizer state"], e.at_start["parameters"]
+    z = {s: training_memory(cfg, num_gpus=N, sharding=s, **kw) for s in ("none", "zero1", "zero2", "zero3", "fsdp")}
+    per = lambda b: 4 * -(-(b // 4) // N)  # noqa: E731  float32 elements, ceil-divided
+    assert z["none"].peak == e.peak
+    assert z["zero1"].at_peak["optimizer state"] == per(state)
+    assert z["zero3"].at_peak["parameters"] == per(params)
+    c = count_parameters(cfg)
+    assert z["zero3"].at_peak["gathered unit (ZeRO-3)"] == 4 * (c.total - c.all_layers)
+    assert z["none"].peak > z["zero1"].peak >= z["zero2"].peak > z["zero3"].peak
+    assert z["fsdp"].peak == z["zero3"].peak
+    for s in ("zero1", "zero2", "zero3"):
+        assert sum(z[s].at_peak.values()) == z[s].peak
+    single = training_memory(cfg, num_gpus=1, sharding="zero3", **kw)
+    assert single.peak == z["none"].peak  # one GPU: nothing to partition
+
+
+def test_modes_bad_input_says_what_to_change():
+    with pytest.raises(ValueError, match="peft has no default LoRA targets"):
+        training_memory(PRESETS["albert-base"], batch_size=1, seq_len=8, mode="lora")
+    with pytest.raises(ValueError, match="from 0 to 12"):
+        training_memory(PRESETS["bert-base"], batch_size=1, seq_len=8, mode="frozen-layers:13")
+
+
+def test_beyond_the_layer_limit_the_planner_uses_the_sum():
+    """A config deeper than PEAK_MAX_LAYERS: no peak (its replay would take seconds per call), planned on the sum."""
+    from albert_core.fit import step_bytes
+    from albert_core.training import PEAK_MAX_LAYERS
+
+    kw = dict(batch_size=1, seq_len=64)
+    deep = PRESETS["bert-base"].replace(num_layers=PEAK_MAX_LAYERS + 1)
+    edge = PRESETS["bert-base"].replace(num_layers=PEAK_MAX_LAYERS)
+    t, e = training_memory(deep, **kw), training_memory(edge, **kw)
+    assert (t.peak_modelled, t.peak, t.planned) == (False, 0, t.total) and step_bytes(deep, **kw) == t.total
+    assert e.peak_modelled and e.planned == e.peak > 0 and step_bytes(edge, **kw) == e.peak

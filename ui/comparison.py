@@ -8,7 +8,7 @@ import streamlit as st
 from albert_core.compare import Settings
 from albert_core.units import format_bytes, format_count, format_flops
 
-from . import state
+from . import finetune, state
 from .tables import csv_button
 
 HIGHLIGHT = "background-color: #FFE8A3; color: #262730; font-weight: 600"
@@ -20,7 +20,12 @@ def settings() -> Settings:
     return Settings(batch_size=c["batch_size"], seq_len=c["seq_len"], dtype=c["dtype"], attention=c["attention"],
                     training=c["training"], checkpointing=c["checkpointing"] and c["training"],
                     precision=c["precision"], optimizer=c["optimizer"], num_gpus=c["num_gpus"],
-                    sharding=c["sharding"], flops_seq_len=c["flops_seq_len"])
+                    sharding=c["sharding"], flops_seq_len=c["flops_seq_len"], **_fine_tuning(c))
+
+
+def _fine_tuning(c) -> dict:
+    f = finetune.settings_of(c)
+    return dict(mode=f.mode, head=f.head, num_labels=f.num_labels, lora=f.lora)
 
 
 def _signed(d, fmt) -> str:
@@ -51,9 +56,11 @@ def result_labels(s: Settings) -> dict[str, str]:
     return {
         "activations at max_position": f"activations at max_position (batch {s.batch_size:,}, {s.dtype}, "
                                        f"{s.attention}, {mode}{ckpt})",
-        "training memory per GPU": f"training memory per GPU (batch {s.batch_size:,} × {s.seq_len:,} tokens, "
-                                   f"{s.precision}, {s.optimizer}, {s.attention}{ckpt}, {s.num_gpus:,} GPU(s), "
-                                   f"{s.sharding})",
+        "trainable parameters": f"trainable parameters ({s.fine_tuning()})",
+        "training step's peak per GPU": f"training step's peak per GPU (batch {s.batch_size:,} × {s.seq_len:,} "
+                                        f"tokens, {s.precision}, {s.optimizer}, {s.attention}{ckpt}, "
+                                        f"{s.num_gpus:,} GPU(s), {s.sharding}, {s.fine_tuning()})",
+        "training memory per GPU (sum of parts)": "training memory per GPU, sum of parts (same settings)",
         "forward FLOPs per sequence": f"forward FLOPs per sequence ({s.flops_seq_len:,} tokens)",
     }
 

@@ -73,3 +73,18 @@ def flip(name: str, labels: tuple[str, str], *, help: str | None = None, icons: 
     where.button(labels[value], key=f"ctl.{name}", help=help, icon=icons[value] if icons else None,
                  on_click=_flip, args=(name,))
     return value
+
+
+def fraction(name: str, label: str, *, help: str | None = None, step: float = 0.05, where: Any = st) -> float:
+    """A number from 0 up to (not including) 1 (a "probability" control)."""
+    key = _seed(name)
+    value = where.number_input(label, min_value=0.0, max_value=0.99, step=step, key=key, help=help, format="%.2f",
+                               on_change=_store, args=(name,))
+    return float(_keep(name, float(value)))
+
+
+def text(name: str, label: str, *, help: str | None = None, placeholder: str | None = None, where: Any = st) -> str:
+    """A line of text (a "names" control); the caller checks it (albert_core.share.parse_control) and says what is wrong."""
+    key = _seed(name)
+    return str(_keep(name, where.text_input(label, key=key, help=help, placeholder=placeholder, on_change=_store,
+                                            args=(name,))))

@@ -14,7 +14,7 @@ from albert_core.fit import fit_table, max_position_that_fits
 from albert_core.gpus import GPUS
 from albert_core.params import count_parameters
 from albert_core.sweeps import scaled
-from albert_core.training import training_memory
+from albert_core.training import PEAK_MAX_LAYERS, training_memory
 
 COMPONENTS = ("embedding", "layers", "pooler")
 
@@ -236,44 +236,107 @@ def variant_table(cfg: ModelConfig, seq_lens: tuple[int, ...], batch_size: int, 
 
 
 TRAINING_PARTS = ("weights", "master_weights", "gradients", "optimizer", "activations")
+FT = tuple  # the fine-tuning keywords (ui.finetune.kw): mode, head, num_labels, lora
+
+
+def _ft(cfg: ModelConfig, ft: FT) -> dict:
+    from .finetune import for_config
+
+    return for_config(cfg, ft)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def training_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw: tuple) -> pd.DataFrame:
-    """training_memory of each config (seq_len clipped to its max_position): one row per (config, part)."""
+def training_results(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw: tuple, ft: FT = ()) -> dict:
+    """config name -> training_memory (parts and the step's peak), seq_len clipped to each max_position."""
+    return {cfg.name: training_memory(cfg, batch_size=batch_size, seq_len=min(seq_len, cfg.max_position),
+                                      **dict(kw), **_ft(cfg, ft)) for cfg in cfgs}
+
+
+def training_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw: tuple, ft: FT = ()) -> pd.DataFrame:
+    """training_memory of each config: one row per (config, part), then its total (sum of parts) and its peak."""
+    rows = []
+    for name, m in training_results(cfgs, batch_size, seq_len, kw, ft).items():
+        rows += [dict(config=name, seq_len=m.seq_len, part=p, bytes=getattr(m, p)) for p in TRAINING_PARTS]
+        rows.append(dict(config=name, seq_len=m.seq_len, part="total", bytes=m.total))
+        if m.peak_modelled:
+            rows.append(dict(config=name, seq_len=m.seq_len, part="peak", bytes=m.peak))
+    return pd.DataFrame(rows)
+
+
+def peak_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw: tuple, ft: FT = ()) -> pd.DataFrame:
+    """Per config: the step's peak beside the sum of parts, where it occurs, and what is alive then (bytes)."""
+    rows = []
+    for name, m in training_results(cfgs, batch_size, seq_len, kw, ft).items():
+        if not m.peak_modelled:
+            rows.append({"config": name, "peak": None, "sum_of_parts": m.total, "peak_vs_sum_pct": None,
+                         "phase": f"not modelled beyond {PEAK_MAX_LAYERS} layers", "moment": "", "seq_len": m.seq_len})
+            continue
+        rows.append({"config": name, "peak": m.peak, "sum_of_parts": m.total,
+                     "peak_vs_sum_pct": 100 * (m.peak - m.total) / m.total if m.total else 0.0,
+                     "phase": m.peak_phase, "moment": m.peak_moment, "seq_len": m.seq_len,
+                     **{f"at peak: {k}": v for k, v in m.at_peak.items()}})
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def trainable_table(cfgs: tuple[ModelConfig, ...], ft: FT) -> pd.DataFrame:
+    """Per config: trainable and frozen parameters of the fine-tuning setup, exactly as peft counts them."""
+    from albert_core.finetune import trainable
+
     rows = []
     for cfg in cfgs:
-        m = training_memory(cfg, batch_size=batch_size, seq_len=min(seq_len, cfg.max_position), **dict(kw))
-        rows += [dict(config=cfg.name, seq_len=m.seq_len, part=p, bytes=getattr(m, p)) for p in TRAINING_PARTS]
-        rows.append(dict(config=cfg.name, seq_len=m.seq_len, part="total", bytes=m.total))
-    return pd.DataFrame(rows)
+        f = _ft(cfg, ft)
+        t = trainable(cfg, f["mode"], head=f["head"], num_labels=f["num_labels"], lora=f["lora"])
+        rows.append({"config": cfg.name, "trainable_pct": t.trainable_pct, "trainable": t.trainable, "frozen": t.frozen,
+                     "total": t.total, "mode": f["mode"], "head": t.head, "lora_adapter": t.adapter,
+                     "adapted_modules": len(t.adapted)})
+    return pd.DataFrame(rows).astype({k: object for k in ("trainable", "frozen", "total", "lora_adapter")})
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def training_sweep(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], batch_size: int,
-                   kw: tuple) -> pd.DataFrame:
-    """Total training memory per GPU at max_position = seq_len = S."""
-    rows = [dict(config=cfg.name, seq_len=s, bytes=training_memory(cfg.replace(max_position=s), batch_size=batch_size,
-                                                                  seq_len=s, **dict(kw)).total)
-            for cfg in cfgs for s in seq_lens]
+                   kw: tuple, ft: FT = ()) -> pd.DataFrame:
+    """The training step's peak per GPU at max_position = seq_len = S (bytes), and the sum of parts beside."""
+    rows = []
+    for cfg in cfgs:
+        for s in seq_lens:
+            m = training_memory(cfg.replace(max_position=s), batch_size=batch_size, seq_len=s, **dict(kw),
+                                **_ft(cfg, ft))
+            rows.append(dict(config=cfg.name, seq_len=s, bytes=m.planned, sum_of_parts=m.total))
     return pd.DataFrame(rows)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], batch_size: int, kw: tuple) -> pd.DataFrame:
-    """Per config and GPU: the longest max_position whose training step still fits."""
+def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], batch_size: int, kw: tuple,
+                 ft: FT = ()) -> pd.DataFrame:
+    """Per config and GPU: the longest max_position whose training step's peak still fits."""
     rows = [dict(config=cfg.name, gpu=g, gpu_bytes=GPUS[g],
-                 longest_max_position=max_position_that_fits(cfg, GPUS[g], batch_size=batch_size, **dict(kw)))
+                 longest_max_position=max_position_that_fits(cfg, GPUS[g], batch_size=batch_size, **dict(kw),
+                                                             **_ft(cfg, ft)))
             for cfg in cfgs for g in gpus]
     return pd.DataFrame(rows)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, batch_size: int, seq_len: int, kw: tuple) -> pd.DataFrame:
+def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, batch_size: int, seq_len: int, kw: tuple,
+             ft: FT = ()) -> pd.DataFrame:
     """albert_core.fit.fit_table for the chosen GPU, plus the longest max_position that fits (table grown)."""
-    df = fit_table(list(cfgs), batch_size=batch_size, seq_len=seq_len, gpus={gpu: GPUS[gpu]}, **dict(kw))
-    df["longest_max_position"] = [max_position_that_fits(c, GPUS[gpu], batch_size=batch_size, **dict(kw)) for c in cfgs]
-    return df
+    frames = [fit_table([c], batch_size=batch_size, seq_len=seq_len, gpus={gpu: GPUS[gpu]}, **dict(kw), **_ft(c, ft))
+              for c in cfgs]
+    df = pd.concat(frames, ignore_index=True)
+    df["longest_max_position"] = [max_position_that_fits(c, GPUS[gpu], batch_size=batch_size, **dict(kw), **_ft(c, ft))
+                                  for c in cfgs]
+    return df.astype({"longest_max_position": object})
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def serving_table(cfg: ModelConfig, group_size: int, quantize_embeddings: bool, head: str, num_labels: int,
+                  dtype: str = "bfloat16") -> pd.DataFrame:
+    """albert_core.serving.format_table: weights at rest per format against the bytes / 2 / 4 / 8 rule."""
+    from albert_core.serving import format_table
+
+    return format_table(cfg, dtype=dtype, group_size=group_size, quantize_embeddings=quantize_embeddings, head=head,
+                        num_labels=num_labels)
 
 
 PARTIAL_SHARING = ("shared attention", "shared FFN")

@@ -20,6 +20,7 @@ from charts import params as params_charts
 from charts.base import slide
 
 from . import data
+from . import finetune as ft_ui
 
 Ctl = Mapping[str, Any]
 cached = st.cache_resource(show_spinner=False, max_entries=64)
@@ -41,7 +42,7 @@ def training_kw(ctl: Ctl) -> tuple:
 def training_caption(ctl: Ctl, seq: str) -> str:
     ckpt = ", checkpointing" if ctl["checkpointing"] and ctl["training"] else ""
     return (f"Batch {ctl['batch_size']:,} per GPU, {seq}, {ctl['precision']}, {ctl['optimizer']}, "
-            f"{ctl['attention']} attention{ckpt}; dashed: GPU memory.")
+            f"{ctl['attention']} attention{ckpt}, {ft_ui.settings_of(ctl).fine_tuning()}; dashed: GPU memory.")
 
 
 def _shade(fig: go.Figure, highlight: int, label: str | None) -> None:
@@ -89,15 +90,17 @@ def memory_activations(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
 def memory_training(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
     """points: measure.step_points_table of the engine's measured step peaks (None: the estimate alone)."""
     seqs = data.sweep_lengths(cfgs, ctl["seq_max"])
-    sweep = data.training_sweep(cfgs, seqs, ctl["batch_size"], training_kw(ctl))
+    sweep = data.training_sweep(cfgs, seqs, ctl["batch_size"], training_kw(ctl), ft_ui.kw(ctl))
     fig = memory_charts.training_vs_seq(sweep, data.GPUS, log=ctl["scale"] == "log",
-                                        marks={c.name: c.max_position for c in cfgs}, measured=points)
-    caption = training_caption(ctl, "sequences as long as max_position") + " Diamonds: each config's own."
+                                        marks={c.name: c.max_position for c in cfgs}, measured=points,
+                                        what="the step's peak")
+    caption = (training_caption(ctl, "sequences as long as max_position") + " The training step's peak per GPU "
+               "(albert_core.step; mixed_*: autocast with float32 weights). Diamonds: each config's own.")
     if points is not None:
         worst = max((abs(e) for e in points["error"] if e is not None and e == e), default=0.0)
         caption += (f" Circles: the training step's peak measured by PyTorch on this server (fake tensors, CPU "
                     f"kernels); dashed: albert_core's modelled peak for that step, within {100 * worst:.1f}%. The "
-                    "solid lines are albert_core's sum of the parts for CUDA kernels.")
+                    "solid lines are albert_core's modelled peak for CUDA (1-byte dropout masks).")
     return slide(fig, "Training memory against max_position", caption)  # per GPU: its y axis and caption
 
 
@@ -105,11 +108,12 @@ def memory_training(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
 def fit_bars(cfgs: tuple, ctl: Ctl) -> tuple[go.Figure, Any]:
     kw = (("precision", ctl["precision"]), ("optimizer", ctl["optimizer"]), ("num_gpus", ctl["num_gpus"]),
           ("sharding", ctl["sharding"]), ("attention", ctl["attention"]), ("checkpointing", bool(ctl["checkpointing"])))
-    plan = data.fit_plan(cfgs, ctl["gpu"], ctl["batch_size"], ctl["seq_len"], kw)
+    plan = data.fit_plan(cfgs, ctl["gpu"], ctl["batch_size"], ctl["seq_len"], kw, ft_ui.kw(ctl))
     ckpt = ", checkpointing" if ctl["checkpointing"] else ""
     fig = slide(fit_charts.fit_bars(plan), f"What fits on {ctl['num_gpus']:,} × {ctl['gpu']}",
                 f"Sharding {ctl['sharding']}, {ctl['precision']}, {ctl['optimizer']}, {ctl['attention']} attention"
-                f"{ckpt}; batch {ctl['batch_size']:,}, sequences of {ctl['seq_len']:,} tokens (at most max_position); "
+                f"{ckpt}, {ft_ui.settings_of(ctl).fine_tuning()}; batch {ctl['batch_size']:,}, sequences of "
+                f"{ctl['seq_len']:,} tokens (at most max_position); the training step's peak must fit; "
                 "below: the longest sequence, max_position raised with it.",
                 pad=34)  # room for the panel titles
     return fig, plan
@@ -165,11 +169,14 @@ def memory_variants(cfg, seqs: tuple, batch: int, dtype: str, log: bool) -> go.F
 
 @cached
 def memory_training_stack(cfgs: tuple, ctl: Ctl) -> go.Figure:
-    train = data.training_table(cfgs, ctl["batch_size"], ctl["seq_len"], training_kw(ctl))
+    train = data.training_table(cfgs, ctl["batch_size"], ctl["seq_len"], training_kw(ctl), ft_ui.kw(ctl))
     gpu = ctl["gpu"]
-    return slide(memory_charts.training_stack(train[train["part"] != "total"], {gpu: data.GPUS[gpu]}),
-                 "Training memory per GPU, by part",
-                 training_caption(ctl, f"sequences of {ctl['seq_len']:,} tokens (at most max_position)"))
+    peaks = {r["config"]: int(r["bytes"]) for _, r in train[train["part"] == "peak"].iterrows()}
+    return slide(memory_charts.training_stack(train[~train["part"].isin(("total", "peak"))], {gpu: data.GPUS[gpu]},
+                                              peaks=peaks),
+                 "Training memory per GPU: parts and peak",  # one line on a phone (charts.base.TEXT_PX)
+                 training_caption(ctl, f"sequences of {ctl['seq_len']:,} tokens (at most max_position)")
+                 + " Bars: the sum of the parts; black bar: the step's peak (what must fit).")
 
 
 @cached

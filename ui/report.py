@@ -11,7 +11,7 @@ import streamlit as st
 from albert_core.config import ModelConfig
 from charts.report import build
 
-from . import comparison, data, figures, state
+from . import comparison, data, figures, finetune, state
 
 
 def configs_table(cfgs) -> pd.DataFrame:
@@ -21,11 +21,13 @@ def configs_table(cfgs) -> pd.DataFrame:
 
 
 def main_figures(cfgs: tuple, ctl: dict) -> list:
-    """Every page's main figures for the configs and controls."""
-    fit, _ = figures.fit_bars(cfgs, ctl)
+    """Every page's main figures for the configs and controls; the training figures (the step's peak under the
+    fine-tuning mode) for the configs whose mode can be counted (LoRA without targets where peft has none: not)."""
+    ok = finetune.usable(cfgs, finetune.kw(ctl))
     compute, _, _ = figures.compute_scatter(cfgs, ctl["flops_seq_len"])
+    train = [figures.memory_training(ok, ctl), figures.fit_bars(ok, ctl)[0]] if ok else []
     return [figures.params_shares(cfgs), figures.params_counts(cfgs), figures.memory_activations(cfgs, ctl),
-            figures.memory_training(cfgs, ctl), fit, compute]
+            *train, compute]
 
 
 def html(cfgs: tuple, ctl: dict, link: str, settings, when: dt.datetime) -> str:

@@ -34,6 +34,12 @@ PAGES = {
     # the second round: the long name in full in the legend, titles on one line
     "fit-long": "fit?preset=xlm-roberta-large&name=xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final"
                 "&compare=xlm-roberta-large,bert-base",
+    # issue 18: the Fine-tuning expander (LoRA on ALBERT asks for its targets), the serving tab, the planner's modes
+    "memory-finetune": "memory?memory_tab=training&train_mode=lora&head=classification&num_labels=3"
+                       "&compare=bert-base,xlm-roberta-base&seq_len=512&batch_size=16",
+    "memory-serving": "memory?memory_tab=serving&preset=xlm-roberta-base&serve_format=int4&group_size=64",
+    "fit-finetune": "fit?train_mode=frozen-embeddings&preset=xlm-roberta-base&compare=bert-base,deberta-v3-base"
+                    "&gpu=L4+24+GB&batch_size=16",
 }
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
@@ -73,19 +79,22 @@ def main() -> None:
     ap.add_argument("--theme", choices=("light", "dark"), default="light")
     ap.add_argument("--pages", nargs="*", default=list(PAGES))
     ap.add_argument("--phone", action="store_true", help="390 px wide, like a phone")
+    ap.add_argument("--width", type=int, default=1400, help="desktop width (CSS px)")
     a = ap.parse_args()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         for name in a.pages:
             height = {"overview": 3000, "parameters": 4200, "memory": 3900, "memory-training-log": 3200,
-                      "parameters-six": 4200}.get(name, 2000)
+                      "parameters-six": 4200, "memory-finetune": 4600, "memory-serving": 2000,
+                      "fit-finetune": 2600}.get(name, 2000)
             if a.phone:
                 tall = {"overview": 6500, "parameters": 8000, "memory": 7500, "memory-training-log": 7000,
-                        "parameters-six": 8000}.get(name, 4200)  # the app scrolls inside
+                        "parameters-six": 8000, "memory-finetune": 9000, "memory-serving": 4200,
+                        "fit-finetune": 5200}.get(name, 4200)  # the app scrolls inside
                 page = browser.new_page(viewport={"width": 390, "height": tall}, device_scale_factor=1,
                                         is_mobile=True, has_touch=True, color_scheme=a.theme)
             else:
-                page = browser.new_page(viewport={"width": 1400, "height": height}, color_scheme=a.theme)
+                page = browser.new_page(viewport={"width": a.width, "height": height}, color_scheme=a.theme)
             page.goto(f"{a.base}/{PAGES[name]}", wait_until="networkidle")
             page.wait_for_selector("h1", timeout=30_000)
             idle(page)

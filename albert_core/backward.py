@@ -1,0 +1,825 @@
+"""The training step's backward, replayed op by op: what autograd allocates and frees, and when.
+
+step.step_peak's backward candidate. A forward is recorded as autograd would record it (a node per
+differentiable op, with its sequence number, the tensors it saves and the inputs it sends gradients to);
+then torch/csrc/autograd/engine.cpp's single-threaded CPU loop is replayed on it:
+
+* the ready queue runs the ready node with the highest sequence number first (ReadyQueue's CompareNodeTaskTime);
+  AccumulateGrad nodes have sequence number UINT64_MAX (torch/csrc/autograd/functions/accumulate_grad.h),
+  so a parameter's gradient is stored as soon as it exists;
+* a node runs (call_function: its backward formula allocates its outputs, derivatives.yaml), then its input
+  gradients are dropped, then its saved tensors are released (Node::release_variables, retain_graph=False),
+  then each output goes to the next node's InputBuffer; a second gradient for the same slot is added out of
+  place (InputBuffer::accumulate: old + new, both freed), and validate_outputs casts a gradient to its input's
+  dtype first (a new tensor: the residual adds under autocast);
+* AccumulateGrad steals the first gradient of a parameter (set_to_none: p.grad is None at step 2) and adds
+  later ones in place (ALBERT's shared layers), freeing them.
+
+Sizes are concrete ints at (batch, seq_len). No torch here.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .config import ModelConfig
+from .replay import BYTES, F32, split_dtype
+
+SEQ_MAX = 1 << 64  # AccumulateGrad's sequence_nr: UINT64_MAX (accumulate_grad.h)
+
+
+class Storage:
+    """One storage: its bytes, the holders that keep it alive and its engine category."""
+
+    __slots__ = ("nbytes", "refs", "cat", "persistent", "label")
+
+    def __init__(self, nbytes: int, cat: str, label: str, persistent: bool = False):
+        self.nbytes, self.refs, self.cat, self.persistent, self.label = nbytes, 0, cat, persistent, label
+
+
+@dataclass(eq=False)
+class T:
+    """A tensor of the forward: its storage, elements, dtype and the node that made it (None for a leaf)."""
+
+    st: Storage
+    numel: int
+    dtype: str
+    fn: Node | None = None
+    slot: int = 0  # which output of fn
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * BYTES[self.dtype]
+
+
+Formula = Callable[["Engine", "Node", list["Storage | None"]], list["Storage | None"]]
+
+
+@dataclass(eq=False)
+class Node:
+    seq: int
+    name: str
+    inputs: list[T | None]  # the forward inputs gradients go to (None: needs none)
+    saved: list[Storage]
+    formula: Formula
+    outputs: int = 1
+    param: object = None  # AccumulateGrad: the parameter's key
+    out_dtype: str = F32
+    region: int | None = None  # the checkpointed layer whose forward made it
+
+
+@dataclass(eq=False)
+class Region:
+    """One torch.utils.checkpoint(use_reentrant=False) call: its input (kept by _NoopSaveInputs), the storages
+    its nodes save (recomputed in backward), the locals alive when recomputation stops, autocast's casts."""
+
+    input: Storage
+    saves: dict[int, Storage] = field(default_factory=dict)
+    refs: dict[int, int] = field(default_factory=dict)
+    alive: list[T] = field(default_factory=list)
+    casts: list[T] = field(default_factory=list)
+    points: list[tuple[list[int], list[T]]] = field(default_factory=list)  # (saves so far, locals) in order
+    pending: int = 0  # its nodes with saved tensors still to run
+    done: bool = False
+
+    def __lt__(self, other: Node) -> bool:  # heapq ties: never compared meaningfully
+        return id(self) < id(other)
+
+
+@dataclass
+class Peak:
+    total: int
+    at: dict[str, int]
+    where: str
+
+
+class Engine:
+    """The live bytes of one backward by category; the peak and where it happened."""
+
+    def __init__(self, base: dict[str, int]):
+        self.at = dict(base)
+        self.best = Peak(sum(base.values()), dict(base), "backward start")
+        self.where = ""
+        self.grads: dict[object, Storage] = {}  # parameter key -> its .grad
+
+    def _observe(self) -> None:
+        total = sum(self.at.values())
+        if total > self.best.total:
+            self.best = Peak(total, dict(self.at), self.where)
+
+    def alloc(self, nbytes: int, cat: str = "temporaries") -> Storage:
+        st = Storage(nbytes, cat, self.where)
+        st.refs = 1
+        self.at[cat] += nbytes
+        self._observe()
+        return st
+
+    def revive(self, st: Storage, refs: int) -> None:
+        """A saved storage recomputed (checkpointing): alive again, held by `refs` nodes more (a view of a
+        storage still alive, the checkpointed input, adds no bytes)."""
+        if st.refs > 0:
+            st.refs += refs
+            return
+        st.refs = refs
+        self.at[st.cat] += st.nbytes
+        self._observe()
+
+    def grad_for(self, t: T) -> Storage:
+        """A new gradient for input t: counted as a gradient from birth when it will become p.grad (the engine
+        names storages by what they end as)."""
+        fn = t.fn
+        first = fn is not None and fn.param is not None and fn.param not in self.grads
+        return self.alloc(t.nbytes, "gradients" if first else "temporaries")
+
+    def ref(self, st: Storage) -> Storage:
+        st.refs += 1
+        return st
+
+    def unref(self, st: Storage | None) -> None:
+        if st is None or st.persistent:
+            return
+        st.refs -= 1
+        if st.refs == 0:
+            self.at[st.cat] -= st.nbytes
+
+
+class Graph:
+    """The forward, recorded as autograd records it: nodes with sequence numbers, saved storages."""
+
+    def __init__(self, cfg: ModelConfig, dtype: str, B: int, S: int, trainable: Callable[[str], bool],
+                 checkpointing: bool = False):
+        self.cfg, self.B, self.S, self.checkpointing = cfg, B, S, checkpointing
+        self.md, self.amp = split_dtype(dtype)
+        self.c = self.amp or self.md  # dtype of matmul-like outputs
+        self._seq = itertools.count()
+        self.params: dict[str, T] = {}
+        self.cast_cache: dict[str, T] = {}  # autocast's weight cache (leaf tensors that require grad)
+        self.trainable = trainable
+        self.saved: dict[int, Storage] = {}  # every saved storage once
+        self.regions: list[Region] = []
+        self.held: list[Storage] = []  # storages alive through backward beyond the saved ones
+        self.last_input: T | None = None
+        self.attn_weights: T | None = None  # eager attention's second output
+        self.last_stats: list[T] = []  # the last LayerNorm's mean and rstd
+        self.region: int | None = None
+        self.moments: list[tuple[str, int]] = []  # forward moments: (name, bytes alive beyond the persistent)
+
+    def moment(self, name: str, alive: list[T]) -> None:
+        """A forward moment: every storage saved so far, the tensors Python holds (`alive`) that are not saved,
+        and autocast's cached casts that no op saved (biases; weights whose Linear input needs no gradient),
+        freed when autocast's cache clears at its exit."""
+        extra: dict[int, int] = {}
+        for t in alive + list(self.cast_cache.values()):
+            if id(t.st) not in self.saved and not t.st.persistent:
+                extra[id(t.st)] = t.st.nbytes
+        self.moments.append((name, self.saved_bytes() + sum(extra.values())))
+
+    # ---- tensors ------------------------------------------------------------------------------------------
+    def persistent(self, numel: int, dtype: str, label: str) -> T:
+        """Input ids, buffers: alive all step, never freed by the backward."""
+        return T(Storage(numel * BYTES[dtype], "input", label, True), numel, dtype)
+
+    def param(self, key: str, numel: int) -> T:
+        """A parameter (one tensor per key: ALBERT's shared layers reuse it): a leaf with AccumulateGrad."""
+        p = self.params.get(key)
+        if p is None:
+            st = Storage(numel * BYTES[self.md], "parameters", key, True)
+            p = T(st, numel, self.md)
+            if self.trainable(key):
+                p.fn = Node(SEQ_MAX, f"AccumulateGrad({key})", [], [], _accumulate, param=key)
+            self.params[key] = p
+        return p
+
+    def new(self, numel: int, dtype: str, label: str = "") -> T:
+        return T(Storage(numel * BYTES[dtype], "saved activations", label), numel, dtype)
+
+    def view(self, t: T, numel: int | None = None) -> T:
+        """A view: the same storage and autograd history (views' backward formulas allocate nothing here)."""
+        return T(t.st, t.numel if numel is None else numel, t.dtype, t.fn, t.slot)
+
+    def op(self, name: str, inputs: list[T | None], outs: list[tuple[int, str]], saved: list[T],
+           formula: Formula) -> list[T]:
+        """A differentiable op: a node when any input needs a gradient (compute_requires_grad)."""
+        ins = [t if t is not None and t.fn is not None else None for t in inputs]
+        results = [self.new(n, d, name) for n, d in outs]
+        if not any(ins):
+            return results
+        node = Node(next(self._seq), name, ins, [], formula, outputs=len(outs), out_dtype=outs[0][1],
+                    region=self.region)
+        for t in saved:
+            self.keep(node, t.st)
+        for i, r in enumerate(results):
+            r.fn, r.slot = node, i
+        return results
+
+    def keep(self, node: Node, st: Storage) -> None:
+        """node saves st: kept for backward, or, inside a checkpointed region, packed into a holder
+        (torch/utils/checkpoint.py _checkpoint_hook) and recomputed when backward first unpacks it."""
+        if st.persistent or st in node.saved:
+            return
+        if node.saved == [] and self.region is not None:
+            self.regions[self.region].pending += 1
+        node.saved.append(st)
+        if self.region is None:
+            st.refs += 1
+            self.saved.setdefault(id(st), st)
+        else:
+            r = self.regions[self.region]
+            r.saves.setdefault(id(st), st)
+            r.refs[id(st)] = r.refs.get(id(st), 0) + 1
+
+    def point(self, name: str, alive: list[T], held: list[T] | None) -> None:
+        """A moment of a layer's forward: a forward moment where the callers' tensors (`held`) are known (the
+        last layer), and inside a checkpointed region a moment of its recomputation (saves so far, locals)."""
+        if held is not None:
+            self.moment(name, alive + held)
+        if self.region is not None:
+            r = self.regions[self.region]
+            r.points.append((list(r.saves), alive + list(r.casts)))
+
+    def begin_region(self, x: T) -> None:
+        """checkpoint(layer, x): _NoopSaveInputs saves x (ctx.save_for_backward) for the recomputation."""
+        x.st.refs += 1
+        self.saved.setdefault(id(x.st), x.st)
+        self.regions.append(Region(x.st))
+        self.region = len(self.regions) - 1
+
+    def end_region(self, alive: list[T]) -> None:
+        """The layer's forward returned; `alive`: its locals when the recomputation stops (the last save is
+        the output LayerNorm's rstd: _StopRecomputationError right after it)."""
+        if self.region is not None:
+            self.regions[self.region].alive = alive
+        self.region = None
+
+    def saved_bytes(self) -> int:
+        return sum(st.nbytes for st in self.saved.values())
+
+    # ---- ops (each formula allocates what its derivatives.yaml entry computes) ----------------------------
+    def cast(self, x: T, dtype: str) -> T:
+        """x.to(dtype) (aten::_to_copy): ToCopyBackward0 returns grad.to(x's dtype)."""
+        if x.dtype == dtype:
+            return x
+        if x.st.persistent and x.fn is None:  # a frozen parameter's cast: a new tensor, no node
+            return self.new(x.numel, dtype, "cast")
+        return self.op("ToCopyBackward0", [x], [(x.numel, dtype)], [], _grads_like)[0]
+
+    def linear(self, x: T, key: str, n_in: int, n_out: int, bias: bool = True, rows: int | None = None,
+               wkey: str | None = None, bkey: str | None = None) -> T:
+        """nn.Linear: addmm(bias, x, W^T) (mm without a bias); autocast casts bias, weight, then input (the C++
+        arguments of cached_cast evaluate right to left), the weight casts cached per forward. wkey/bkey: a tied
+        parameter's own name (an MLM decoder's weight is the word-embedding table)."""
+        rows = x.numel // n_in if rows is None else rows
+        wkey, bkey = wkey or f"{key}.weight", bkey or f"{key}.bias"
+        W = self.param(wkey, n_in * n_out)
+        b = self.param(bkey, n_out) if bias else None
+        if self.amp:
+            b = self._cached(bkey, b) if b is not None else None
+            W = self._cached(wkey, W)
+            x = self.cast(x, self.amp)
+        self.last_input = x  # the addmm's input (autocast's cast of it: a temporary unless saved)
+        out_dt = self.amp or x.dtype
+        saved = ([x] if W.fn is not None else []) + ([W] if x.fn is not None else [])  # each for the other's grad
+        name = "AddmmBackward0" if b is not None else "MmBackward0"
+        return self.op(name, [x, W, b], [(rows * n_out, out_dt)], saved, _linear_formula(rows * n_in))[0]
+
+    def _cached(self, key: str, p: T) -> T:
+        """autocast's cached_cast: only a leaf that requires grad is cached (autocast_mode.cpp can_try_cache);
+        a frozen weight is cast again at every use, a temporary unless its op saves it."""
+        if p.fn is None:
+            return self.cast(p, self.amp or p.dtype)
+        if self.region is not None:  # recomputation runs under its own autocast: a fresh cache
+            c = self.cast(p, self.amp or p.dtype)
+            self.regions[self.region].casts.append(c)
+            if key not in self.cast_cache:
+                self.cast_cache[key] = c
+            return c
+        if key not in self.cast_cache:
+            self.cast_cache[key] = self.cast(p, self.amp or p.dtype)
+        return self.cast_cache[key]
+
+    def layer_norm(self, x: T, key: str, n: int) -> T:
+        """aten::native_layer_norm saves input, mean, rstd (float32 on the CPU when input and weight dtypes
+        differ); native_layer_norm_backward allocates grad_input, grad_weight, grad_bias."""
+        W, b = self.param(f"{key}.weight", n), self.param(f"{key}.bias", n)
+        rows = x.numel // n
+        stat = F32 if x.dtype != self.md else x.dtype
+        mean, rstd = self.new(rows, stat), self.new(rows, stat)
+        self.last_stats = [mean, rstd]
+        out = self.op("NativeLayerNormBackward0", [x, W, b], [(x.numel, x.dtype)], [x, mean, rstd],
+                      _grads_like)[0]
+        return out
+
+    def dropout(self, x: T, p: float) -> T:
+        """CPU at::dropout in training: x * (bernoulli noise / (1 - p)); MulBackward0 saves the noise."""
+        if p == 0:
+            return x
+        noise = self.new(x.numel, x.dtype, "dropout noise")
+        return self.op("MulBackward0", [x, None], [(x.numel, x.dtype)], [noise], _grads_like)[0]
+
+    def add(self, a: T, b: T) -> T:
+        """a + b: AddBackward0 passes the gradient to both (a broadcast input gets grad.sum_to_size)."""
+        dt = a.dtype if a.dtype == b.dtype else F32
+        return self.op("AddBackward0", [a, b], [(max(a.numel, b.numel), dt)], [], _add_formula)[0]
+
+    def unary(self, x: T, name: str, saves_result: bool, dtype: str | None = None, temps: int = 0) -> T:
+        """An elementwise op whose backward allocates one input-sized gradient (gelu, tanh, softmax ...), after
+        `temps` input-sized temporaries of its formula that live until the gradient exists."""
+        formula = _with_temps(temps) if temps else _grads_like
+        res = self.op(name, [x], [(x.numel, dtype or x.dtype)], [] if saves_result else [x], formula)[0]
+        if saves_result and res.fn is not None:  # the node saves its own result
+            self.keep(res.fn, res.st)
+        return res
+
+    def plus(self, x: T) -> T:
+        """1.0 + x (AddBackward1): the gradient passes through."""
+        return self.op("AddBackward1", [x], [(x.numel, x.dtype)], [], _pass)[0]
+
+    def mul(self, a: T, b: T) -> T:
+        """a * b, both needing gradients: MulBackward0 saves both; grad * b, then grad * a."""
+        saved = ([a] if b.fn is not None else []) + ([b] if a.fn is not None else [])  # each for the other's grad
+        return self.op("MulBackward0", [a, b], [(a.numel, a.dtype if a.dtype == b.dtype else F32)], saved,
+                       _grads_like)[0]
+
+    def scalar(self, x: T) -> T:
+        """x * c (MulBackward1): grad * c, a new tensor."""
+        return self.op("MulBackward1", [x], [(x.numel, x.dtype)], [], _grads_like)[0]
+
+    def bmm(self, a: T, b: T, out_numel: int, dt: str) -> T:
+        """bmm(a, b) saves each for the other's gradient; BmmBackward0 allocates grad.bmm(b^T), then a^T.bmm(grad)."""
+        saved = ([a] if b.fn is not None else []) + ([b] if a.fn is not None else [])
+        return self.op("BmmBackward0", [a, b], [(out_numel, dt)], saved, _grads_like)[0]
+
+    def copy(self, x: T, copies: bool, grad_copies: bool, dtype: str | None = None) -> T:
+        """A reshape/contiguous of an attention view: a copy when the view is not contiguous (copies), whose
+        backward (view backward's reshape of a transposed gradient) copies when grad_copies."""
+        if not copies:
+            x = self.view(x)
+        else:
+            x = self.op("CloneBackward0", [x], [(x.numel, dtype or x.dtype)], [], _pass)[0]
+        if grad_copies:  # ViewBackward0 / UnsafeViewBackward0: grad.reshape(...) of a non-contiguous gradient
+            x = self.op("ViewBackward0", [x], [(x.numel, x.dtype)], [], _grads_like)[0]
+            x = self.view(x)
+        return x
+
+    def sum_mean(self, x: T) -> T:
+        """x.float().mean(): ToCopyBackward0 where x is 16-bit, MeanBackward0 (grad.expand(...) / numel)."""
+        x = self.cast(x, F32)
+        return self.op("MeanBackward0", [x], [(1, F32)], [], _grads_like)[0]
+
+
+# ---- backward formulas --------------------------------------------------------------------------------------
+def _grads_like(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    """One new gradient per input that needs one, in input order, of the input's size and dtype."""
+    return [e.grad_for(t) if t is not None else None for t in n.inputs]
+
+
+def _with_temps(k: int) -> Formula:
+    def f(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+        t = n.inputs[0]
+        assert t is not None
+        tmp = [e.alloc(t.nbytes) for _ in range(k)]  # C++ temporaries of one full-expression
+        out = e.alloc(t.nbytes)
+        for st in tmp:
+            e.unref(st)
+        return [out]
+    return f
+
+
+def _pass(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    """The gradient itself (a view or a clone's backward)."""
+    return [e.ref(g[0]) if t is not None and g[0] is not None else None for t in n.inputs]
+
+
+def _add_formula(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    out: list[Storage | None] = []
+    numel = max(t.numel for t in n.inputs if t is not None)
+    for t in n.inputs:
+        if t is None or g[0] is None:
+            out.append(None)
+        elif t.numel != numel or t.dtype != n.out_dtype:  # sum_to_size of a broadcast input; validate_outputs'
+            out.append(e.alloc(t.nbytes))  # cast of a gradient to its input's dtype
+        else:
+            out.append(e.ref(g[0]))
+    return out
+
+
+def _linear_formula(x_bytes_numel: int) -> Formula:
+    def f(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+        x, W, b = n.inputs
+        gx = e.grad_for(x) if x is not None else None  # mm_mat1_backward: grad.mm(W)
+        gW = e.grad_for(W) if W is not None else None  # mm_mat2_backward: x^T.mm(grad), (out, in)
+        gb = e.grad_for(b) if b is not None else None  # grad.sum(0)
+        return [gx, gW, gb]
+    return f
+
+
+def _accumulate(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    """AccumulateGrad: the first gradient becomes p.grad (stolen), a later one is added in place."""
+    st = g[0]
+    if st is None:
+        return []
+    if n.param in e.grads:
+        return []  # variable.grad += new_grad: the new one is dropped with the inputs
+    if st.cat != "gradients":
+        e.at[st.cat] -= st.nbytes
+        st.cat = "gradients"
+        e.at["gradients"] += st.nbytes
+    e.grads[n.param] = e.ref(st)  # p.grad holds it
+    return []
+
+
+# ---- the forwards of the BERT-style families (HF transformers 5.23 modeling_*.py), recorded -----------------
+_ACT_SAVES_RESULT = {"relu": True, "tanh": True, "gelu": False, "silu": False}
+
+
+def _activation(g: Graph, x: T, name: str) -> T:
+    """ACT2FN[name] (transformers/activations.py) op by op, as albert_core.replay replays its saves."""
+    if name in _ACT_SAVES_RESULT:  # GeluBackward0 / SiluBackward0 save the input, Relu/Tanh the result
+        return g.unary(x, f"{name.capitalize()}Backward0", _ACT_SAVES_RESULT[name])
+    if name == "gelu_new":  # 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*pow(x,3))))
+        a = g.scalar(x)
+        p = g.unary(x, "PowBackward0", False, temps=2)  # pow_backward: grad * (3 * self.pow(2)), 2 temporaries
+        d = g.scalar(g.add(x, g.scalar(p)))
+        t = g.plus(g.unary(d, "TanhBackward0", True))
+        return g.mul(a, t)
+    if name == "gelu_python":  # x*0.5*(1+erf(x/sqrt(2)))
+        a = g.scalar(x)
+        e = g.unary(g.scalar(x), "ErfBackward0", False, temps=4)  # 2/sqrt(pi) * exp(-(self.pow(2))) * grad
+        return g.mul(a, g.plus(e))
+    if name == "gelu_fast":  # 0.5*x*(1+tanh(x*0.7978845608*(1+0.044715*x*x)))
+        a, b = g.scalar(x), g.scalar(x)
+        f = g.mul(b, g.plus(g.mul(g.scalar(x), x)))
+        return g.mul(a, g.plus(g.unary(f, "TanhBackward0", True)))
+    if name == "quick_gelu":  # x * sigmoid(1.702 * x)
+        return g.mul(x, g.unary(g.scalar(x), "SigmoidBackward0", True))
+    raise ValueError(f"no backward model for hidden_act {name!r}")
+
+
+def _embeddings(g: Graph, cfg: ModelConfig, ids: T, positions_new: bool, types_new: int | None,
+                pos_rows: int) -> T:
+    """BertEmbeddings.forward: word + token_type (+ position) lookups, LayerNorm, dropout. positions_new:
+    RoBERTa's create_position_ids_from_input_ids makes a (B, S) int64 tensor; types_new: elements of the
+    token_type_ids gather (None: no segment table)."""
+    B, S, E, md = g.B, g.S, cfg.embedding_dim, g.md
+    V = cfg.vocab_size
+    we = g.param("embeddings.word_embeddings.weight", V * E)
+    x = g.op("EmbeddingBackward0", [ids, we], [(B * S * E, md)], [ids], _grads_like)[0]  # saves the indices
+    if g.checkpointing and x.fn is None:  # activation_checkpointing_enable -> enable_input_require_grads: the
+        x.st.refs += 1  # frozen lookup's output made a leaf that requires grad (its AccumulateGrad holds it)
+        x.st.cat = "temporaries"
+        x.fn = Node(SEQ_MAX, "AccumulateGrad(inputs_embeds)", [], [], _accumulate, param="inputs_embeds")
+        g.held.append(x.st)
+    locs = [x]  # BertEmbeddings.forward's locals
+    pos = g.new(B * S, "int64", "position_ids") if positions_new else None
+    if types_new is not None:
+        tt = g.new(types_new, "int64", "token_type_ids")  # torch.gather of the buffer: a new tensor
+        te = g.param("embeddings.token_type_embeddings.weight", cfg.type_vocab_size * E)
+        t_emb = g.op("EmbeddingBackward0", [tt, te], [(B * S * E, md)], [tt], _grads_like)[0]
+        locs += [tt, t_emb]
+        x = g.add(x, t_emb)
+    pe = g.param("embeddings.position_embeddings.weight", pos_rows * E)
+    pidx = pos if pos is not None else g.persistent(S, "int64", "position_ids buffer")
+    p = g.op("EmbeddingBackward0", [pidx, pe], [((B if positions_new else 1) * S * E, md)], [pidx], _grads_like)[0]
+    x = g.add(x, p)
+    locs += [p, x] + ([pos] if pos is not None else [])
+    x = g.layer_norm(x, "embeddings.LayerNorm", E)
+    g.point("forward: the embeddings' LayerNorm", [x, *g.last_stats, *locs], [])  # a frozen lookup saves none
+    return g.dropout(x, cfg.dropout)
+
+
+def _attention_eager(g: Graph, cfg: ModelConfig, q: T, k: T, v: T) -> T:
+    """eager_attention_forward: matmul(q, k^T) * scaling, softmax, dropout, matmul(probs, v),
+    transpose(1, 2).contiguous(). torch.matmul reshapes the (B, A, S, D) views to (B·A, ...): copies unless
+    B, A or S is 1; backward's view/reshape of a transposed gradient copies (A and S above 1 for Q and V,
+    B and S above 1 for K, whose gradient reaches its Linear transposed)."""
+    B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
+    fwd = B > 1 and A > 1 and S > 1
+    qr = g.copy(q, fwd, False)
+    kr = g.copy(k, fwd, False)
+    scores = g.bmm(qr, kr, B * A * S * S, g.c)
+    scores = g.scalar(scores)  # * scaling
+    probs = g.unary(scores, "SoftmaxBackward0", True)  # _softmax_backward_data(grad, output)
+    probs = g.dropout(probs, cfg.attention_dropout)
+    g.attn_weights = probs  # returned beside the output: a local of the caller
+    vr = g.copy(v, fwd, False)
+    ctx = g.bmm(probs, vr, B * S * H, g.c)
+    return g.copy(ctx, A > 1 and S > 1, B > 1 and A > 1 and S > 1)  # contiguous(); UnsafeViewBackward0's reshape
+
+
+def _attention_sdpa(g: Graph, cfg: ModelConfig, q: T, k: T, v: T) -> T:
+    """CPU sdpa without attention dropout: _scaled_dot_product_flash_attention_for_cpu saves q, k, v (views of
+    the projections), its (B, S, A, D)-laid output and a float32 logsumexp (B, A, S); its backward allocates
+    grad_q, grad_k, grad_v in q's layout, so no view backward copies."""
+    B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
+    lse = g.new(B * A * S, F32, "logsumexp")
+    out = g.new(B * S * H, q.dtype, "sdpa output")
+    node_out = g.op("ScaledDotProductFlashAttentionForCpuBackward0", [q, k, v], [(B * S * H, q.dtype)],
+                    [q, k, v, lse], _grads_like)[0]
+    if node_out.fn is not None:  # the node also saves its own output
+        g.keep(node_out.fn, node_out.st)
+    del out
+    return node_out
+
+
+def _attention_math(g: Graph, cfg: ModelConfig, q: T, k: T, v: T, alive: list[T],
+                    held: list[T] | None = None) -> T:
+    """CPU sdpa with attention dropout: _scaled_dot_product_attention_math (aten/src/ATen/native/transformers/
+    attention.cpp): 16-bit q, k, v upcast to float32 (query, key, value in turn), q * sqrt(scale) and
+    k^T * sqrt(scale), matmul, _safe_softmax (saves its result), dropout, matmul with v, .to(the query dtype);
+    then sdpa_attention_forward's transpose(1, 2).contiguous()."""
+    B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
+    fwd = B > 1 and A > 1 and S > 1
+    qa, ka, va = g.cast(q, F32), g.cast(k, F32), g.cast(v, F32)
+    query = g.scalar(qa)  # query_acc * scaling_factor (a local until the function returns)
+    qs = g.copy(query, fwd, False)  # matmul's reshape
+    ks = g.copy(g.scalar(ka), fwd, False)  # key_acc.transpose(-2, -1) * scaling_factor
+    scores = g.bmm(qs, ks, B * A * S * S, F32)
+    probs = g.unary(scores, "SafeSoftmaxBackward0", True)  # _softmax_backward_data(grad, result)
+    probs = g.dropout(probs, cfg.attention_dropout)
+    attn = g.cast(probs, q.dtype)  # the returned attention weights, in the query dtype (sdpa drops them)
+    g.attn_weights = None
+    ctx32 = g.bmm(probs, g.copy(va, fwd, False), B * S * H, F32)
+    ctx = g.cast(ctx32, q.dtype)
+    # the math function's float32 locals and the projections BertSelfAttention still holds
+    g.point("forward: the last layer's attention", [q, k, v, qa, ka, va, query, attn, ctx32, ctx, *alive], held)
+    return g.copy(ctx, A > 1 and S > 1, B > 1 and A > 1 and S > 1)
+
+
+def _projection(g: Graph, x: T, key: str, H: int, grad_copies: bool) -> T:
+    p = g.linear(x, key, H, H)
+    return g.copy(p, False, grad_copies)  # .view(B, S, A, D): ViewBackward0 reshapes a transposed gradient
+
+
+def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str], ffn_dropout: bool,
+                residual_first: bool, held: list[T] | None = None, sdpa: bool = False,
+                attn_dropout: bool = True) -> T:
+    """BertLayer (RobertaLayer, ElectraLayer) or AlbertLayer: Q/K/V, attention, dense, dropout, LayerNorm of the
+    residual sum, FFN (dropout in BERT's), LayerNorm."""
+    H, I, S, A, B = cfg.hidden_dim, cfg.intermediate_dim, g.S, cfg.num_heads, g.B
+    if g.checkpointing:  # GradientCheckpointingLayer: checkpoint(layer.__call__, x, use_reentrant=False)
+        g.begin_region(x)
+    qv_copy, k_copy = (A > 1 and S > 1, B > 1 and S > 1) if not sdpa or cfg.attention_dropout > 0 else (False, False)
+    q = _projection(g, x, pre + names["q"], H, qv_copy)
+    k = _projection(g, x, pre + names["k"], H, k_copy)
+    v = _projection(g, x, pre + names["v"], H, qv_copy)
+    g.attn_weights = None
+    if not sdpa:
+        ctx = _attention_eager(g, cfg, q, k, v)
+    else:
+        ctx = _attention_math(g, cfg, q, k, v, [x], held) if cfg.attention_dropout > 0 \
+            else _attention_sdpa(g, cfg, q, k, v)
+    a = g.linear(ctx, pre + names["dense"], H, H)
+    if attn_dropout:  # DistilBERT's TransformerBlock has none on the attention output
+        a = g.dropout(a, cfg.dropout)
+    d = a
+    a = g.layer_norm(g.add(x, a) if residual_first else g.add(a, x), pre + names["ln1"], H)
+    # the attention's LayerNorm: its output, the dense (dropout) output, the attention weights returned beside
+    # the context; BertAttention's self_outputs still hold the context, AlbertAttention's locals q, k, v
+    w: list[T] = [g.attn_weights] if g.attn_weights is not None else []
+    locs: list[T] = [q, k, v] if names is _ALBERT_NAMES else [ctx] if names is _BERT_NAMES else []
+    g.point("forward: the last layer's attention LayerNorm", [a, d, *w, *locs, x], held)
+    h = g.linear(a, pre + names["ffn"], H, I)
+    inp = [g.last_input] if g.last_input is not None else []  # the FFN Linears' outputs while their inputs live
+    g.point("forward: the last layer's FFN", [h, *inp, a, x], held)
+    act = h = _activation(g, h, cfg.hidden_act)
+    inter = [h] if names is _BERT_NAMES else []  # BertLayer.feed_forward_chunk holds intermediate_output
+    h = g.linear(h, pre + names["ffn_out"], I, H)
+    inp = [g.last_input] if g.last_input is not None else []
+    g.point("forward: the last layer's FFN output", [h, act, *inp, a, x], held)
+    if ffn_dropout:
+        h = g.dropout(h, cfg.dropout)
+    out = g.layer_norm(g.add(h, a), pre + names["ln2"], H)
+    if g.checkpointing:
+        g.end_region([out, h, a, *inter])
+    if held is not None:  # the last layer's output LayerNorm: its locals and what the callers hold
+        g.moment("forward: the last layer's output LayerNorm", [out, h, a, x, *inter, *held])
+    return out
+
+
+_BERT_NAMES = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
+               "dense": "attention.output.dense", "ln1": "attention.output.LayerNorm",
+               "ffn": "intermediate.dense", "ffn_out": "output.dense", "ln2": "output.LayerNorm"}
+_DISTILBERT_NAMES = {"q": "attention.q_lin", "k": "attention.k_lin", "v": "attention.v_lin", "dense": "attention.out_lin",
+                     "ln1": "sa_layer_norm", "ffn": "ffn.lin1", "ffn_out": "ffn.lin2", "ln2": "output_layer_norm"}
+_ALBERT_NAMES = {"q": "attention.query", "k": "attention.key", "v": "attention.value", "dense": "attention.dense",
+                 "ln1": "attention.LayerNorm", "ffn": "ffn", "ffn_out": "ffn_output", "ln2": "full_layer_layer_norm"}
+
+
+def _first_token(g: Graph, x: T) -> T:
+    """sequence_output[:, 0]: a view whose backward (select_backward) allocates zeros of the whole output."""
+    first = g.op("SelectBackward0", [x], [(g.B * x.numel // (g.B * g.S), x.dtype)], [], _grads_like)[0]
+    first.st = x.st  # a view: an op saving it saves the whole storage
+    return first
+
+
+def _head(g: Graph, cfg: ModelConfig, seq: T, pooled: T | None, head: str, num_labels: int) -> tuple[T, T]:
+    """The task model's head on the base model's outputs (transformers 5.23 *For{SequenceClassification,
+    TokenClassification}): (the last Linear's input, the logits)."""
+    fam, H, N, B = cfg.family, cfg.hidden_dim, num_labels, g.B
+    if head not in ("classification", "token"):
+        raise ValueError(f"the step's replay has no {head!r} head (the MLM head is not replayed)")
+    rows: int | None = B
+    if head == "classification":
+        if fam in ("bert", "albert"):  # pooled output, dropout (ALBERT: classifier_dropout_prob, 0.1), classifier
+            assert pooled is not None
+            x, key = g.dropout(pooled, 0.1 if fam == "albert" else cfg.dropout), "classifier"
+        elif fam == "distilbert":  # hidden_state[:, 0], pre_classifier, ReLU, dropout (seq_classif_dropout 0.2)
+            x = g.unary(g.linear(_first_token(g, seq), "pre_classifier", H, H, rows=B), "ReluBackward0", True)
+            x, key = g.dropout(x, 0.2), "classifier"
+        else:  # Roberta/ElectraClassificationHead: features[:, 0], dropout, dense, tanh/gelu, dropout, out_proj
+            x = g.linear(g.dropout(_first_token(g, seq), cfg.dropout), "classifier.dense", H, H, rows=B)
+            x = g.unary(x, "TanhBackward0", True) if fam == "roberta" else g.unary(x, "GeluBackward0", False)
+            x, key = g.dropout(x, cfg.dropout), "classifier.out_proj"
+    else:  # token: dropout (ALBERT: classifier_dropout_prob 0.1), classifier on every token
+        x, key, rows = g.dropout(seq, 0.1 if fam == "albert" else cfg.dropout), "classifier", None
+    return x, g.linear(x, key, H, N, rows=rows)
+
+
+def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "none",
+                       num_labels: int = 2) -> T:
+    """BertModel / RobertaModel / ElectraModel / AlbertModel (input_ids only) and engine.loss_of's loss."""
+    B, S, H = g.B, g.S, cfg.hidden_dim
+    fam = cfg.family
+    ids = g.persistent(B * S, "int64", "input_ids")
+    if fam == "roberta":
+        types = B * S if cfg.type_vocab_size else None
+        x = _embeddings(g, cfg, ids, True, types, cfg.max_position + cfg.position_offset)
+    elif fam == "distilbert":  # Embeddings: word + position, no segment table
+        x = _embeddings(g, cfg, ids, False, None, cfg.max_position)
+    else:
+        x = _embeddings(g, cfg, ids, False, S if cfg.type_vocab_size else None, cfg.max_position)
+    emb = x  # BertModel's embedding_output: alive until the model returns
+    if fam == "albert":
+        x = g.linear(x, "encoder.embedding_hidden_mapping_in", cfg.embedding_dim, H)
+    elif fam == "electra" and cfg.embedding_dim != H:
+        x = emb = g.linear(x, "embeddings_project", cfg.embedding_dim, H)  # rebinds hidden_states
+    L, sdpa = cfg.num_layers, attention == "sdpa"
+    for i in range(L):
+        last = i == L - 1
+        if fam == "albert":
+            grp, group_in = int(i / (L / cfg.num_groups)), x
+            for kk in range(cfg.inner_group_num):
+                held = [emb, group_in] if last and kk == cfg.inner_group_num - 1 else None
+                x = _bert_layer(g, cfg, x, f"encoder.albert_layer_groups.{grp}.albert_layers.{kk}.", _ALBERT_NAMES,
+                                False, True, held, sdpa)
+        elif fam == "distilbert":
+            x = _bert_layer(g, cfg, x, f"transformer.layer.{i}.", _DISTILBERT_NAMES, True, False,
+                            [emb] if last else None, sdpa, attn_dropout=False)
+        else:
+            x = _bert_layer(g, cfg, x, f"encoder.layer.{i}.", _BERT_NAMES, True, False, [emb] if last else None, sdpa)
+    seq = x
+    pooler = fam in ("bert", "albert") or (fam == "roberta" and head == "none")  # task models drop it but for
+    pooled = None  # BERT's and ALBERT's sequence classification (add_pooling_layer=False)
+    if pooler and head in ("none", "classification"):  # the pooler: dense + tanh on sequence_output[:, 0]
+        key = "pooler" if fam == "albert" else "pooler.dense"
+        pooled = g.unary(g.linear(_first_token(g, x), key, H, H, rows=B), "TanhBackward0", True)
+        g.moment("forward: the pooler", [seq, emb, pooled])
+    if head != "none":  # a task model: loss = logits.float().mean()
+        x, logits = _head(g, cfg, seq, pooled, head, num_labels)
+        alive = [seq, x, logits] + ([pooled] if pooled is not None else [])  # the model's outputs, the head's x
+        g.moment("forward: the head", alive + ([g.last_input] if g.last_input is not None else []))
+        loss = g.sum_mean(logits)
+        f32 = loss.fn.inputs[0] if loss.fn is not None else None
+        g.moment("forward: the loss", [logits] + ([f32] if f32 is not None else []))
+        return loss
+    loss = g.sum_mean(seq)
+    f32 = loss.fn.inputs[0] if loss.fn is not None else None
+    g.moment("forward: the loss", [seq] + ([pooled] if pooled is not None else []) + ([f32] if f32 is not None else []))
+    if pooled is not None:
+        loss = g.add(loss, g.sum_mean(pooled))
+    return loss
+
+
+BERT_STYLE = ("bert", "roberta", "electra", "albert", "distilbert")
+
+
+def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str,
+             layers_train: bool = True) -> bool:
+    """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). Not when
+    every layer is frozen: then the peak lies inside the frozen layers' forward, whose working set (Python's
+    locals, no saved tensors) is not replayed."""
+    return (cfg.family in BERT_STYLE
+            and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
+            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head != "mlm" and layers_train)
+
+
+def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:
+    """A parameter key of the recorded graph (the base model's module path) -> whether it trains, from
+    finetune.tensors' names (which may carry a task model's or peft's prefix)."""
+    def f(key: str) -> bool:
+        hit = names.get(key)
+        if hit is None:
+            hit = next((v for n, v in names.items() if n.endswith("." + key)), True)
+        return hit
+    return f
+
+
+def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
+                    trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager",
+                    checkpointing: bool = False, head: str = "none", num_labels: int = 2) -> tuple[Peak, int]:
+    """(the step's activation-side peak from `base`: the forward's moments and the backward replayed; the
+    recorded graph's saved bytes)."""
+    g = Graph(cfg, dtype, B, S, trainable, checkpointing)
+    loss = bert_style_forward(g, cfg, attention, head, num_labels)
+    saved = g.saved_bytes()
+    start = dict(base)
+    start["saved activations"] = start.get("saved activations", 0) + saved
+    start["temporaries"] = start.get("temporaries", 0) + 4 + sum(st.nbytes for st in g.held)  # the 0-d loss
+    peak = run_backward(g, loss, start)
+    base_total = sum(base.values()) + 4 + sum(st.nbytes for st in g.held)
+    for name, alive in g.moments:  # the forward's moments, before the loss exists (no 0-d loss yet)
+        if base_total - 4 + alive > peak.total:
+            at = dict(base)
+            at["saved activations"] = at.get("saved activations", 0) + alive
+            peak = Peak(base_total - 4 + alive, at, name)
+    return peak, saved
+
+
+# ---- the engine loop ----------------------------------------------------------------------------------------
+def _recompute(e: Engine, r: Region) -> None:
+    """The checkpointed layer's forward again (torch/utils/checkpoint.py unpack_hook): its saved tensors refilled
+    in forward order, its locals alive at each recorded moment, stopping (_StopRecomputationError) at the last
+    saved tensor, when the locals then alive are dropped by the unwinding."""
+    revived: set[int] = set()
+    for keys, alive in [*r.points, (list(r.saves), r.alive + r.casts)]:
+        for k in keys:
+            if k not in revived:
+                revived.add(k)
+                e.revive(r.saves[k], r.refs[k])
+        tmp: dict[int, Storage] = {}
+        for t in alive:  # not saved and not alive already: autocast's unsaved casts, the forward's locals
+            if id(t.st) not in r.saves and t.st.refs == 0 and not t.st.persistent:
+                tmp.setdefault(id(t.st), t.st)
+        held = [e.alloc(st.nbytes) for st in tmp.values()]
+        for st in held:
+            e.unref(st)
+    r.done = True
+
+
+def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
+    """Replay loss.backward() over the recorded graph from the live bytes `base` (all saved storages alive)."""
+    e = Engine(base)
+    root = loss.fn
+    if root is None:
+        return e.best
+    deps: dict[Node, int] = {}
+    seen = {id(root)}
+    stack = [root]
+    while stack:
+        nd = stack.pop()
+        for t in nd.inputs:
+            if t is None or t.fn is None:
+                continue
+            deps[t.fn] = deps.get(t.fn, 0) + 1
+            if id(t.fn) not in seen:
+                seen.add(id(t.fn))
+                stack.append(t.fn)
+    e.where = "loss"
+    ones = e.alloc(4)  # torch.autograd.backward's grad_tensors: ones_like(loss), held until backward returns
+    buffers: dict[Node, list[Storage | None]] = {root: [e.ref(ones)]}
+    ready: list[tuple[int, int, Node]] = [(-root.seq, 0, root)]
+    tie = itertools.count(1)
+    while ready:
+        _, _, nd = heapq.heappop(ready)
+        g = buffers.pop(nd, [None] * nd.outputs)
+        e.where = nd.name
+        reg = graph.regions[nd.region] if nd.region is not None else None
+        if reg is not None and nd.saved and not reg.done:
+            e.where = f"{nd.name} (recomputation)"
+            _recompute(e, reg)
+            e.where = nd.name
+        outs = nd.formula(e, nd, g)
+        for st in g:  # the node's input gradients die with call_function's inputs
+            e.unref(st)
+        for st in nd.saved:  # release_variables
+            e.unref(st)
+        if reg is not None and nd.saved:
+            reg.pending -= 1
+            if reg.pending == 0:  # the frame (and _NoopSaveInputs' input) dies with its last holder
+                e.unref(reg.input)
+        nd.saved = []
+        for t, st in zip(nd.inputs, outs, strict=False):
+            if t is None or st is None:
+                continue
+            nxt = t.fn
+            if nxt is None:
+                e.unref(st)
+                continue
+            buf = buffers.setdefault(nxt, [None] * nxt.outputs)
+            if buf[t.slot] is None:
+                buf[t.slot] = st
+            else:  # InputBuffer::accumulate: old + new out of place
+                new = e.alloc(st.nbytes)
+                e.unref(buf[t.slot])
+                e.unref(st)
+                buf[t.slot] = new
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                heapq.heappush(ready, (-nxt.seq, next(tie), nxt))
+    return e.best
+
+
+__all__ = ["Engine", "Graph", "Node", "Peak", "T", "run_backward"]

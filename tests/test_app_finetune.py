@@ -1,0 +1,112 @@
+"""AppTest: the Fine-tuning expander (Memory's training tab, the Fit planner) and the serving tab change the numbers
+to albert_core's, a LoRA link on ALBERT asks for target modules, and bad values warn."""
+
+from test_app_pages import figure, goto, no_errors, open_app, open_fields, open_tab, table_with, traces
+
+from albert_core.finetune import LoraSpec, trainable
+from albert_core.presets import PRESETS
+from albert_core.serving import weight_bytes
+from albert_core.training import training_memory
+
+
+def _row(df, config):
+    return df[df["config"] == config].iloc[0]
+
+
+def test_lora_link_on_albert_asks_for_targets_and_counts_the_others():
+    at = open_app({"train_mode": "lora", "memory_tab": "training"})
+    goto(at, "memory")
+    no_errors(at)
+    asks = [w.value for w in at.warning if "albert-base" in w.value]
+    assert asks and "peft has no default LoRA targets" in asks[0] and "Target modules" in asks[0]
+    assert "query" in asks[0]  # the candidates are named
+    t = table_with(at, "trainable", "frozen")
+    assert "albert" not in " ".join(t["config"])  # not counted, not wrong
+    bert = trainable(PRESETS["bert-base"], "lora")
+    assert int(_row(t, "bert-base")["trainable"]) == bert.trainable
+    at.text_input(key="ctl.lora_targets").set_value("query,value").run()
+    no_errors(at)
+    assert not [w for w in at.warning if "albert-base" in w.value]
+    t = table_with(at, "trainable", "frozen")
+    spec = LoraSpec(targets=("query", "value"))
+    assert int(_row(t, "albert-base")["trainable"]) == trainable(PRESETS["albert-base"], "lora", lora=spec).trainable
+    assert at.query_params["lora_targets"] == "query,value" and at.query_params["train_mode"] == "lora"
+
+
+def test_modes_and_heads_change_the_peak_table():
+    at = open_tab(goto(open_app(), "memory"), "memory", "training")
+    assert not [w for w in at.selectbox if w.key == "ctl.train_mode"]  # closed in full fine-tuning: not even run
+    peak = table_with(at, "peak", "sum_of_parts")
+    full = int(_row(peak, "bert-base")["peak"])
+    open_fields(at, "finetune")  # as clicking the expander would
+    at.selectbox(key="ctl.train_mode").set_value("frozen-layers").run()
+    at.number_input(key="ctl.frozen_layers").set_value(6).run()
+    at.selectbox(key="ctl.head").set_value("classification").run()
+    at.number_input(key="ctl.num_labels").set_value(5).run()
+    no_errors(at)
+    peak = table_with(at, "peak", "sum_of_parts")
+    m = training_memory(PRESETS["bert-base"], batch_size=8, seq_len=512, precision="mixed_bf16", optimizer="adamw",
+                        attention="eager", mode="frozen-layers:6", head="classification", num_labels=5)
+    r = _row(peak, "bert-base")
+    assert (int(r["peak"]), int(r["sum_of_parts"]), r["phase"]) == (m.peak, m.total, m.peak_phase)
+    assert m.peak < full
+    bar = traces(figure(at, "memory_training"))["the step's peak"]  # the black bar across bert-base's stack
+    assert bar["y"][bar["x"].index("bert-base")] * 2**30 == m.peak
+    q = at.query_params
+    assert (q["train_mode"], q["frozen_layers"], q["head"], q["num_labels"]) == ("frozen-layers", "6",
+                                                                                  "classification", "5")
+
+
+def test_fit_planner_uses_the_peak_of_the_mode():
+    at = goto(open_app({"train_mode": "bitfit", "fit_tab": "table"}), "fit")
+    no_errors(at)
+    plan = table_with(at, "needed_bytes", "max_batch_size")
+    kw = dict(precision="mixed_bf16", optimizer="adamw", attention="eager", mode="bitfit")
+    m = training_memory(PRESETS["bert-large"], batch_size=8, seq_len=512, **kw)
+    r = _row(plan, "bert-large")
+    assert int(r["needed_bytes"]) == m.peak and int(r["sum_of_parts"]) == m.total
+    assert int(r["trainable"]) == trainable(PRESETS["bert-large"], "bitfit").trainable
+
+
+def test_bad_fine_tuning_values_warn():
+    at = open_app({"train_mode": "qlora", "lora_dropout": "2", "head": "seq"})
+    text = " ".join(w.value for w in at.warning)
+    for key in ("train_mode", "lora_dropout", "head"):
+        assert key in text
+    at = goto(open_app({"train_mode": "lora", "lora_targets": "query", "memory_tab": "training"}), "memory")
+    at.text_input(key="ctl.lora_targets").set_value("query;;value").run()
+    no_errors(at)
+    assert any("lora_targets must be module names" in w.value for w in at.warning)
+
+
+def test_serving_tab_numbers_and_controls():
+    at = open_tab(goto(open_app(), "memory"), "memory", "serving")
+    no_errors(at)
+    t = table_with(at, "format", "vs_approx")
+    cfg = PRESETS["albert-base"]
+    int4 = weight_bytes(cfg, "int4", dtype="bfloat16", group_size=128)
+    assert int(_row_fmt(t, "int4")["weights"]) == int4.weights
+    at.number_input(key="ctl.group_size").set_value(64).run()
+    at.toggle(key="ctl.serve_embeddings").set_value(True).run()
+    t = table_with(at, "format", "vs_approx")
+    int4e = weight_bytes(cfg, "int4", dtype="bfloat16", group_size=64, quantize_embeddings=True)
+    assert int(_row_fmt(t, "int4")["weights"]) == int4e.weights != int4.weights
+    at.number_input(key="ctl.group_size").set_value(100).run()  # divides no width of albert-base
+    no_errors(at)
+    at.selectbox(key="ctl.serve_format").set_value("int4").run()
+    assert any("group_size 100 must divide" in w.value for w in at.warning)
+    assert at.query_params["group_size"] == "100" and at.query_params["memory_tab"] == "serving"
+
+
+def _row_fmt(df, fmt):
+    return df[df["format"] == fmt].iloc[0]
+
+
+def test_k_beyond_a_configs_layers_is_said_and_clipped():
+    at = open_tab(goto(open_app({"train_mode": "frozen-layers", "frozen_layers": "20"}), "memory"), "memory", "training")
+    no_errors(at)
+    note = " ".join(c.value for c in at.caption if "k = 20" in c.value)
+    assert "bert-base (12)" in note and "bert-large" not in note  # bert-large has 24 layers
+    t = table_with(at, "trainable", "frozen")
+    assert int(_row(t, "bert-base")["trainable"]) == trainable(PRESETS["bert-base"], "frozen-layers:12").trainable
+    assert int(_row(t, "bert-large")["trainable"]) == trainable(PRESETS["bert-large"], "frozen-layers:20").trainable

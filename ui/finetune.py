@@ -1,0 +1,136 @@
+"""The "Fine-tuning" expander of Memory's training tab and the Fit planner, and the settings it gives.
+
+What trains (albert_core.finetune's modes), the task head (albert_core.heads) and LoRA's settings, kept in the
+page controls (so the URL carries them); every number comes from albert_core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from albert_core.compare import Settings
+from albert_core.config import ModelConfig
+from albert_core.finetune import LoraSpec, trainable
+from albert_core.share import parse_control
+
+from . import controls, state
+from .text import md
+
+MODE_LABELS = {"full": "full fine-tuning", "frozen-embeddings": "frozen embeddings",
+               "frozen-layers": "frozen embeddings + the first k layers", "lora": "LoRA (peft)",
+               "bitfit": "BitFit (biases only)"}
+HEAD_LABELS = {"none": "none (the base model)", "classification": "sequence classification",
+               "token": "token classification", "mlm": "masked LM (the family's own head)"}
+
+
+def targets_of(ctl: Mapping[str, Any]) -> tuple[tuple[str, ...] | None, str | None]:
+    """(LoRA targets or None for peft's default, the problem with the typed text or None)."""
+    try:
+        text = parse_control("lora_targets", str(ctl["lora_targets"]))
+    except ValueError as e:
+        return None, str(e)
+    return (tuple(text.split(",")) if text else None), None
+
+
+def settings_of(ctl: Mapping[str, Any]) -> Settings:
+    """The fine-tuning part of compare.Settings from the controls (mode, head, labels, LoRA)."""
+    mode = ctl["train_mode"]
+    if mode == "frozen-layers":
+        mode = f"frozen-layers:{ctl['frozen_layers']}"
+    lora = None
+    if mode == "lora":
+        lora = LoraSpec(r=ctl["lora_r"], lora_alpha=ctl["lora_alpha"], lora_dropout=ctl["lora_dropout"],
+                        targets=targets_of(ctl)[0])
+    return Settings(mode=mode, head=ctl["head"], num_labels=ctl["num_labels"], lora=lora)
+
+
+def kw(ctl: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """training_memory's fine-tuning keywords, hashable (for ui.data's caches); frozen-layers' k not yet clipped."""
+    s = settings_of(ctl)
+    return (("mode", s.mode), ("head", s.head), ("num_labels", s.num_labels), ("lora", s.lora))
+
+
+def for_config(cfg: ModelConfig, ft: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """ft for cfg: frozen-layers:k with k at most cfg's layers (one link, configs of any depth)."""
+    d = dict(ft)
+    if "mode" in d:  # () : full fine-tuning of the base model (training_memory's defaults)
+        d["mode"] = Settings(mode=d["mode"]).mode_for(cfg)
+    return d
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def problems(cfgs: tuple[ModelConfig, ...], ft: tuple[tuple[str, Any], ...]) -> dict[str, str]:
+    """config name -> why its fine-tuning setup cannot be counted (LoRA without targets where peft has none, a
+    target that matches nothing): albert_core.finetune's message, which names the modules to choose from."""
+    out = {}
+    for cfg in cfgs:
+        try:
+            trainable(cfg, **for_config(cfg, ft))
+        except ValueError as e:
+            out[cfg.name] = str(e)
+    return out
+
+
+def usable(cfgs: tuple[ModelConfig, ...], ft: tuple[tuple[str, Any], ...]) -> tuple[ModelConfig, ...]:
+    bad = problems(cfgs, ft)
+    return tuple(c for c in cfgs if c.name not in bad)
+
+
+def expander(cfgs: tuple[ModelConfig, ...]) -> tuple[tuple[tuple[str, Any], ...], tuple[ModelConfig, ...]]:
+    """Draw the Fine-tuning expander; (the fine-tuning keywords, the configs they can be counted for). Says why
+    for the others (a LoRA on ALBERT, DistilBERT or ModernBERT asks for its target modules)."""
+    ctl = state.controls()
+    s = settings_of(ctl)
+    open_ = s.mode != "full" or s.head != "none"
+    # a stateful expander whose content runs only while open (as ui/sidebar._section): a first visit in full
+    # fine-tuning sends none of its widgets (docs/app.md, "Speed in the browser"); open by default when a link
+    # sets a mode or a head, until the user opens or closes it
+    opened = state.section_open("finetune", open_)
+    st.session_state["sec.finetune"] = opened
+    with st.expander(f"Fine-tuning: {s.fine_tuning()}", key="sec.finetune", on_change=_on_open,
+                     icon=":material/tune:"):
+        if opened:
+            _widgets()
+    ft = kw(state.controls())
+    k = state.controls()["frozen_layers"]
+    if s.mode.startswith("frozen-layers:") and any(c.num_layers < k for c in cfgs):
+        deep = ", ".join(f"{md(c.name)} ({c.num_layers:,})" for c in cfgs if c.num_layers < k)
+        st.caption(f"k = {k:,} is more than the layers of {deep}: there every layer is frozen.")
+    why = problems(cfgs, ft)
+    for name, msg in why.items():
+        st.warning(f"**{md(name)}**: {md(msg)}. Type them under Target modules in Fine-tuning." if "LoRA" in msg
+                   else f"**{md(name)}**: {md(msg)}.")
+    return ft, tuple(c for c in cfgs if c.name not in why)
+
+
+def _on_open() -> None:
+    state.set_section_open("finetune", st.session_state["sec.finetune"])
+
+
+def _widgets() -> None:
+    """The expander's controls: mode and head, k, labels, LoRA's settings (only the ones the choices use)."""
+    c1, c2 = st.columns(2)
+    mode = controls.select("train_mode", "What trains", fmt=lambda m: MODE_LABELS[m], where=c1,
+                           help="Frozen parameters keep no gradients and no optimizer state.")
+    head = controls.select("head", "Task head", fmt=lambda h: HEAD_LABELS[h], where=c2,
+                           help="The AutoModelFor... class's head; MLM's logits span the vocabulary.")
+    if mode == "frozen-layers":
+        controls.number("frozen_layers", "k: layers frozen after the embeddings", where=c1,
+                        help="At most each config's num_layers. ALBERT: a shared group freezes whole.")
+    if head in ("classification", "token"):
+        controls.number("num_labels", "Labels", where=c2)
+    if mode == "lora":
+        l1, l2, l3, l4 = st.columns([1, 1, 1, 2])
+        controls.number("lora_r", "r (rank)", where=l1)
+        controls.number("lora_alpha", "lora_alpha", where=l2, help="Scales the update by alpha / r; no memory.")
+        controls.fraction("lora_dropout", "lora_dropout", where=l3,
+                          help="Dropout on LoRA's input (peft); it keeps a copy of the input for backward.")
+        controls.text("lora_targets", "Target modules (Hugging Face names)", where=l4,
+                      placeholder="empty: peft's default, e.g. query,value",
+                      help="Comma-separated module names as peft matches them (the name or its last parts).")
+        _, bad = targets_of(state.controls())
+        if bad:
+            st.warning(f"{bad}; using peft's default targets.")
