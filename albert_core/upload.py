@@ -12,8 +12,17 @@ from typing import Any
 
 from .config import ConfigError, ModelConfig
 from .hf import from_hf_config
+from .units import format_bytes
 
-MAX_UPLOAD_BYTES = 64 * 1024  # a config.json is a few hundred bytes
+MAX_UPLOAD_BYTES = 64 * 1024  # the app's own limit: a config.json is a few hundred bytes to a few kB
+# What the browser sends at all, in MB (server.maxUploadSize in .streamlit/config.toml and each uploader's
+# max_upload_size): a wrong file up to it (a tokenizer.json, a vocabulary) reaches the app, which says in words
+# what it is and what to upload instead; a bigger one (the weights) the browser refuses before sending it, with
+# only an icon whose reason shows on hover, so the uploaders say this under them (UPLOAD_NOTE)
+UPLOAD_MB = 16
+UPLOAD_LABEL = f"a few kB; at most {MAX_UPLOAD_BYTES // 1024} KiB"
+UPLOAD_NOTE = (f"Only the model's config.json, a few kB. A file over {UPLOAD_MB} MB (the weights) is refused by "
+               "the browser before it is sent: a red icon beside it, the reason on hover.")
 
 
 class _Refused(ValueError):
@@ -40,7 +49,9 @@ def _short(s: str) -> str:
 def load_json(data: bytes) -> Any:
     """JSON text -> Python value; ValueError with a readable reason for anything else."""
     if len(data) > MAX_UPLOAD_BYTES:
-        raise ValueError(f"it is {len(data):,} bytes; a config.json must be at most {MAX_UPLOAD_BYTES // 1024} KiB")
+        raise ValueError(f"it is {format_bytes(len(data))} ({len(data):,} bytes), and a config.json is a few kB: the "
+                         f"app reads at most {MAX_UPLOAD_BYTES // 1024} KiB. This looks like another file of the "
+                         "model (weights, tokenizer.json, a vocabulary); upload its config.json")
     try:
         text = data.decode("utf-8-sig")  # a byte-order mark some editors write is dropped
     except UnicodeDecodeError as e:

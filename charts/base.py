@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import math
 import re
-import textwrap
 
 import plotly.graph_objects as go
 
@@ -16,6 +15,52 @@ MUTED = "#5C5F6A"  # caption
 GRID = "rgba(38,39,48,0.12)"
 PAPER = "#FFFFFF"  # opaque: a PNG export pastes onto a dark slide unchanged
 HEIGHT = 520  # px of one chart, legend included
+# Arial's metrics on every system (Arial; Liberation Sans and Arimo on Linux; Helvetica on Apple; Roboto on
+# Android is as wide or narrower): the server cannot measure text, but it can tell how wide a line will be drawn
+FONT = 'Arial, "Liberation Sans", Arimo, Helvetica, Roboto, sans-serif'
+TEXT_PX = 345  # the widest line of a title or subtitle: a 390-px phone draws a 358-px figure, the title 4 px in
+
+# Advance widths of ASCII 32..126 in 1/100 em (Liberation Sans, measured in Chromium), bold and regular
+_WIDTHS = {
+    True: (28, 33, 47, 56, 56, 89, 72, 24, 33, 33, 39, 58, 28, 33, 28, 28, 56, 56, 56, 56, 56, 56, 56, 56, 56, 56,
+           33, 33, 58, 58, 58, 61, 98, 72, 72, 72, 72, 67, 61, 78, 72, 28, 56, 72, 61, 83, 72, 78, 67, 78, 72, 67,
+           61, 72, 67, 94, 67, 67, 61, 33, 28, 33, 58, 56, 33, 56, 61, 56, 61, 56, 33, 61, 61, 28, 28, 56, 28, 89,
+           61, 61, 61, 61, 39, 56, 33, 61, 56, 78, 56, 56, 50, 39, 28, 39, 58),
+    False: (28, 28, 35, 56, 56, 89, 67, 19, 33, 33, 39, 58, 28, 33, 28, 28, 56, 56, 56, 56, 56, 56, 56, 56, 56, 56,
+            28, 28, 58, 58, 58, 56, 102, 67, 67, 72, 72, 67, 61, 78, 72, 28, 50, 67, 56, 83, 72, 78, 67, 78, 72, 67,
+            61, 72, 67, 94, 67, 67, 61, 28, 28, 28, 47, 56, 33, 56, 56, 50, 56, 56, 28, 56, 56, 22, 22, 50, 22, 83,
+            56, 56, 56, 56, 33, 50, 28, 56, 50, 72, 50, 50, 50, 33, 26, 33, 58),
+}
+
+
+def text_px(text: str, size: float, *, bold: bool = False) -> float:
+    """How wide `text` is drawn in FONT at `size` px (a character outside ASCII: one em, the widest)."""
+    w = _WIDTHS[bold]
+    return size * sum(w[o - 32] if 32 <= (o := ord(ch)) < 127 else 100 for ch in text) / 100
+
+
+def wrap_px(text: str, size: float, *, bold: bool = False, width: float = TEXT_PX, at: str = " ") -> list[str]:
+    """Lines of `text` no wider than `width` px when drawn (text_px), broken after the characters in `at` (prose:
+    at spaces; a config name: also after - _ / .), a piece wider than a line on its own cut where it must."""
+    pieces = re.findall(rf"[^{re.escape(at)}]*[{re.escape(at)}]+|[^{re.escape(at)}]+$", str(text))
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        while text_px(piece.rstrip(), size, bold=bold) > width:  # too long for any line: cut it to fit
+            if line:
+                lines.append(line.rstrip())
+                line = ""
+            n = max(1, max(i for i in range(1, len(piece) + 1) if text_px(piece[:i], size, bold=bold) <= width)
+                    if text_px(piece[:1], size, bold=bold) <= width else 1)
+            lines.append(piece[:n])
+            piece = piece[n:]
+        if line and text_px((line + piece).rstrip(), size, bold=bold) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+    if line.strip() or not lines:
+        lines.append(line.rstrip())
+    return lines
 
 
 def style(fig: go.Figure, *, x: str, y: str, title: str | None = None, log_x: bool = False,
@@ -32,7 +77,7 @@ def style(fig: go.Figure, *, x: str, y: str, title: str | None = None, log_x: bo
 
 def _frame(fig: go.Figure) -> None:
     fig.update_layout(
-        paper_bgcolor=PAPER, plot_bgcolor=PAPER, font=dict(size=13, color=INK),
+        paper_bgcolor=PAPER, plot_bgcolor=PAPER, font=dict(size=13, color=INK, family=FONT),
         legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", xanchor="left", x=0,
                     title_text="", font=dict(size=12, color=INK), bgcolor="rgba(255,255,255,0.9)"),
         margin=dict(l=70, r=24, t=60, b=40),
@@ -42,20 +87,18 @@ def _frame(fig: go.Figure) -> None:
     fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True)
 
 
-def wrap(text: str, width: int = 56) -> list[str]:
-    """Caption lines short enough for a phone-width figure's title area."""
-    return textwrap.wrap(text, width) or [""]
-
-
 def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14) -> go.Figure:
     """Title (bold) and a subtitle with the settings, on an opaque white figure: what a PNG export keeps.
 
-    The title sits above the plot area and pushes the top margin as far as it needs (automargin); pad: room
-    between it and the plot (more where subplot titles sit above the panels).
+    Plotly does not wrap text, and the server does not know how wide the figure is drawn: the title and the
+    subtitle wrap where a 390-px phone's figure needs it (wrap_px, TEXT_PX: lines measured in the font's own
+    widths, not counted in characters), and the titles are written short enough to keep one line there, so a
+    desktop figure loses no line either; what a title would add (a config's name) goes into the subtitle.
+    pad: room between the subtitle and the plot (more where subplot titles sit above the panels).
     """
     _frame(fig)
-    lines = wrap(caption) if caption else []
-    heads = wrap(title, 38)  # a phone's width at 16 px bold (44 characters ran 11 px past a 390-px screen)
+    lines = [w for part in caption.split("\n") for w in wrap_px(part, 12)] if caption else []
+    heads = wrap_px(title, 16, bold=True)
     sub = "<br>".join(plotly_text(s) for s in lines)
     fig.update_layout(
         title=dict(text="<br>".join(f"<b>{plotly_text(h)}</b>" for h in heads), x=0.01, xanchor="left", xref="container", y=1,
@@ -103,12 +146,13 @@ def flops(values) -> list[str]:
 
 # ---- names and log axes, shared by every chart ---------------------------------------------------------------
 NAME_LIMIT = 22  # characters of a config name in a tick label or a panel title (the full name: hover)
-LEGEND_LIMIT = 32  # characters of a config name in a legend entry: one entry still fits a 390-px phone
+LEGEND_PX = 250  # a legend entry's widest line at 12 px: with its symbol it fits a 390-px phone's figure
 
 
 def legend_name(name: str) -> str:
-    """A config's legend entry: the name, cut in the middle past LEGEND_LIMIT (the hover has it in full)."""
-    return plotly_text(short(name, LEGEND_LIMIT))
+    """A config's legend entry: the whole name, in lines of at most LEGEND_PX broken after - _ / . or a space
+    (a 60-character name takes two lines; nothing is cut)."""
+    return "<br>".join(plotly_text(line) for line in wrap_px(str(name), 12, width=LEGEND_PX, at=" -_/."))
 
 
 def short(name: str, limit: int = NAME_LIMIT) -> str:

@@ -170,7 +170,7 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
         same = None if first == name else first  # same V, H and tables as an earlier config: drawn dotted over it
         fig.add_scatter(  # the config's one legend entry (the caption says solid / dashed)
             x=[int(v) for v in d["embedding_dim"]], y=[int(v) for v in d["embedding"]], mode="lines+markers",
-            name=legend_name(name) + (f" (= {plotly_text(short(same))})" if same else ""),
+            name=legend_name(name + (f" (= {short(same)})" if same else "")),
             legendgroup=name, line=dict(color=colors[name], dash="dot" if same else "solid", width=2 if same else 3),
             marker=dict(symbol="circle-open" if same else "circle", size=10 if same else 6),
             meta=f"{name}: factorized V×E + E×H",
@@ -208,6 +208,7 @@ def sharing_modes(df: pd.DataFrame) -> go.Figure:
     for name, d in df.groupby("config", sort=False):
         fig.add_bar(
             name=legend_name(name), x=list(d["sharing"]), y=[int(v) for v in d["total"]], marker_color=colors[name],
+            legendgroup=name,  # the config (the figure audit matches the bars with the table beside them)
             customdata=list(zip(counts(d["total"]), [int(v) for v in d["all_layers"]], counts(d["all_layers"]),
                                 strict=True)),
             hovertemplate=f"<b>{plotly_text(name)}</b>, sharing %{{x}}<br>total %{{y:,}} (%{{customdata[0]}})<br>"

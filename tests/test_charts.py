@@ -389,3 +389,25 @@ def test_cuts_leave_out_partial_sharing_that_undoes_a_cut():
     assert "shared attention" not in set(df["variant"]) and (df["saved"] >= 0).all()
     assert data.cuts_left_out(PRESETS["albert-base"], df) == ["shared attention", "shared FFN"]
     assert len(data.albert_cuts(PRESETS["bert-base"], 128)) == 6
+
+
+def test_titles_and_legend_names_wrap_by_drawn_width_and_keep_every_character():
+    """wrap_px measures lines in the figures' font (Arial's metrics), not in characters: a title that fits a
+    390-px phone's figure keeps one line, a longer one wraps; a legend entry holds a 60-character name in full."""
+    from charts.base import LEGEND_PX, TEXT_PX, legend_name, text_px, wrap_px
+
+    long = "xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final"
+    assert text_px("iiii", 12) < text_px("WWWW", 12) and text_px("ab", 16, bold=True) > text_px("ab", 16)
+    entry = legend_name(long)
+    lines = entry.split("<br>")
+    assert "".join(lines) == long and len(lines) == 2  # nothing cut, broken after a hyphen
+    assert all(text_px(ln, 12) <= LEGEND_PX for ln in lines) and lines[0].endswith("-")
+    assert legend_name("bert-base") == "bert-base"
+    assert legend_name("a<b>-" * 20).count("&lt;b&gt;") == 20  # escaped after wrapping: shown as typed
+    text = "word " * 60
+    assert all(text_px(ln, 12) <= TEXT_PX for ln in wrap_px(text, 12)) and len(wrap_px(text, 12)) > 3
+    assert " ".join(wrap_px(text, 12)) == text.strip()
+    assert wrap_px("x" * 200, 16, bold=True)[0] == "x" * int(TEXT_PX // text_px("x", 16, bold=True))
+    fig = slide(go.Figure(), "Training memory against max_position", f"{long}: batch 8")
+    assert "<br>" not in spec(fig)["layout"]["title"]["text"]
+    assert long.replace("-", "") in spec(fig)["layout"]["title"]["subtitle"]["text"].replace("-", "").replace("<br>", "")

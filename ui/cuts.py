@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from albert_core.config import ModelConfig
-from charts.base import LEGEND_LIMIT, short
 from charts.cuts import cuts_bars
 
 from . import controls, data, plots, tables
@@ -23,8 +22,8 @@ def section(cfg: ModelConfig) -> None:
     e = controls.number("cuts_e", "Factorized embedding width E", step=16, where=left,
                         help="ALBERT uses 128; E above hidden_dim costs parameters instead of saving them.")
     df = data.albert_cuts(cfg, e)
-    plots.show(cuts_bars(df), "params_cuts", f"ALBERT's two cuts for {short(cfg.name, LEGEND_LIMIT)}",
-               f"Stored parameters: as now, factorized at E = {e:,}, shared (one group), and both. "
+    plots.show(cuts_bars(df), "params_cuts", "ALBERT's two cuts",  # the name in full below the title
+               f"{cfg.name}, stored parameters: as now, factorized at E = {e:,}, shared (one group), and both. "
                "In brackets: the change against what it stores now.")
     left_out = data.cuts_left_out(cfg, df)
     if left_out:

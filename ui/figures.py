@@ -17,7 +17,7 @@ from charts import compute as compute_charts
 from charts import fit as fit_charts
 from charts import memory as memory_charts
 from charts import params as params_charts
-from charts.base import LEGEND_LIMIT, short, slide
+from charts.base import slide
 
 from . import data
 from . import finetune as ft_ui
@@ -101,7 +101,7 @@ def memory_training(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
         caption += (f" Circles: the training step's peak measured by PyTorch on this server (fake tensors, CPU "
                     f"kernels); dashed: albert_core's modelled peak for that step, within {100 * worst:.1f}%. The "
                     "solid lines are albert_core's modelled peak for CUDA (1-byte dropout masks).")
-    return slide(fig, "Training memory per GPU against max_position", caption)
+    return slide(fig, "Training memory against max_position", caption)  # per GPU: its y axis and caption
 
 
 @cached
@@ -133,14 +133,14 @@ def compute_scatter(cfgs: tuple, seq_len: int) -> tuple[go.Figure, Any, Any]:
 def params_sunburst(cfg) -> go.Figure:
     bd = data.breakdown(cfg)
     return slide(params_charts.breakdown_sunburst(bd, cfg.name),
-                 f"Every parameter group of {short(cfg.name, LEGEND_LIMIT)}",
-                 f"{int(bd['params'].sum()):,} stored parameters; a shared tensor counted once.")
+                 "Every parameter group",  # the name in full below it: a title keeps one line on a phone
+                 f"{cfg.name}: {int(bd['params'].sum()):,} stored parameters; a shared tensor counted once.")
 
 
 @cached
 def params_share_sweep(cfgs: tuple, field: str, log: bool) -> go.Figure:
     fig = params_charts.share_sweep(data.share_sweep(cfgs, field), field, log_x=log)
-    return slide(fig, f"Embedding and layer shares against {field}",
+    return slide(fig, f"Parameter shares against {field}",
                  "Solid: embedding share; dotted: layer share; diamonds: each config's own value. Other fields as "
                  "in each config.")
 
@@ -148,14 +148,14 @@ def params_share_sweep(cfgs: tuple, field: str, log: bool) -> go.Figure:
 @cached
 def params_factorization(cfgs: tuple) -> go.Figure:
     return slide(params_charts.factorization(data.factorization_sweep(cfgs)),
-                 "What the factorization saves: embedding parameters",
-                 "Solid: V×E + E×H at embedding_dim E; dashed: the unfactorized V×H; diamonds: each config's own "
+                 "What the factorization saves",
+                 "Embedding parameters. Solid: V×E + E×H at embedding_dim E; dashed: the unfactorized V×H; diamonds: each config's own "
                  "E; shaded: E = 64-256.")
 
 
 @cached
 def params_sharing(cfgs: tuple) -> go.Figure:
-    return slide(params_charts.sharing_modes(data.sharing_table(cfgs)), "Total parameters under the four sharing modes",
+    return slide(params_charts.sharing_modes(data.sharing_table(cfgs)), "Parameters under the four sharing modes",
                  "Each config's own num_groups and inner_group_num; none = every layer owns its weights.")
 
 
@@ -163,8 +163,8 @@ def params_sharing(cfgs: tuple) -> go.Figure:
 def memory_variants(cfg, seqs: tuple, batch: int, dtype: str, log: bool) -> go.Figure:
     var = data.variant_table(cfg, seqs, batch, dtype)
     return slide(memory_charts.variants(var, cfg.name, log=log, max_position=cfg.max_position),
-                 f"{short(cfg.name, LEGEND_LIMIT)}: eager against sdpa, with and without checkpointing",
-                 f"Batch {batch:,}, {dtype}, training; the dotted line is its max_position.")
+                 "Eager and sdpa, checkpointing on and off",
+                 f"{cfg.name}: batch {batch:,}, {dtype}, training; the dotted line is its max_position.")
 
 
 @cached
@@ -174,7 +174,7 @@ def memory_training_stack(cfgs: tuple, ctl: Ctl) -> go.Figure:
     peaks = {r["config"]: int(r["bytes"]) for _, r in train[train["part"] == "peak"].iterrows()}
     return slide(memory_charts.training_stack(train[~train["part"].isin(("total", "peak"))], {gpu: data.GPUS[gpu]},
                                               peaks=peaks),
-                 "Training memory per GPU, by part, and the step's peak",
+                 "Training memory per GPU: parts and peak",  # one line on a phone (charts.base.TEXT_PX)
                  training_caption(ctl, f"sequences of {ctl['seq_len']:,} tokens (at most max_position)")
                  + " Bars: the sum of the parts; black bar: the step's peak (what must fit).")
 

@@ -27,7 +27,7 @@ from albert_core.families import family, family_fields
 from albert_core.hf import hf_expressible, to_hf_config
 from albert_core.hub import HubError, config_from_hub
 from albert_core.presets import PRESET_FAMILIES, PRESETS
-from albert_core.upload import MAX_UPLOAD_BYTES, parse_upload
+from albert_core.upload import MAX_UPLOAD_BYTES, UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, parse_upload
 
 from . import state
 from .text import md
@@ -291,12 +291,13 @@ def render(where=None) -> None:
 
 
 def _import_export(cfg) -> None:
-    # the browser refuses a file over max_upload_size (and the server's server.maxUploadSize, 1 MB) with an icon
-    # whose reason shows only on hover: the limit is in the label; a file up to 1 MB reaches parse_upload,
-    # whose message says what to change
-    st.file_uploader(f"Upload a Hugging Face config.json (at most {MAX_UPLOAD_BYTES // 1024} KiB)", type=["json"],
-                     key="upload", on_change=_on_upload, max_upload_size=1, help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type one of "
-                                             f"{', '.join(FAMILIES)} (also xlm-roberta, camembert).")
+    # a file up to UPLOAD_MB reaches parse_upload, whose message says what it is and what to upload; the browser
+    # refuses a bigger one with an icon whose reason shows only on hover: the caption says so in words
+    st.file_uploader(f"Upload a Hugging Face config.json ({UPLOAD_LABEL})", type=["json"], key="upload",
+                     on_change=_on_upload, max_upload_size=UPLOAD_MB,
+                     help=f"At most {MAX_UPLOAD_BYTES // 1024} KiB; model_type one of {', '.join(FAMILIES)} (also "
+                          "xlm-roberta, camembert).")
+    st.caption(UPLOAD_NOTE)
     st.text_input("Import from the Hugging Face Hub", key="hub_id", on_change=_on_hub_import,
                   placeholder="FacebookAI/xlm-roberta-large",
                   help="A model id; only its config.json is fetched (never weights). Press Enter.")

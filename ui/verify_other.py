@@ -16,7 +16,7 @@ from albert_core import worker
 from albert_core.hf import outside_families
 from albert_core.hub import HubError, fetch_config
 from albert_core.units import format_bytes, format_count
-from albert_core.upload import load_json
+from albert_core.upload import UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, load_json
 from ui import jobs, state, tables
 from ui.text import file_stem, md
 
@@ -25,7 +25,9 @@ RAW, JOB, RESULT = "_ae_other_config", "_ae_other_job", "_ae_other_result"
 
 def _load() -> dict[str, Any] | None:
     """The config.json the user gave (upload or Hub id), or None; problems shown, never raised."""
-    up = st.file_uploader("config.json", type=["json"], key="verify_other_upload")
+    up = st.file_uploader(f"config.json ({UPLOAD_LABEL})", type=["json"], key="verify_other_upload",
+                          max_upload_size=UPLOAD_MB)
+    st.caption(UPLOAD_NOTE)
     hub = st.text_input("or a Hugging Face model id (only its config.json is fetched)", key="verify_other_hub",
                         placeholder="microsoft/mpnet-base")
     try:

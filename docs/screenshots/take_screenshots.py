@@ -31,6 +31,9 @@ PAGES = {
                            "&compare=xlm-roberta-large,bert-base",
     "parameters-six": "parameters?compare=bert-base,roberta-base,deberta-v3-base,ModernBERT-base,"
                       "electra-base-discriminator",
+    # the second round: the long name in full in the legend, titles on one line
+    "fit-long": "fit?preset=xlm-roberta-large&name=xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final"
+                "&compare=xlm-roberta-large,bert-base",
     # issue 18: the Fine-tuning expander (LoRA on ALBERT asks for its targets), the serving tab, the planner's modes
     "memory-finetune": "memory?memory_tab=training&train_mode=lora&head=classification&num_labels=3"
                        "&compare=bert-base,xlm-roberta-base&seq_len=512&batch_size=16",

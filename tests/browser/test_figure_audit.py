@@ -6,7 +6,12 @@ For each figure it reads the drawn SVG and the figure's `_fullLayout` in the pag
 - no text (title, subtitle, axis titles, legend, annotations and panel titles, tick labels, text on the marks)
   overlaps another text or leaves the figure;
 - every plotting area keeps a usable size (MIN_PLOT_PX);
-- every value drawn on a log axis is positive and inside the axis range.
+- every value drawn on a log axis is positive and inside the axis range;
+- every line of the title is narrower than the figure and inside it, and the title keeps one line where it fits
+  on one (the desktop width); the title, the subtitle and the legend stay off every plotting area;
+- where a page shows a table beside a figure (on its tab in every view; on the page's table tab in the views with
+  tables=True: near-identical, long name, six families), the numbers the figure
+  draws (its traces in the plotly div) equal the table's (the data grid's rendered cells) for every config.
 A failure names the view, the page and tab, the width, the figure and what is wrong.
 
 Bounded time: each (view, page) is one page load; its tabs are clicked in turn, and each tab is audited at the
@@ -18,6 +23,7 @@ have a log axis control.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import pytest
@@ -40,17 +46,21 @@ class View:
     query: str  # the link's query string (albert_core.share)
     theme: str  # "light" | "dark"
     pages: tuple[str, ...] = tuple(PAGE_TABS)
+    tables: bool = False  # also open the table tabs to compare them with the figures of another tab (bounded time:
+    # a table on the figure's own tab is compared in every view)
 
 
 VIEWS = (
     View("log axes", "compare=bert-base,xlm-roberta-large&scale=log&params_scale=log", "dark",
          ("parameters", "memory", "compute")),
     View("near-identical", "preset=bert-base&compare=c1,c2&c1.preset=bert-base&c1.name=bert-base-ffn3080"
-         "&c1.intermediate_dim=3080&c2.preset=bert-base&c2.name=bert-base-ffn3088&c2.intermediate_dim=3088", "light"),
+         "&c1.intermediate_dim=3080&c2.preset=bert-base&c2.name=bert-base-ffn3088&c2.intermediate_dim=3088", "light",
+         tables=True),
     View("very different sizes", "preset=electra-small-discriminator&compare=albert-xxlarge,bert-xlarge", "dark"),
-    View("long name", f"preset=xlm-roberta-large&name={LONG_NAME}&compare=xlm-roberta-large,bert-base", "light"),
+    View("long name", f"preset=xlm-roberta-large&name={LONG_NAME}&compare=xlm-roberta-large,bert-base", "light",
+         tables=True),
     View("six families", "compare=bert-base,roberta-base,deberta-v3-base,ModernBERT-base,electra-base-discriminator",
-         "dark"),
+         "dark", tables=True),
     View("extreme", "preset=bert-large&family=bert&hidden_dim=8&num_heads=1&num_layers=192&embedding_dim=8"
          "&compare=bert-base", "light"),  # from tests/test_valid_configs.py: once crashed Parameters
 )
@@ -143,6 +153,38 @@ AUDIT_JS = """([minPlot, maxTicks]) => {
     add('.legend .legendtext', 'legend', 'legend');
     add('.annotation-text-g', 'annotation');
     add('.textpoint text, .bartext', 'mark text');
+    // the plotting areas (cartesian subplots), in screen px
+    const plots = Object.values(fl._plots || {}).filter(sp => sp.xaxis && sp.yaxis).map(sp => ({
+      l: box.l + sp.xaxis._offset, r: box.l + sp.xaxis._offset + sp.xaxis._length,
+      t: box.t + sp.yaxis._offset, b: box.t + sp.yaxis._offset + sp.yaxis._length}));
+    const into = (a, p) => Math.min(a.r, p.r) - Math.max(a.l, p.l) > 1 && Math.min(a.b, p.b) - Math.max(a.t, p.t) > 1;
+    const legendBox = gd.querySelector('.legend .bg');
+    const heads = [['title', gd.querySelector('.gtitle')], ['subtitle', gd.querySelector('.gtitle-subtitle')],
+                   ['legend', legendBox && shown(gd.querySelector('.legend')) ? legendBox : null]];
+    for (const [what, el] of heads) {
+      if (!el || !R(el).w) continue;
+      for (const p of plots) if (into(R(el), p))
+        problems.push(what + ' "' + clip(el.textContent || (what === 'legend' ? gd.querySelector('.legend').textContent : ''))
+                      + '" overlaps the plotting area');
+    }
+    const title = gd.querySelector('.gtitle');
+    if (title && shown(title)) {
+      const lines = Array.from(title.querySelectorAll('tspan.line'));
+      const rows = lines.length ? lines : [title];
+      for (const ln of rows) {
+        const r = R(ln);
+        if (r.w > box.w || r.l < box.l - 1 || r.r > box.r + 1)
+          problems.push('title line "' + clip(ln.textContent) + '" is ' + Math.round(r.w) + ' px wide, its figure '
+                        + Math.round(box.w) + ' px (' + Math.round(r.l - box.l) + ', ' + Math.round(box.r - r.r)
+                        + ' px from its left, right edge)');
+      }
+      if (rows.length > 1) {  // wrapped: it must not fit on one line here (a desktop figure wastes no line)
+        const one = rows.reduce((n, ln) => n + ln.getComputedTextLength(), 0) + 5 * (rows.length - 1);
+        const room = box.r - R(rows[0]).l - 8;
+        if (one <= room) problems.push('title "' + clip(title.textContent) + '" takes ' + rows.length
+                                       + ' lines where one fits (' + Math.round(one) + ' of ' + Math.round(room) + ' px)');
+      }
+    }
     const seen = new Set();
     for (const t of texts) {
       const k = t.what + t.rect.l + ',' + t.rect.t;
@@ -182,6 +224,152 @@ def _tabs(page) -> list[str]:
     return [tabs.nth(i).inner_text().strip() for i in range(tabs.count())]
 
 
+# ---- a table beside a figure: the same numbers -------------------------------------------------------------
+# the figure's traces as the page holds them (the plotly div's data), and the data grids' rendered cells (the
+# grid draws on a canvas; its cells are also in the DOM, in a table for screen readers)
+FIG_DATA_JS = """key => { const gd = document.querySelector('.st-key-' + key + ' .js-plotly-plot'); if (!gd) return null;
+  const A = v => v == null ? null : Array.from(v);
+  return gd.data.map(t => ({name: t.name, meta: t.meta, group: t.legendgroup, text: A(t.text), xaxis: t.xaxis || 'x',
+                            x: A(t.x), y: A(t.y), ids: A(t.ids), values: A(t.values), customdata: A(t.customdata)})); }"""
+TABLES_JS = """async () => {  // every row: the grid renders the rows in view, so it is scrolled through them
+  const tick = () => new Promise(r => setTimeout(r, 100));
+  const out = [];
+  for (const df of document.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"]')) {
+    const grid = () => df.querySelector('table[role="grid"]');
+    if (!grid()) continue;
+    const head = Array.from(grid().querySelectorAll('thead th')).map(e => e.textContent);
+    const total = parseInt(grid().getAttribute('aria-rowcount')) - 1;
+    const rows = new Map();
+    const grab = () => grid().querySelectorAll('tbody tr').forEach(r => rows.set(parseInt(r.getAttribute('aria-rowindex')),
+      Array.from(r.querySelectorAll('td')).map(e => e.textContent)));
+    grab();
+    const sc = df.querySelector('.dvn-scroller');
+    const step = sc ? Math.max(40, sc.clientHeight - 80) : 0;
+    for (let y = step; sc && rows.size < total && y < sc.scrollHeight + step; y += step) {
+      sc.scrollTop = y;
+      for (let i = 0, n = rows.size; i < 50 && rows.size === n; i++) { await tick(); grab(); }  // until it re-renders
+    }
+    if (sc) sc.scrollTop = 0;
+    out.push({head, total, rows: Array.from(rows.keys()).sort((a, b) => a - b).map(k => rows.get(k))});
+  }
+  return out;
+}"""
+TABLE_READY_JS = """cols => Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"] table[role="grid"]'))
+  .some(t => t.querySelector('tbody tr') && cols.every(c => Array.from(t.querySelectorAll('thead th')).some(e => e.textContent === c)))"""
+TABLE_WIDTH = 4000  # px: the data grid renders only the cells in view
+
+
+def _num(text: str) -> tuple[float, float]:
+    """A cell's number and how far its printed digits let it be off (45.82% -> 45.82, 0.005)."""
+    t = text.replace(",", "").replace("%", "").strip()
+    decimals = len(t.split(".")[1]) if "." in t and "e" not in t.lower() else 0
+    return float(t), (0.5 * 10 ** -decimals if decimals else 0.5) + 1e-9
+
+
+def _table(tables: list[dict], *columns: str) -> list[dict[str, str]]:
+    """The rows (column -> cell text) of the one rendered table that has these columns."""
+    found = [t for t in tables if set(columns) <= set(t["head"])]
+    assert len(found) == 1, f"want one table with columns {columns}, found {len(found)} in {[t['head'] for t in tables]}"
+    rows = [dict(zip(found[0]["head"], r, strict=False)) for r in found[0]["rows"]]
+    assert rows and len(rows) == found[0]["total"], \
+        f"the table with columns {columns}: {len(rows)} rows read of its {found[0]['total']}"
+    return rows
+
+
+def _same(out: list[str], what: str, drawn, cell: str | None) -> None:
+    if cell is None:
+        out.append(f"{what}: the figure draws {drawn!r}, the table has no such row")
+        return
+    v, tol = _num(cell)
+    if drawn is None or abs(float(drawn) - v) > tol:
+        out.append(f"{what}: the figure draws {drawn!r}, the table beside it {cell!r}")
+
+
+def _bars_vs_params_table(figs, rows) -> list[str]:
+    """Overview/Parameters: the share bars and the count bars against the parameters table, config by config."""
+    out: list[str] = []
+    by = {r["config"]: r for r in rows}
+    for key, col in (("params_shares", "{}_pct"), ("params_components", "{}")):
+        for t in figs.get(key) or []:
+            part = {"Embedding": "embedding", "Layers": "layers", "Pooler": "pooler"}.get(t["name"])
+            if part is None:
+                continue
+            name = col.format(part if col == "{}_pct" or part != "layers" else "all_layers")
+            for x, y in zip(t["x"], t["y"], strict=True):
+                cfg = html.unescape(x)
+                _same(out, f"{key} {cfg!r} {t['name']}", y, by.get(cfg, {}).get(name))
+    return out
+
+
+def _sunburst_vs_breakdown(figs, rows) -> list[str]:
+    out: list[str] = []
+    (t,) = figs["params_sunburst"]
+    value = dict(zip(t["ids"], t["values"], strict=True))
+    for r in rows:
+        node = f"{r['component']}/{r['sublayer']}/{r['module']}"
+        _same(out, f"params_sunburst {node}", value.get(node), r["params"])
+    return out
+
+
+def _sharing_vs_table(figs, rows) -> list[str]:
+    out: list[str] = []
+    by = {(r["config"], r["sharing"]): r["total"] for r in rows}
+    for t in figs["params_sharing"]:  # a config's bars: its legend group
+        for x, y in zip(t["x"], t["y"], strict=True):
+            _same(out, f"params_sharing {t['group']!r} sharing {x}", y, by.get((t["group"], x)))
+    return out
+
+
+def _marks_vs_max_position(figs, rows) -> list[str]:
+    """Memory: the label at each panel's max_position (its invisible point) against the at-max_position table."""
+    out: list[str] = []
+    traces = figs["memory_activations"]
+    names = list(dict.fromkeys(t["meta"] for t in traces if t["meta"] and not str(t["meta"]).startswith("mark ")))
+    by = {r["config"]: r for r in rows}
+    for t in traces:
+        if not str(t["meta"]).startswith("mark "):
+            continue
+        cfg = names[int(t["meta"].split()[1]) - 1]
+        quad, _, total, _ = t["customdata"][0]
+        for what, drawn, col in (("max_position", t["x"][0], "max_position"), ("attention bytes", quad,
+                                 "attention_seq_len2"), ("activation bytes", total, "activations")):
+            _same(out, f"memory_activations {cfg!r} {what}", drawn, by.get(cfg, {}).get(col))
+    return out
+
+
+def _fit_vs_table(figs, rows) -> list[str]:
+    out: list[str] = []
+    by = {r["config"]: r for r in rows}
+    for t in figs["fit_bars"]:  # a config's two bars: its legend group
+        col = "max_batch_size" if t["xaxis"] == "x" else "longest_max_position"
+        _same(out, f"fit_bars {t['group']!r} {col}", t["y"][0], by.get(t["group"], {}).get(col))
+    return out
+
+
+def _scatter_vs_table(figs, rows) -> list[str]:
+    out: list[str] = []
+    by = {r["config"]: r for r in rows}
+    for t in figs["compute_scatter"]:  # a config's marker: its (escaped) name in its hover text
+        cfg = html.unescape(t["text"][0])
+        _same(out, f"compute_scatter {cfg!r} params", t["x"][0], by.get(cfg, {}).get("params"))
+        _same(out, f"compute_scatter {cfg!r} forward_flops", t["y"][0], by.get(cfg, {}).get("forward_flops"))
+    return out
+
+
+# (page, the figures' tab, their keys, the table's tab, the table's columns, the comparison)
+PAIRS = (
+    ("parameters", "shares", ("params_shares", "params_components"), "table",
+     ("config", "embedding_pct", "layers_pct", "pooler_pct", "embedding", "all_layers", "pooler"), _bars_vs_params_table),
+    ("parameters", "breakdown", ("params_sunburst",), "breakdown", ("component", "sublayer", "module", "params"),
+     _sunburst_vs_breakdown),
+    ("parameters", "sharing", ("params_sharing",), "sharing", ("config", "sharing", "total"), _sharing_vs_table),
+    ("memory", "activations", ("memory_activations",), "max_position",
+     ("config", "max_position", "attention_seq_len2", "activations"), _marks_vs_max_position),
+    ("fit", "chart", ("fit_bars",), "table", ("config", "max_batch_size", "longest_max_position"), _fit_vs_table),
+    ("compute", "scatter", ("compute_scatter",), "table", ("config", "params", "forward_flops"), _scatter_vs_table),
+)
+
+
 # the figures on each tab (the tabs not listed hold tables only, and are not clicked): the audit waits for them
 FIGURES = {("overview", "presets"): 2, ("parameters", "shares"): 2, ("parameters", "breakdown"): 1,
            ("parameters", "sweep"): 1, ("parameters", "factorization"): 1, ("parameters", "sharing"): 1,
@@ -191,6 +379,7 @@ DRAWN_JS = """n => document.querySelectorAll('.js-plotly-plot .main-svg').length
     && Array.from(document.querySelectorAll('.js-plotly-plot')).every(d => d._fullLayout && d.querySelector('.main-svg'))"""
 CASES = [(v, p) for v in VIEWS for p in v.pages]
 SEEN: dict[str, int] = {}  # figures audited, for the count in docs/app.md (printed with -s)
+COMPARED: dict[str, int] = {}  # table rows compared with a figure
 
 
 @pytest.mark.parametrize(("view", "path"), CASES, ids=[f"{v.name}-{p}" for v, p in CASES])
@@ -205,22 +394,37 @@ def test_every_figure_reads_right(server, browser, view, path):
         figures = 0
         labels = _tabs(page)
         assert len(labels) == len(PAGE_TABS[path]), f"{path}: tabs {labels}"
+        drawn: dict[str, list] = {}  # the figures a table is compared with: their traces
+        pairs = [p for p in PAIRS if p[0] == path]
         for i, (label, tab) in enumerate(zip(labels, PAGE_TABS[path], strict=True)):
             want = FIGURES.get((path, tab), 0)
-            if not want:
+            tables = [p for p in pairs if p[3] == tab and (p[1] == tab or view.tables)]
+            if not want and not tables:
                 continue
             if i:
                 page.set_viewport_size({"width": DESKTOP, "height": 1000})
                 open_tab(page, label)
-            page.wait_for_function(DRAWN_JS, arg=want, timeout=60_000)
-            n = page.locator(".js-plotly-plot").count()
-            assert n == want, f"{view.name}, {path} / {label}: {n} figures drawn, want {want}"
-            figures += n
             where = f"[{view.name}, {view.theme}] {path} / {label}"
-            for width in (DESKTOP, PHONE):
-                problems += _audit(page, where, width)
+            if want:
+                page.wait_for_function(DRAWN_JS, arg=want, timeout=60_000)
+                n = page.locator(".js-plotly-plot").count()
+                assert n == want, f"{view.name}, {path} / {label}: {n} figures drawn, want {want}"
+                figures += n
+                for p in pairs:
+                    if p[1] == tab:
+                        drawn |= {k: page.evaluate(FIG_DATA_JS, k) for k in p[2]}
+                for width in (DESKTOP, PHONE):
+                    problems += _audit(page, where, width)
+            for p in tables:  # the table, on a screen wide enough for the grid to render every column's cells
+                assert all(drawn.get(k) for k in p[2]), f"{where}: figures {p[2]} not drawn before their table"
+                page.set_viewport_size({"width": TABLE_WIDTH, "height": 1000})
+                page.wait_for_function(TABLE_READY_JS, arg=list(p[4]), timeout=30_000)
+                rows = _table(page.evaluate(TABLES_JS), *p[4])
+                problems += [f"{where}: {m}" for m in p[5](drawn, rows)]
+                COMPARED[f"{view.name}/{path}/{tab}"] = len(rows)
         SEEN[f"{view.name}/{path}"] = figures
-        print(f"audit {view.name}/{path}: {figures} figures x 2 widths, {view.theme}")
+        print(f"audit {view.name}/{path}: {figures} figures x 2 widths, {view.theme}; tables compared: "
+              f"{ {k: n for k, n in COMPARED.items() if k.startswith(view.name + '/' + path + '/')} }")
         assert not problems, "\n".join(problems)
     finally:
         ctx.close()
