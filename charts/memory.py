@@ -278,16 +278,23 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
     what: what the bytes are, in the hover text ("training memory", "the step's peak").
 
     df: columns config, seq_len, bytes. marks: config -> its own max_position (a point of df): a large diamond.
+    A config equal to an earlier one at every length is drawn dotted with open markers over it ("(= name)").
     measured: columns config, seq_len, measured, modelled_cpu (measure.step_points_table): the training step's
     peak measured by PyTorch (filled circles) on albert_core's modelled peak for the same CPU step (dashed).
     """
     fig = go.Figure()
     colors = color_map(df["config"].unique())
+    seen: dict[tuple, str] = {}
     for name, d in df.groupby("config", sort=False):
         d = d.sort_values("seq_len")
+        key = tuple(zip((int(s) for s in d["seq_len"]), (int(b) for b in d["bytes"]), strict=True))
+        same = seen.get(key)  # equal to an earlier config at every length: dotted on top of it, said in the legend
+        seen.setdefault(key, name)
         fig.add_scatter(
             x=[int(s) for s in d["seq_len"]], y=[gib(int(b)) for b in d["bytes"]], mode="lines+markers",
-            name=legend_name(name), legendgroup=name, line=dict(color=colors[name]),
+            name=legend_name(name + (f" (= {same})" if same else "")), legendgroup=name,
+            line=dict(color=colors[name], dash="dot" if same else "solid", width=2 if same else 3),
+            marker=dict(symbol="circle-open" if same else "circle", size=10 if same else 6),
             customdata=_hover_bytes(d["bytes"]),
             hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>"
                           f"{what} %{{customdata[0]:,}} bytes (%{{customdata[1]}}) per GPU<extra></extra>",

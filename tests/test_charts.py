@@ -411,3 +411,16 @@ def test_titles_and_legend_names_wrap_by_drawn_width_and_keep_every_character():
     fig = slide(go.Figure(), "Training memory against max_position", f"{long}: batch 8")
     assert "<br>" not in spec(fig)["layout"]["title"]["text"]
     assert long.replace("-", "") in spec(fig)["layout"]["title"]["subtitle"]["text"].replace("-", "").replace("<br>", "")
+
+
+def test_training_curve_equal_to_an_earlier_one_is_drawn_over_it_and_named():
+    """Seen in the long-name screenshot: a proposal whose training curve equals XLM-R large's was drawn under it.
+    Equal at every length: dotted with open markers on top, its legend entry saying which it equals."""
+    twin = PRESETS["bert-base"].replace(name="proposal with bert-base's shape")
+    sweep = data.training_sweep((PRESETS["bert-base"], twin, PRESETS["bert-large"]), (128, 512), 2, KW)
+    s = spec(mcharts.training_vs_seq(sweep, GPUS))
+    curves = [t for t in s["data"] if t.get("mode") == "lines+markers"]
+    base, copy, large = curves
+    assert copy["y"] == base["y"] and "(= bert-base)" in copy["name"] and copy["line"]["dash"] == "dot"
+    assert copy["marker"]["symbol"] == "circle-open"
+    assert base["line"]["dash"] == large["line"]["dash"] == "solid" and "(=" not in large["name"]
