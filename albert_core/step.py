@@ -74,7 +74,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import backward
+from . import backward, backward_lora
 from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
@@ -258,6 +258,11 @@ def _unused(cfg: ModelConfig, name: str) -> bool:
     return bool(re.search(r"(^|\.)encoder\.(rel_embeddings|LayerNorm)\.", name))
 
 
+def _in_layers(cfg: ModelConfig, name: str) -> bool:
+    """Whether tensor `name` belongs to a layer step (an encoder layer, ALBERT's group)."""
+    return _applications_using(cfg, name) is not None
+
+
 def _is_pooler(cfg: ModelConfig, name: str) -> bool:
     base = BASE_PREFIX[cfg.family]
     return name.startswith(("pooler.", f"{base}.pooler.", "base_model.model.pooler.",
@@ -302,12 +307,16 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     persist = dict(start)
     cands: list[Candidate] = []
 
-    layers_train = any(t.trainable and t.part == "layers" for t in ts)
-    replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head, layers_train)
+    layers_train = any(t.trainable and (t.part == "layers" or (t.part == "adapter" and _in_layers(cfg, t.name)))
+                       for t in ts)  # a LoRA adapter inside the layers trains them too
+    replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head, layers_train) \
+        and not any(t.name.endswith(backward_lora.EMBEDDING_A) for t in ts)  # peft's lora.Embedding: not replayed
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
+        adapt = backward_lora.adapt({t.name: t.shape for t in ts}, (lora or LoraSpec()).lora_dropout) \
+            if name == "lora" else None
         pk, saved = backward.bert_style_peak(cfg, B, S, dtype, persist,
                                          backward.trainable_by_name({t.name: t.trainable for t in ts}), attention,
-                                         checkpointing, head, num_labels)
+                                         checkpointing, head, num_labels, adapt)
         phase = "forward" if pk.where.startswith("forward") else "backward"
         cands.append(Candidate(pk.where if phase == "forward" else f"backward: {pk.where}", phase, pk.at))
     else:
