@@ -635,12 +635,38 @@ def _first_token(g: Graph, x: T) -> T:
     return first
 
 
+# the family's own MLM head (transformers 5.23): (transform dense, activation, LayerNorm, decoder, decoder bias)
+_MLM = {"bert": ("cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm",
+                 "cls.predictions.decoder", "cls.predictions.bias"),
+        "albert": ("predictions.dense", None, "predictions.LayerNorm", "predictions.decoder", "predictions.bias"),
+        "roberta": ("lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias"),
+        "distilbert": ("vocab_transform", None, "vocab_layer_norm", "vocab_projector", "vocab_projector.bias"),
+        "electra": ("generator_predictions.dense", "gelu", "generator_predictions.LayerNorm", "generator_lm_head",
+                    "generator_lm_head.bias")}
+
+
+def _mlm_head(g: Graph, cfg: ModelConfig, seq: T) -> tuple[T, T]:
+    """*ForMaskedLM's head on the sequence output: dense (H -> E for ALBERT and ELECTRA's generator), the
+    activation (config.hidden_act; RobertaLMHead's gelu, ElectraGeneratorPredictions' get_activation("gelu")),
+    LayerNorm, then the decoder, whose weight is the word-embedding table (tied) and whose bias is the head's
+    own `bias`: (the decoder's input, the (B, S, V) logits)."""
+    dense, act, norm, decoder, bias = _MLM[cfg.family]
+    H, E, V = cfg.hidden_dim, cfg.embedding_dim, cfg.vocab_size
+    W = E if cfg.family in ("albert", "electra") else H  # the head's width: the decoder reads the E-wide table
+    x = g.linear(seq, dense, H, W)
+    x = _activation(g, x, act or cfg.hidden_act)
+    x = g.layer_norm(x, norm, W)
+    return x, g.linear(x, decoder, W, V, wkey="embeddings.word_embeddings.weight", bkey=bias)
+
+
 def _head(g: Graph, cfg: ModelConfig, seq: T, pooled: T | None, head: str, num_labels: int) -> tuple[T, T]:
     """The task model's head on the base model's outputs (transformers 5.23 *For{SequenceClassification,
     TokenClassification}): (the last Linear's input, the logits)."""
     fam, H, N, B = cfg.family, cfg.hidden_dim, num_labels, g.B
+    if head == "mlm":
+        return _mlm_head(g, cfg, seq)
     if head not in ("classification", "token"):
-        raise ValueError(f"the step's replay has no {head!r} head (the MLM head is not replayed)")
+        raise ValueError(f"the step's replay has no {head!r} head")
     rows: int | None = B
     if head == "classification":
         if fam in ("bert", "albert"):  # pooled output, dropout (ALBERT: classifier_dropout_prob, 0.1), classifier
@@ -703,11 +729,11 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
         g.moment("forward: the head", alive + ([g.last_input] if g.last_input is not None else []))
         loss = g.sum_mean(logits)
         f32 = loss.fn.inputs[0] if loss.fn is not None else None
-        g.moment("forward: the loss", [logits] + ([f32] if f32 is not None else []))
+        g.moment("forward: the loss", [loss, logits] + ([f32] if f32 is not None else []))  # mean's 0-d output
         return loss
     loss = g.sum_mean(seq)
     f32 = loss.fn.inputs[0] if loss.fn is not None else None
-    g.moment("forward: the loss", [seq] + ([pooled] if pooled is not None else []) + ([f32] if f32 is not None else []))
+    g.moment("forward: the loss", [loss, seq] + ([pooled] if pooled is not None else []) + ([f32] if f32 is not None else []))
     if pooled is not None:
         loss = g.add(loss, g.sum_mean(pooled))
     return loss
@@ -723,7 +749,7 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
     locals, no saved tensors) is not replayed."""
     return (cfg.family in BERT_STYLE
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
-            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora") and head != "mlm" and layers_train)
+            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora") and layers_train)
 
 
 def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:

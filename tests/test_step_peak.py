@@ -6,15 +6,18 @@ test_families_activations.py (the other five families), fake tensors unless said
 * the replayed families (BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA: albert_core/backward.py replays the
   forward's last moments and the backward op by op): 50 random configs per family, each with its dtype,
   optimizer, checkpointing (not ALBERT: HF's AlbertModel cannot), fine-tuning mode (full, frozen
-  embeddings, frozen layers with a layer left to train, BitFit), task head (none, sequence or token
-  classification) and attention (eager or sdpa: CPU flash, or its math path with attention dropout) drawn: the peak within 1% of the engine's (measured: equal to the byte) and in the
-  same phase, what is alive at the start equal to the byte;
+  embeddings, frozen layers with a layer left to train or, for ALBERT and ELECTRA, every layer frozen
+  behind their trainable E -> H projection, BitFit, peft's LoRA one case in four: rank, alpha, dropout,
+  one to three Linear targets, bias mode), task head (none, sequence or token classification, MLM) and
+  attention (eager or sdpa: CPU flash, or its math path with attention dropout) drawn: the peak within 1%
+  of the engine's (measured: equal to the byte) and in the same phase, what is alive at the start equal
+  to the byte;
 * where the optimizer step holds the peak (a large vocabulary, batch 1, one or two tokens), the peak equals
   the engine's to the byte for AdamW and Adafactor in every dtype, within 1% for SGD: 3 configs per family;
+* LoRA on real tensors (peft's model, every family): equal to the byte where replayed;
 * what the replay does not reach keeps the step's lower-bound candidates, in separately named tests with
-  their own bounds: DeBERTa-v2 and ModernBERT (their attention's backward is not replayed yet), LoRA
-  (measured through peft on real tensors, as peft's adapter move cannot run under FakeTensorMode); not
-  tested here and not replayed either: the MLM head, every layer frozen;
+  their own bounds: DeBERTa-v2 and ModernBERT (their attention's backward is not replayed yet); not
+  tested here and not replayed either: every layer frozen with nothing trainable ahead of the layers;
 * real sizes (bert-base 8 × 512 ...): equal to the engine's peak.
 """
 
@@ -109,12 +112,17 @@ def _property_case(family: str, seed: int):
     mode = rng.choice(["full", "full", "frozen-embeddings", "frozen-layers", "bitfit"])
     if mode == "frozen-layers":
         mode = _frozen_layers(cfg, rng)
+        projection = family == "albert" or (family == "electra" and cfg.embedding_dim != cfg.hidden_dim)
+        if projection and random.Random(f"step-frozen-{family}-{seed}").random() < 0.5:
+            mode = f"frozen-layers:{cfg.num_layers}"  # every layer frozen, the E -> H projection trains
     attention = "sdpa" if rng.random() < 0.4 else "eager"  # CPU sdpa: the flash kernel, or with dropout the math path
     checkpointing = family != "albert" and rng.random() < 0.3
     run = engine.Run(B, S, dtype=rng.choice(DTYPES), optimizer=rng.choice(OPTIMIZERS), attention=attention,
                      checkpointing=checkpointing)
     head = rng.choice(["none", "none", "classification", "token"])
     labels = rng.randint(1, 5)
+    if random.Random(f"step-mlm-{family}-{seed}").random() < 0.15:  # the MLM head, from its own stream
+        head = "mlm"
     lora = _lora_draw(cfg, head, random.Random(f"step-lora-{family}-{seed}"))  # its own stream: the rest unchanged
     return cfg, run, ("lora" if lora is not None else mode), head, labels, lora
 
