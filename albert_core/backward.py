@@ -744,9 +744,10 @@ BERT_STYLE = ("bert", "roberta", "electra", "albert", "distilbert")
 
 def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str,
              layers_train: bool = True) -> bool:
-    """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). Not when
-    every layer is frozen: then the peak lies inside the frozen layers' forward, whose working set (Python's
-    locals, no saved tensors) is not replayed."""
+    """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). LoRA: peft's
+    lora.Linear (backward_lora.py; step.py leaves out lora.Embedding targets). Not when every layer is frozen
+    and their input needs no gradient (layers_train False): then the peak lies inside the frozen layers'
+    forward, whose working set (Python's locals, no saved tensors) is not replayed."""
     return (cfg.family in BERT_STYLE
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora") and layers_train)

@@ -58,7 +58,7 @@ five families above (bert-base and xlm-roberta-base LoRA r = 8 16 × 512 mixed b
 to the engine, before 7-9% off). For a model whose every layer is frozen (and whose layers' input needs
 no gradient) the peak lies inside the frozen forward (Python's locals, no saved tensors), not replayed:
 the candidates' saved activations are the full model's less a frozen prefix's, off either way, measured
--52% to +23% on tiny configs (activations_exact False there and for DeBERTa-v2/ModernBERT's heads and LoRA).
+-52% to +23% on tiny configs (activations_exact False there, and for DeBERTa-v2's and ModernBERT's heads and LoRA).
 
 CUDA (not measured here; the engine runs on the CPU):
 * the caching allocator rounds every block up to a multiple of 512 bytes (c10/cuda/CUDACachingAllocator.cpp,
