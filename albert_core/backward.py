@@ -56,6 +56,7 @@ class T:
 
 
 Formula = Callable[["Engine", "Node", list["Storage | None"]], list["Storage | None"]]
+Adapt = Callable[["Graph", T, str, int, int, bool, "int | None"], "T | None"]  # (g, x, key, in, out, bias, rows)
 
 
 @dataclass(eq=False)
@@ -162,10 +163,14 @@ class Graph:
         self.regions: list[Region] = []
         self.held: list[Storage] = []  # storages alive through backward beyond the saved ones
         self.last_input: T | None = None
+        self.last_casts: list[T] = []  # the last Linear's autocast casts of its bias and weight
+        self.ctx: tuple[list[T], list[T] | None] | None = None  # while a layer's next Linear runs: the layer's
+        # locals and the callers' tensors (point's `held`), for the moments inside a LoRA Linear
         self.attn_weights: T | None = None  # eager attention's second output
         self.last_stats: list[T] = []  # the last LayerNorm's mean and rstd
         self.region: int | None = None
         self.moments: list[tuple[str, int]] = []  # forward moments: (name, bytes alive beyond the persistent)
+        self.adapt: Adapt | None = None  # peft LoRA's adapted Linears (backward_lora.py)
 
     def moment(self, name: str, alive: list[T]) -> None:
         """A forward moment: every storage saved so far, the tensors Python holds (`alive`) that are not saved,
@@ -271,6 +276,10 @@ class Graph:
         """nn.Linear: addmm(bias, x, W^T) (mm without a bias); autocast casts bias, weight, then input (the C++
         arguments of cached_cast evaluate right to left), the weight casts cached per forward. wkey/bkey: a tied
         parameter's own name (an MLM decoder's weight is the word-embedding table)."""
+        if self.adapt is not None and wkey is None:  # a peft lora.Linear (backward_lora.lora_linear)
+            adapted = self.adapt(self, x, key, n_in, n_out, bias, rows)
+            if adapted is not None:
+                return adapted
         rows = x.numel // n_in if rows is None else rows
         wkey, bkey = wkey or f"{key}.weight", bkey or f"{key}.bias"
         W = self.param(wkey, n_in * n_out)
@@ -280,6 +289,7 @@ class Graph:
             W = self._cached(wkey, W)
             x = self.cast(x, self.amp)
         self.last_input = x  # the addmm's input (autocast's cast of it: a temporary unless saved)
+        self.last_casts = [t for t in (b, W) if t is not None]  # a frozen one's: a temporary unless saved
         out_dt = self.amp or x.dtype
         saved = ([x] if W.fn is not None else []) + ([W] if x.fn is not None else [])  # each for the other's grad
         name = "AddmmBackward0" if b is not None else "MmBackward0"
@@ -562,16 +572,23 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
     if g.checkpointing:  # GradientCheckpointingLayer: checkpoint(layer.__call__, x, use_reentrant=False)
         g.begin_region(x)
     qv_copy, k_copy = (A > 1 and S > 1, B > 1 and S > 1) if not sdpa or cfg.attention_dropout > 0 else (False, False)
+    g.ctx = [], held
     q = _projection(g, x, pre + names["q"], H, qv_copy)
+    g.ctx = [q], held
     k = _projection(g, x, pre + names["k"], H, k_copy)
+    g.ctx = [q, k], held
     v = _projection(g, x, pre + names["v"], H, qv_copy)
+    g.ctx = None
     g.attn_weights = None
     if not sdpa:
         ctx = _attention_eager(g, cfg, q, k, v)
     else:
         ctx = _attention_math(g, cfg, q, k, v, [x], held) if cfg.attention_dropout > 0 \
             else _attention_sdpa(g, cfg, q, k, v)
+    w0: list[T] = [g.attn_weights] if g.attn_weights is not None else []
+    g.ctx = [*w0, *([q, k, v] if names is _ALBERT_NAMES else []), x], held
     a = g.linear(ctx, pre + names["dense"], H, H)
+    g.ctx = None
     if attn_dropout:  # DistilBERT's TransformerBlock has none on the attention output
         a = g.dropout(a, cfg.dropout)
     d = a
@@ -581,14 +598,17 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
     w: list[T] = [g.attn_weights] if g.attn_weights is not None else []
     locs: list[T] = [q, k, v] if names is _ALBERT_NAMES else [ctx] if names is _BERT_NAMES else []
     g.point("forward: the last layer's attention LayerNorm", [a, d, *w, *locs, x], held)
+    g.ctx = [a, x], held
     h = g.linear(a, pre + names["ffn"], H, I)
     inp = [g.last_input] if g.last_input is not None else []  # the FFN Linears' outputs while their inputs live
-    g.point("forward: the last layer's FFN", [h, *inp, a, x], held)
+    g.point("forward: the last layer's FFN", [h, *inp, *g.last_casts, a, x], held)
     act = h = _activation(g, h, cfg.hidden_act)
     inter = [h] if names is _BERT_NAMES else []  # BertLayer.feed_forward_chunk holds intermediate_output
+    g.ctx = [act, a, x], held
     h = g.linear(h, pre + names["ffn_out"], I, H)
+    g.ctx = None
     inp = [g.last_input] if g.last_input is not None else []
-    g.point("forward: the last layer's FFN output", [h, act, *inp, a, x], held)
+    g.point("forward: the last layer's FFN output", [h, act, *inp, *g.last_casts, a, x], held)
     if ffn_dropout:
         h = g.dropout(h, cfg.dropout)
     out = g.layer_norm(g.add(h, a), pre + names["ln2"], H)
@@ -615,12 +635,38 @@ def _first_token(g: Graph, x: T) -> T:
     return first
 
 
+# the family's own MLM head (transformers 5.23): (transform dense, activation, LayerNorm, decoder, decoder bias)
+_MLM = {"bert": ("cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm",
+                 "cls.predictions.decoder", "cls.predictions.bias"),
+        "albert": ("predictions.dense", None, "predictions.LayerNorm", "predictions.decoder", "predictions.bias"),
+        "roberta": ("lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias"),
+        "distilbert": ("vocab_transform", None, "vocab_layer_norm", "vocab_projector", "vocab_projector.bias"),
+        "electra": ("generator_predictions.dense", "gelu", "generator_predictions.LayerNorm", "generator_lm_head",
+                    "generator_lm_head.bias")}
+
+
+def _mlm_head(g: Graph, cfg: ModelConfig, seq: T) -> tuple[T, T]:
+    """*ForMaskedLM's head on the sequence output: dense (H -> E for ALBERT and ELECTRA's generator), the
+    activation (config.hidden_act; RobertaLMHead's gelu, ElectraGeneratorPredictions' get_activation("gelu")),
+    LayerNorm, then the decoder, whose weight is the word-embedding table (tied) and whose bias is the head's
+    own `bias`: (the decoder's input, the (B, S, V) logits)."""
+    dense, act, norm, decoder, bias = _MLM[cfg.family]
+    H, E, V = cfg.hidden_dim, cfg.embedding_dim, cfg.vocab_size
+    W = E if cfg.family in ("albert", "electra") else H  # the head's width: the decoder reads the E-wide table
+    x = g.linear(seq, dense, H, W)
+    x = _activation(g, x, act or cfg.hidden_act)
+    x = g.layer_norm(x, norm, W)
+    return x, g.linear(x, decoder, W, V, wkey="embeddings.word_embeddings.weight", bkey=bias)
+
+
 def _head(g: Graph, cfg: ModelConfig, seq: T, pooled: T | None, head: str, num_labels: int) -> tuple[T, T]:
     """The task model's head on the base model's outputs (transformers 5.23 *For{SequenceClassification,
     TokenClassification}): (the last Linear's input, the logits)."""
     fam, H, N, B = cfg.family, cfg.hidden_dim, num_labels, g.B
+    if head == "mlm":
+        return _mlm_head(g, cfg, seq)
     if head not in ("classification", "token"):
-        raise ValueError(f"the step's replay has no {head!r} head (the MLM head is not replayed)")
+        raise ValueError(f"the step's replay has no {head!r} head")
     rows: int | None = B
     if head == "classification":
         if fam in ("bert", "albert"):  # pooled output, dropout (ALBERT: classifier_dropout_prob, 0.1), classifier
@@ -683,11 +729,11 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
         g.moment("forward: the head", alive + ([g.last_input] if g.last_input is not None else []))
         loss = g.sum_mean(logits)
         f32 = loss.fn.inputs[0] if loss.fn is not None else None
-        g.moment("forward: the loss", [logits] + ([f32] if f32 is not None else []))
+        g.moment("forward: the loss", [loss, logits] + ([f32] if f32 is not None else []))  # mean's 0-d output
         return loss
     loss = g.sum_mean(seq)
     f32 = loss.fn.inputs[0] if loss.fn is not None else None
-    g.moment("forward: the loss", [seq] + ([pooled] if pooled is not None else []) + ([f32] if f32 is not None else []))
+    g.moment("forward: the loss", [loss, seq] + ([pooled] if pooled is not None else []) + ([f32] if f32 is not None else []))
     if pooled is not None:
         loss = g.add(loss, g.sum_mean(pooled))
     return loss
@@ -698,12 +744,13 @@ BERT_STYLE = ("bert", "roberta", "electra", "albert", "distilbert")
 
 def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str,
              layers_train: bool = True) -> bool:
-    """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). Not when
-    every layer is frozen: then the peak lies inside the frozen layers' forward, whose working set (Python's
-    locals, no saved tensors) is not replayed."""
+    """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). LoRA: peft's
+    lora.Linear (backward_lora.py; step.py leaves out lora.Embedding targets). Not when every layer is frozen
+    and their input needs no gradient (layers_train False): then the peak lies inside the frozen layers'
+    forward, whose working set (Python's locals, no saved tensors) is not replayed."""
     return (cfg.family in BERT_STYLE
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
-            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head != "mlm" and layers_train)
+            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora") and layers_train)
 
 
 def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:
@@ -719,10 +766,12 @@ def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:
 
 def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
                     trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager",
-                    checkpointing: bool = False, head: str = "none", num_labels: int = 2) -> tuple[Peak, int]:
+                    checkpointing: bool = False, head: str = "none", num_labels: int = 2,
+                    adapt: Adapt | None = None) -> tuple[Peak, int]:
     """(the step's activation-side peak from `base`: the forward's moments and the backward replayed; the
-    recorded graph's saved bytes)."""
+    recorded graph's saved bytes). adapt: peft LoRA's adapted Linears (backward_lora.adapt)."""
     g = Graph(cfg, dtype, B, S, trainable, checkpointing)
+    g.adapt = adapt
     loss = bert_style_forward(g, cfg, attention, head, num_labels)
     saved = g.saved_bytes()
     start = dict(base)

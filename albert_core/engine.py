@@ -671,6 +671,15 @@ def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
                     at_peak=mode.alive_at_peak(), at_start=at_start, host_bytes=host)
 
 
+def _tie(model: Any) -> None:
+    """Tie a fake-built model's weights as a real build does: tensor_mode's no_init_weights replaces
+    PreTrainedModel.init_weights, which (transformers 5.23 modeling_utils) initializes *and* calls tie_weights,
+    so an MLM decoder would keep its own V×E weight (and ALBERT's decoder its own bias) on fake tensors only."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft's wrapped HF model
+    if hasattr(base, "tie_weights"):
+        base.tie_weights()
+
+
 def measure(make: Callable[[], Any], vocab_size: int, run: Run,
             what: tuple[str, ...] = MEASURES) -> Result:
     """Build the model with `make()` (inside the tensor mode) once and take the measurements named in `what`.
@@ -691,6 +700,8 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
         torch.manual_seed(run.seed)
         with fake_build() if run.fake else contextlib.nullcontext():
             model = make()
+        if run.fake:
+            _tie(model)
         out["parameters"] = sum(p.numel() for p in model.parameters())
         out["by_module"] = by_module(model)
         ids = input_ids(vocab_size, run)

@@ -14,14 +14,16 @@ host-side and left out, as the engine does) and input_ids (B·S int64).
 The candidates for the peak; the estimate is the largest:
 
 * replayed (albert_core/backward.py; BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA; eager or CPU sdpa (flash,
-  or the math path with attention dropout); any dtype, checkpointing, fine-tuning mode but LoRA, head
-  none/classification/token, a layer left to train): the forward's last moments (the last layer's
+  or the math path with attention dropout); any dtype, checkpointing, fine-tuning mode (peft's LoRA on
+  Linear targets too: backward_lora.py replays lora.Linear op by op), head none/classification/token/MLM
+  (the family's own head, its decoder tied to the word embeddings), a layer left to train (or, for
+  ALBERT and ELECTRA, their trainable E -> H projection ahead of the frozen layers)): the forward's last moments (the last layer's
   attention (math path), FFN and output LayerNorm, the pooler, the head, the loss: every saved tensor
   and the tensors Python still holds) and the backward
   replayed op by op on the recorded autograd graph (torch/csrc/autograd/engine.cpp's order, each
   backward formula's allocations, saved tensors released as their node runs, checkpointing's
   recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes.
-* otherwise (DeBERTa-v2, ModernBERT, the MLM head, LoRA, every layer frozen), moments of the step
+* otherwise (DeBERTa-v2, ModernBERT, LoRA on an embedding, every layer frozen), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -51,10 +53,12 @@ runs (activations_exact True), the whole peak is exact (tests/test_step_peak.py:
 replayed family; bert-base 8 × 512 float32, xlm-roberta-base 16 × 512 mixed bf16, albert-xxlarge 8 × 512:
 equal to the byte, before this replay 0.48%, 0.82% and 2.27% low). Elsewhere the activation-side
 candidates leave out the backward's transient working set: deberta-v3-base 16 × 512 mixed bf16 2.8% low,
-ModernBERT-large 1 × 8,192 5.3% low, tiny configs up to 25%. For LoRA, the MLM head and a model whose
-every layer is frozen the candidates' saved activations are the full model's less a frozen prefix's (LoRA's
-dropout copy, the MLM logits, a frozen Linear's unsaved input not modelled): off either way, measured
--52% to +23% on tiny configs with every layer frozen (activations_exact False for LoRA and heads).
+ModernBERT-large 1 × 8,192 5.3% low, tiny configs up to 25%. LoRA and the MLM head are replayed for the
+five families above (bert-base and xlm-roberta-base LoRA r = 8 16 × 512 mixed bf16 classification: equal
+to the engine, before 7-9% off). For a model whose every layer is frozen (and whose layers' input needs
+no gradient) the peak lies inside the frozen forward (Python's locals, no saved tensors), not replayed:
+the candidates' saved activations are the full model's less a frozen prefix's, off either way, measured
+-52% to +23% on tiny configs (activations_exact False there, and for DeBERTa-v2's and ModernBERT's heads and LoRA).
 
 CUDA (not measured here; the engine runs on the CPU):
 * the caching allocator rounds every block up to a multiple of 512 bytes (c10/cuda/CUDACachingAllocator.cpp,
@@ -74,7 +78,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import backward
+from . import backward, backward_lora
 from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
@@ -230,6 +234,9 @@ def cuda_rounded(nbytes: int) -> int:
 
 
 # ---- layers and their gradients -------------------------------------------------------------------------------
+# ALBERT's and ELECTRA's E -> H projection, between the embeddings and the layers: when it trains, the frozen
+# layers' input needs a gradient, so autograd records their ops as in any trained step
+_PROJECTION = re.compile(r"(^|\.)(encoder\.embedding_hidden_mapping_in|embeddings_project)\.")
 _LAYER = re.compile(r"(?:^|\.)(?:layer|layers)\.(\d+)\.")
 _GROUP = re.compile(r"(?:^|\.)albert_layer_groups\.(\d+)\.")
 
@@ -256,6 +263,11 @@ def _unused(cfg: ModelConfig, name: str) -> bool:
     if {"c2p", "p2c"} & set(cfg.pos_att_type.split("|")):
         return False
     return bool(re.search(r"(^|\.)encoder\.(rel_embeddings|LayerNorm)\.", name))
+
+
+def _in_layers(cfg: ModelConfig, name: str) -> bool:
+    """Whether tensor `name` belongs to a layer step (an encoder layer, ALBERT's group)."""
+    return _applications_using(cfg, name) is not None
 
 
 def _is_pooler(cfg: ModelConfig, name: str) -> bool:
@@ -302,12 +314,17 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     persist = dict(start)
     cands: list[Candidate] = []
 
-    layers_train = any(t.trainable and t.part == "layers" for t in ts)
-    replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head, layers_train)
+    layers_train = any(t.trainable and (t.part == "layers" or (t.part == "adapter" and _in_layers(cfg, t.name)))
+                       for t in ts)  # a LoRA adapter inside the layers trains them too
+    layers_train = layers_train or any(t.trainable and _PROJECTION.search(t.name) for t in ts)  # (module docstring)
+    replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head, layers_train) \
+        and not any(t.name.endswith(backward_lora.EMBEDDING_A) for t in ts)  # peft's lora.Embedding: not replayed
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
+        adapt = backward_lora.adapt({t.name: t.shape for t in ts}, (lora or LoraSpec()).lora_dropout) \
+            if name == "lora" else None
         pk, saved = backward.bert_style_peak(cfg, B, S, dtype, persist,
                                          backward.trainable_by_name({t.name: t.trainable for t in ts}), attention,
-                                         checkpointing, head, num_labels)
+                                         checkpointing, head, num_labels, adapt)
         phase = "forward" if pk.where.startswith("forward") else "backward"
         cands.append(Candidate(pk.where if phase == "forward" else f"backward: {pk.where}", phase, pk.at))
     else:
