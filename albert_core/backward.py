@@ -701,7 +701,7 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
     """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). Not when
     every layer is frozen: then the peak lies inside the frozen layers' forward, whose working set (Python's
     locals, no saved tensors) is not replayed."""
-    return (cfg.family in BERT_STYLE
+    return ((cfg.family in BERT_STYLE or (cfg.family == "deberta-v2" and not checkpointing))  # backward_deberta.py
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head != "mlm" and layers_train)
 

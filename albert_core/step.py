@@ -21,7 +21,9 @@ The candidates for the peak; the estimate is the largest:
   replayed op by op on the recorded autograd graph (torch/csrc/autograd/engine.cpp's order, each
   backward formula's allocations, saved tensors released as their node runs, checkpointing's
   recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes.
-* otherwise (DeBERTa-v2, ModernBERT, the MLM head, LoRA, every layer frozen), moments of the step
+  DeBERTa-v2 (albert_core/backward_deberta.py, its disentangled attention's ops and moments): the same,
+  without checkpointing (deberta-v3-base 16 × 512 mixed bf16 equal to the byte, before 2.82% low).
+* otherwise (DeBERTa-v2 with checkpointing, ModernBERT, the MLM head, LoRA, every layer frozen), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -49,9 +51,9 @@ What is modelled exactly and what is not: at_start and the optimizer-step candid
 family, mode and head the tests cover (ALBERT frozen-layers: 12 bytes over, not found). Where the replay
 runs (activations_exact True), the whole peak is exact (tests/test_step_peak.py: 50 random configs per
 replayed family; bert-base 8 × 512 float32, xlm-roberta-base 16 × 512 mixed bf16, albert-xxlarge 8 × 512:
-equal to the byte, before this replay 0.48%, 0.82% and 2.27% low). Elsewhere the activation-side
-candidates leave out the backward's transient working set: deberta-v3-base 16 × 512 mixed bf16 2.8% low,
-ModernBERT-large 1 × 8,192 5.3% low, tiny configs up to 25%. For LoRA, the MLM head and a model whose
+equal to the byte, before this replay 0.48%, 0.82% and 2.27% low; deberta-v3-base 16 × 512 mixed bf16 and
+deberta-v3-large 4 × 512 float32 equal, before 2.82% and 0.24% low). Elsewhere the activation-side
+candidates leave out the backward's transient working set: ModernBERT-large 1 × 8,192 5.3% low, tiny configs up to 25%. For LoRA, the MLM head and a model whose
 every layer is frozen the candidates' saved activations are the full model's less a frozen prefix's (LoRA's
 dropout copy, the MLM logits, a frozen Linear's unsaved input not modelled): off either way, measured
 -52% to +23% on tiny configs with every layer frozen (activations_exact False for LoRA and heads).
@@ -74,7 +76,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import backward
+from . import backward, backward_deberta
 from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
@@ -305,7 +307,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     layers_train = any(t.trainable and t.part == "layers" for t in ts)
     replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head, layers_train)
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
-        pk, saved = backward.bert_style_peak(cfg, B, S, dtype, persist,
+        pk, saved = (backward_deberta.deberta_peak if cfg.family == "deberta-v2" else backward.bert_style_peak)(cfg, B, S, dtype, persist,
                                          backward.trainable_by_name({t.name: t.trainable for t in ts}), attention,
                                          checkpointing, head, num_labels)
         phase = "forward" if pk.where.startswith("forward") else "backward"
