@@ -82,6 +82,7 @@ class Region:
     alive: list[T] = field(default_factory=list)
     casts: list[T] = field(default_factory=list)
     points: list[tuple[list[int], list[T]]] = field(default_factory=list)  # (saves so far, locals) in order
+    extra: list[Storage] = field(default_factory=list)  # more inputs its frame keeps (backward_deberta.py)
     pending: int = 0  # its nodes with saved tensors still to run
     done: bool = False
 
@@ -701,7 +702,7 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
     """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). Not when
     every layer is frozen: then the peak lies inside the frozen layers' forward, whose working set (Python's
     locals, no saved tensors) is not replayed."""
-    return ((cfg.family in BERT_STYLE or (cfg.family == "deberta-v2" and not checkpointing))  # backward_deberta.py
+    return ((cfg.family in BERT_STYLE or cfg.family == "deberta-v2")  # backward_deberta.py
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit") and head != "mlm" and layers_train)
 
@@ -800,6 +801,8 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
             reg.pending -= 1
             if reg.pending == 0:  # the frame (and _NoopSaveInputs' input) dies with its last holder
                 e.unref(reg.input)
+                for st in reg.extra:
+                    e.unref(st)
         nd.saved = []
         for t, st in zip(nd.inputs, outs, strict=False):
             if t is None or st is None:

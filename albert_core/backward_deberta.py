@@ -242,7 +242,7 @@ def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: 
     probs = g.dropout(probs, cfg.attention_dropout)
     ctx = g.bmm(probs, v, B * S * H, c)
     locs.append(probs)
-    g.point("forward: the last layer's attention context", [ctx, *locs, *dead, x, mask], held)
+    g.point("forward: the last layer's attention context", [ctx, scores, *locs, *dead, x, mask], held)
     ctx = g.copy(ctx, A > 1 and S > 1, B > 1 and A > 1 and S > 1)  # permute(...).contiguous(); view's reshape
     return ctx, locs
 
@@ -278,12 +278,17 @@ class _Dead:
 
 
 def _layer(g: DebertaGraph, cfg: ModelConfig, x: T, i: int, mask: T, rel: T | None,
-           held: list[T] | None) -> T:
+           held: list[T] | None, frame: list[Storage]) -> T:
     """DebertaV2Layer: attention, SelfOutput (dense, dropout, LayerNorm(h + x)), intermediate, output."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     pre = f"encoder.layer.{i}."
-    if g.checkpointing:
-        g.begin_region(x)
+    if g.checkpointing:  # checkpoint(partial(forward, **kwargs), x, mask): _NoopSaveInputs saves x and the mask;
+        g.begin_region(x)  # the frame's partial keeps relative_pos and rel_embeddings (torch/utils/checkpoint.py)
+        for st in [mask.st, *frame]:
+            if not st.persistent:
+                st.refs += 1
+                g.saved.setdefault(id(st), st)
+                g.regions[-1].extra.append(st)
     ctx, locs = _attention(g, cfg, x, pre + "attention.self.", mask, rel, held)
     a = g.dropout(g.linear(ctx, pre + "attention.output.dense", H, H), cfg.dropout)
     d = a
@@ -318,20 +323,26 @@ def deberta_forward(g: DebertaGraph, cfg: ModelConfig, head: str = "none", num_l
     mask = g.new(B * S * S, F32, "get_attention_mask (B, 1, S, S)")
     model_locs = [ones, types, mask]
     rel: T | None = None
+    frame: list[Storage] = []  # what a checkpointed layer's frame keeps beside its inputs
     if cfg.relative_attention:
         model_locs.append(g.new(S * S, "int64", "relative_pos"))
+        frame.append(model_locs[-1].st)
         rel = g.param("encoder.rel_embeddings.weight", rel_rows(cfg) * H)
         if cfg.norm_rel_ebd == "layer_norm" and cfg.pos_att_type:
             rel = g.layer_norm(rel, "encoder.LayerNorm", H)
             model_locs += g.last_stats
         elif cfg.norm_rel_ebd == "layer_norm":  # a LayerNorm the loss does not reach: its output and statistics
-            model_locs += [g.new(rel.numel, rel.dtype, "LayerNorm"), g.new(rel_rows(cfg), rel.dtype),
-                           g.new(rel_rows(cfg), rel.dtype)]
+            dead = [g.new(rel.numel, rel.dtype, "LayerNorm"), g.new(rel_rows(cfg), rel.dtype),
+                    g.new(rel_rows(cfg), rel.dtype)]
+            model_locs += dead
+            frame += [t.st for t in dead[1:]]  # a checkpointed frame keeps the output, its node the statistics
+            rel = dead[0]
         model_locs.append(rel)
+        frame.append(rel.st)
     outs: list[T] = [x]  # all_hidden_states (output_hidden_states=True): every layer's output until the model returns
     L = cfg.num_layers
     for i in range(L):
-        x = _layer(g, cfg, x, i, mask, rel, [*outs, *model_locs] if i == L - 1 else None)
+        x = _layer(g, cfg, x, i, mask, rel, [*outs, *model_locs] if i == L - 1 else None, frame)
         outs.append(x)
     if head != "none":  # a task model: loss = logits.float().mean()
         hx, logits = _head(g, cfg, x, head, num_labels)
@@ -367,9 +378,10 @@ def deberta_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, i
     saved = g.saved_bytes()
     start = dict(base)
     start["saved activations"] = start.get("saved activations", 0) + saved
-    start["temporaries"] = start.get("temporaries", 0) + 4 + sum(st.nbytes for st in g.held)
+    held = sum(st.nbytes for st in g.held if id(st) not in g.saved)  # the inputs_embeds leaf, unless saved
+    start["temporaries"] = start.get("temporaries", 0) + 4 + held  # (its LayerNorm saves it: no position table)
     peak = run_backward(g, loss, start)
-    base_total = sum(base.values()) + 4 + sum(st.nbytes for st in g.held)
+    base_total = sum(base.values()) + 4 + held
     for name, alive in g.moments:
         if base_total - 4 + alive > peak.total:
             at = dict(base)

@@ -5,11 +5,11 @@ test_families_activations.py (the other five families), fake tensors unless said
 
 * the replayed families (BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA, DeBERTa-v2: albert_core/backward.py and
   backward_deberta.py replay the forward's last moments and the backward op by op): 50 random configs per
-  family, each with its dtype, optimizer, checkpointing (not ALBERT: HF's AlbertModel cannot; not DeBERTa-v2
-  yet), fine-tuning mode (full, frozen
-  embeddings, frozen layers with a layer left to train, BitFit), task head (none, sequence or token
-  classification) and attention (eager or sdpa: CPU flash, or its math path with attention dropout) drawn: the peak within 1% of the engine's (measured: equal to the byte) and in the
-  same phase, what is alive at the start equal to the byte;
+  family, each with its dtype, optimizer, checkpointing (not ALBERT: HF's AlbertModel cannot), fine-tuning
+  mode (full, frozen embeddings, frozen layers with a layer left to train, BitFit), task head (none, sequence
+  or token classification) and attention (eager or sdpa: CPU flash, or its math path with attention dropout)
+  drawn: the peak within 1% of the engine's (measured: equal to the byte, but DeBERTa-v2 with checkpointing:
+  up to 0.6% off) and in the same phase, what is alive at the start equal to the byte;
 * where the optimizer step holds the peak (a large vocabulary, batch 1, one or two tokens), the peak equals
   the engine's to the byte for AdamW and Adafactor in every dtype, within 1% for SGD: 3 configs per family;
 * what the replay does not reach keeps the step's lower-bound candidates, in separately named tests with
@@ -107,7 +107,6 @@ def _property_case(family: str, seed: int):
         mode = _frozen_layers(cfg, rng)
     attention = "sdpa" if rng.random() < 0.4 else "eager"  # CPU sdpa: the flash kernel, or with dropout the math path
     checkpointing = family != "albert" and rng.random() < 0.3
-    checkpointing = checkpointing and family != "deberta-v2"  # DeBERTa's checkpointed layers: not replayed yet
     run = engine.Run(B, S, dtype=rng.choice(DTYPES), optimizer=rng.choice(OPTIMIZERS), attention=attention,
                      checkpointing=checkpointing)
     head = rng.choice(["none", "none", "classification", "token"])
