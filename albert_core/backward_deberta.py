@@ -5,7 +5,10 @@ transformers 5.23 modeling_deberta_v2.py, DebertaV2Model(input_ids) op by op: th
 and relative embeddings (LayerNorm'd when norm_rel_ebd), each DebertaV2Layer's DisentangledSelfAttention
 (transpose_for_scores copies, content scores, c2p / p2c terms gathered at the relative positions, masked_fill,
 softmax, dropout, @ V), then BERT's self-output and FFN. DeBERTa has its own attention only (sdpa asked for
-builds eager). No torch here.
+builds eager). Checkpointed layers: the frame keeps the (B, 1, S, S) mask, relative_pos and rel_embeddings.
+Not modelled (within 1% on the tests' configs): inside a checkpointed layer a node's recomputed saved tensors
+die when its apply returns (unpack pops them from the frame), before validate_outputs' sum_to / casts; the
+replay frees them after (release_variables' order), a few bytes over. No torch here.
 """
 
 from __future__ import annotations
