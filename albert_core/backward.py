@@ -83,6 +83,7 @@ class Region:
     alive: list[T] = field(default_factory=list)
     casts: list[T] = field(default_factory=list)
     points: list[tuple[list[int], list[T]]] = field(default_factory=list)  # (saves so far, locals) in order
+    extra: list[Storage] = field(default_factory=list)  # more inputs its frame keeps (backward_deberta.py)
     pending: int = 0  # its nodes with saved tensors still to run
     done: bool = False
 
@@ -745,10 +746,12 @@ BERT_STYLE = ("bert", "roberta", "electra", "albert", "distilbert")
 def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str,
              layers_train: bool = True) -> bool:
     """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). LoRA: peft's
-    lora.Linear (backward_lora.py; step.py leaves out lora.Embedding targets). Not when every layer is frozen
-    and their input needs no gradient (layers_train False): then the peak lies inside the frozen layers'
-    forward, whose working set (Python's locals, no saved tensors) is not replayed."""
-    return (cfg.family in BERT_STYLE
+    lora.Linear (backward_lora.py; step.py leaves out lora.Embedding targets), for the BERT-style families.
+    DeBERTa-v2: backward_deberta.py, without LoRA or the MLM head. Not when every layer is frozen and their
+    input needs no gradient (layers_train False): then the peak lies inside the frozen layers' forward, whose
+    working set (Python's locals, no saved tensors) is not replayed."""
+    return ((cfg.family in BERT_STYLE
+             or (cfg.family == "deberta-v2" and mode != "lora" and head != "mlm"))  # backward_deberta.py
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora") and layers_train)
 
@@ -849,6 +852,8 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
             reg.pending -= 1
             if reg.pending == 0:  # the frame (and _NoopSaveInputs' input) dies with its last holder
                 e.unref(reg.input)
+                for st in reg.extra:
+                    e.unref(st)
         nd.saved = []
         for t, st in zip(nd.inputs, outs, strict=False):
             if t is None or st is None:

@@ -23,7 +23,10 @@ The candidates for the peak; the estimate is the largest:
   replayed op by op on the recorded autograd graph (torch/csrc/autograd/engine.cpp's order, each
   backward formula's allocations, saved tensors released as their node runs, checkpointing's
   recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes.
-* otherwise (DeBERTa-v2, ModernBERT, LoRA on an embedding, every layer frozen), moments of the step
+  DeBERTa-v2 (albert_core/backward_deberta.py, its disentangled attention's ops and moments): the same
+  (deberta-v3-base 16 × 512 mixed bf16 equal to the byte, before 2.82% low); with checkpointing within 1%
+  on the random configs (a few 0-d scale tensors over, up to 0.6% under in one recomputed attention).
+* otherwise (ModernBERT, DeBERTa-v2's LoRA and MLM head, LoRA on an embedding, every layer frozen), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -51,14 +54,15 @@ What is modelled exactly and what is not: at_start and the optimizer-step candid
 family, mode and head the tests cover (ALBERT frozen-layers: 12 bytes over, not found). Where the replay
 runs (activations_exact True), the whole peak is exact (tests/test_step_peak.py: 50 random configs per
 replayed family; bert-base 8 × 512 float32, xlm-roberta-base 16 × 512 mixed bf16, albert-xxlarge 8 × 512:
-equal to the byte, before this replay 0.48%, 0.82% and 2.27% low). Elsewhere the activation-side
-candidates leave out the backward's transient working set: deberta-v3-base 16 × 512 mixed bf16 2.8% low,
-ModernBERT-large 1 × 8,192 5.3% low, tiny configs up to 25%. LoRA and the MLM head are replayed for the
-five families above (bert-base and xlm-roberta-base LoRA r = 8 16 × 512 mixed bf16 classification: equal
-to the engine, before 7-9% off). For a model whose every layer is frozen (and whose layers' input needs
-no gradient) the peak lies inside the frozen forward (Python's locals, no saved tensors), not replayed:
-the candidates' saved activations are the full model's less a frozen prefix's, off either way, measured
--52% to +23% on tiny configs (activations_exact False there, and for DeBERTa-v2's and ModernBERT's heads and LoRA).
+equal to the byte, before this replay 0.48%, 0.82% and 2.27% low; deberta-v3-base 16 × 512 mixed bf16 and
+deberta-v3-large 4 × 512 float32 equal, before 2.82% and 0.24% low). Elsewhere the activation-side
+candidates leave out the backward's transient working set: ModernBERT-large 1 × 8,192 5.3% low, tiny configs
+up to 25%. LoRA and the MLM head are replayed for the five BERT-style families (bert-base and
+xlm-roberta-base LoRA r = 8 16 × 512 mixed bf16 classification: equal to the engine, before 7-9% off). For a
+model whose every layer is frozen (and whose layers' input needs no gradient) the peak lies inside the frozen
+forward (Python's locals, no saved tensors), not replayed: the candidates' saved activations are the full
+model's less a frozen prefix's, off either way, measured -52% to +23% on tiny configs (activations_exact False
+there, and for DeBERTa-v2's and ModernBERT's MLM head and LoRA).
 
 CUDA (not measured here; the engine runs on the CPU):
 * the caching allocator rounds every block up to a multiple of 512 bytes (c10/cuda/CUDACachingAllocator.cpp,
@@ -78,7 +82,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import backward, backward_lora
+from . import backward, backward_deberta, backward_lora
 from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
@@ -322,9 +326,13 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
         adapt = backward_lora.adapt({t.name: t.shape for t in ts}, (lora or LoraSpec()).lora_dropout) \
             if name == "lora" else None
-        pk, saved = backward.bert_style_peak(cfg, B, S, dtype, persist,
-                                         backward.trainable_by_name({t.name: t.trainable for t in ts}), attention,
-                                         checkpointing, head, num_labels, adapt)
+        trainable = backward.trainable_by_name({t.name: t.trainable for t in ts})
+        if cfg.family == "deberta-v2":  # backward_deberta.py (no LoRA, no MLM head: backward.modelled)
+            pk, saved = backward_deberta.deberta_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
+                                                      head, num_labels)
+        else:
+            pk, saved = backward.bert_style_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
+                                                 head, num_labels, adapt)
         phase = "forward" if pk.where.startswith("forward") else "backward"
         cands.append(Candidate(pk.where if phase == "forward" else f"backward: {pk.where}", phase, pk.at))
     else:

@@ -1,0 +1,396 @@
+"""DeBERTa-v2's forward recorded for the backward replay (albert_core/backward.py's Graph and engine loop).
+
+transformers 5.23 modeling_deberta_v2.py, DebertaV2Model(input_ids) op by op: the embeddings (word [+ position]
+[+ token type], embed_proj, LayerNorm, * mask, dropout), the encoder's (B, 1, S, S) mask, relative positions
+and relative embeddings (LayerNorm'd when norm_rel_ebd), each DebertaV2Layer's DisentangledSelfAttention
+(transpose_for_scores copies, content scores, c2p / p2c terms gathered at the relative positions, masked_fill,
+softmax, dropout, @ V), then BERT's self-output and FFN. DeBERTa has its own attention only (sdpa asked for
+builds eager). Checkpointed layers: the frame keeps the (B, 1, S, S) mask, relative_pos and rel_embeddings.
+Not modelled (within 1% on the tests' configs): inside a checkpointed layer a node's recomputed saved tensors
+die when its apply returns (unpack pops them from the frame), before validate_outputs' sum_to / casts; the
+replay frees them after (release_variables' order), a few bytes over. No torch here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .backward import (
+    SEQ_MAX,
+    Engine,
+    Graph,
+    Node,
+    Peak,
+    Storage,
+    T,
+    _accumulate,
+    _activation,
+    _first_token,
+    _grads_like,
+    _pass,
+    run_backward,
+)
+from .config import ModelConfig
+from .families.deberta_v2 import rel_rows
+from .replay import F32
+
+
+def _zeros_scatter(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    """GatherBackward0: gather_backward's grad.new_zeros(self.sizes()), then scatter_add out of place (a tensor
+    subclass, FakeTensor, takes the out-of-place branch: FunctionsManual.cpp), the zeros freed."""
+    t = n.inputs[0]
+    if t is None:
+        return [None, None]
+    zeros = e.alloc(t.nbytes)
+    out = e.grad_for(t)
+    e.unref(zeros)
+    return [out, None]
+
+
+def _repeat_sum(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    """RepeatBackward0 with a repeat above 1: repeat_backward's grad.reshape(...).sum(repeated dims), a new tensor."""
+    return [e.grad_for(t) if t is not None else None for t in n.inputs]
+
+
+def _addmm_formula(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    """AddmmBackward0 over addmm(bias, mat1, mat2): grad.sum(0), grad.mm(W), x^T.mm(grad), in the formula's
+    order (mat1, mat2, self); the outputs go on in the inputs' order (bias, mat1, mat2)."""
+    b, x, W = n.inputs
+    gx = e.grad_for(x) if x is not None else None
+    gW = e.grad_for(W) if W is not None else None
+    gb = e.grad_for(b) if b is not None else None
+    return [gb, gx, gW]
+
+
+class DebertaGraph(Graph):
+    """Graph with DeBERTa's extra ops."""
+
+    def linear(self, x: T, key: str, n_in: int, n_out: int, bias: bool = True, rows: int | None = None,
+               wkey: str | None = None, bkey: str | None = None) -> T:
+        """nn.Linear on a contiguous 3-d input with a bias: aten::linear's _flatten_nd_linear, input.reshape
+        (ViewBackward0), weight.t() (TBackward0), addmm(bias, x, W^T): the bias gradient goes straight to its
+        AccumulateGrad, the weight's through TBackward0 (run next: the higher sequence number), the input's
+        through ViewBackward0; this order settles where a shared weight's second gradient is added (share_att_key
+        uses query_proj and key_proj twice). Without a bias: Graph.linear (matmul)."""
+        if not bias:
+            return super().linear(x, key, n_in, n_out, bias, rows, wkey, bkey)
+        rows = x.numel // n_in if rows is None else rows
+        wkey, bkey = wkey or f"{key}.weight", bkey or f"{key}.bias"
+        W = self.param(wkey, n_in * n_out)
+        b = self.param(bkey, n_out)
+        if self.amp:
+            b = self._cached(bkey, b)
+            W = self._cached(wkey, W)
+            x = self.cast(x, self.amp)
+        self.last_input = x
+        out_dt = self.amp or x.dtype
+        saved = ([x] if W.fn is not None else []) + ([W] if x.fn is not None else [])
+        xv = self._view_node("ViewBackward0", x)
+        Wt = self._view_node("TBackward0", W)
+        return self.op("AddmmBackward0", [b, xv, Wt], [(rows * n_out, out_dt)], saved, _addmm_formula)[0]
+
+    def _view_node(self, name: str, t: T) -> T:
+        """A view's node (its backward passes the gradient on): the same storage."""
+        v = self.op(name, [t], [(t.numel, t.dtype)], [], _pass)[0]
+        v.st = t.st
+        return v
+
+    def copy_if(self, x: T, copies: bool) -> T:
+        """.contiguous() of a permuted view: a copy (CloneBackward0 passes the gradient) when not contiguous."""
+        if not copies:
+            return self.view(x)
+        return self.op("CloneBackward0", [x], [(x.numel, x.dtype)], [], _pass)[0]
+
+    def reshape_grad(self, x: T, grad_copies: bool) -> T:
+        """A view whose backward (ViewBackward0: grad.reshape) copies a gradient laid out otherwise."""
+        if not grad_copies:
+            return self.view(x)
+        return self.view(self.op("ViewBackward0", [x], [(x.numel, x.dtype)], [], _grads_like)[0])
+
+    def div0(self, x: T, divisor: T) -> T:
+        """x / a 0-d tensor: DivBackward0 saves the divisor (other) and allocates grad / other."""
+        return self.op("DivBackward0", [x, None], [(x.numel, x.dtype)], [divisor], _grads_like)[0]
+
+    def repeat(self, x: T, times: int) -> T:
+        """x.repeat(times, 1, 1): a new tensor; RepeatBackward0 sums the repeats (reshape only when times is 1)."""
+        return self.op("RepeatBackward0", [x], [(x.numel * times, x.dtype)], [], _repeat_sum if times > 1 else _pass)[0]
+
+    def gather(self, x: T, numel: int, index: T) -> T:
+        """torch.gather(x, -1, index): GatherBackward0 saves self and the index."""
+        return self.op("GatherBackward0", [x, None], [(numel, x.dtype)], [x, index], _zeros_scatter)[0]
+
+    def add_scalar(self, x: T) -> T:
+        """0 + x (Python's int.__radd__ falls to Tensor.__radd__: add(x, 0), a new tensor); AddBackward1 passes."""
+        return self.op("AddBackward1", [x], [(x.numel, x.dtype)], [], _pass)[0]
+
+    def masked_fill(self, x: T, mask: T) -> T:
+        """x.masked_fill(mask, value): MaskedFillBackward0 saves the mask; grad.masked_fill(mask, 0) is new."""
+        return self.op("MaskedFillBackward0", [x], [(x.numel, x.dtype)], [mask], _grads_like)[0]
+
+
+def _transpose_for_scores(g: DebertaGraph | _Dead, p: T, A: int, rows: int) -> T:
+    """x.view(..., A, -1).permute(0, 2, 1, 3).contiguous().view(-1, rows, D): the copy when A and rows exceed 1;
+    backward's reshape of the permuted gradient copies then too."""
+    both = A > 1 and rows > 1
+    return g.copy_if(g.reshape_grad(p, both), both)
+
+
+def _embeddings(g: DebertaGraph, cfg: ModelConfig, ids: T, ones: T, types: T) -> tuple[T, list[T]]:
+    """DebertaV2Embeddings.forward: (its output, the locals the moments hold)."""
+    B, S, E, H, md = g.B, g.S, cfg.embedding_dim, cfg.hidden_dim, g.md
+    we = g.param("embeddings.word_embeddings.weight", cfg.vocab_size * E)
+    x = g.op("EmbeddingBackward0", [ids, we], [(B * S * E, md)], [ids], _grads_like)[0]  # saves the indices
+    if g.checkpointing and x.fn is None:  # enable_input_require_grads: the frozen lookup's output a leaf
+        x.st.refs += 1
+        x.st.cat = "temporaries"
+        x.fn = Node(SEQ_MAX, "AccumulateGrad(inputs_embeds)", [], [], _accumulate, param="inputs_embeds")
+        g.held.append(x.st)
+    locs = [x]
+    if cfg.position_biased_input:
+        pe = g.param("embeddings.position_embeddings.weight", cfg.max_position * E)
+        pidx = g.persistent(S, "int64", "position_ids buffer")
+        p = g.op("EmbeddingBackward0", [pidx, pe], [(S * E, md)], [pidx], _grads_like)[0]
+        locs.append(p)
+        x = g.add(x, p)
+    else:
+        locs.append(g.new(B * S * E, md, "zeros_like(inputs_embeds)"))  # position_embeddings = zeros_like
+    if cfg.type_vocab_size:
+        te = g.param("embeddings.token_type_embeddings.weight", cfg.type_vocab_size * E)
+        t_emb = g.op("EmbeddingBackward0", [types, te], [(B * S * E, md)], [types], _grads_like)[0]
+        locs.append(t_emb)
+        x = g.add(x, t_emb)
+    locs.append(x)
+    if E != H:
+        x = g.linear(x, "embeddings.embed_proj", E, H, bias=False)
+        locs.append(x)
+    x = g.layer_norm(x, "embeddings.LayerNorm", H)
+    m = ones if x.dtype == F32 else g.new(B * S, x.dtype, "mask.to(embeddings.dtype)")
+    x = g.op("MulBackward0", [x, None], [(x.numel, x.dtype)], [m], _grads_like)[0]  # embeddings * mask saves mask
+    locs += [x, m]
+    return g.dropout(x, cfg.dropout), locs
+
+
+def _position_uses(cfg: ModelConfig) -> list[str]:
+    """The position projections disentangled_attention_bias runs, in order: with share_att_key query_proj and
+    key_proj (whatever the terms), else pos_key_proj for c2p and pos_query_proj for p2c."""
+    terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
+    if cfg.share_att_key:
+        return ["p2c", "c2p"]
+    return [t for t in ("c2p", "p2c") if t in terms]
+
+
+def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: T | None,
+               held: list[T] | None) -> tuple[T, list[T]]:
+    """DisentangledSelfAttention.forward: (its context (B, S, H), its locals alive when it returns)."""
+    B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
+    R = rel_rows(cfg)
+    terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
+    q = _transpose_for_scores(g, g.linear(x, pre + "query_proj", H, H), A, S)
+    k = _transpose_for_scores(g, g.linear(x, pre + "key_proj", H, H), A, S)
+    v = _transpose_for_scores(g, g.linear(x, pre + "value_proj", H, H), A, S)
+    c = q.dtype
+    s32 = g.new(1, F32, "scale")  # scaled_size_sqrt: sqrt(tensor(D) * scale_factor), float32 0-d
+    sc = s32 if c == F32 else g.new(1, c, "scale.to(dtype)")
+    kt = g.div0(k, sc)  # key_layer.transpose(-1, -2) / scale
+    scores = g.bmm(q, kt, B * A * S * S, c)
+    locs: list[T] = [q, k, v, s32, sc]
+    dead: list[T] = []
+    if cfg.relative_attention:
+        assert rel is not None
+        if terms:
+            r = g.dropout(rel, cfg.dropout)  # pos_dropout
+        else:  # no term reaches the loss: the dropout is recorded on a branch that dies with the layer
+            r = g.new(rel.numel, rel.dtype, "pos_dropout") if cfg.dropout else rel
+            dead += [r, g.new(rel.numel, rel.dtype, "noise")] if cfg.dropout else []
+        locs.append(r)
+        pos: dict[str, T] = {}
+        for t in _position_uses(cfg):
+            key = pre + (("query_proj" if t == "p2c" else "key_proj") if cfg.share_att_key else
+                         ("pos_query_proj" if t == "p2c" else "pos_key_proj"))
+            live = t in terms
+            gg = g if live else _Dead(g, dead)
+            pr = gg.linear(r, key, H, H, rows=R)
+            pos[t] = gg.repeat(_transpose_for_scores(gg, pr, A, R), B)
+            dead += [] if live else [pos[t]]
+        score: T | None = None
+        bias: list[T] = []  # disentangled_attention_bias's locals: scales, indices, the gathered terms
+        for t, content in (("c2p", q), ("p2c", k)):
+            if t not in terms:
+                continue
+            s2 = g.new(1, F32, "scale")
+            att = g.bmm(content, pos[t], B * A * S * R, c)
+            idx = g.new(S * S, "int64", f"{t}_pos")  # clamp(relative_pos + att_span, ...): (1, S, S) int64
+            att = g.gather(att, B * A * S * S, idx)
+            s2c = s2 if att.dtype == F32 else g.new(1, att.dtype, "scale.to(dtype)")
+            term = g.div0(att, s2c)
+            bias = [b for b in bias if b.numel != 1] + [s2, s2c, idx, att]  # `scale` rebound: the last one lives
+            score = g.add_scalar(term) if score is None else _iadd(g, score, term)
+            # score = 0 + term or score += term: the term (a temporary of the statement) and the score alive
+            g.point(f"forward: the last layer's {t} term", [term, score, scores, *bias, *locs, *dead, x, mask], held)
+        if score is None:
+            scores = g.add_scalar(scores)  # attention_scores + 0 (rel_att is the int 0)
+        else:
+            pre_scores = scores
+            scores = g.add(scores, score)  # the content scores freed once rebound
+            g.point("forward: the last layer's scores + rel_att", [scores, pre_scores, score, *locs, *dead, x, mask],
+                    held)
+    bmask = g.new(B * S * S, "bool", "attention_mask.bool()")
+    inv = g.new(B * S * S, "bool", "~attention_mask")
+    unmasked = scores
+    scores = g.masked_fill(scores, inv)
+    locs += [bmask, inv]
+    g.point("forward: the last layer's masked_fill", [scores, unmasked, *locs, *dead, x, mask], held)
+    probs = g.unary(scores, "SoftmaxBackward0", True)
+    g.point("forward: the last layer's attention softmax", [probs, scores, *locs, *dead, x, mask], held)
+    probs = g.dropout(probs, cfg.attention_dropout)
+    ctx = g.bmm(probs, v, B * S * H, c)
+    locs.append(probs)
+    g.point("forward: the last layer's attention context", [ctx, scores, *locs, *dead, x, mask], held)
+    ctx = g.copy(ctx, A > 1 and S > 1, B > 1 and A > 1 and S > 1)  # permute(...).contiguous(); view's reshape
+    return ctx, locs
+
+
+def _iadd(g: DebertaGraph, a: T, b: T) -> T:
+    """score += term on a tensor: add_ in place (AddBackward0 passes the gradient to both)."""
+    out = g.add(a, b)
+    out.st = a.st
+    return out
+
+
+class _Dead:
+    """The ops of a branch the loss does not reach (a position projection no term uses): no nodes, their outputs
+    plain tensors the moments hold while the attention runs."""
+
+    def __init__(self, g: DebertaGraph, dead: list[T]):
+        self.g, self.dead = g, dead
+
+    def linear(self, x: T, key: str, n_in: int, n_out: int, rows: int) -> T:
+        out = self.g.new(rows * n_out, self.g.amp or x.dtype, key)
+        if self.g.amp:  # autocast's cast of the (non-leaf) input, per call
+            self.dead.append(self.g.new(x.numel, self.g.amp, key + " input cast"))
+        return out
+
+    def repeat(self, x: T, times: int) -> T:
+        return self.g.new(x.numel * times, x.dtype, "repeat")
+
+    def copy_if(self, x: T, copies: bool) -> T:
+        return self.g.new(x.numel, x.dtype, "contiguous") if copies else x
+
+    def reshape_grad(self, x: T, grad_copies: bool) -> T:
+        return x
+
+
+def _layer(g: DebertaGraph, cfg: ModelConfig, x: T, i: int, mask: T, rel: T | None,
+           held: list[T] | None, frame: list[Storage]) -> T:
+    """DebertaV2Layer: attention, SelfOutput (dense, dropout, LayerNorm(h + x)), intermediate, output."""
+    H, I = cfg.hidden_dim, cfg.intermediate_dim
+    pre = f"encoder.layer.{i}."
+    if g.checkpointing:  # checkpoint(partial(forward, **kwargs), x, mask): _NoopSaveInputs saves x and the mask;
+        g.begin_region(x)  # the frame's partial keeps relative_pos and rel_embeddings (torch/utils/checkpoint.py)
+        for st in [mask.st, *frame]:
+            if not st.persistent:
+                st.refs += 1
+                g.saved.setdefault(id(st), st)
+                g.regions[-1].extra.append(st)
+    ctx, locs = _attention(g, cfg, x, pre + "attention.self.", mask, rel, held)
+    a = g.dropout(g.linear(ctx, pre + "attention.output.dense", H, H), cfg.dropout)
+    d = a
+    a = g.layer_norm(g.add(a, x), pre + "attention.output.LayerNorm", H)
+    g.point("forward: the last layer's attention LayerNorm", [a, d, x, mask], held)
+    h = g.linear(a, pre + "intermediate.dense", H, I)
+    inp = [g.last_input] if g.last_input is not None else []
+    g.point("forward: the last layer's FFN", [h, *inp, a, x, mask], held)
+    pre_act = h
+    act = h = _activation(g, h, cfg.hidden_act)
+    g.point("forward: the last layer's activation", [act, pre_act, *inp, a, x, mask], held)  # rebound on return
+    h = g.linear(h, pre + "output.dense", I, H)
+    inp = [g.last_input] if g.last_input is not None else []
+    g.point("forward: the last layer's FFN output", [h, act, *inp, a, x, mask], held)
+    h = g.dropout(h, cfg.dropout)
+    out = g.layer_norm(g.add(h, a), pre + "output.LayerNorm", H)
+    if g.checkpointing:
+        g.end_region([out, h, a, act])
+    if held is not None:
+        g.moment("forward: the last layer's output LayerNorm", [out, h, a, x, act, mask, *held])
+    del locs
+    return out
+
+
+def deberta_forward(g: DebertaGraph, cfg: ModelConfig, head: str = "none", num_labels: int = 2) -> T:
+    """DebertaV2Model(input_ids) and engine.loss_of's loss (last_hidden_state.float().mean())."""
+    B, S, H = g.B, g.S, cfg.hidden_dim
+    ids = g.persistent(B * S, "int64", "input_ids")
+    ones = g.new(B * S, F32, "attention_mask = ones")  # DebertaV2Model.forward's locals until it returns
+    types = g.new(B * S, "int64", "token_type_ids = zeros")
+    x, _ = _embeddings(g, cfg, ids, ones, types)
+    mask = g.new(B * S * S, F32, "get_attention_mask (B, 1, S, S)")
+    model_locs = [ones, types, mask]
+    rel: T | None = None
+    frame: list[Storage] = []  # what a checkpointed layer's frame keeps beside its inputs
+    if cfg.relative_attention:
+        model_locs.append(g.new(S * S, "int64", "relative_pos"))
+        frame.append(model_locs[-1].st)
+        rel = g.param("encoder.rel_embeddings.weight", rel_rows(cfg) * H)
+        if cfg.norm_rel_ebd == "layer_norm" and cfg.pos_att_type:
+            rel = g.layer_norm(rel, "encoder.LayerNorm", H)
+            model_locs += g.last_stats
+        elif cfg.norm_rel_ebd == "layer_norm":  # a LayerNorm the loss does not reach: its output and statistics
+            dead = [g.new(rel.numel, rel.dtype, "LayerNorm"), g.new(rel_rows(cfg), rel.dtype),
+                    g.new(rel_rows(cfg), rel.dtype)]
+            model_locs += dead
+            frame += [t.st for t in dead[1:]]  # a checkpointed frame keeps the output, its node the statistics
+            rel = dead[0]
+        model_locs.append(rel)
+        frame.append(rel.st)
+    outs: list[T] = [x]  # all_hidden_states (output_hidden_states=True): every layer's output until the model returns
+    L = cfg.num_layers
+    for i in range(L):
+        x = _layer(g, cfg, x, i, mask, rel, [*outs, *model_locs] if i == L - 1 else None, frame)
+        outs.append(x)
+    if head != "none":  # a task model: loss = logits.float().mean()
+        hx, logits = _head(g, cfg, x, head, num_labels)
+        g.moment("forward: the head", [x, hx, logits] + ([g.last_input] if g.last_input is not None else []))
+        x = logits
+    loss = g.sum_mean(x)
+    f32 = loss.fn.inputs[0] if loss.fn is not None else None
+    g.moment("forward: the loss", [x] + ([f32] if f32 is not None else []))
+    return loss
+
+
+def _head(g: DebertaGraph, cfg: ModelConfig, seq: T, head: str, num_labels: int) -> tuple[T, T]:
+    """DebertaV2ForSequenceClassification: ContextPooler (hidden_states[:, 0], dropout (pooler_dropout 0), dense,
+    ACT2FN[pooler_hidden_act] (gelu)), dropout (cls_dropout None: hidden_dropout_prob), classifier;
+    DebertaV2ForTokenClassification: dropout, classifier on every token. (the last Linear's input, the logits)."""
+    H, N, B = cfg.hidden_dim, num_labels, g.B
+    if head == "classification":
+        x = g.linear(_first_token(g, seq), "pooler.dense", H, H, rows=B)
+        x = g.dropout(_activation(g, x, "gelu"), cfg.dropout)
+        return x, g.linear(x, "classifier", H, N, rows=B)
+    if head != "token":
+        raise ValueError(f"the step's replay has no {head!r} head (the MLM head is not replayed)")
+    x = g.dropout(seq, cfg.dropout)
+    return x, g.linear(x, "classifier", H, N)
+
+
+def deberta_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
+                 trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager",
+                 checkpointing: bool = False, head: str = "none", num_labels: int = 2) -> tuple[Peak, int]:
+    """backward.bert_style_peak for DeBERTa-v2: (the step's activation-side peak from `base`; saved bytes)."""
+    g = DebertaGraph(cfg, dtype, B, S, trainable, checkpointing)
+    loss = deberta_forward(g, cfg, head, num_labels)
+    saved = g.saved_bytes()
+    start = dict(base)
+    start["saved activations"] = start.get("saved activations", 0) + saved
+    held = sum(st.nbytes for st in g.held if id(st) not in g.saved)  # the inputs_embeds leaf, unless saved
+    start["temporaries"] = start.get("temporaries", 0) + 4 + held  # (its LayerNorm saves it: no position table)
+    peak = run_backward(g, loss, start)
+    base_total = sum(base.values()) + 4 + held
+    for name, alive in g.moments:
+        if base_total - 4 + alive > peak.total:
+            at = dict(base)
+            at["saved activations"] = at.get("saved activations", 0) + alive
+            peak = Peak(base_total - 4 + alive, at, name)
+    return peak, saved
+
+
+__all__ = ["deberta_forward", "deberta_peak"]
