@@ -21,7 +21,9 @@ The candidates for the peak; the estimate is the largest:
   replayed op by op on the recorded autograd graph (torch/csrc/autograd/engine.cpp's order, each
   backward formula's allocations, saved tensors released as their node runs, checkpointing's
   recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes.
-* otherwise (DeBERTa-v2, ModernBERT, the MLM head, LoRA, every layer frozen), moments of the step
+  ModernBERT likewise (albert_core/backward_modernbert.py), for the base model without checkpointing.
+* otherwise (DeBERTa-v2, ModernBERT's heads and checkpointing, the MLM head, LoRA, every layer frozen),
+  moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -51,7 +53,7 @@ runs (activations_exact True), the whole peak is exact (tests/test_step_peak.py:
 replayed family; bert-base 8 × 512 float32, xlm-roberta-base 16 × 512 mixed bf16, albert-xxlarge 8 × 512:
 equal to the byte, before this replay 0.48%, 0.82% and 2.27% low). Elsewhere the activation-side
 candidates leave out the backward's transient working set: deberta-v3-base 16 × 512 mixed bf16 2.8% low,
-ModernBERT-large 1 × 8,192 5.3% low, tiny configs up to 25%. For LoRA, the MLM head and a model whose
+tiny configs up to 25% (ModernBERT-large 1 × 8,192 float32, 5.3% low before its replay, now equal). For LoRA, the MLM head and a model whose
 every layer is frozen the candidates' saved activations are the full model's less a frozen prefix's (LoRA's
 dropout copy, the MLM logits, a frozen Linear's unsaved input not modelled): off either way, measured
 -52% to +23% on tiny configs with every layer frozen (activations_exact False for LoRA and heads).
@@ -74,7 +76,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import backward
+from . import backward, backward_modernbert
 from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
@@ -303,11 +305,13 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     cands: list[Candidate] = []
 
     layers_train = any(t.trainable and t.part == "layers" for t in ts)
-    replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head, layers_train)
+    modern = cfg.family == "modernbert" and layers_train and backward_modernbert.modelled(checkpointing, name, head)
+    replayed = device == "cpu" and (modern or backward.modelled(cfg, attention, checkpointing, name, head,
+                                                                 layers_train))
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
-        pk, saved = backward.bert_style_peak(cfg, B, S, dtype, persist,
-                                         backward.trainable_by_name({t.name: t.trainable for t in ts}), attention,
-                                         checkpointing, head, num_labels)
+        trainable = backward.trainable_by_name({t.name: t.trainable for t in ts})
+        pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention) if modern else \
+            backward.bert_style_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing, head, num_labels)
         phase = "forward" if pk.where.startswith("forward") else "backward"
         cands.append(Candidate(pk.where if phase == "forward" else f"backward: {pk.where}", phase, pk.at))
     else:
