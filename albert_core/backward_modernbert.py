@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .backward import Graph, Peak, T, _activation, _grads_like, _pass, run_backward
+from .backward import Graph, Peak, T, _activation, _first_token, _grads_like, _pass, run_backward
 from .config import ModelConfig
 from .replay import F32
 
@@ -203,8 +203,24 @@ def _layer(g: Graph, cfg: ModelConfig, x: T, i: int, attention: str, rope: dict[
     return out
 
 
-def forward(g: Graph, cfg: ModelConfig, attention: str = "eager") -> T:
-    """ModernBertModel(input_ids) and engine.loss_of's loss (last_hidden_state.float().mean())."""
+def _head(g: Graph, cfg: ModelConfig, seq: T, head: str, num_labels: int) -> T:
+    """ModernBertFor{Sequence,Token}Classification's logits: last_hidden_state[:, 0] (classifier_pooling "cls")
+    or every token, ModernBertPredictionHead (dense without a bias, classifier_activation gelu, norm),
+    drop (classifier_dropout 0.0: nn.Dropout(0) returns its input), classifier (with a bias)."""
+    H = cfg.hidden_dim
+    lv = _Live(g, [seq])  # the base model's outputs, held by the task model's forward
+    z = _first_token(g, seq) if head == "classification" else seq
+    d = lv.linear("head", z, "head.dense", H, H, False)
+    a = _activation(g, d, "gelu")
+    lv("head", d, a)
+    n = _norm(g, a, "head.norm", H, cfg.norm_bias)
+    lv("head", a, n)
+    logits = lv.linear("head", n, "classifier", H, num_labels, True)
+    return logits
+
+
+def forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "none", num_labels: int = 2) -> T:
+    """ModernBertModel(input_ids) (or a task model's logits) and engine.loss_of's loss (its .float().mean())."""
     B, S, H = g.B, g.S, cfg.hidden_dim
     ids = g.persistent(B * S, "int64", "input_ids")
     we = g.param("embeddings.tok_embeddings.weight", cfg.vocab_size * H)
@@ -225,6 +241,8 @@ def forward(g: Graph, cfg: ModelConfig, attention: str = "eager") -> T:
         x = _layer(g, cfg, x, i, attention, rope, mask, held if i == L - 1 else None)
     y = _norm(g, x, "final_norm", H, cfg.norm_bias)
     g.moment("forward: the final norm", [x, y, *held])
+    if head != "none":
+        y = _head(g, cfg, y, head, num_labels)
     y32 = g.cast(y, F32)
     loss = g.op("MeanBackward0", [y32], [(1, F32)], [], _grads_like)[0]
     g.moment("forward: the loss", [y, y32])  # the model has returned
@@ -232,18 +250,19 @@ def forward(g: Graph, cfg: ModelConfig, attention: str = "eager") -> T:
 
 
 def modelled(checkpointing: bool, mode: str, head: str) -> bool:
-    """Where this recording applies (with a layer left to train): the base model (no task head), eager or CPU
-    sdpa, without checkpointing, fully trained, frozen embeddings or layers, BitFit."""
-    return not checkpointing and head == "none" and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit")
+    """Where this recording applies (with a layer left to train): the base model or a classification head,
+    eager or CPU sdpa, without checkpointing, fully trained, frozen embeddings or layers, BitFit."""
+    return not checkpointing and head in ("none", "classification", "token") and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit")
 
 
 
 
 def peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
-         trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager") -> tuple[Peak, int]:
+         trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager", head: str = "none",
+         num_labels: int = 2) -> tuple[Peak, int]:
     """backward.bert_style_peak for ModernBERT: (the step's activation-side peak from `base`, saved bytes)."""
     g = Graph(cfg, dtype, B, S, trainable)
-    loss = forward(g, cfg, attention)
+    loss = forward(g, cfg, attention, head, num_labels)
     saved = g.saved_bytes()
     start = dict(base)
     start["saved activations"] = start.get("saved activations", 0) + saved

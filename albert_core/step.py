@@ -21,7 +21,8 @@ The candidates for the peak; the estimate is the largest:
   replayed op by op on the recorded autograd graph (torch/csrc/autograd/engine.cpp's order, each
   backward formula's allocations, saved tensors released as their node runs, checkpointing's
   recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes.
-  ModernBERT likewise (albert_core/backward_modernbert.py), for the base model without checkpointing.
+  ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token), without
+  checkpointing.
 * otherwise (DeBERTa-v2, ModernBERT's heads and checkpointing, the MLM head, LoRA, every layer frozen),
   moments of the step
   (lower bounds for the full model):
@@ -310,7 +311,8 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
                                                                  layers_train))
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
         trainable = backward.trainable_by_name({t.name: t.trainable for t in ts})
-        pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention) if modern else \
+        pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention, head,
+                                                    num_labels) if modern else \
             backward.bert_style_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing, head, num_labels)
         phase = "forward" if pk.where.startswith("forward") else "backward"
         cands.append(Candidate(pk.where if phase == "forward" else f"backward: {pk.where}", phase, pk.at))
