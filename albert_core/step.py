@@ -23,7 +23,7 @@ The candidates for the peak; the estimate is the largest:
   recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes.
   ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token), without
   checkpointing.
-* otherwise (DeBERTa-v2, ModernBERT's heads and checkpointing, the MLM head, LoRA, every layer frozen),
+* otherwise (DeBERTa-v2, ModernBERT's checkpointing, the MLM head, LoRA, every layer frozen),
   moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's

@@ -7,7 +7,7 @@ test_families_activations.py (the other five families), fake tensors unless said
   and backward_modernbert.py replay the forward's last moments and the backward op by op): 50 random configs per family, each with its dtype,
   optimizer, checkpointing (not ALBERT: HF's AlbertModel cannot), fine-tuning mode (full, frozen
   embeddings, frozen layers with a layer left to train, BitFit), task head (none, sequence or token
-  classification; ModernBERT: none, no checkpointing, BitFit only with a bias) and attention (eager or
+  classification; ModernBERT: no checkpointing, BitFit only with a bias) and attention (eager or
   sdpa: CPU flash, or its math path with attention dropout) drawn: the peak within 1% of the engine's (measured: equal to the byte) and in the
   same phase, what is alive at the start equal to the byte;
 * where the optimizer step holds the peak (a large vocabulary, batch 1, one or two tokens), the peak equals
