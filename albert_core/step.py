@@ -26,7 +26,10 @@ The candidates for the peak; the estimate is the largest:
   DeBERTa-v2 (albert_core/backward_deberta.py, its disentangled attention's ops and moments): the same
   (deberta-v3-base 16 × 512 mixed bf16 equal to the byte, before 2.82% low); with checkpointing within 1%
   on the random configs (a few 0-d scale tensors over, up to 0.6% under in one recomputed attention).
-* otherwise (ModernBERT, DeBERTa-v2's LoRA and MLM head, LoRA on an embedding, every layer frozen), moments of the step
+  ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token), without
+  checkpointing (ModernBERT-large 1 × 8,192 float32 equal, before 5.3% low).
+* otherwise (ModernBERT's checkpointing, DeBERTa-v2's and ModernBERT's LoRA and MLM head, LoRA on an
+  embedding, every layer frozen), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -55,14 +58,15 @@ family, mode and head the tests cover (ALBERT frozen-layers: 12 bytes over, not 
 runs (activations_exact True), the whole peak is exact (tests/test_step_peak.py: 50 random configs per
 replayed family; bert-base 8 × 512 float32, xlm-roberta-base 16 × 512 mixed bf16, albert-xxlarge 8 × 512:
 equal to the byte, before this replay 0.48%, 0.82% and 2.27% low; deberta-v3-base 16 × 512 mixed bf16 and
-deberta-v3-large 4 × 512 float32 equal, before 2.82% and 0.24% low). Elsewhere the activation-side
-candidates leave out the backward's transient working set: ModernBERT-large 1 × 8,192 5.3% low, tiny configs
-up to 25%. LoRA and the MLM head are replayed for the five BERT-style families (bert-base and
-xlm-roberta-base LoRA r = 8 16 × 512 mixed bf16 classification: equal to the engine, before 7-9% off). For a
-model whose every layer is frozen (and whose layers' input needs no gradient) the peak lies inside the frozen
-forward (Python's locals, no saved tensors), not replayed: the candidates' saved activations are the full
-model's less a frozen prefix's, off either way, measured -52% to +23% on tiny configs (activations_exact False
-there, and for DeBERTa-v2's and ModernBERT's MLM head and LoRA).
+deberta-v3-large 4 × 512 float32 equal, before 2.82% and 0.24% low; ModernBERT-base 8 × 512 mixed bf16 and
+ModernBERT-large 1 × 8,192 float32 equal, before 1.07% and 5.31% low). Elsewhere the activation-side
+candidates leave out the backward's transient working set: tiny configs up to 25% low. LoRA and the MLM head
+are replayed for the five BERT-style families (bert-base and xlm-roberta-base LoRA r = 8 16 × 512 mixed bf16
+classification: equal to the engine, before 7-9% off). For a model whose every layer is frozen (and whose
+layers' input needs no gradient) the peak lies inside the frozen forward (Python's locals, no saved tensors),
+not replayed: the candidates' saved activations are the full model's less a frozen prefix's, off either way,
+measured -52% to +23% on tiny configs (activations_exact False there, and for DeBERTa-v2's and ModernBERT's MLM
+head and LoRA).
 
 CUDA (not measured here; the engine runs on the CPU):
 * the caching allocator rounds every block up to a multiple of 512 bytes (c10/cuda/CUDACachingAllocator.cpp,
@@ -82,7 +86,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import backward, backward_deberta, backward_lora
+from . import backward, backward_deberta, backward_lora, backward_modernbert
 from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
@@ -320,14 +324,18 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
 
     layers_train = any(t.trainable and (t.part == "layers" or (t.part == "adapter" and _in_layers(cfg, t.name)))
                        for t in ts)  # a LoRA adapter inside the layers trains them too
+    modern = cfg.family == "modernbert" and layers_train and backward_modernbert.modelled(checkpointing, name, head)
     layers_train = layers_train or any(t.trainable and _PROJECTION.search(t.name) for t in ts)  # (module docstring)
-    replayed = device == "cpu" and backward.modelled(cfg, attention, checkpointing, name, head, layers_train) \
+    replayed = device == "cpu" and (modern or backward.modelled(cfg, attention, checkpointing, name, head,
+                                                                 layers_train)) \
         and not any(t.name.endswith(backward_lora.EMBEDDING_A) for t in ts)  # peft's lora.Embedding: not replayed
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
         adapt = backward_lora.adapt({t.name: t.shape for t in ts}, (lora or LoraSpec()).lora_dropout) \
             if name == "lora" else None
         trainable = backward.trainable_by_name({t.name: t.trainable for t in ts})
-        if cfg.family == "deberta-v2":  # backward_deberta.py (no LoRA, no MLM head: backward.modelled)
+        if modern:  # backward_modernbert.py (no checkpointing, LoRA or MLM head: backward_modernbert.modelled)
+            pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention, head, num_labels)
+        elif cfg.family == "deberta-v2":  # backward_deberta.py (no LoRA, no MLM head: backward.modelled)
             pk, saved = backward_deberta.deberta_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
                                                       head, num_labels)
         else:
