@@ -7,6 +7,7 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from albert_core.presets import PRESETS
+from albert_core.training import PEAK_MAX_LAYERS
 from albert_core.units import format_bytes, format_count
 from ui import comparison, controls, data, figures, plots, sections, state, tables
 from ui.text import md
@@ -32,9 +33,16 @@ m1, m2, m3, m4 = st.columns(4)
 m1.metric("Parameters", format_count(int(mine["total"])), help=f"{int(mine['total']):,} exactly")
 m2.metric("Embedding share", f"{mine['embedding_pct']:.1f}%", help=f"{int(mine['embedding']):,} parameters")
 m3.metric("Layer share", f"{mine['layers_pct']:.1f}%", help=f"{int(mine['all_layers']):,} parameters")
-m4.metric(f"Training step, 1 × {min(512, cfg.max_position)} tokens", format_bytes(int(mine["training_512"])),
-          help="One sequence, float32, AdamW, eager attention: weights, gradients, optimizer state, activations "
-               f"({int(mine['training_512']):,} bytes).")
+if mine["training_512_is_peak"]:
+    m4.metric(f"Training step's peak, 1 × {min(512, cfg.max_position)} tokens", format_bytes(int(mine["training_512"])),
+              help="One sequence, float32, AdamW, eager attention: the most bytes alive at one moment of the step "
+                   f"(albert_core.step; {int(mine['training_512']):,} bytes). The sum of its parts (weights, "
+                   f"gradients, optimizer state, every saved activation) is {format_bytes(int(mine['training_512_sum']))}.")
+else:
+    m4.metric(f"Training step, sum of parts, 1 × {min(512, cfg.max_position)} tokens",
+              format_bytes(int(mine["training_512"])),
+              help=f"One sequence, float32, AdamW, eager attention ({int(mine['training_512']):,} bytes): the step's "
+                   f"peak is modelled up to {PEAK_MAX_LAYERS} layer applications; past them, the sum of the parts.")
 st.caption(f"The training step above: **one sequence of {min(512, cfg.max_position):,} tokens, float32, AdamW, eager "
            "attention** (the same in the table below). The Side by side tab and the Memory page use their own "
            "settings (batch, precision) and say which beside each number.")
@@ -63,11 +71,14 @@ with body:
         table = data.overview_table(ref)
         tables.show(table, "overview_table", file_name="overview.csv",
                     readable={"total": "count", "embedding": "count", "all_layers": "count",
-                              "weights_fp32": "bytes", "activations_512": "bytes", "training_512": "bytes"},
+                              "weights_fp32": "bytes", "activations_512": "bytes", "training_512": "bytes",
+                              "training_512_sum": "bytes"},
                     pct=("embedding_pct", "layers_pct"))
         st.caption("At max_position 512 (or less), one sequence, float32, eager attention: weights_fp32 = 4 bytes "
-                   "per parameter; activations_512 = what the forward keeps for backward; training_512 = one AdamW "
-                   "training step (weights, gradients, optimizer state, activations). Exact numbers at the right "
+                   "per parameter; activations_512 = what the forward keeps for backward; training_512 = the peak of one "
+                   "AdamW training step (the most bytes alive at once), training_512_sum = the sum of its parts (weights, "
+                   "gradients, optimizer state, activations); training_512_is_peak says which training_512 is (past "
+                   f"{PEAK_MAX_LAYERS} layer applications, the sum). Exact numbers at the right "
                    "and in the CSV.")
     else:
         st.markdown("Your configs (the sidebar config first, then the compared ones): every field, and the key "

@@ -192,5 +192,26 @@ def test_overview_headline_is_the_sidebar_config(query):
     assert metrics["Parameters"] == format_count(c.total)
     assert metrics["Embedding share"] == f"{c.embedding_pct:.1f}%"
     seq = min(512, cfg.max_position)
-    step = training_memory(cfg, batch_size=1, seq_len=seq, precision="float32", attention="eager").total
-    assert metrics[f"Training step, 1 × {seq} tokens"] == format_bytes(step)
+    step = training_memory(cfg, batch_size=1, seq_len=seq, precision="float32", attention="eager")
+    assert step.peak_modelled and step.peak != step.total  # the headline is the peak, not the sum of the parts
+    assert metrics[f"Training step's peak, 1 × {seq} tokens"] == format_bytes(step.peak)
+
+
+def test_overview_headline_says_sum_of_parts_past_the_peak_model():
+    """Past training.PEAK_MAX_LAYERS layer applications the step's peak is not modelled: the headline is the sum
+    of the parts and its label says so (not "peak")."""
+    from albert_core.share import decode
+    from albert_core.training import PEAK_MAX_LAYERS, training_memory
+    from albert_core.units import format_bytes
+
+    query = {"num_layers": str(PEAK_MAX_LAYERS + 88), "hidden_dim": "64", "num_heads": "2", "intermediate_dim": "128"}
+    at = open_app(query)
+    no_errors(at)
+    view, warnings = decode(query)
+    cfg = view.config
+    assert not warnings and cfg.num_layers == PEAK_MAX_LAYERS + 88
+    step = training_memory(cfg, batch_size=1, seq_len=512, precision="float32", attention="eager")
+    assert not step.peak_modelled
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Training step, sum of parts, 1 × 512 tokens"] == format_bytes(step.total)
+    assert not any("peak" in label for label in metrics)

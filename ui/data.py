@@ -128,8 +128,11 @@ def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
                          for c, s in zip(cfgs, seq, strict=True)]
     t["activations_512"] = [_or_none(activation_memory, c, batch_size=1, seq_len=s)
                             for c, s in zip(cfgs, seq, strict=True)]
-    t["training_512"] = [_or_none(training_memory, c, batch_size=1, seq_len=s, precision="float32", attention="eager")
-                         for c, s in zip(cfgs, seq, strict=True)]
+    steps = [_or_none(training_memory, c, part="self", batch_size=1, seq_len=s, precision="float32",
+                      attention="eager") for c, s in zip(cfgs, seq, strict=True)]
+    t["training_512"] = [None if m is None else m.planned for m in steps]  # the step's peak (else the sum)
+    t["training_512_sum"] = [None if m is None else m.total for m in steps]  # the sum of the parts
+    t["training_512_is_peak"] = [None if m is None else m.peak_modelled for m in steps]  # else the sum (PEAK_MAX_LAYERS)
     return t
 
 
@@ -141,11 +144,12 @@ def activations_modelled(cfgs: tuple[ModelConfig, ...], training: bool) -> tuple
 
 
 def _or_none(f, cfg, *, part: str = "total", **kw):
-    """f(cfg, **kw).<part>, or None where albert_core does not model that family's memory (ConfigError says so)."""
+    """f(cfg, **kw).<part> (part "self": the result itself), or None where albert_core does not model that family's memory (ConfigError says so)."""
     from albert_core.config import ConfigError
 
     try:
-        return getattr(f(cfg, **kw), part)
+        out = f(cfg, **kw)
+        return out if part == "self" else getattr(out, part)
     except ConfigError:
         return None
 
