@@ -335,9 +335,9 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
         trainable = backward.trainable_by_name({t.name: t.trainable for t in ts})
         if modern:  # backward_modernbert.py (no checkpointing, LoRA or MLM head: backward_modernbert.modelled)
             pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention, head, num_labels)
-        elif cfg.family == "deberta-v2":  # backward_deberta.py (no LoRA, no MLM head: backward.modelled)
+        elif cfg.family == "deberta-v2":  # backward_deberta.py (no MLM head: backward.modelled)
             pk, saved = backward_deberta.deberta_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
-                                                      head, num_labels)
+                                                      head, num_labels, adapt)
         else:
             pk, saved = backward.bert_style_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
                                                  head, num_labels, adapt)
