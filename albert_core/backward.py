@@ -747,11 +747,11 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
              layers_train: bool = True) -> bool:
     """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). LoRA: peft's
     lora.Linear (backward_lora.py; step.py leaves out lora.Embedding targets), for the BERT-style families.
-    DeBERTa-v2: backward_deberta.py, without LoRA or the MLM head. Not when every layer is frozen and their
-    input needs no gradient (layers_train False): then the peak lies inside the frozen layers' forward, whose
+    DeBERTa-v2: backward_deberta.py (LoRA through the same hook), without the MLM head. Not when every layer is
+    frozen and their input needs no gradient (layers_train False): then the peak lies inside the frozen layers' forward, whose
     working set (Python's locals, no saved tensors) is not replayed."""
     return ((cfg.family in BERT_STYLE
-             or (cfg.family == "deberta-v2" and mode != "lora" and head != "mlm"))  # backward_deberta.py
+             or (cfg.family == "deberta-v2" and head != "mlm"))  # backward_deberta.py
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora") and layers_train)
 

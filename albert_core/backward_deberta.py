@@ -8,7 +8,10 @@ softmax, dropout, @ V), then BERT's self-output and FFN. DeBERTa has its own att
 builds eager). Checkpointed layers: the frame keeps the (B, 1, S, S) mask, relative_pos and rel_embeddings.
 Not modelled (within 1% on the tests' configs): inside a checkpointed layer a node's recomputed saved tensors
 die when its apply returns (unpack pops them from the frame), before validate_outputs' sum_to / casts; the
-replay frees them after (release_variables' order), a few bytes over. No torch here.
+replay frees them after (release_variables' order), a few bytes over. peft LoRA: the Linears go through
+Graph.adapt (backward_lora.lora_linear). Not modelled either: the moments inside a last layer's attention that
+runs without gradient (one layer, LoRA only after the attention: the engine's peak there, up to 9% above the
+replay's). No torch here.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable
 
 from .backward import (
     SEQ_MAX,
+    Adapt,
     Engine,
     Graph,
     Node,
@@ -71,7 +75,12 @@ class DebertaGraph(Graph):
         (ViewBackward0), weight.t() (TBackward0), addmm(bias, x, W^T): the bias gradient goes straight to its
         AccumulateGrad, the weight's through TBackward0 (run next: the higher sequence number), the input's
         through ViewBackward0; this order settles where a shared weight's second gradient is added (share_att_key
-        uses query_proj and key_proj twice). Without a bias: Graph.linear (matmul)."""
+        uses query_proj and key_proj twice). Without a bias: Graph.linear (matmul). A peft lora.Linear: the hook
+        (backward_lora.lora_linear), its base layer back here."""
+        if self.adapt is not None and wkey is None:  # peft tuners/lora/layer.py Linear.forward
+            adapted = self.adapt(self, x, key, n_in, n_out, bias, rows)
+            if adapted is not None:
+                return adapted
         if not bias:
             return super().linear(x, key, n_in, n_out, bias, rows, wkey, bkey)
         rows = x.numel // n_in if rows is None else rows
@@ -83,6 +92,7 @@ class DebertaGraph(Graph):
             W = self._cached(wkey, W)
             x = self.cast(x, self.amp)
         self.last_input = x
+        self.last_casts = [b, W]  # a frozen one's autocast cast: a temporary unless saved (Graph.linear)
         out_dt = self.amp or x.dtype
         saved = ([x] if W.fn is not None else []) + ([W] if x.fn is not None else [])
         xv = self._view_node("ViewBackward0", x)
@@ -185,9 +195,13 @@ def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: 
     B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
     R = rel_rows(cfg)
     terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
+    g.ctx = [x, mask], held  # a LoRA Linear's inner moments (backward_lora.lora_linear): the layer's locals
     q = _transpose_for_scores(g, g.linear(x, pre + "query_proj", H, H), A, S)
+    g.ctx = [q, x, mask], held
     k = _transpose_for_scores(g, g.linear(x, pre + "key_proj", H, H), A, S)
+    g.ctx = [q, k, x, mask], held
     v = _transpose_for_scores(g, g.linear(x, pre + "value_proj", H, H), A, S)
+    g.ctx = None
     c = q.dtype
     s32 = g.new(1, F32, "scale")  # scaled_size_sqrt: sqrt(tensor(D) * scale_factor), float32 0-d
     sc = s32 if c == F32 else g.new(1, c, "scale.to(dtype)")
@@ -209,7 +223,9 @@ def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: 
                          ("pos_query_proj" if t == "p2c" else "pos_key_proj"))
             live = t in terms
             gg = g if live else _Dead(g, dead)
+            g.ctx = [*pos.values(), *locs, *dead, x, mask], held
             pr = gg.linear(r, key, H, H, rows=R)
+            g.ctx = None
             pos[t] = gg.repeat(_transpose_for_scores(gg, pr, A, R), B)
             dead += [] if live else [pos[t]]
         score: T | None = None
@@ -293,17 +309,23 @@ def _layer(g: DebertaGraph, cfg: ModelConfig, x: T, i: int, mask: T, rel: T | No
                 g.saved.setdefault(id(st), st)
                 g.regions[-1].extra.append(st)
     ctx, locs = _attention(g, cfg, x, pre + "attention.self.", mask, rel, held)
+    g.ctx = [x, mask], held
     a = g.dropout(g.linear(ctx, pre + "attention.output.dense", H, H), cfg.dropout)
+    g.ctx = None
     d = a
     a = g.layer_norm(g.add(a, x), pre + "attention.output.LayerNorm", H)
     g.point("forward: the last layer's attention LayerNorm", [a, d, x, mask], held)
+    g.ctx = [a, x, mask], held
     h = g.linear(a, pre + "intermediate.dense", H, I)
+    g.ctx = None
     inp = [g.last_input] if g.last_input is not None else []
     g.point("forward: the last layer's FFN", [h, *inp, a, x, mask], held)
     pre_act = h
     act = h = _activation(g, h, cfg.hidden_act)
     g.point("forward: the last layer's activation", [act, pre_act, *inp, a, x, mask], held)  # rebound on return
+    g.ctx = [act, a, x, mask], held
     h = g.linear(h, pre + "output.dense", I, H)
+    g.ctx = None
     inp = [g.last_input] if g.last_input is not None else []
     g.point("forward: the last layer's FFN output", [h, act, *inp, a, x, mask], held)
     h = g.dropout(h, cfg.dropout)
@@ -331,12 +353,17 @@ def deberta_forward(g: DebertaGraph, cfg: ModelConfig, head: str = "none", num_l
         model_locs.append(g.new(S * S, "int64", "relative_pos"))
         frame.append(model_locs[-1].st)
         rel = g.param("encoder.rel_embeddings.weight", rel_rows(cfg) * H)
+        # native_layer_norm's mean and rstd outlive it only when its node saves them: some input requires grad
+        # (LoRA freezes rel_embeddings and encoder.LayerNorm: the statistics die with the call)
+        ln_node = any(g.trainable(k) for k in ("encoder.rel_embeddings.weight", "encoder.LayerNorm.weight",
+                                               "encoder.LayerNorm.bias"))
         if cfg.norm_rel_ebd == "layer_norm" and cfg.pos_att_type:
             rel = g.layer_norm(rel, "encoder.LayerNorm", H)
-            model_locs += g.last_stats
+            model_locs += g.last_stats if ln_node else []
         elif cfg.norm_rel_ebd == "layer_norm":  # a LayerNorm the loss does not reach: its output and statistics
             dead = [g.new(rel.numel, rel.dtype, "LayerNorm"), g.new(rel_rows(cfg), rel.dtype),
                     g.new(rel_rows(cfg), rel.dtype)]
+            dead = dead if ln_node else dead[:1]
             model_locs += dead
             frame += [t.st for t in dead[1:]]  # a checkpointed frame keeps the output, its node the statistics
             rel = dead[0]
@@ -374,9 +401,12 @@ def _head(g: DebertaGraph, cfg: ModelConfig, seq: T, head: str, num_labels: int)
 
 def deberta_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
                  trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager",
-                 checkpointing: bool = False, head: str = "none", num_labels: int = 2) -> tuple[Peak, int]:
-    """backward.bert_style_peak for DeBERTa-v2: (the step's activation-side peak from `base`; saved bytes)."""
+                 checkpointing: bool = False, head: str = "none", num_labels: int = 2,
+                 adapt: Adapt | None = None) -> tuple[Peak, int]:
+    """backward.bert_style_peak for DeBERTa-v2: (the step's activation-side peak from `base`; saved bytes).
+    adapt: peft LoRA's adapted Linears (backward_lora.adapt)."""
     g = DebertaGraph(cfg, dtype, B, S, trainable, checkpointing)
+    g.adapt = adapt
     loss = deberta_forward(g, cfg, head, num_labels)
     saved = g.saved_bytes()
     start = dict(base)
