@@ -124,12 +124,11 @@ def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
     t = params_table(cfgs)[["config", "family", "total", "embedding", "embedding_pct", "all_layers", "layers_pct"]]
     t = t.copy()
     seq = [min(512, c.max_position) for c in cfgs]
-    t["weights_fp32"] = [_or_none(training_memory, c, batch_size=1, seq_len=s, precision="float32", part="weights")
-                         for c, s in zip(cfgs, seq, strict=True)]
+    steps = [_or_none(training_memory, c, part=None, batch_size=1, seq_len=s, precision="float32",
+                      attention="eager") for c, s in zip(cfgs, seq, strict=True)]  # one step per config
+    t["weights_fp32"] = [None if m is None else m.weights for m in steps]
     t["activations_512"] = [_or_none(activation_memory, c, batch_size=1, seq_len=s)
                             for c, s in zip(cfgs, seq, strict=True)]
-    steps = [_or_none(training_memory, c, part="self", batch_size=1, seq_len=s, precision="float32",
-                      attention="eager") for c, s in zip(cfgs, seq, strict=True)]
     t["training_512"] = [None if m is None else m.planned for m in steps]  # the step's peak (else the sum)
     t["training_512_sum"] = [None if m is None else m.total for m in steps]  # the sum of the parts
     t["training_512_is_peak"] = [None if m is None else m.peak_modelled for m in steps]  # else the sum (PEAK_MAX_LAYERS)
@@ -143,13 +142,14 @@ def activations_modelled(cfgs: tuple[ModelConfig, ...], training: bool) -> tuple
     return tuple(c for c in cfgs if _or_none(activation_memory, c, batch_size=1, seq_len=1, training=False) is not None)
 
 
-def _or_none(f, cfg, *, part: str = "total", **kw):
-    """f(cfg, **kw).<part> (part "self": the result itself), or None where albert_core does not model that family's memory (ConfigError says so)."""
+def _or_none(f, cfg, *, part: str | None = "total", **kw):
+    """f(cfg, **kw).<part> (part None: the result itself), or None where albert_core does not model that family's
+    memory (ConfigError says so)."""
     from albert_core.config import ConfigError
 
     try:
         out = f(cfg, **kw)
-        return out if part == "self" else getattr(out, part)
+        return out if part is None else getattr(out, part)
     except ConfigError:
         return None
 
