@@ -34,12 +34,22 @@ builds only). Not here: gradients, optimizer state and activations of these mode
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .config import ModelConfig
 from .families import family
 from .heads import check_head, check_labels
-from .hf_modules import Module, base_modules, embedding_modules, head_modules, layer_modules, model_modules, prefix
+from .hf_modules import (
+    Module,
+    base_modules,
+    embedding_modules,
+    head_modules,
+    layer_modules,
+    model_modules,
+    other_modules,
+    prefix,
+)
 
 MODES = ("full", "frozen-embeddings", "frozen-layers", "lora", "bitfit")
 # peft 0.21.2 src/peft/utils/constants.py, TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING, for the model types
@@ -232,14 +242,46 @@ def _is_bias(name: str) -> bool:
     return name.rsplit(".", 1)[-1] == "bias"
 
 
+TENSOR_MAX_APPLICATIONS = 16_384  # layer applications up to which tensors() lists every tensor (layer_modules walks
+# each application: about 0.1 ms apiece, 1.9 s at this bound); full fine-tuning without a head needs no list
+
+
+def check_countable(cfg: ModelConfig) -> None:
+    """ValueError, saying what to change, for a config too deep to list tensor by tensor (see tensors())."""
+    n = cfg.layer_applications
+    if n > TENSOR_MAX_APPLICATIONS:
+        raise ValueError(f"this fine-tuning setup is counted tensor by tensor, for up to {TENSOR_MAX_APPLICATIONS:,} "
+                         f"layer applications; this config runs {n:,} ({cfg.num_layers:,} layers x inner_group_num "
+                         f"{cfg.inner_group_num:,}): lower num_layers or inner_group_num, or choose full fine-tuning "
+                         "without a head, which is counted at any depth")
+
+
+def _full_base(cfg: ModelConfig) -> Trainable:
+    """trainable(cfg) for full fine-tuning of the base model without listing the layers' tensors: the layers are
+    the closed form's total less the embedding and other modules (exactly tensors()'s sum; tests hold them equal)."""
+    from .params import count_parameters
+
+    emb = sum(m.numel for m in embedding_modules(cfg))
+    other = sum(m.numel for m in other_modules(cfg))
+    total = count_parameters(cfg).total
+    by_part = {"embeddings": emb, "layers": total - emb - other, "other": other, "head": 0, "adapter": 0}
+    return Trainable("full", 0, "none", 0, total, total, 0, 0, 0, (), (), None, by_part)
+
+
 def tensors(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
             lora: LoraSpec | None = None) -> list[Tensor]:
     """Every parameter tensor of cfg with `head` under `mode`, trainable or not (what gradients and optimizer
     state are kept for: Adafactor's factored state needs the shapes). Names as named_parameters() gives them;
     for lora as peft names them (base_model.model.<path>.lora_A.default.weight, ...). See trainable()."""
+    return list(_tensors(cfg, mode, head, num_labels, lora))
+
+
+@lru_cache(maxsize=8)  # the Fit planner's batch search asks training_memory, hence this, a dozen times per config
+def _tensors(cfg: ModelConfig, mode: str, head: str, num_labels: int, lora: LoraSpec | None) -> tuple[Tensor, ...]:
     name, k = parse_mode(mode)
     head = check_head(head)
     num_labels = check_labels(num_labels) if head in ("classification", "token") else 0
+    check_countable(cfg)
     if name == "frozen-layers" and not 0 <= k <= cfg.num_layers:
         raise ValueError(f"frozen-layers:{k}: the number of layers to freeze must be from 0 to {cfg.num_layers}")
     p = prefix(cfg, head)
@@ -249,7 +291,7 @@ def tensors(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_lab
     mods = [(m, part.get(m.path, "other"), p + m.path) for m in base_modules(cfg, head)]
     mods += [(m, "head", m.path) for m in head_modules(cfg, head, max(num_labels, 1))]
     if name == "lora":
-        return _lora_tensors(cfg, head, mods, lora or LoraSpec())
+        return tuple(_lora_tensors(cfg, head, mods, lora or LoraSpec()))
     frozen_paths: set[str] = set()
     if name in ("frozen-embeddings", "frozen-layers"):
         frozen_paths = emb | (_frozen_layer_paths(cfg, k) if name == "frozen-layers" else set())
@@ -261,7 +303,7 @@ def tensors(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_lab
             else:
                 train = where == "head" or m.path not in frozen_paths
             out.append(Tensor(pname, shape, train, where))
-    return out
+    return tuple(out)
 
 
 def _lora_tensors(cfg: ModelConfig, head: str, mods: list[tuple[Module, str, str]], lora: LoraSpec) -> list[Tensor]:
@@ -328,6 +370,8 @@ def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_l
     head = check_head(head)
     num_labels = check_labels(num_labels) if head in ("classification", "token") else 0
     lora = (lora or LoraSpec()) if name == "lora" else None
+    if name == "full" and head == "none":
+        return _full_base(cfg)
     ts = tensors(cfg, mode, head=head, num_labels=max(num_labels, 1), lora=lora)
     by_part = {"embeddings": 0, "layers": 0, "other": 0, "head": 0, "adapter": 0}
     train = frozen = adapter = saved = 0

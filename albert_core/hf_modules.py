@@ -175,6 +175,39 @@ def layer_modules(cfg: ModelConfig) -> tuple[tuple[Module, ...], ...]:
     return tuple(steps)
 
 
+def layer_module_counts(cfg: ModelConfig) -> list[tuple[Module, int]]:
+    """layer_modules' modules with multiplicity, without walking the layer applications (any depth): each sublayer's
+    modules at its first stored copy once, and at its second for the other stored_copies - 1 (they differ only
+    in ModernBERT's first layer, whose attn_norm is nn.Identity). Summed, exactly layer_modules (tests hold them equal)."""
+    from .layout import stored_copies
+
+    c = cfg
+    inner, f = c.inner_group_num, c.family
+
+    def prefix_of(k: int) -> str:  # the k-th stored layer (owner * inner + j), as layer_modules names it
+        if f == "albert":
+            return f"encoder.albert_layer_groups.{k // inner}.albert_layers.{k % inner}."
+        return {"distilbert": "transformer.layer.", "modernbert": "layers."}.get(f, "encoder.layer.") + f"{k}."
+
+    out: list[tuple[Module, int]] = []
+    for side, sub in enumerate(("attention", "ffn")):
+        copies = stored_copies(c, sub)
+        out += [(m, 1) for m in _sublayers(c, prefix_of(0), True)[side]]
+        if copies > 1:
+            out += [(m, copies - 1) for m in _sublayers(c, prefix_of(1), False)[side]]
+    return out
+
+
+def model_module_counts(cfg: ModelConfig, head: str = "none", num_labels: int = 2) -> list[tuple[Module, int]]:
+    """model_modules with multiplicity (layer_module_counts for the layers): the same modules summed, at any depth."""
+    p = prefix(cfg, head)
+    base = [(m, 1) for m in embedding_modules(cfg)] + layer_module_counts(cfg) + [(m, 1) for m in other_modules(cfg)]
+    if pooler_dropped(cfg, head):
+        base = [(m, n) for m, n in base if m.path not in ("pooler", "pooler.dense")]
+    return ([(Module(p + m.path, m.kind, m.n_in, m.n_out, m.bias, m.tied), n) for m, n in base]
+            + [(m, 1) for m in head_modules(cfg, head, num_labels)])
+
+
 def other_modules(cfg: ModelConfig) -> list[Module]:
     """The base model's modules outside `embeddings` and the layers (projections, shared tables, final norm, pooler)."""
     from .families.deberta_v2 import rel_rows

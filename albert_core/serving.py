@@ -143,45 +143,46 @@ def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float3
     ALBERT's shared layers are one module each and are stored once. Head: as heads.head_parameters.
     """
     from .heads import check_head, check_labels
-    from .hf_modules import model_modules
+    from .hf_modules import model_module_counts
 
     _check_format(fmt, dtype, group_size)
     head = check_head(head)
     num_labels = check_labels(num_labels) if head in ("classification", "token") else 1
-    mods = model_modules(cfg, head, num_labels)
+    mods = model_module_counts(cfg, head, num_labels)  # (module, copies): the same sum at any depth
     if fmt in ITEMSIZE:
-        n = sum(m.numel for m in mods)
+        n = sum(m.numel * c for m, c in mods)
         return ServingBytes(fmt, fmt, 0, False, head, 0, 0, 0, n * ITEMSIZE[fmt], 0, n, True, f"every parameter in {fmt}")
     size = ITEMSIZE[dtype]
     data = scales = zeros = kept = q_params = k_params = 0
     bad: list[str] = []
-    for m in mods:
+    for m, copies in mods:  # each term per module, times its identical copies
         quantize = m.kind == "linear" or (quantize_embeddings and m.kind == "embedding")
         if not quantize:
-            kept += m.numel * size
-            k_params += m.numel
+            kept += m.numel * size * copies
+            k_params += m.numel * copies
             continue
         # nn.Linear weight is out×in = N×K; nn.Embedding's is rows×width = N×K too; groups run along K
         N, K = (m.n_out, m.n_in) if m.kind == "linear" else (m.n_in, m.n_out)
         bias = m.n_out if m.kind == "linear" and m.bias else 0
-        kept += bias * size
-        k_params += bias
+        kept += bias * size * copies
+        k_params += bias * copies
         if fmt == "int8":  # Int8Tensor.from_hp: per-row scale float32 and zero point int8, kept though symmetric
-            data, scales, zeros = data + N * K, scales + 4 * N, zeros + N
+            d, sc, z = N * K, 4 * N, N
         elif K % group_size:
             if fmt == "int4":
                 bad.append(f"{m.path} (K={K})")
                 continue
-            kept += N * K * size  # int4-packed: skipped, left in bfloat16
-            k_params += N * K
+            kept += N * K * size * copies  # int4-packed: skipped, left in bfloat16
+            k_params += N * K * copies
             continue
         elif fmt == "int4":  # IntxUnpackedToInt8Tensor: int8 per value, per-group scale (dtype) + int8 zero point
             groups = N * (K // group_size)
-            data, scales, zeros = data + N * K, scales + groups * size, zeros + groups
+            d, sc, z = N * K, groups * size, groups
         else:  # Int4Tensor: pack_int4 two values per byte; scale and zero point .to(w.dtype) = bfloat16
             groups = N * (K // group_size)
-            data, scales, zeros = data + N * K // 2, scales + 2 * groups, zeros + 2 * groups
-        q_params += N * K
+            d, sc, z = N * K // 2, 2 * groups, 2 * groups
+        data, scales, zeros = data + d * copies, scales + sc * copies, zeros + z * copies
+        q_params += N * K * copies
     if bad:
         raise ValueError(_group_size_error(group_size, bad))
     return ServingBytes(fmt, dtype, group_size if fmt.startswith("int4") else 0, quantize_embeddings, head, data,

@@ -44,39 +44,39 @@ with c9:
 if sharding != "none" and num_gpus == 1:
     st.info("Sharding over a single GPU partitions nothing: planning as 'none'.")
 ft, cfgs = ft_ui.expander(cfgs)
-if not cfgs:
-    st.stop()
-
-ctl = dict(state.controls(), checkpointing=checkpointing)
-fig, plan = figures.fit_bars(cfgs, ctl)
-no_fit = [r["config"] for _, r in plan.iterrows() if int(r["max_batch_size"]) == 0]
-if no_fit:
-    st.warning(f"Not even one sequence of the chosen length fits for: {', '.join(md(n) for n in no_fit)}. Add GPUs, shard, "
-               "checkpoint, or shorten the sequence.")
-lines = []
-for _, r in plan.iterrows():
-    verdict = "fits" if r["fits"] else "does **not** fit"
-    lines.append(f"- **{md(r['config'])}**: the step's peak {format_bytes(int(r['needed_bytes']))} "
-                 f"({md(r['peak_phase'])}; the sum of the parts {format_bytes(int(r['sum_of_parts']))}) at batch "
-                 f"{int(r['batch_size']):,} × {int(r['seq_len']):,} tokens {verdict} in {format_bytes(int(r['gpu_bytes']))}; "
-                 f"largest batch {int(r['max_batch_size']):,}; trainable {format_count(int(r['trainable']))} of "
-                 f"{format_count(int(r['parameters']))} parameters")
-st.markdown("\n".join(lines))
-# only the open tab runs and is sent: the first visit draws the chart alone (docs/app.md, "Speed in the browser")
-tab, body = sections.lazy_tabs("fit_tab", {"chart": "Chart", "table": "Table and CSV"})
-with body:
-    if tab == "chart":
-        st.caption("max_seq_len stops at the config's max_position; longest_max_position raises max_position (and "
-                   "the position table) with the sequence.")
-        plots.show(fig, "fit_bars")
-    else:
-        st.caption("needed_bytes: the training step's peak per GPU (what fits is decided on it); sum_of_parts: "
-                   "weights + gradients + optimizer state + master weights + activations, beside it; peak_phase: "
-                   "where in the step the peak occurs.")
-        shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "sum_of_parts", "peak_phase", "gpu_bytes",
-                      "fits", "max_batch_size", "max_seq_len", "longest_max_position", "trainable"]]
-        tables.show(shown, "fit_table", file_name="fit-plan.csv",
-                    readable={"needed_bytes": "bytes", "sum_of_parts": "bytes", "gpu_bytes": "bytes"})
-        st.caption("What trains, counted as peft's get_nb_trainable_parameters counts the task model.")
-        tables.show(data.trainable_table(cfgs, ft), "fit_trainable_table", file_name="trainable-parameters.csv",
-                    readable={"trainable": "count", "frozen": "count", "total": "count"}, pct=("trainable_pct",))
+# no config the setup can be counted for: the expander said why; the page ends here, without st.stop(), so the
+# sidebar (drawn after the page, app.py) and the link still come
+if cfgs:
+    ctl = dict(state.controls(), checkpointing=checkpointing)
+    fig, plan = figures.fit_bars(cfgs, ctl)
+    no_fit = [r["config"] for _, r in plan.iterrows() if int(r["max_batch_size"]) == 0]
+    if no_fit:
+        st.warning(f"Not even one sequence of the chosen length fits for: {', '.join(md(n) for n in no_fit)}. Add GPUs, shard, "
+                   "checkpoint, or shorten the sequence.")
+    lines = []
+    for _, r in plan.iterrows():
+        verdict = "fits" if r["fits"] else "does **not** fit"
+        lines.append(f"- **{md(r['config'])}**: the step's peak {format_bytes(int(r['needed_bytes']))} "
+                     f"({md(r['peak_phase'])}; the sum of the parts {format_bytes(int(r['sum_of_parts']))}) at batch "
+                     f"{int(r['batch_size']):,} × {int(r['seq_len']):,} tokens {verdict} in {format_bytes(int(r['gpu_bytes']))}; "
+                     f"largest batch {int(r['max_batch_size']):,}; trainable {format_count(int(r['trainable']))} of "
+                     f"{format_count(int(r['parameters']))} parameters")
+    st.markdown("\n".join(lines))
+    # only the open tab runs and is sent: the first visit draws the chart alone (docs/app.md, "Speed in the browser")
+    tab, body = sections.lazy_tabs("fit_tab", {"chart": "Chart", "table": "Table and CSV"})
+    with body:
+        if tab == "chart":
+            st.caption("max_seq_len stops at the config's max_position; longest_max_position raises max_position (and "
+                       "the position table) with the sequence.")
+            plots.show(fig, "fit_bars")
+        else:
+            st.caption("needed_bytes: the training step's peak per GPU (what fits is decided on it); sum_of_parts: "
+                       "weights + gradients + optimizer state + master weights + activations, beside it; peak_phase: "
+                       "where in the step the peak occurs.")
+            shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "sum_of_parts", "peak_phase", "gpu_bytes",
+                          "fits", "max_batch_size", "max_seq_len", "longest_max_position", "trainable"]]
+            tables.show(shown, "fit_table", file_name="fit-plan.csv",
+                        readable={"needed_bytes": "bytes", "sum_of_parts": "bytes", "gpu_bytes": "bytes"})
+            st.caption("What trains, counted as peft's get_nb_trainable_parameters counts the task model.")
+            tables.show(data.trainable_table(cfgs, ft), "fit_trainable_table", file_name="trainable-parameters.csv",
+                        readable={"trainable": "count", "frozen": "count", "total": "count"}, pct=("trainable_pct",))

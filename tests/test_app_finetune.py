@@ -110,3 +110,20 @@ def test_k_beyond_a_configs_layers_is_said_and_clipped():
     t = table_with(at, "trainable", "frozen")
     assert int(_row(t, "bert-base")["trainable"]) == trainable(PRESETS["bert-base"], "frozen-layers:12").trainable
     assert int(_row(t, "bert-large")["trainable"]) == trainable(PRESETS["bert-large"], "frozen-layers:20").trainable
+
+
+def test_fit_planner_with_no_countable_config_keeps_the_sidebar_and_says_why():
+    """A head on a config too deep to list tensor by tensor: Fit says what to change and ends the page; the
+    sidebar (drawn after the page) is still there to change it with, and so is the link."""
+    deep = {"preset": "bert-base", "num_layers": "96", "inner_group_num": "1024", "head": "classification"}
+    at = open_app(deep)
+    goto(at, "fit")
+    no_errors(at)
+    why = [w.value for w in at.warning if "layer applications" in w.value]
+    assert why and "98,304" in why[0] and "lower num_layers or inner_group_num" in why[0]
+    open_fields(at)
+    assert at.sidebar.number_input(key="f.num_layers").value == 96
+    assert at.query_params["inner_group_num"] == "1024" and at.query_params["head"] == "classification"
+    at.selectbox(key="ctl.head").set_value("none").run()  # full fine-tuning without a head: counted at any depth
+    no_errors(at)
+    assert not [w for w in at.warning if "layer applications" in w.value] and at.get("plotly_chart")

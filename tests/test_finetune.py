@@ -246,3 +246,35 @@ def test_gradients_and_optimizer_state_of_the_trainable_tensors(preset, optimize
         model = build(cfg, mode, head=head, num_labels=3, lora=lora, device="cpu")
         ours = state_elements(tensors(cfg, mode, head=head, num_labels=3, lora=lora), optimizer)
         assert (ours["gradients"], ours["optimizer"]) == _one_step(model, optimizer, head, cfg.vocab_size), (mode, head)
+
+
+@pytest.mark.parametrize("family", sorted(STRATEGIES))
+def test_full_fine_tuning_of_the_base_model_equals_its_tensors_by_part(family):
+    """trainable(cfg) in full without a head skips the tensor list (closed form less the embedding and other
+    modules): it must give what summing tensors(cfg) gives, part by part."""
+    @settings(max_examples=N, deadline=None)
+    @given(STRATEGIES[family]())
+    def run(d):
+        cfg = from_hf_config(d)
+        listed = {"embeddings": 0, "layers": 0, "other": 0, "head": 0, "adapter": 0}
+        for t in tensors(cfg):
+            listed[t.part] += t.numel
+        fast = trainable(cfg)
+        assert fast.trainable_by_part == listed and fast.trainable == fast.model_params == sum(listed.values())
+        assert fast.frozen == 0
+
+    run()
+
+
+def test_a_config_too_deep_to_list_says_what_to_change_and_full_still_counts():
+    from albert_core.finetune import TENSOR_MAX_APPLICATIONS
+    from albert_core.params import count_parameters
+
+    deep = PRESETS["electra-base-discriminator"].replace(num_layers=4096, inner_group_num=1024)  # 4M applications
+    assert trainable(deep).trainable == count_parameters(deep).total  # full, no head: any depth
+    for mode, head in (("bitfit", "none"), ("full", "classification"), ("lora", "none")):
+        with pytest.raises(ValueError, match=r"up to 16,384 layer applications; this config runs 4,194,304 "
+                                             r"\(4,096 layers x inner_group_num 1,024\): lower num_layers"):
+            trainable(deep, mode, head=head)
+    edge = PRESETS["bert-base"].replace(num_layers=TENSOR_MAX_APPLICATIONS)
+    assert trainable(edge, "bitfit").trainable > 0  # the bound itself is listed

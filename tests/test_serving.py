@@ -174,3 +174,40 @@ def test_a_model_build_logs_nothing_from_torchao():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "Failed to load" not in r.stderr and "is an Enum subclass" not in r.stderr, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("family", sorted(PRESET_FAMILIES))
+def test_module_counts_equal_the_listed_modules_in_every_sharing_layout(family):
+    """weight_bytes sums model_module_counts (each layer module with its copies, never walking the depth): the same
+    modules, shape by shape, as model_modules lists one by one, for every family, sharing mode, group and head."""
+    from collections import Counter
+
+    from albert_core.heads import HEADS
+    from albert_core.hf_modules import model_module_counts, model_modules
+
+    @settings(max_examples=N, deadline=None)
+    @given(small(family), st.sampled_from(["none", "attention", "ffn", "all"]), st.sampled_from(HEADS),
+           st.integers(1, 3))
+    def run(cfg, sharing, head, inner):
+        L = cfg.num_layers
+        cfg = cfg.replace(sharing=sharing, inner_group_num=inner, num_groups=1 if sharing == "none" else
+                          max(g for g in (1, 2, 3) if L % g == 0))
+        key = lambda m: (m.kind, m.n_in, m.n_out, m.bias, m.tied)  # noqa: E731
+        listed = Counter(key(m) for m in model_modules(cfg, head, 3))
+        counted: Counter = Counter()
+        for m, n in model_module_counts(cfg, head, 3):
+            counted[key(m)] += n
+        assert counted == listed
+
+    run()
+
+
+def test_weight_bytes_at_any_depth_are_the_per_layer_bytes_times_the_layers():
+    """A 4,194,304-application config (the depth a link may carry) is counted without walking its layers."""
+    one = PRESETS["electra-base-discriminator"]
+    deep = one.replace(num_layers=4096, inner_group_num=1024)
+    for fmt in ("bfloat16", "int8", "int4"):
+        per_layer = (weight_bytes(one.replace(num_layers=2), fmt, dtype="bfloat16").weights
+                     - weight_bytes(one.replace(num_layers=1), fmt, dtype="bfloat16").weights)
+        assert weight_bytes(deep, fmt, dtype="bfloat16").weights == (weight_bytes(one.replace(num_layers=1), fmt, dtype="bfloat16").weights
+                                                                     + (4096 * 1024 - 1) * per_layer)

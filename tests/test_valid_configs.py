@@ -83,7 +83,12 @@ def control_values():
             parts[name] = st.integers(c.lo, c.hi)
         elif c.kind == "choice":
             parts[name] = st.sampled_from(c.choices)
+        elif c.kind == "probability":  # 0 <= p < 1
+            parts[name] = st.sampled_from([0.0, 0.1]) | st.floats(0, 0.999999)
+        elif c.kind == "names":  # module names, some of them matching nothing in the drawn config
+            parts[name] = st.sampled_from(["", "query,value", "q_lin,v_lin", "Wqkv", "dense", "not_a_module"])
         else:
+            assert c.kind == "bool", (name, c.kind)
             parts[name] = st.booleans()
     return st.fixed_dictionaries(parts)
 
