@@ -309,6 +309,15 @@ def _rss() -> int:
         return 0
 
 
+def _start_threads() -> None:
+    """Start torch's OpenMP threads before the cap: libgomp starts them at the first parallel op, and past the cap
+    their stacks cannot be mapped, so it ends the process ("libgomp: Thread creation failed", exit code 1) with
+    no result to report, where an allocation past it gives the out-of-memory message."""
+    import torch
+
+    torch.ones(1 << 18).sum()  # a parallel reduction (at::parallel_reduce): every intra-op thread starts
+
+
 def _limit_memory(limit_bytes: int) -> None:
     """Cap this process's private writable memory (heap and anonymous maps: RLIMIT_DATA, Linux >= 4.7).
 
@@ -348,6 +357,7 @@ def main(argv: list[str]) -> int:
     _die_with_parent()
     _first_to_go()
     if args.memory_mb:
+        _start_threads()
         _limit_memory(args.memory_mb * MIB)
     request = json.loads(sys.stdin.read())
     try:

@@ -210,7 +210,7 @@ def test_child_past_its_memory_cap_gives_a_clear_message():
     cfg = PRESETS["bert-base"].replace(name="two-layers", num_layers=2)  # about 150 MiB of float32 weights
     r = Runner()
     job = r.submit(request(cfg, seq_len=64, real=True), memory_bytes=420 * MIB, timeout_s=120)
-    assert r.wait(job, 120) and job.state == "done"
+    assert r.wait(job, 120) and job.state == "done", job.message
     assert "measurement" not in job.result
     assert "needed more than 420 MiB" in job.result["measure_error"]
 
@@ -240,3 +240,17 @@ def test_fake_tensor_build_over_the_budget_says_what_can_work():
     assert "real tensors" not in p["measure_error"]
     assert worker.plan(request(deep.replace(sharing="all", family="albert", embedding_dim=128), source="hf"),
                        700 * MIB)["measure"]  # shared: one layer module built
+
+
+def test_a_cap_reached_before_torch_starts_its_threads_is_still_a_clear_message():
+    """libgomp starts torch's threads at the first parallel op; past RLIMIT_DATA their stacks cannot be mapped and
+    it exits the process without a result. The worker starts them before it caps itself, so a cap hit by the
+    very first parallel op of the measurement is the out-of-memory message, never "exited with code 1"."""
+    code = ("import sys; sys.argv=['w', '--memory-mb', '1']; from albert_core import worker; "
+            "worker._start_threads(); import re, resource, torch; "
+            "d = int(re.search(r'VmData:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) * 1024; "
+            "resource.setrlimit(resource.RLIMIT_DATA, (d + (4 << 20), d + (4 << 20))); "
+            "print(float(torch.ones(1 << 18).sum()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=str(Path(__file__).resolve().parents[1]))
+    assert done.returncode == 0 and done.stdout.strip() == "262144.0", done.stderr[-500:]
