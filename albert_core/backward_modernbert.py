@@ -204,7 +204,8 @@ def _layer(g: Graph, cfg: ModelConfig, x: T, i: int, attention: str, rope: dict[
 
 
 def _head(g: Graph, cfg: ModelConfig, seq: T, head: str, num_labels: int) -> T:
-    """ModernBertFor{Sequence,Token}Classification's logits: last_hidden_state[:, 0] (classifier_pooling "cls")
+    """ModernBertFor{Sequence,Token}Classification's logits (ModernBertForMaskedLM's: the same head on every
+    token, then the tied decoder): last_hidden_state[:, 0] (classifier_pooling "cls")
     or every token, ModernBertPredictionHead (dense without a bias, classifier_activation gelu, norm),
     drop (classifier_dropout 0.0: nn.Dropout(0) returns its input), classifier (with a bias)."""
     H = cfg.hidden_dim
@@ -215,6 +216,12 @@ def _head(g: Graph, cfg: ModelConfig, seq: T, head: str, num_labels: int) -> T:
     lv("head", d, a)
     n = _norm(g, a, "head.norm", H, cfg.norm_bias)
     lv("head", a, n)
+    if head == "mlm":  # ModernBertForMaskedLM: decoder(head(last_hidden_state)), decoder.weight tied to the token
+        # embeddings (_tied_weights_keys), its bias decoder_bias (True): (B, S, V) logits
+        logits = g.linear(n, "decoder", H, cfg.vocab_size, True, wkey="embeddings.tok_embeddings.weight",
+                          bkey="decoder.bias")
+        lv("head", n, g.last_input, logits)
+        return logits
     logits = lv.linear("head", n, "classifier", H, num_labels, True)
     return logits
 
@@ -245,14 +252,14 @@ def forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "n
         y = _head(g, cfg, y, head, num_labels)
     y32 = g.cast(y, F32)
     loss = g.op("MeanBackward0", [y32], [(1, F32)], [], _grads_like)[0]
-    g.moment("forward: the loss", [y, y32])  # the model has returned
+    g.moment("forward: the loss", [loss, y, y32])  # the model has returned; mean's 0-d output
     return loss
 
 
 def modelled(checkpointing: bool, mode: str, head: str) -> bool:
-    """Where this recording applies (with a layer left to train): the base model or a classification head,
+    """Where this recording applies (with a layer left to train): the base model, a classification head or MLM,
     eager or CPU sdpa, without checkpointing, fully trained, frozen embeddings or layers, BitFit."""
-    return not checkpointing and head in ("none", "classification", "token") and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit")
+    return not checkpointing and head in ("none", "classification", "token", "mlm") and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit")
 
 
 

@@ -26,8 +26,9 @@ The candidates for the peak; the estimate is the largest:
   DeBERTa-v2 (albert_core/backward_deberta.py, its disentangled attention's ops and moments): the same
   (deberta-v3-base 16 × 512 mixed bf16 equal to the byte, before 2.82% low); with checkpointing within 1%
   on the random configs (a few 0-d scale tensors over, up to 0.6% under in one recomputed attention).
-  ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token), without
-  checkpointing (ModernBERT-large 1 × 8,192 float32 equal, before 5.3% low). DeBERTa-v2's LoRA through
+  ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token/MLM), without
+  checkpointing (ModernBERT-large 1 × 8,192 float32 equal, before 5.3% low; ModernBERT-base MLM 8 × 512
+  mixed bf16 5,927,222,404 B, equal). DeBERTa-v2's LoRA through
   the same peft lora.Linear hook (deberta-v3-base r=8 query_proj, value_proj 16 × 512 mixed bf16 equal to
   the byte, before 7.4% high; on random configs most equal, a few within 1.2%, one checkpointed 4% under).
 * otherwise (ModernBERT's checkpointing, DeBERTa-v2's MLM head, ModernBERT's LoRA and MLM head, LoRA on an

@@ -85,8 +85,9 @@ def test_optimizer_step_peak_equals_the_engine(family, seed):
 
 REPLAYED = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
 NOT_REPLAYED = ["modernbert"]  # with gradient checkpointing
-MLM_REPLAYED = ["bert", "albert", "roberta", "distilbert", "electra"]  # backward._mlm_head
-LORA_REPLAYED = [*MLM_REPLAYED, "deberta-v2"]  # backward_lora.py (DeBERTa-v2's through backward_deberta.py)
+BERT_STYLE = ["bert", "albert", "roberta", "distilbert", "electra"]
+MLM_REPLAYED = [*BERT_STYLE, "modernbert"]  # backward._mlm_head; ModernBERT's in backward_modernbert._head
+LORA_REPLAYED = [*BERT_STYLE, "deberta-v2"]  # backward_lora.py (DeBERTa-v2's through backward_deberta.py)
 
 
 def _built(cfg: ModelConfig, mode: str, attention: str, head: str = "none", num_labels: int = 2,
@@ -131,9 +132,10 @@ def _property_case(family: str, seed: int):
         mode = "full" if mode == "bitfit" and not (cfg.attention_bias or cfg.mlp_bias or cfg.norm_bias) else mode
     labels = rng.randint(1, 5)
     lora = None
-    if family in LORA_REPLAYED:  # the MLM head and LoRA, each from its own stream: the rest unchanged
-        if family in MLM_REPLAYED and random.Random(f"step-mlm-{family}-{seed}").random() < 0.15:
-            head = "mlm"
+    # the MLM head and LoRA, each from its own stream: the rest of the draw unchanged
+    if family in MLM_REPLAYED and random.Random(f"step-mlm-{family}-{seed}").random() < 0.15:
+        head = "mlm"
+    if family in LORA_REPLAYED:
         lora = _lora_draw(cfg, head, random.Random(f"step-lora-{family}-{seed}"))
     return cfg, run, ("lora" if lora is not None else mode), head, labels, lora
 
