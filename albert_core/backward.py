@@ -643,7 +643,10 @@ _MLM = {"bert": ("cls.predictions.transform.dense", None, "cls.predictions.trans
         "roberta": ("lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias"),
         "distilbert": ("vocab_transform", None, "vocab_layer_norm", "vocab_projector", "vocab_projector.bias"),
         "electra": ("generator_predictions.dense", "gelu", "generator_predictions.LayerNorm", "generator_lm_head",
-                    "generator_lm_head.bias")}
+                    "generator_lm_head.bias"),
+        # DebertaV2ForMaskedLM with legacy=True (DebertaV2Config's default): LegacyDebertaV2OnlyMLMHead, H -> E
+        "deberta-v2": ("cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm",
+                       "cls.predictions.decoder", "cls.predictions.bias")}
 
 
 def _mlm_head(g: Graph, cfg: ModelConfig, seq: T) -> tuple[T, T]:
@@ -653,7 +656,7 @@ def _mlm_head(g: Graph, cfg: ModelConfig, seq: T) -> tuple[T, T]:
     own `bias`: (the decoder's input, the (B, S, V) logits)."""
     dense, act, norm, decoder, bias = _MLM[cfg.family]
     H, E, V = cfg.hidden_dim, cfg.embedding_dim, cfg.vocab_size
-    W = E if cfg.family in ("albert", "electra") else H  # the head's width: the decoder reads the E-wide table
+    W = E if cfg.family in ("albert", "electra", "deberta-v2") else H  # the head's width: the decoder reads the E-wide table
     x = g.linear(seq, dense, H, W)
     x = _activation(g, x, act or cfg.hidden_act)
     x = g.layer_norm(x, norm, W)
@@ -747,11 +750,11 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
              layers_train: bool = True) -> bool:
     """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). LoRA: peft's
     lora.Linear (backward_lora.py; step.py leaves out lora.Embedding targets), for the BERT-style families.
-    DeBERTa-v2: backward_deberta.py (LoRA through the same hook), without the MLM head. Not when every layer is
+    DeBERTa-v2: backward_deberta.py (LoRA through the same hook; the MLM head backward._mlm_head). Not when every layer is
     frozen and their input needs no gradient (layers_train False): then the peak lies inside the frozen layers' forward, whose
     working set (Python's locals, no saved tensors) is not replayed."""
     return ((cfg.family in BERT_STYLE
-             or (cfg.family == "deberta-v2" and head != "mlm"))  # backward_deberta.py
+             or cfg.family == "deberta-v2")  # backward_deberta.py
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora") and layers_train)
 

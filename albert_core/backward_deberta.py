@@ -380,7 +380,7 @@ def deberta_forward(g: DebertaGraph, cfg: ModelConfig, head: str = "none", num_l
         x = logits
     loss = g.sum_mean(x)
     f32 = loss.fn.inputs[0] if loss.fn is not None else None
-    g.moment("forward: the loss", [x] + ([f32] if f32 is not None else []))
+    g.moment("forward: the loss", [loss, x] + ([f32] if f32 is not None else []))  # mean's 0-d output too
     return loss
 
 
@@ -393,8 +393,12 @@ def _head(g: DebertaGraph, cfg: ModelConfig, seq: T, head: str, num_labels: int)
         x = g.linear(_first_token(g, seq), "pooler.dense", H, H, rows=B)
         x = g.dropout(_activation(g, x, "gelu"), cfg.dropout)
         return x, g.linear(x, "classifier", H, N, rows=B)
+    if head == "mlm":  # the legacy head (backward._mlm_head): dense H -> E, hidden_act, LayerNorm, tied decoder
+        from .backward import _mlm_head
+
+        return _mlm_head(g, cfg, seq)
     if head != "token":
-        raise ValueError(f"the step's replay has no {head!r} head (the MLM head is not replayed)")
+        raise ValueError(f"the step's replay has no {head!r} head")
     x = g.dropout(seq, cfg.dropout)
     return x, g.linear(x, "classifier", H, N)
 

@@ -26,6 +26,7 @@ The candidates for the peak; the estimate is the largest:
   DeBERTa-v2 (albert_core/backward_deberta.py, its disentangled attention's ops and moments): the same
   (deberta-v3-base 16 × 512 mixed bf16 equal to the byte, before 2.82% low); with checkpointing within 1%
   on the random configs (a few 0-d scale tensors over, up to 0.6% under in one recomputed attention).
+  DeBERTa-v2's MLM head (legacy: BERT's, H -> E; deberta-v3-base 8 × 512 mixed bf16 10,802,864,068 B, equal).
   ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token/MLM), without
   checkpointing (ModernBERT-large 1 × 8,192 float32 equal, before 5.3% low; ModernBERT-base MLM 8 × 512
   mixed bf16 5,927,222,404 B, equal). DeBERTa-v2's LoRA through
@@ -338,7 +339,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
         trainable = backward.trainable_by_name({t.name: t.trainable for t in ts})
         if modern:  # backward_modernbert.py (no checkpointing, LoRA or MLM head: backward_modernbert.modelled)
             pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention, head, num_labels)
-        elif cfg.family == "deberta-v2":  # backward_deberta.py (no MLM head: backward.modelled)
+        elif cfg.family == "deberta-v2":  # backward_deberta.py (its MLM head: the legacy one, backward._mlm_head)
             pk, saved = backward_deberta.deberta_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
                                                       head, num_labels, adapt)
         else:

@@ -86,7 +86,7 @@ def test_optimizer_step_peak_equals_the_engine(family, seed):
 REPLAYED = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
 NOT_REPLAYED = ["modernbert"]  # with gradient checkpointing
 BERT_STYLE = ["bert", "albert", "roberta", "distilbert", "electra"]
-MLM_REPLAYED = [*BERT_STYLE, "modernbert"]  # backward._mlm_head; ModernBERT's in backward_modernbert._head
+MLM_REPLAYED = [*BERT_STYLE, "deberta-v2", "modernbert"]  # backward._mlm_head (DeBERTa-v2: its legacy head); ModernBERT: backward_modernbert._head
 LORA_REPLAYED = [*BERT_STYLE, "deberta-v2"]  # backward_lora.py (DeBERTa-v2's through backward_deberta.py)
 
 

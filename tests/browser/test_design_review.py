@@ -84,6 +84,8 @@ def test_comparison_table_lists_the_shown_configs_with_their_totals(server, page
     shown = [mine, PRESETS["bert-large"], PRESETS["albert-xxlarge"]]
     grid = page.locator(".st-key-compare_section")
     grid.scroll_into_view_if_needed()
+    # the data grid draws its cells after the section (its download button) is in the page: wait for the rows
+    grid.locator('[role="row"]').nth(1).wait_for(state="attached", timeout=60_000)
     text = grid.text_content()
     for name in (f"{DEFAULT_PRESET} (edited)", "bert-large", "albert-xxlarge"):
         assert name in text
