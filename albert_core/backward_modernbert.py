@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .backward import Graph, Peak, T, _activation, _first_token, _grads_like, _pass, run_backward
+from .backward import Adapt, Graph, Peak, T, _activation, _first_token, _grads_like, _pass, run_backward
 from .config import ModelConfig
 from .replay import F32
 
@@ -52,9 +52,14 @@ class _Live:
             self.g.moment(f"forward: the last layer's {name}", [t for t in alive if t is not None] + self.held)
 
     def linear(self, name: str, x: T, key: str, n_in: int, n_out: int, bias: bool, *alive: T | None) -> T:
-        """A Linear: its input, autocast's cast of it (a temporary unless saved) and its output."""
-        out = self.g.linear(x, key, n_in, n_out, bias)
-        self(name, x, self.g.last_input, out, *alive)
+        """A Linear: its input, autocast's cast of it (a temporary unless saved) and its output. A peft lora.Linear
+        (Graph.adapt) records its own moments inside, with what the layer holds (g.ctx, as backward._bert_layer's)."""
+        g = self.g
+        if self.held is not None:
+            g.ctx = [t for t in alive if t is not None], self.held
+        out = g.linear(x, key, n_in, n_out, bias)
+        g.ctx = None
+        self(name, x, g.last_input, out, *alive)
         return out
 
     def dropout(self, name: str, x: T, p: float, *alive: T | None) -> T:
@@ -258,17 +263,19 @@ def forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "n
 
 def modelled(checkpointing: bool, mode: str, head: str) -> bool:
     """Where this recording applies (with a layer left to train): the base model, a classification head or MLM,
-    eager or CPU sdpa, without checkpointing, fully trained, frozen embeddings or layers, BitFit."""
-    return not checkpointing and head in ("none", "classification", "token", "mlm") and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit")
+    eager or CPU sdpa, without checkpointing, fully trained, frozen embeddings or layers, BitFit, LoRA."""
+    return not checkpointing and head in ("none", "classification", "token", "mlm") and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora")
 
 
 
 
 def peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
          trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager", head: str = "none",
-         num_labels: int = 2) -> tuple[Peak, int]:
-    """backward.bert_style_peak for ModernBERT: (the step's activation-side peak from `base`, saved bytes)."""
+         num_labels: int = 2, adapt: Adapt | None = None) -> tuple[Peak, int]:
+    """backward.bert_style_peak for ModernBERT: (the step's activation-side peak from `base`, saved bytes).
+    adapt: peft LoRA's adapted Linears (backward_lora.adapt), through Graph.linear's hook."""
     g = Graph(cfg, dtype, B, S, trainable)
+    g.adapt = adapt
     loss = forward(g, cfg, attention, head, num_labels)
     saved = g.saved_bytes()
     start = dict(base)

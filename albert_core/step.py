@@ -27,7 +27,8 @@ The candidates for the peak; the estimate is the largest:
   (deberta-v3-base 16 × 512 mixed bf16 equal to the byte, before 2.82% low); with checkpointing within 1%
   on the random configs (a few 0-d scale tensors over, up to 0.6% under in one recomputed attention).
   DeBERTa-v2's MLM head (legacy: BERT's, H -> E; deberta-v3-base 8 × 512 mixed bf16 10,802,864,068 B, equal).
-  ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token/MLM), without
+  ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token/MLM; LoRA through the
+  same hook: ModernBERT-base r=8 Wqkv 16 × 512 mixed bf16 classification:2 5,315,697,184 B, equal), without
   checkpointing (ModernBERT-large 1 × 8,192 float32 equal, before 5.3% low; ModernBERT-base MLM 8 × 512
   mixed bf16 5,927,222,404 B, equal). DeBERTa-v2's LoRA through
   the same peft lora.Linear hook (deberta-v3-base r=8 query_proj, value_proj 16 × 512 mixed bf16 equal to
@@ -337,8 +338,9 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
         adapt = backward_lora.adapt({t.name: t.shape for t in ts}, (lora or LoraSpec()).lora_dropout) \
             if name == "lora" else None
         trainable = backward.trainable_by_name({t.name: t.trainable for t in ts})
-        if modern:  # backward_modernbert.py (no checkpointing, LoRA or MLM head: backward_modernbert.modelled)
-            pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention, head, num_labels)
+        if modern:  # backward_modernbert.py (no checkpointing: backward_modernbert.modelled)
+            pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention, head, num_labels,
+                                                 adapt)
         elif cfg.family == "deberta-v2":  # backward_deberta.py (its MLM head: the legacy one, backward._mlm_head)
             pk, saved = backward_deberta.deberta_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
                                                       head, num_labels, adapt)

@@ -87,7 +87,7 @@ REPLAYED = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", 
 NOT_REPLAYED = ["modernbert"]  # with gradient checkpointing
 BERT_STYLE = ["bert", "albert", "roberta", "distilbert", "electra"]
 MLM_REPLAYED = [*BERT_STYLE, "deberta-v2", "modernbert"]  # backward._mlm_head (DeBERTa-v2: its legacy head); ModernBERT: backward_modernbert._head
-LORA_REPLAYED = [*BERT_STYLE, "deberta-v2"]  # backward_lora.py (DeBERTa-v2's through backward_deberta.py)
+LORA_REPLAYED = [*BERT_STYLE, "deberta-v2", "modernbert"]  # backward_lora.py (through backward_deberta/_modernbert.py)
 
 
 def _built(cfg: ModelConfig, mode: str, attention: str, head: str = "none", num_labels: int = 2,
@@ -154,7 +154,7 @@ def _lora_draw(cfg: ModelConfig, head: str, rng: random.Random) -> finetune.Lora
         ts = finetune.tensors(cfg, "lora", head=head, lora=lora)
     except ValueError:  # e.g. only the pooler targeted, which a token model does not build
         return None
-    in_layers = any(t.part == "adapter" and re.search(r"\.(layer|albert_layer_groups)\.\d+\.", t.name) for t in ts)
+    in_layers = any(t.part == "adapter" and re.search(r"\.(layer|layers|albert_layer_groups)\.\d+\.", t.name) for t in ts)
     return lora if in_layers else None  # else every layer is frozen: not replayed
 
 
