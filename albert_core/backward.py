@@ -753,8 +753,7 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
     DeBERTa-v2: backward_deberta.py (LoRA through the same hook; the MLM head backward._mlm_head). Not when every layer is
     frozen and their input needs no gradient (layers_train False): then the peak lies inside the frozen layers' forward, whose
     working set (Python's locals, no saved tensors) is not replayed."""
-    return ((cfg.family in BERT_STYLE
-             or cfg.family == "deberta-v2")  # backward_deberta.py
+    return (cfg.family in (*BERT_STYLE, "deberta-v2")  # DeBERTa-v2: backward_deberta.py
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora") and layers_train)
 

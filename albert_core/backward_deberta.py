@@ -31,6 +31,7 @@ from .backward import (
     _activation,
     _first_token,
     _grads_like,
+    _mlm_head,
     _pass,
     run_backward,
 )
@@ -394,8 +395,6 @@ def _head(g: DebertaGraph, cfg: ModelConfig, seq: T, head: str, num_labels: int)
         x = g.dropout(_activation(g, x, "gelu"), cfg.dropout)
         return x, g.linear(x, "classifier", H, N, rows=B)
     if head == "mlm":  # the legacy head (backward._mlm_head): dense H -> E, hidden_act, LayerNorm, tied decoder
-        from .backward import _mlm_head
-
         return _mlm_head(g, cfg, seq)
     if head != "token":
         raise ValueError(f"the step's replay has no {head!r} head")

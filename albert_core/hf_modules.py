@@ -138,6 +138,15 @@ def _sublayers(c: ModelConfig, p: str, first: bool) -> tuple[list[Module], list[
 
 
 @lru_cache(maxsize=32)  # ModelConfig is frozen; a page asks for several modes of one config
+def _layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+    """Module path prefix of the stored layer `owner`'s inner layer j (ALBERT: group owner's albert_layers.j; the
+    others stack the inner layers: layer owner * inner_group_num + j)."""
+    if c.family == "albert":
+        return f"encoder.albert_layer_groups.{owner}.albert_layers.{j}."
+    k = owner * c.inner_group_num + j
+    return {"distilbert": "transformer.layer.", "modernbert": "layers."}.get(c.family, "encoder.layer.") + f"{k}."
+
+
 def layer_modules(cfg: ModelConfig) -> tuple[tuple[Module, ...], ...]:
     """The modules each of the num_layers layer steps brings, in order; a shared module only at the first
     step that runs it, so every stored tensor appears once (params.stored_copies copies of each sublayer).
@@ -147,7 +156,7 @@ def layer_modules(cfg: ModelConfig) -> tuple[tuple[Module, ...], ...]:
     sharing modes only the explorer models, a shared module keeps the name of its first copy.
     """
     c = cfg
-    L, G, inner, f = c.num_layers, c.num_groups, c.inner_group_num, c.family
+    L, G, inner = c.num_layers, c.num_groups, c.inner_group_num
     att_shared, ffn_shared = c.sharing in ("all", "attention"), c.sharing in ("all", "ffn")
     seen: set[tuple[str, int, int]] = set()
     steps = []
@@ -158,14 +167,7 @@ def layer_modules(cfg: ModelConfig) -> tuple[tuple[Module, ...], ...]:
             owners = {"attention": g if att_shared else i, "ffn": g if ffn_shared else i}
             parts = {}
             for sub, owner in owners.items():
-                if f == "albert":
-                    p = f"encoder.albert_layer_groups.{owner}.albert_layers.{j}."
-                elif f == "distilbert":
-                    p = f"transformer.layer.{owner * inner + j}."
-                elif f == "modernbert":
-                    p = f"layers.{owner * inner + j}."
-                else:
-                    p = f"encoder.layer.{owner * inner + j}."
+                p = _layer_prefix(c, owner, j)
                 parts[sub] = _sublayers(c, p, owner * inner + j == 0)[0 if sub == "attention" else 1]
             for sub, owner in owners.items():
                 if (sub, owner, j) not in seen:
@@ -181,20 +183,14 @@ def layer_module_counts(cfg: ModelConfig) -> list[tuple[Module, int]]:
     in ModernBERT's first layer, whose attn_norm is nn.Identity). Summed, exactly layer_modules (tests hold them equal)."""
     from .layout import stored_copies
 
-    c = cfg
-    inner, f = c.inner_group_num, c.family
-
-    def prefix_of(k: int) -> str:  # the k-th stored layer (owner * inner + j), as layer_modules names it
-        if f == "albert":
-            return f"encoder.albert_layer_groups.{k // inner}.albert_layers.{k % inner}."
-        return {"distilbert": "transformer.layer.", "modernbert": "layers."}.get(f, "encoder.layer.") + f"{k}."
-
+    c, inner = cfg, cfg.inner_group_num
+    first, second = _layer_prefix(c, 0, 0), _layer_prefix(c, 1 // inner, 1 % inner)  # stored layers 0 and 1
     out: list[tuple[Module, int]] = []
     for side, sub in enumerate(("attention", "ffn")):
         copies = stored_copies(c, sub)
-        out += [(m, 1) for m in _sublayers(c, prefix_of(0), True)[side]]
+        out += [(m, 1) for m in _sublayers(c, first, True)[side]]
         if copies > 1:
-            out += [(m, copies - 1) for m in _sublayers(c, prefix_of(1), False)[side]]
+            out += [(m, copies - 1) for m in _sublayers(c, second, False)[side]]
     return out
 
 

@@ -33,8 +33,7 @@ The candidates for the peak; the estimate is the largest:
   mixed bf16 5,927,222,404 B, equal). DeBERTa-v2's LoRA through
   the same peft lora.Linear hook (deberta-v3-base r=8 query_proj, value_proj 16 × 512 mixed bf16 equal to
   the byte, before 7.4% high; on random configs most equal, a few within 1.2%, one checkpointed 4% under).
-* otherwise (ModernBERT's checkpointing, DeBERTa-v2's MLM head, ModernBERT's LoRA and MLM head, LoRA on an
-  embedding, every layer frozen), moments of the step
+* otherwise (ModernBERT's checkpointing, LoRA on an embedding, every layer frozen), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
