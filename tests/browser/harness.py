@@ -171,3 +171,19 @@ def require_chromium() -> None:
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+
+
+# Plotly figures drawn: plots with a layout and an SVG. Count plots, not `.main-svg`: Plotly draws two of those
+# per plot (the plot and its hover layer), so ">= n main-svg" holds with half the plots drawn (CI, 2026-12-01:
+# "1 figures drawn, want 2").
+FIGURES_DRAWN_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .filter(d => d._fullLayout && d.querySelector('.main-svg')).length"""
+
+
+def wait_for_figures(page, n: int, timeout_ms: int = 60_000) -> None:
+    """Wait until at least n Plotly figures are drawn and none is half drawn. Streamlit loads its Plotly
+    component lazily: in a session that opened on a tab without charts, the first chart tab's run can finish
+    before any `.js-plotly-plot` exists (CI, 2026-12-01: a shared link opened on its table tab read no charts)."""
+    page.wait_for_function(
+        f"n => ({FIGURES_DRAWN_JS})() >= n && Array.from(document.querySelectorAll('.js-plotly-plot'))"
+        ".every(d => d._fullLayout && d.querySelector('.main-svg'))", arg=n, timeout=timeout_ms)

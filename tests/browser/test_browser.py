@@ -14,7 +14,7 @@ from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 from albert_core.units import format_count
 
-from .harness import error_blocks, open_section, open_tab, rerun, streamlit_server, wait_until_idle
+from .harness import error_blocks, open_section, open_tab, rerun, streamlit_server, wait_for_figures, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -140,6 +140,7 @@ def test_shared_url_opens_the_same_view(server, browser, page):
                                 "return d && d.textContent.trim().length > 0; }", timeout=30_000)
         assert expected in first_table_text(other)  # the grid virtualizes columns: compare the number itself
         open_tab(other, "Shares and counts")
+        wait_for_figures(other, len(original))  # this session's first charts: Plotly's component loads now
         assert charts(other) == original
     finally:
         other.context.close()

@@ -15,7 +15,7 @@ from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 from albert_core.share import PAGE_TABS
 
-from .harness import error_blocks, open_tab, wait_until_idle
+from .harness import error_blocks, open_tab, wait_for_figures, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -60,6 +60,7 @@ def test_memory_link_reaches_and_marks_max_position_8192(server, page):
     marks = [t for t in fig["traces"] if t["name"] == "max_position" and t["x"] == [8192]]
     assert len(marks) == 1  # the config's own max_position is marked
     open_tab(page, "Training memory per GPU")  # drawn when its tab is opened
+    wait_for_figures(page, 1)
     assert "memory_tab=training" in page.url and "max_position=8192" in page.url
     sweep = figures(page)["memory_training_sweep"]
     assert any(t["name"].endswith("its max_position") and t["x"] == [8192] for t in sweep["traces"])
@@ -142,8 +143,7 @@ def test_report_downloads_and_draws_offline(server, browser, page, tmp_path: Pat
     try:
         pg = ctx.new_page()
         pg.goto(path.as_uri())
-        pg.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6",
-                             timeout=60_000)
+        wait_for_figures(pg, 6)
         drawn = pg.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot')).map("
                             "d => ({n: (d.data || []).length, title: d.layout.title.text}))")
         assert len(drawn) == 6 and all(d["n"] > 0 and d["title"] for d in drawn)

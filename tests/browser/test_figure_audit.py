@@ -30,7 +30,7 @@ import pytest
 
 from albert_core.share import PAGE_TABS
 
-from .harness import error_blocks, open_tab, wait_until_idle
+from .harness import error_blocks, open_tab, wait_for_figures, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -375,8 +375,6 @@ FIGURES = {("overview", "presets"): 2, ("parameters", "shares"): 2, ("parameters
            ("parameters", "sweep"): 1, ("parameters", "factorization"): 1, ("parameters", "sharing"): 1,
            ("parameters", "cuts"): 1, ("memory", "activations"): 1, ("memory", "variants"): 1,
            ("memory", "training"): 2, ("fit", "chart"): 1, ("compute", "scatter"): 1, ("compute", "breakdown"): 1}
-DRAWN_JS = """n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n
-    && Array.from(document.querySelectorAll('.js-plotly-plot')).every(d => d._fullLayout && d.querySelector('.main-svg'))"""
 CASES = [(v, p) for v in VIEWS for p in v.pages]
 SEEN: dict[str, int] = {}  # figures audited, for the count in docs/app.md (printed with -s)
 COMPARED: dict[str, int] = {}  # table rows compared with a figure
@@ -406,7 +404,7 @@ def test_every_figure_reads_right(server, browser, view, path):
                 open_tab(page, label)
             where = f"[{view.name}, {view.theme}] {path} / {label}"
             if want:
-                page.wait_for_function(DRAWN_JS, arg=want, timeout=60_000)
+                wait_for_figures(page, want)
                 n = page.locator(".js-plotly-plot").count()
                 assert n == want, f"{view.name}, {path} / {label}: {n} figures drawn, want {want}"
                 figures += n
