@@ -70,6 +70,7 @@ class Node:
     param: object = None  # AccumulateGrad: the parameter's key
     out_dtype: str = F32
     region: int | None = None  # the checkpointed layer whose forward made it
+    packed: bool = False  # inside a checkpointed region: it saved something (a parameter too: a holder)
 
 
 @dataclass(eq=False)
@@ -84,7 +85,10 @@ class Region:
     casts: list[T] = field(default_factory=list)
     points: list[tuple[list[int], list[T]]] = field(default_factory=list)  # (saves so far, locals) in order
     extra: list[Storage] = field(default_factory=list)  # more inputs its frame keeps (backward_deberta.py)
-    pending: int = 0  # its nodes with saved tensors still to run
+    packs: int = 0  # tensors packed so far (parameters too: every saved tensor gets a holder)
+    marks: list[int] = field(default_factory=list)  # packs at each of `points`
+    fresh: set[int] = field(default_factory=set)  # the outputs of the op of the last pack, if it saved inputs only
+    pending: int = 0  # its nodes that packed a tensor, still to run
     done: bool = False
 
     def __lt__(self, other: Node) -> bool:  # heapq ties: never compared meaningfully
@@ -217,17 +221,26 @@ class Graph:
                     region=self.region)
         for t in saved:
             self.keep(node, t.st)
+        if saved and self.region is not None:  # inputs are saved (packed) before the op runs: not its outputs
+            self.regions[self.region].fresh = {id(r.st) for r in results}
         for i, r in enumerate(results):
             r.fn, r.slot = node, i
         return results
 
     def keep(self, node: Node, st: Storage) -> None:
         """node saves st: kept for backward, or, inside a checkpointed region, packed into a holder
-        (torch/utils/checkpoint.py _checkpoint_hook) and recomputed when backward first unpacks it."""
+        (torch/utils/checkpoint.py _checkpoint_hook) and recomputed when backward first unpacks it. A parameter
+        is packed too: it keeps nothing alive, but its node starts the recomputation and holds the frame, and
+        the recomputation stops only after it (_StopRecomputationError when every holder is refilled)."""
+        if self.region is not None:  # _checkpoint_hook packs every saved tensor, a parameter too
+            r = self.regions[self.region]
+            r.packs += 1
+            r.fresh = set()
+            if not node.packed:
+                node.packed = True
+                r.pending += 1
         if st.persistent or st in node.saved:
             return
-        if node.saved == [] and self.region is not None:
-            self.regions[self.region].pending += 1
         node.saved.append(st)
         if self.region is None:
             st.refs += 1
@@ -245,6 +258,7 @@ class Graph:
         if self.region is not None:
             r = self.regions[self.region]
             r.points.append((list(r.saves), alive + list(r.casts)))
+            r.marks.append(r.packs)
 
     def begin_region(self, x: T) -> None:
         """checkpoint(layer, x): _NoopSaveInputs saves x (ctx.save_for_backward) for the recomputation."""
@@ -795,8 +809,9 @@ def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str
 # ---- the engine loop ----------------------------------------------------------------------------------------
 def _recompute(e: Engine, r: Region) -> None:
     """The checkpointed layer's forward again (torch/utils/checkpoint.py unpack_hook): its saved tensors refilled
-    in forward order, its locals alive at each recorded moment, stopping (_StopRecomputationError) at the last
-    saved tensor, when the locals then alive are dropped by the unwinding."""
+    in forward order, its locals alive at each recorded moment (a local saved only later a temporary until then),
+    stopping (_StopRecomputationError) at the last saved tensor, when the locals then alive are dropped by the
+    unwinding."""
     revived: set[int] = set()
     for keys, alive in [*r.points, (list(r.saves), r.alive + r.casts)]:
         for k in keys:
@@ -804,8 +819,8 @@ def _recompute(e: Engine, r: Region) -> None:
                 revived.add(k)
                 e.revive(r.saves[k], r.refs[k])
         tmp: dict[int, Storage] = {}
-        for t in alive:  # not saved and not alive already: autocast's unsaved casts, the forward's locals
-            if id(t.st) not in r.saves and t.st.refs == 0 and not t.st.persistent:
+        for t in alive:  # not (yet) recomputed and not alive already: autocast's unsaved casts, the forward's locals
+            if id(t.st) not in revived and t.st.refs == 0 and not t.st.persistent:
                 tmp.setdefault(id(t.st), t.st)
         held = [e.alloc(st.nbytes) for st in tmp.values()]
         for st in held:
@@ -841,7 +856,7 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
         g = buffers.pop(nd, [None] * nd.outputs)
         e.where = nd.name
         reg = graph.regions[nd.region] if nd.region is not None else None
-        if reg is not None and nd.saved and not reg.done:
+        if reg is not None and nd.packed and not reg.done:
             e.where = f"{nd.name} (recomputation)"
             _recompute(e, reg)
             e.where = nd.name
@@ -850,7 +865,7 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
             e.unref(st)
         for st in nd.saved:  # release_variables
             e.unref(st)
-        if reg is not None and nd.saved:
+        if reg is not None and nd.packed:
             reg.pending -= 1
             if reg.pending == 0:  # the frame (and _NoopSaveInputs' input) dies with its last holder
                 e.unref(reg.input)
