@@ -3,13 +3,38 @@
 Pre-LN layers (attn_norm is nn.Identity in layer 0), Wqkv -> view -> unbind -> rotary q and k (float32 math,
 cast back) -> attention (eager, CPU sdpa's flash kernel, or with attention dropout its math path) -> Wo ->
 out_drop, then mlp_norm -> Wi -> chunk -> act(input) * gate -> drop -> Wo; final_norm. No torch here.
+
+Gradient checkpointing (activation_checkpointing_enable: GradientCheckpointingLayer's
+checkpoint(partial(forward, self, attention_mask=..., position_embeddings=...), x, use_reentrant=False)): each
+layer a Graph region. _NoopSaveInputs saves x; the frame's partial keeps the layer type's mask (sliding layers)
+and cos, sin until the layer's last saving node has run. Its saves are packed, not kept: the forward's moments
+count what the layer's Python holds (every moment lists it, saved or not), the backward recomputes the layer
+when its first node that saved anything (a parameter too: every saved tensor is packed) runs, up to the last
+pack: mlp.Wo's mm (or its lora_B), whose inputs are packed before it runs (_stop). enable_input_require_grads
+hooks tok_embeddings (get_input_embeddings): a frozen lookup's output becomes a leaf that requires grad, saved
+by the embeddings' norm. ModernBERT-base 4 x 2,048 mixed bf16 sdpa AdamW: 2,763,691,520 B in the last layer's
+rotary, equal to the engine (before: the lower-bound candidates, 14.8% over in the wrong phase); 130 random
+checkpointed configs equal to the byte.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .backward import Adapt, Graph, Peak, T, _activation, _first_token, _grads_like, _pass, run_backward
+from .backward import (
+    SEQ_MAX,
+    Adapt,
+    Graph,
+    Node,
+    Peak,
+    T,
+    _accumulate,
+    _activation,
+    _first_token,
+    _grads_like,
+    _pass,
+    run_backward,
+)
 from .config import ModelConfig
 from .replay import F32
 
@@ -48,18 +73,21 @@ class _Live:
         self.g, self.held = g, held
 
     def __call__(self, name: str, *alive: T | None) -> None:
-        if self.held is not None:
-            self.g.moment(f"forward: the last layer's {name}", [t for t in alive if t is not None] + self.held)
+        """A moment of the layer: a forward moment in the last layer, and inside a checkpointed layer a moment of
+        its recomputation (Graph.point). `alive`: every tensor the layer's Python holds then, saved or not (a
+        checkpointed forward keeps no saved tensor)."""
+        self.g.point(f"forward: the last layer's {name}", [t for t in alive if t is not None], self.held)
 
     def linear(self, name: str, x: T, key: str, n_in: int, n_out: int, bias: bool, *alive: T | None) -> T:
-        """A Linear: its input, autocast's cast of it (a temporary unless saved) and its output. A peft lora.Linear
-        (Graph.adapt) records its own moments inside, with what the layer holds (g.ctx, as backward._bert_layer's)."""
+        """A Linear: its input, autocast's casts of it and of a frozen weight (temporaries unless saved) and its
+        output. A peft lora.Linear (Graph.adapt) records its own moments inside, with what the layer holds (g.ctx,
+        as backward._bert_layer's)."""
         g = self.g
-        if self.held is not None:
+        if self.held is not None or g.region is not None:
             g.ctx = [t for t in alive if t is not None], self.held
         out = g.linear(x, key, n_in, n_out, bias)
         g.ctx = None
-        self(name, x, g.last_input, out, *alive)
+        self(name, x, g.last_input, *g.last_casts, out, *alive)
         return out
 
     def dropout(self, name: str, x: T, p: float, *alive: T | None) -> T:
@@ -104,7 +132,9 @@ def _eager(g: Graph, cfg: ModelConfig, q: T, k: T, v: T, mask: T | None, lv: _Li
     gradient reaches bmm transposed (a copy where B, A and S are above 1)."""
     B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
     c, fwd = q.dtype, B > 1 and A > 1 and S > 1
-    s0 = g.bmm(g.copy(q, fwd, False), g.copy(k, fwd, False), B * A * S * S, c)
+    qc, kc = g.copy(q, fwd, False), g.copy(k, fwd, False)
+    s0 = g.bmm(qc, kc, B * A * S * S, c)
+    lv("attention scores", qc, kc, s0, *alive)  # matmul's copies, until it returns
     scores = g.scalar(s0)
     lv("attention scores", s0, scores, *alive)
     if mask is not None:
@@ -150,8 +180,9 @@ def _math(g: Graph, cfg: ModelConfig, q: T, k: T, v: T, mask: T | None, lv: _Liv
     qa, ka, va = g.cast(q, F32), g.cast(k, F32), g.cast(v, F32)
     qs, ks = g.scalar(qa), g.scalar(ka)
     fwd = B > 1 and A > 1 and S > 1  # q, k and a 16-bit v's float copy keep the (B, S, A, D) order
-    scores = g.bmm(g.copy(qs, fwd, False), g.copy(ks, fwd, False), B * A * S * S, F32)
-    lv("attention scores", fm, qa, ka, va, qs, ks, scores, *alive)
+    qc, kc = g.copy(qs, fwd, False), g.copy(ks, fwd, False)
+    scores = g.bmm(qc, kc, B * A * S * S, F32)
+    lv("attention scores", fm, qa, ka, va, qs, ks, qc, kc, scores, *alive)
     if fm is not None:  # attn.add_(mask): AddBackward0 passes the gradient
         scores = g.op("AddBackward0", [scores, None], [(scores.numel, F32)], [], _pass)[0]
     probs = g.unary(scores, "SafeSoftmaxBackward0", True)
@@ -160,9 +191,9 @@ def _math(g: Graph, cfg: ModelConfig, q: T, k: T, v: T, mask: T | None, lv: _Liv
     attn = g.cast(probs, q.dtype)  # the returned attention weights, in the query dtype (sdpa drops them)
     vr = g.copy(va, B > 1 and A > 1 and (S > 1 or va is v), False)
     ctx32 = g.bmm(probs, vr, B * S * H, F32)
-    lv("attention context", fm, qa, ka, va, qs, attn, vr, ctx32, *alive)
+    lv("attention context", fm, qa, ka, va, qs, probs, attn, vr, ctx32, *alive)
     ctx = g.cast(ctx32, q.dtype)
-    lv("attention context", fm, qa, ka, va, qs, attn, ctx32, ctx, *alive)
+    lv("attention context", fm, qa, ka, va, qs, probs, attn, ctx32, ctx, *alive)
     g.attn_weights = None
     return g.copy(ctx, A > 1 and S > 1, B > 1 and A > 1 and S > 1)
 
@@ -174,23 +205,30 @@ def _layer(g: Graph, cfg: ModelConfig, x: T, i: int, attention: str, rope: dict[
     pre, nb = f"layers.{i}.", cfg.norm_bias
     lv = _Live(g, None if held is None else [x, *held])
     local = bool(i % cfg.global_attn_every_n_layers)
+    cos, sin = rope["sliding_attention" if local else "full_attention"]
+    m = mask if local else None
+    if g.checkpointing:  # GradientCheckpointingLayer: checkpoint(partial(forward, self, attention_mask=...,
+        g.begin_region(x)  # position_embeddings=...), x): _NoopSaveInputs saves x, the frame's partial keeps
+        for st in [*([m.st] if m is not None else []), cos.st, sin.st]:  # the mask and the layer type's cos, sin
+            st.refs += 1
+            g.saved.setdefault(id(st), st)
+            g.regions[-1].extra.append(st)
     h = x if i == 0 else _norm(g, x, pre + "attn_norm", H, nb)
     lv("attn_norm", h)
     qkv = lv.linear("Wqkv", h, pre + "attn.Wqkv", H, 3 * H, cfg.attention_bias)
     q, k, v = _views(g, qkv, "UnbindBackward0", 3, qkv.numel // 3)
-    cos, sin = rope["sliding_attention" if local else "full_attention"]
     qe = _rotary(g, q, cos, sin, lv, h, qkv)
     ke = _rotary(g, k, cos, sin, lv, h, qkv, qe)
     q = g.cast(qe, q.dtype)  # return q_embed.to(original_dtype), k_embed.to(original_dtype): both casts last
     lv("rotary", h, qkv, qe, ke, q)
     k = g.cast(ke, k.dtype)
     lv("rotary", h, qkv, qe, ke, q, k)
-    m = mask if local else None
     attn = _eager if attention == "eager" else _sdpa if cfg.attention_dropout == 0 else _math
     ctx = attn(g, cfg, q, k, v, m, lv, h, qkv, q, k)
     w = g.attn_weights  # eager's attention weights: held by the layer's `_` until it returns
     a = lv.linear("Wo", ctx, pre + "attn.Wo", H, H, cfg.attention_bias, h, qkv, q, k, w)
-    a = lv.dropout("out_drop", a, cfg.attention_dropout, h, qkv, q, k, w)  # inside the attention's forward
+    a = lv.dropout("out_drop", a, cfg.attention_dropout, h, qkv, q, k, ctx, w)  # inside the attention's forward
+    # (whose attn_output, Wo's input, lives until it is rebound)
     x2 = g.add(x, a)  # attn_output stays a local of the layer until it returns
     lv("residual", a, x2, w)
     hn = _norm(g, x2, pre + "mlp_norm", H, nb)
@@ -201,11 +239,26 @@ def _layer(g: Graph, cfg: ModelConfig, x: T, i: int, attention: str, rope: dict[
     lv("activation", a, x2, hn, wi, act, w)
     y = g.mul(act, gate)
     lv("gate", a, x2, hn, wi, act, y, w)
-    y = lv.dropout("mlp dropout", y, cfg.dropout, a, x2, hn, w)
-    y = lv.linear("Wo", y, pre + "mlp.Wo", I, H, cfg.mlp_bias, a, x2, hn, w)
+    y = lv.dropout("mlp dropout", y, cfg.dropout, a, x2, hn, wi, w)  # input, gate: views of wi, MLP's locals
+    y = lv.linear("Wo", y, pre + "mlp.Wo", I, H, cfg.mlp_bias, a, x2, hn, wi, w)
     out = g.add(x2, y)
     lv("residual", a, x2, y, out, w)
+    if g.checkpointing:
+        _stop(g)
     return out
+
+
+def _stop(g: Graph) -> None:
+    """The checkpointed layer's forward returned. Its recomputation stops (_StopRecomputationError) as the last
+    saved tensor is packed (a parameter too: mlp.Wo's mm, or its LoRA's lora_B), before that op runs: the locals
+    of the first moment after it, less that op's outputs, which the unwinding drops; the later moments are not
+    recomputed."""
+    assert g.region is not None
+    r = g.regions[g.region]
+    stop = next((j for j, n in enumerate(r.marks) if n == r.packs), len(r.points))
+    alive = [t for t in r.points[stop][1] if id(t.st) not in r.fresh] if stop < len(r.points) else []
+    r.points, r.marks = r.points[:stop], r.marks[:stop]
+    g.end_region(alive)
 
 
 def _head(g: Graph, cfg: ModelConfig, seq: T, head: str, num_labels: int) -> T:
@@ -237,6 +290,11 @@ def forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "n
     ids = g.persistent(B * S, "int64", "input_ids")
     we = g.param("embeddings.tok_embeddings.weight", cfg.vocab_size * H)
     x = g.op("EmbeddingBackward0", [ids, we], [(B * S * H, g.md)], [ids], _grads_like)[0]
+    if g.checkpointing and x.fn is None:  # activation_checkpointing_enable -> enable_input_require_grads on
+        x.st.refs += 1  # get_input_embeddings (tok_embeddings): the frozen lookup's output made a leaf that
+        x.st.cat = "temporaries"  # requires grad, held by its AccumulateGrad (and saved by the norm)
+        x.fn = Node(SEQ_MAX, "AccumulateGrad(inputs_embeds)", [], [], _accumulate, param="inputs_embeds")
+        g.held.append(x.st)
     x = g.dropout(_norm(g, x, "embeddings.norm", H, cfg.norm_bias), cfg.dropout)
     n, L = cfg.global_attn_every_n_layers, cfg.num_layers
     kinds = {"full_attention"} | ({"sliding_attention"} if n > 1 and L > 1 else set())
@@ -261,28 +319,28 @@ def forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "n
     return loss
 
 
-def modelled(checkpointing: bool, mode: str, head: str) -> bool:
+def modelled(mode: str, head: str) -> bool:
     """Where this recording applies (with a layer left to train): the base model, a classification head or MLM,
-    eager or CPU sdpa, without checkpointing, fully trained, frozen embeddings or layers, BitFit, LoRA."""
-    return not checkpointing and head in ("none", "classification", "token", "mlm") and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora")
-
-
+    eager or CPU sdpa, with or without checkpointing, fully trained, frozen embeddings or layers, BitFit, LoRA."""
+    return head in ("none", "classification", "token", "mlm") and mode in ("full", "frozen-embeddings",
+                                                                        "frozen-layers", "bitfit", "lora")
 
 
 def peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
          trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager", head: str = "none",
-         num_labels: int = 2, adapt: Adapt | None = None) -> tuple[Peak, int]:
+         num_labels: int = 2, adapt: Adapt | None = None, checkpointing: bool = False) -> tuple[Peak, int]:
     """backward.bert_style_peak for ModernBERT: (the step's activation-side peak from `base`, saved bytes).
     adapt: peft LoRA's adapted Linears (backward_lora.adapt), through Graph.linear's hook."""
-    g = Graph(cfg, dtype, B, S, trainable)
+    g = Graph(cfg, dtype, B, S, trainable, checkpointing)
     g.adapt = adapt
     loss = forward(g, cfg, attention, head, num_labels)
     saved = g.saved_bytes()
+    held = sum(st.nbytes for st in g.held if id(st) not in g.saved)  # the inputs_embeds leaf, unless saved
     start = dict(base)
     start["saved activations"] = start.get("saved activations", 0) + saved
-    start["temporaries"] = start.get("temporaries", 0) + 4  # the 0-d loss
+    start["temporaries"] = start.get("temporaries", 0) + 4 + held  # the 0-d loss
     pk = run_backward(g, loss, start)
-    base_total = sum(base.values())
+    base_total = sum(base.values()) + held
     for name, alive in g.moments:  # the forward's moments, before the loss exists
         if base_total + alive > pk.total:
             at = dict(base)

@@ -28,12 +28,15 @@ The candidates for the peak; the estimate is the largest:
   on the random configs (a few 0-d scale tensors over, up to 0.6% under in one recomputed attention).
   DeBERTa-v2's MLM head (legacy: BERT's, H -> E; deberta-v3-base 8 × 512 mixed bf16 10,802,864,068 B, equal).
   ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token/MLM; LoRA through the
-  same hook: ModernBERT-base r=8 Wqkv 16 × 512 mixed bf16 classification:2 5,315,697,184 B, equal), without
-  checkpointing (ModernBERT-large 1 × 8,192 float32 equal, before 5.3% low; ModernBERT-base MLM 8 × 512
-  mixed bf16 5,927,222,404 B, equal). DeBERTa-v2's LoRA through
+  same hook: ModernBERT-base r=8 Wqkv 16 × 512 mixed bf16 classification:2 5,315,697,184 B, equal;
+  ModernBERT-large 1 × 8,192 float32 equal, before 5.3% low; ModernBERT-base MLM 8 × 512 mixed bf16
+  5,927,222,404 B, equal), with checkpointing too (each layer a checkpointed region, recomputed up to mlp.Wo's
+  mm: ModernBERT-base 4 × 2,048 mixed bf16 sdpa AdamW 2,763,691,520 B in the forward, equal, before
+  3,173,012,992 B (+14.8%, in the backward); eager 4,944,326,152 B, equal; 130 random checkpointed configs
+  equal to the byte). DeBERTa-v2's LoRA through
   the same peft lora.Linear hook (deberta-v3-base r=8 query_proj, value_proj 16 × 512 mixed bf16 equal to
   the byte, before 7.4% high; on random configs most equal, a few within 1.2%, one checkpointed 4% under).
-* otherwise (ModernBERT's checkpointing, LoRA on an embedding, every layer frozen), moments of the step
+* otherwise (LoRA on an embedding, every layer frozen, CUDA), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -328,7 +331,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
 
     layers_train = any(t.trainable and (t.part == "layers" or (t.part == "adapter" and _in_layers(cfg, t.name)))
                        for t in ts)  # a LoRA adapter inside the layers trains them too
-    modern = cfg.family == "modernbert" and layers_train and backward_modernbert.modelled(checkpointing, name, head)
+    modern = cfg.family == "modernbert" and layers_train and backward_modernbert.modelled(name, head)
     layers_train = layers_train or any(t.trainable and _PROJECTION.search(t.name) for t in ts)  # (module docstring)
     replayed = device == "cpu" and (modern or backward.modelled(cfg, attention, checkpointing, name, head,
                                                                  layers_train)) \
@@ -337,9 +340,9 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
         adapt = backward_lora.adapt({t.name: t.shape for t in ts}, (lora or LoraSpec()).lora_dropout) \
             if name == "lora" else None
         trainable = backward.trainable_by_name({t.name: t.trainable for t in ts})
-        if modern:  # backward_modernbert.py (no checkpointing: backward_modernbert.modelled)
+        if modern:  # backward_modernbert.py
             pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention, head, num_labels,
-                                                 adapt)
+                                                 adapt, checkpointing)
         elif cfg.family == "deberta-v2":  # backward_deberta.py (its MLM head: the legacy one, backward._mlm_head)
             pk, saved = backward_deberta.deberta_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
                                                       head, num_labels, adapt)
