@@ -6,23 +6,22 @@ test_families_activations.py (the other five families), fake tensors unless said
 * the replayed families (BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA: albert_core/backward.py; DeBERTa-v2:
   backward_deberta.py; ModernBERT: backward_modernbert.py; each replays the forward's last moments and the
   backward op by op): 50 random configs per family, each with its dtype, optimizer, checkpointing (not ALBERT:
-  HF's AlbertModel cannot; not ModernBERT: not replayed), fine-tuning mode (full, frozen embeddings, frozen
+  HF's AlbertModel cannot; ModernBERT draws it in 19 of 50), fine-tuning mode (full, frozen embeddings, frozen
   layers with a layer left to train or, for ALBERT and ELECTRA, every layer frozen behind their trainable
   E -> H projection, BitFit (ModernBERT: only with a bias), and for the five BERT-style families peft's LoRA
   one case in four: rank, alpha, dropout, one to three Linear targets, bias mode), task head (none, sequence
   or token classification, and MLM for the BERT-style five) and attention (eager or sdpa: CPU flash, or its
-  math path with attention dropout) drawn: the peak within 1% of the engine's (measured: equal to the byte,
-  but DeBERTa-v2 with checkpointing: up to 0.6% off) and in the same phase, what is alive at the start equal
+  math path with attention dropout) drawn: the peak within 1% of the engine's (measured: equal to the byte
+  but for one or two checkpointed configs in BERT, RoBERTa, DistilBERT and DeBERTa-v2, up to 0.08% over;
+  ModernBERT's 50, the 19 checkpointed too, equal) and in the same phase, what is alive at the start equal
   to the byte;
 * where the optimizer step holds the peak (a large vocabulary, batch 1, one or two tokens), the peak equals
   the engine's to the byte for AdamW and Adafactor in every dtype, within 1% for SGD: 3 configs per family;
 * LoRA on real tensors (peft's model, every family): equal to the byte where replayed;
-* what the replay does not reach keeps the step's lower-bound candidates, in separately named tests with
-  their own bounds: ModernBERT with gradient checkpointing (not replayed yet); not tested here and not
-  replayed either: every layer frozen with nothing trainable ahead of the layers, DeBERTa-v2's and
-  ModernBERT's LoRA and MLM head;
-* real sizes (bert-base 8 × 512 ..., ModernBERT-base 8 × 512 mixed bf16, ModernBERT-large 1 × 8,192):
-  equal to the engine's peak.
+* not replayed and not tested here: every layer frozen with nothing trainable ahead of the layers (the
+  step's lower-bound candidates), peft's lora.Embedding;
+* real sizes (bert-base 8 × 512 ..., ModernBERT-base 8 × 512 mixed bf16, 4 × 2,048 mixed bf16 with
+  checkpointing, ModernBERT-large 1 × 8,192): equal to the engine's peak.
 """
 
 from __future__ import annotations
@@ -84,9 +83,8 @@ def test_optimizer_step_peak_equals_the_engine(family, seed):
 
 
 REPLAYED = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
-NOT_REPLAYED = ["modernbert"]  # with gradient checkpointing
-# every family's MLM head (backward._mlm_head; ModernBERT's backward_modernbert._head) and peft's lora.Linear
-# (backward_lora.py, through backward_deberta/_modernbert.py) are replayed, checkpointing aside
+# every family's MLM head (backward._mlm_head; ModernBERT's backward_modernbert._head), peft's lora.Linear
+# (backward_lora.py, through backward_deberta/_modernbert.py) and checkpointing (not ALBERT's) are replayed
 
 
 def _built(cfg: ModelConfig, mode: str, attention: str, head: str = "none", num_labels: int = 2,
@@ -126,8 +124,7 @@ def _property_case(family: str, seed: int):
     run = engine.Run(B, S, dtype=rng.choice(DTYPES), optimizer=rng.choice(OPTIMIZERS), attention=attention,
                      checkpointing=checkpointing)
     head = rng.choice(["none", "none", "classification", "token"])
-    if family == "modernbert":  # its checkpointing is not replayed yet; BitFit needs a bias
-        run = engine.Run(B, S, dtype=run.dtype, optimizer=run.optimizer, attention=attention)
+    if family == "modernbert":  # BitFit needs a bias
         mode = "full" if mode == "bitfit" and not (cfg.attention_bias or cfg.mlp_bias or cfg.norm_bias) else mode
     labels = rng.randint(1, 5)
     # the MLM head and LoRA, each from its own stream: the rest of the draw unchanged
@@ -183,22 +180,6 @@ def test_lora_state_and_optimizer_step_equal_the_engine(family):
     assert (e.peak, e.phase) == (m.peak, m.phase), (e.peak, m.peak, e.moment)
 
 
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("family", NOT_REPLAYED)
-def test_not_replayed_families_stay_below_the_engine(family, seed):
-    """ModernBERT with gradient checkpointing (not replayed): the activation-side candidates are moments of the
-    step that leave out the backward's working set; on tiny configs up to 25% off."""
-    rng = random.Random(f"act-{family}-{seed}")
-    cfg = _config(family, rng)
-    B, S = rng.randint(1, 3), rng.randint(1, cfg.max_position)
-    dtype = rng.choice(DTYPES)
-    opt = OPTIMIZERS[seed % 3]
-    run = engine.Run(B, S, dtype=dtype, optimizer=opt, checkpointing=True)
-    m, e = _measure(cfg, run), _estimate(cfg, run)
-    assert e.at_start == m.at_start, (cfg, B, S, dtype, opt)
-    assert abs(e.peak - m.peak) <= 0.25 * m.peak, (cfg, B, S, dtype, opt, e.peak, m.peak)
-
-
 def test_optimizer_temporaries_follow_torch_optim():
     ts = [finetune.Tensor("a", (3, 5), True, "layers"), finetune.Tensor("b", (7,), True, "layers"),
           finetune.Tensor("c", (2, 2), False, "layers")]
@@ -216,6 +197,7 @@ def test_optimizer_temporaries_follow_torch_optim():
     ("albert-xxlarge", 8, 512, "float32", "adamw", False),
     ("bert-base", 8, 512, "mixed_bf16", "adamw", True),
     ("ModernBERT-base", 8, 512, "mixed_bf16", "adamw", False),
+    ("ModernBERT-base", 4, 2048, "mixed_bf16", "adamw", True),
     ("ModernBERT-large", 1, 8192, "float32", "adamw", False),
 ])
 def test_real_sizes_equal_the_engine(name, batch, seq, dtype, opt, ckpt):
