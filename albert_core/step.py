@@ -22,10 +22,11 @@ The candidates for the peak; the estimate is the largest:
   and the tensors Python still holds) and the backward
   replayed op by op on the recorded autograd graph (torch/csrc/autograd/engine.cpp's order, each
   backward formula's allocations, saved tensors released as their node runs, checkpointing's
-  recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes.
+  recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes, but
+  for a few checkpointed random configs (BERT, RoBERTa, DistilBERT: one each, up to 0.05% over).
   DeBERTa-v2 (albert_core/backward_deberta.py, its disentangled attention's ops and moments): the same
   (deberta-v3-base 16 × 512 mixed bf16 equal to the byte, before 2.82% low); with checkpointing within 1%
-  on the random configs (a few 0-d scale tensors over, up to 0.6% under in one recomputed attention).
+  on the random configs (of the 15 checkpointed: 13 equal, two up to 0.08% over).
   DeBERTa-v2's MLM head (legacy: BERT's, H -> E; deberta-v3-base 8 × 512 mixed bf16 10,802,864,068 B, equal).
   ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token/MLM; LoRA through the
   same hook: ModernBERT-base r=8 Wqkv 16 × 512 mixed bf16 classification:2 5,315,697,184 B, equal;
