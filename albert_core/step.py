@@ -16,10 +16,12 @@ The candidates for the peak; the estimate is the largest:
 * replayed (albert_core/backward.py; BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA; eager or CPU sdpa (flash,
   or the math path with attention dropout); any dtype, checkpointing, fine-tuning mode (peft's LoRA on
   Linear targets too: backward_lora.py replays lora.Linear op by op), head none/classification/token/MLM
-  (the family's own head, its decoder tied to the word embeddings), a layer left to train (or, for
-  ALBERT and ELECTRA, their trainable E -> H projection ahead of the frozen layers)): the forward's last moments (the last layer's
-  attention (math path), FFN and output LayerNorm, the pooler, the head, the loss: every saved tensor
-  and the tensors Python still holds) and the backward
+  (the family's own head, its decoder tied to the word embeddings), a layer left to train, ALBERT's and
+  ELECTRA's trainable E -> H projection ahead of frozen layers, or every layer frozen (a linear probe)): the
+  forward's moments (the embeddings' LayerNorm and dropout, the last layer's ops one by one (its Linears with
+  their autocast casts, the attention's matmuls, softmax and dropout, sdpa's math path, the activation's ops,
+  the LayerNorms with their statistics), the pooler, the head, the loss: every saved tensor and the tensors
+  Python still holds) and the backward
   replayed op by op on the recorded autograd graph (torch/csrc/autograd/engine.cpp's order, each
   backward formula's allocations, saved tensors released as their node runs, checkpointing's
   recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes, but
@@ -37,7 +39,7 @@ The candidates for the peak; the estimate is the largest:
   equal to the byte). DeBERTa-v2's LoRA through
   the same peft lora.Linear hook (deberta-v3-base r=8 query_proj, value_proj 16 × 512 mixed bf16 equal to
   the byte, before 7.4% high; on random configs most equal, a few within 1.2%, one checkpointed 4% under).
-* otherwise (LoRA on an embedding, every layer frozen, CUDA), moments of the step
+* otherwise (LoRA on an embedding, every layer of DeBERTa-v2 or ModernBERT frozen, CUDA), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -70,11 +72,20 @@ deberta-v3-large 4 × 512 float32 equal, before 2.82% and 0.24% low; ModernBERT-
 ModernBERT-large 1 × 8,192 float32 equal, before 1.07% and 5.31% low). Elsewhere the activation-side
 candidates leave out the backward's transient working set: tiny configs up to 25% low. LoRA and the MLM head
 are replayed for the five BERT-style families (bert-base and xlm-roberta-base LoRA r = 8 16 × 512 mixed bf16
-classification: equal to the engine, before 7-9% off). For a model whose every layer is frozen (and whose
-layers' input needs no gradient) the peak lies inside the frozen forward (Python's locals, no saved tensors),
-not replayed: the candidates' saved activations are the full model's less a frozen prefix's, off either way,
-measured -52% to +23% on tiny configs (activations_exact False there, and for DeBERTa-v2's and ModernBERT's MLM
-head and LoRA).
+classification: equal to the engine, before 7-9% off). Where every layer is frozen (and the
+layers' input needs no gradient: a linear probe) the peak lies inside a frozen layer's forward, where nothing is
+saved and only Python's locals and each op's outputs are alive: backward._bert_layer's moments follow that
+working set op by op in transformers' order (eager attention's matmul and `* scaling` alive together, softmax's
+input and output, CPU dropout's input, noise and product, the attention weights held by the layer's `_`, sdpa's
+math path with its float32 copies), the same in every frozen layer before the first trained one (and covered by
+a trained layer's moments, each a superset, when one trains: frozen-layers:L-1 on 135 tiny configs, the engine's
+peak never in a frozen lower layer's forward, all equal but two checkpointed ones +0.05% and +0.04%, as before). Replayed for the five BERT-style families: bert-base
+16 x 512 mixed bf16 frozen-layers:12 classification:2 equal to the engine (1,235,469,336 B with sdpa, 832,816,152 B
+eager; before, the lower-bound candidates, 639,009,816 B: -48% and -23%); on tiny random configs equal to the byte
+(tests/test_step_peak.py: 36 linear-probe draws among BERT's, RoBERTa's, DistilBERT's and ELECTRA's 200; ALBERT's
+E -> H projection always trains). DeBERTa-v2 and ModernBERT with every layer frozen keep the lower-bound candidates
+(activations_exact False; their frozen forward's moments are not modelled): the candidates' saved activations
+are the full model's less a frozen prefix's, off either way (measured -52% to +23% on tiny configs).
 
 CUDA (not measured here; the engine runs on the CPU):
 * the caching allocator rounds every block up to a multiple of 512 bytes (c10/cuda/CUDACachingAllocator.cpp,
