@@ -36,10 +36,12 @@ The candidates for the peak; the estimate is the largest:
   5,927,222,404 B, equal), with checkpointing too (each layer a checkpointed region, recomputed up to mlp.Wo's
   mm: ModernBERT-base 4 × 2,048 mixed bf16 sdpa AdamW 2,763,691,520 B in the forward, equal, before
   3,173,012,992 B (+14.8%, in the backward); eager 4,944,326,152 B, equal; 130 random checkpointed configs
-  equal to the byte). DeBERTa-v2's LoRA through
+  equal to the byte), and every layer frozen (a linear probe: the last layer of each attention type, global
+  and sliding-window, records its moments op by op; ModernBERT-base 16 × 512 mixed bf16 frozen-layers:22
+  classification:2 equal: sdpa 830,517,784 B, eager 1,262,268,952 B, before 874,226,200 B, +5.3% and -30.7%). DeBERTa-v2's LoRA through
   the same peft lora.Linear hook (deberta-v3-base r=8 query_proj, value_proj 16 × 512 mixed bf16 equal to
   the byte, before 7.4% high; on random configs most equal, a few within 1.2%, one checkpointed 4% under).
-* otherwise (LoRA on an embedding, every layer of DeBERTa-v2 or ModernBERT frozen, CUDA), moments of the step
+* otherwise (LoRA on an embedding, every layer of DeBERTa-v2 frozen, CUDA), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -83,8 +85,13 @@ peak never in a frozen lower layer's forward, all equal but two checkpointed one
 16 x 512 mixed bf16 frozen-layers:12 classification:2 equal to the engine (1,235,469,336 B with sdpa, 832,816,152 B
 eager; before, the lower-bound candidates, 639,009,816 B: -48% and -23%); on tiny random configs equal to the byte
 (tests/test_step_peak.py: 36 linear-probe draws among BERT's, RoBERTa's, DistilBERT's and ELECTRA's 200; ALBERT's
-E -> H projection always trains). DeBERTa-v2 and ModernBERT with every layer frozen keep the lower-bound candidates
-(activations_exact False; their frozen forward's moments are not modelled): the candidates' saved activations
+E -> H projection always trains). ModernBERT too (backward_modernbert: the last global and the last sliding-window
+layer record their moments, a sliding layer's mask making its working set the larger; ModernBERT-base 16 × 512
+mixed bf16 frozen-layers:22 classification:2 equal to the engine, 830,517,784 B with sdpa, 1,262,268,952 B eager,
+before 874,226,200 B: +5.3% and -30.7%; 46 linear-probe draws among its 200 seeds equal to the byte, 16 of them
+checkpointed, where enable_input_require_grads makes the frozen layers record a graph and the peak is in the
+backward). DeBERTa-v2 with every layer frozen keeps the lower-bound candidates
+(activations_exact False; its frozen forward's moments are not modelled): the candidates' saved activations
 are the full model's less a frozen prefix's, off either way (measured -52% to +23% on tiny configs).
 
 CUDA (not measured here; the engine runs on the CPU):
@@ -343,7 +350,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
 
     layers_train = any(t.trainable and (t.part == "layers" or (t.part == "adapter" and _in_layers(cfg, t.name)))
                        for t in ts)  # a LoRA adapter inside the layers trains them too
-    modern = cfg.family == "modernbert" and layers_train and backward_modernbert.modelled(name, head)
+    modern = cfg.family == "modernbert" and backward_modernbert.modelled(name, head)  # a linear probe too
     layers_train = layers_train or any(t.trainable and _PROJECTION.search(t.name) for t in ts)  # (module docstring)
     replayed = device == "cpu" and (modern or backward.modelled(cfg, attention, checkpointing, name, head,
                                                                  layers_train)) \
