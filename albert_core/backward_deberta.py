@@ -9,9 +9,18 @@ builds eager). Checkpointed layers: the frame keeps the (B, 1, S, S) mask, relat
 Not modelled (within 1% on the tests' configs): inside a checkpointed layer a node's recomputed saved tensors
 die when its apply returns (unpack pops them from the frame), before validate_outputs' sum_to / casts; the
 replay frees them after (release_variables' order), a few bytes over. peft LoRA: the Linears go through
-Graph.adapt (backward_lora.lora_linear). Not modelled either: the moments inside a last layer's attention that
-runs without gradient (one layer, LoRA only after the attention: the engine's peak there, up to 9% above the
-replay's). No torch here.
+Graph.adapt (backward_lora.lora_linear); a last layer's attention that runs without gradient (one layer, LoRA
+only on output.dense) is covered by the op-by-op moments below (12 such tiny configs equal to the byte; before up
+to 9% under). No torch here.
+
+The last layer's moments follow each op with what Python holds then (every saved tensor counted besides): the
+Linears with their autocast casts, transpose_for_scores' copies, key / scale, q @ k^T, pos_dropout, the position
+projections (a term's, or an unused branch's with share_att_key), each term's bmm, index arithmetic, gather and
+division, masked_fill with ~mask, softmax, dropout, the context and its copy, SelfOutput's and the FFN's ops, the
+activation's, the LayerNorms with their statistics; and the encoder's make_log_bucket_position (position_buckets).
+Where nothing records a node (every layer frozen, no relative term reading the trained rel_embeddings: a linear
+probe) they are the frozen forward's working set, the same in every layer: 30 such tiny configs (of 127
+linear-probe draws in 600 seeds) equal to the engine to the byte, before -25.7% to +1.6% with the old moments.
 """
 
 from __future__ import annotations
@@ -192,32 +201,63 @@ def _position_uses(cfg: ModelConfig) -> list[str]:
 
 def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: T | None,
                held: list[T] | None) -> tuple[T, list[T]]:
-    """DisentangledSelfAttention.forward: (its context (B, S, H), its locals alive when it returns)."""
+    """DisentangledSelfAttention.forward: (its context (B, S, H), its locals alive when it returns).
+
+    The moments (the last layer's, where `held` is known; every saved tensor counted besides) follow each op with
+    what Python holds then: the op's inputs and output, a statement's temporaries (autocast's casts, the scale's
+    .to(dtype), key^T / scale, ~attention_mask, a dropout's noise), the function's locals (query/key/value,
+    scale, the scores (not rebound by softmax), rel_att, pos_dropout's output, the bool mask) and the caller's
+    x and mask. Where nothing records a node (every layer frozen, no relative term reaching a trained tensor)
+    they are the frozen forward's working set, the same in every layer."""
     B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
     R = rel_rows(cfg)
     terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
+    both = A > 1 and S > 1
+
+    def pt(what: str, *ts: T) -> None:
+        g.point(f"forward: the last layer's {what}", [*ts, x, mask], held)
+
+    def lin(what: str, out: T, *ts: T) -> None:  # a Linear's output with its input (or its cast) and casts
+        pt(what, out, *([g.last_input] if g.last_input is not None else []), *g.last_casts, *ts)
+
+    def proj(name: str, *alive: T) -> T:  # self.transpose_for_scores(self.<name>(hidden_states))
+        g.last_input, g.last_casts = None, []
+        p = g.linear(x, pre + name, H, H)
+        lin(name, p, *alive)
+        out = _transpose_for_scores(g, p, A, S)
+        if out.st is not p.st:
+            pt(f"{name} contiguous", p, out, *alive)
+        return out
+
     g.ctx = [x, mask], held  # a LoRA Linear's inner moments (backward_lora.lora_linear): the layer's locals
-    q = _transpose_for_scores(g, g.linear(x, pre + "query_proj", H, H), A, S)
+    q = proj("query_proj")
     g.ctx = [q, x, mask], held
-    k = _transpose_for_scores(g, g.linear(x, pre + "key_proj", H, H), A, S)
+    k = proj("key_proj", q)
     g.ctx = [q, k, x, mask], held
-    v = _transpose_for_scores(g, g.linear(x, pre + "value_proj", H, H), A, S)
+    v = proj("value_proj", q, k)
     g.ctx = None
     c = q.dtype
     s32 = g.new(1, F32, "scale")  # scaled_size_sqrt: sqrt(tensor(D) * scale_factor), float32 0-d
     sc = s32 if c == F32 else g.new(1, c, "scale.to(dtype)")
-    kt = g.div0(k, sc)  # key_layer.transpose(-1, -2) / scale
+    kt = g.div0(k, sc)  # key_layer.transpose(-1, -2) / scale: a temporary of the statement
+    qkv = [q, k, v, s32]
+    pt("key / scale", *qkv, sc, kt)
     scores = g.bmm(q, kt, B * A * S * S, c)
-    locs: list[T] = [q, k, v, s32, sc]
+    pt("q @ k^T", *qkv, sc, kt, scores)
+    locs: list[T] = [*qkv]
     dead: list[T] = []
+    rel_att: list[T] = []
     if cfg.relative_attention:
         assert rel is not None
         if terms:
             r = g.dropout(rel, cfg.dropout)  # pos_dropout
+            if r is not rel and g.last_noise is not None:
+                pt("pos_dropout", rel, g.last_noise, r, *locs, scores)
         else:  # no term reaches the loss: the dropout is recorded on a branch that dies with the layer
             r = g.new(rel.numel, rel.dtype, "pos_dropout") if cfg.dropout else rel
             dead += [r, g.new(rel.numel, rel.dtype, "noise")] if cfg.dropout else []
         locs.append(r)
+        kept = len(dead)  # pos_dropout's output and noise (its node's): forward's local
         pos: dict[str, T] = {}
         for t in _position_uses(cfg):
             key = pre + (("query_proj" if t == "p2c" else "key_proj") if cfg.share_att_key else
@@ -225,46 +265,80 @@ def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: 
             live = t in terms
             gg = g if live else _Dead(g, dead)
             g.ctx = [*pos.values(), *locs, *dead, x, mask], held
+            g.last_input, g.last_casts = None, []
             pr = gg.linear(r, key, H, H, rows=R)
             g.ctx = None
-            pos[t] = gg.repeat(_transpose_for_scores(gg, pr, A, R), B)
+            lin(f"{t} position projection", pr, *pos.values(), *locs, *dead, scores)
+            tr = _transpose_for_scores(gg, pr, A, R)
+            if tr.st is not pr.st:
+                pt(f"{t} position contiguous", pr, tr, *pos.values(), *locs, *dead, scores)
+            pos[t] = gg.repeat(tr, B)
+            pt(f"{t} position repeat", tr, pos[t], *pos.values(), *locs, *dead, scores)
             dead += [] if live else [pos[t]]
         score: T | None = None
-        bias: list[T] = []  # disentangled_attention_bias's locals: scales, indices, the gathered terms
+        bias: list[T] = []  # disentangled_attention_bias's locals: scale, the indices, the gathered terms
         for t, content in (("c2p", q), ("p2c", k)):
             if t not in terms:
                 continue
-            s2 = g.new(1, F32, "scale")
-            att = g.bmm(content, pos[t], B * A * S * R, c)
-            idx = g.new(S * S, "int64", f"{t}_pos")  # clamp(relative_pos + att_span, ...): (1, S, S) int64
-            att = g.gather(att, B * A * S * S, idx)
+            s2 = g.new(1, F32, "scale")  # `scale` rebound: the last one lives
+            bias = [b for b in bias if b.numel != 1] + [s2]
+            here = [*bias, *([score] if score is not None else []), *pos.values(), *locs, *dead, scores]
+            # c2p: bmm, then the index clamp(relative_pos + att_span, ...); p2c: the index clamp(-r_pos + att_span,
+            # ...), then bmm
+            att0 = g.bmm(content, pos[t], B * A * S * R, c) if t == "c2p" else None
+            first = [att0] if att0 is not None else []
+            if att0 is not None:
+                pt(f"{t} bmm", att0, *here)
+            plus = g.new(S * S, "int64", f"{t} relative_pos + att_span")  # (1, 1, S, S) int64
+            neg = [g.new(S * S, "int64", "-r_pos")] if t == "p2c" else []
+            pt(f"{t} index add", *neg, plus, *first, *here)
+            idx = g.new(S * S, "int64", f"{t}_pos")  # clamp(...)
+            pt(f"{t} index clamp", plus, idx, *first, *here)
+            if att0 is None:
+                att0 = g.bmm(content, pos[t], B * A * S * R, c)
+                pt(f"{t} bmm", att0, idx, *here)
+            att = g.gather(att0, B * A * S * S, idx)
+            pt(f"{t} gather", att0, att, idx, *here)
+            bias += [idx, att]
+            here = [*bias, *([score] if score is not None else []), *pos.values(), *locs, *dead, scores]
             s2c = s2 if att.dtype == F32 else g.new(1, att.dtype, "scale.to(dtype)")
             term = g.div0(att, s2c)
-            bias = [b for b in bias if b.numel != 1] + [s2, s2c, idx, att]  # `scale` rebound: the last one lives
-            score = g.add_scalar(term) if score is None else _iadd(g, score, term)
-            # score = 0 + term or score += term: the term (a temporary of the statement) and the score alive
-            g.point(f"forward: the last layer's {t} term", [term, score, scores, *bias, *locs, *dead, x, mask], held)
+            pt(f"{t} term", s2c, term, *here)
+            if score is None:  # score = 0 + term: a new tensor
+                score = g.add_scalar(term)
+                pt(f"{t} 0 + term", s2c, term, score, *here)
+            else:  # score += term: in place
+                score = _iadd(g, score, term)
+        dead = dead[:kept]  # the unused projections die as disentangled_attention_bias returns
         if score is None:
-            scores = g.add_scalar(scores)  # attention_scores + 0 (rel_att is the int 0)
+            new = g.add_scalar(scores)  # attention_scores + 0 (rel_att is the int 0)
+            pt("scores + 0", scores, new, *locs, *dead)
+            scores = new
         else:
-            pre_scores = scores
-            scores = g.add(scores, score)  # the content scores freed once rebound
-            g.point("forward: the last layer's scores + rel_att", [scores, pre_scores, score, *locs, *dead, x, mask],
-                    held)
-    bmask = g.new(B * S * S, "bool", "attention_mask.bool()")
-    inv = g.new(B * S * S, "bool", "~attention_mask")
+            rel_att = [score]  # forward's local until it returns
+            new = g.add(scores, score)  # the content scores freed once rebound
+            pt("scores + rel_att", scores, new, *rel_att, *locs, *dead)
+            scores = new
+    bmask = g.new(B * S * S, "bool", "attention_mask.bool()")  # a local until the function returns
+    pt("attention_mask.bool()", bmask, scores, *rel_att, *locs, *dead)
+    inv = g.new(B * S * S, "bool", "~attention_mask")  # a temporary of the statement
+    pt("~attention_mask", inv, bmask, scores, *rel_att, *locs, *dead)
     unmasked = scores
     scores = g.masked_fill(scores, inv)
-    locs += [bmask, inv]
-    g.point("forward: the last layer's masked_fill", [scores, unmasked, *locs, *dead, x, mask], held)
+    locs += [bmask, *rel_att]
+    pt("masked_fill", inv, unmasked, scores, *locs, *dead)
     probs = g.unary(scores, "SoftmaxBackward0", True)
-    g.point("forward: the last layer's attention softmax", [probs, scores, *locs, *dead, x, mask], held)
-    probs = g.dropout(probs, cfg.attention_dropout)
-    ctx = g.bmm(probs, v, B * S * H, c)
-    locs.append(probs)
-    g.point("forward: the last layer's attention context", [ctx, scores, *locs, *dead, x, mask], held)
-    ctx = g.copy(ctx, A > 1 and S > 1, B > 1 and A > 1 and S > 1)  # permute(...).contiguous(); view's reshape
-    return ctx, locs
+    pt("attention softmax", probs, scores, *locs, *dead)
+    dropped = g.dropout(probs, cfg.attention_dropout)
+    if dropped is not probs and g.last_noise is not None:
+        pt("attention dropout", probs, g.last_noise, dropped, scores, *locs, *dead)
+    ctx = g.bmm(dropped, v, B * S * H, c)
+    locs += [scores, dropped]
+    pt("attention context", ctx, *locs, *dead)
+    out = g.copy(ctx, both, B > 1 and A > 1 and S > 1)  # permute(...).contiguous(); view's reshape
+    if out.st is not ctx.st:
+        pt("attention context contiguous", ctx, out, *locs, *dead)
+    return out, locs
 
 
 def _iadd(g: DebertaGraph, a: T, b: T) -> T:
@@ -283,8 +357,10 @@ class _Dead:
 
     def linear(self, x: T, key: str, n_in: int, n_out: int, rows: int) -> T:
         out = self.g.new(rows * n_out, self.g.amp or x.dtype, key)
-        if self.g.amp:  # autocast's cast of the (non-leaf) input, per call
-            self.dead.append(self.g.new(x.numel, self.g.amp, key + " input cast"))
+        self.g.last_input, self.g.last_casts = None, []
+        if self.g.amp:  # autocast's casts of the input, the weight and the bias, per call: temporaries
+            self.g.last_input = self.g.new(x.numel, self.g.amp, key + " input cast")
+            self.g.last_casts = [self.g.new(n_in * n_out, self.g.amp), self.g.new(n_out, self.g.amp)]
         return out
 
     def repeat(self, x: T, times: int) -> T:
@@ -299,7 +375,10 @@ class _Dead:
 
 def _layer(g: DebertaGraph, cfg: ModelConfig, x: T, i: int, mask: T, rel: T | None,
            held: list[T] | None, frame: list[Storage]) -> T:
-    """DebertaV2Layer: attention, SelfOutput (dense, dropout, LayerNorm(h + x)), intermediate, output."""
+    """DebertaV2Layer: attention, SelfOutput (dense, dropout, LayerNorm(h + x)), intermediate, output. The moments
+    after each op (as in _attention): its inputs, output and temporaries (a Linear's casts, a LayerNorm's mean and
+    rstd, a dropout's noise), what Python holds then: DebertaV2Attention's self_output through SelfOutput, the
+    attention output through DebertaV2Output, the intermediate output through its dense."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     pre = f"encoder.layer.{i}."
     if g.checkpointing:  # checkpoint(partial(forward, **kwargs), x, mask): _NoopSaveInputs saves x and the mask;
@@ -309,32 +388,50 @@ def _layer(g: DebertaGraph, cfg: ModelConfig, x: T, i: int, mask: T, rel: T | No
                 st.refs += 1
                 g.saved.setdefault(id(st), st)
                 g.regions[-1].extra.append(st)
+
+    def pt(what: str, *ts: T) -> None:
+        g.point(f"forward: the last layer's {what}", [*ts, x, mask], held)
+
+    def lin(what: str, out: T, *ts: T) -> None:
+        pt(what, out, *([g.last_input] if g.last_input is not None else []), *g.last_casts, *ts)
+
     ctx, locs = _attention(g, cfg, x, pre + "attention.self.", mask, rel, held)
     g.ctx = [x, mask], held
-    a = g.dropout(g.linear(ctx, pre + "attention.output.dense", H, H), cfg.dropout)
+    g.last_input, g.last_casts = None, []
+    d = g.linear(ctx, pre + "attention.output.dense", H, H)
+    lin("attention output dense", d, ctx)
     g.ctx = None
-    d = a
-    a = g.layer_norm(g.add(a, x), pre + "attention.output.LayerNorm", H)
-    g.point("forward: the last layer's attention LayerNorm", [a, d, x, mask], held)
+    a = g.dropout(d, cfg.dropout)
+    if a is not d and g.last_noise is not None:
+        pt("attention output dropout", d, g.last_noise, a, ctx)
+    s1 = g.add(a, x)
+    pt("attention residual", a, s1, ctx)
+    a = g.layer_norm(s1, pre + "attention.output.LayerNorm", H)
+    pt("attention LayerNorm", a, *g.last_stats, s1, ctx)
     g.ctx = [a, x, mask], held
+    g.last_input, g.last_casts = None, []
     h = g.linear(a, pre + "intermediate.dense", H, I)
     g.ctx = None
-    inp = [g.last_input] if g.last_input is not None else []
-    g.point("forward: the last layer's FFN", [h, *inp, a, x, mask], held)
+    lin("FFN", h, a)
     pre_act = h
-    act = h = _activation(g, h, cfg.hidden_act)
-    g.point("forward: the last layer's activation", [act, pre_act, *inp, a, x, mask], held)  # rebound on return
+    act = h = _activation(g, h, cfg.hidden_act, lambda what, ts: pt(f"FFN activation: {what}", *ts, a))
+    pt("activation", act, pre_act, a)  # rebound on return
     g.ctx = [act, a, x, mask], held
+    g.last_input, g.last_casts = None, []
     h = g.linear(h, pre + "output.dense", I, H)
     g.ctx = None
-    inp = [g.last_input] if g.last_input is not None else []
-    g.point("forward: the last layer's FFN output", [h, act, *inp, a, x, mask], held)
-    h = g.dropout(h, cfg.dropout)
-    out = g.layer_norm(g.add(h, a), pre + "output.LayerNorm", H)
+    lin("FFN output", h, act, a)
+    o = h
+    h = g.dropout(o, cfg.dropout)
+    if h is not o and g.last_noise is not None:
+        pt("FFN output dropout", o, g.last_noise, h, act, a)
+    s2 = g.add(h, a)
+    pt("output residual", h, s2, act, a)
+    out = g.layer_norm(s2, pre + "output.LayerNorm", H)
     if g.checkpointing:
         g.end_region([out, h, a, act])
     if held is not None:
-        g.moment("forward: the last layer's output LayerNorm", [out, h, a, x, act, mask, *held])
+        g.moment("forward: the last layer's output LayerNorm", [out, *g.last_stats, s2, h, a, x, act, mask, *held])
     del locs
     return out
 
@@ -351,6 +448,12 @@ def deberta_forward(g: DebertaGraph, cfg: ModelConfig, head: str = "none", num_l
     rel: T | None = None
     frame: list[Storage] = []  # what a checkpointed layer's frame keeps beside its inputs
     if cfg.relative_attention:
+        if cfg.position_buckets > 0:  # build_relative_position's make_log_bucket_position: its last torch.where
+            SS = S * S
+            i64 = [g.new(S, "int64", "q_ids"), g.new(S, "int64", "k_ids")] + [g.new(SS, "int64") for _ in range(3)]
+            fl = [g.new(SS, F32) for _ in range(4)]  # log_pos, type_as(log_pos), log_pos * sign, where's output
+            g.moment("forward: the encoder's relative positions (make_log_bucket_position)",
+                     [x, *model_locs, *i64, *fl, g.new(SS, "bool", "abs_pos <= mid")])
         model_locs.append(g.new(S * S, "int64", "relative_pos"))
         frame.append(model_locs[-1].st)
         rel = g.param("encoder.rel_embeddings.weight", rel_rows(cfg) * H)
@@ -364,7 +467,7 @@ def deberta_forward(g: DebertaGraph, cfg: ModelConfig, head: str = "none", num_l
         elif cfg.norm_rel_ebd == "layer_norm":  # a LayerNorm the loss does not reach: its output and statistics
             dead = [g.new(rel.numel, rel.dtype, "LayerNorm"), g.new(rel_rows(cfg), rel.dtype),
                     g.new(rel_rows(cfg), rel.dtype)]
-            dead = dead if ln_node else dead[:1]
+            dead = dead if ln_node or g.adapt is None else dead[:1]  # the real model's LayerNorm trains (not LoRA's)
             model_locs += dead
             frame += [t.st for t in dead[1:]]  # a checkpointed frame keeps the output, its node the statistics
             rel = dead[0]

@@ -41,7 +41,7 @@ The candidates for the peak; the estimate is the largest:
   classification:2 equal: sdpa 830,517,784 B, eager 1,262,268,952 B, before 874,226,200 B, +5.3% and -30.7%). DeBERTa-v2's LoRA through
   the same peft lora.Linear hook (deberta-v3-base r=8 query_proj, value_proj 16 × 512 mixed bf16 equal to
   the byte, before 7.4% high; on random configs most equal, a few within 1.2%, one checkpointed 4% under).
-* otherwise (LoRA on an embedding, every layer of DeBERTa-v2 frozen, CUDA), moments of the step
+* otherwise (LoRA on an embedding, CUDA), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -90,9 +90,15 @@ layer record their moments, a sliding layer's mask making its working set the la
 mixed bf16 frozen-layers:22 classification:2 equal to the engine, 830,517,784 B with sdpa, 1,262,268,952 B eager,
 before 874,226,200 B: +5.3% and -30.7%; 46 linear-probe draws among its 200 seeds equal to the byte, 16 of them
 checkpointed, where enable_input_require_grads makes the frozen layers record a graph and the peak is in the
-backward). DeBERTa-v2 with every layer frozen keeps the lower-bound candidates
-(activations_exact False; its frozen forward's moments are not modelled): the candidates' saved activations
-are the full model's less a frozen prefix's, off either way (measured -52% to +23% on tiny configs).
+backward). DeBERTa-v2 too (backward_deberta.py): where a relative term (c2p, p2c) reads
+encoder.rel_embeddings, those embeddings and their LayerNorm train with every layer frozen, so each layer's
+attention and everything after it record as in a trained step (_PROJECTION: deberta-v3-base 16 x 512 mixed bf16
+frozen-layers:12 classification:2 9,814,502,494 B, equal to the engine, the peak at the last layer's output
+LayerNorm; before 940,694,552 B, -90.4%); without one the frozen forward's working set, _attention's and _layer's
+moments op by op (q/k/v with transpose_for_scores' copies, key / scale, the c2p/p2c bmm, index, gather and term,
+masked_fill with ~mask, softmax, dropout, the context; make_log_bucket_position's (S, S) temporaries in the
+encoder). Tiny random configs: 127 linear-probe draws of 600 seeds, 30 of them without a relative term, all equal
+to the byte (before -25.7% to +1.6% with the replay forced on, -90% with the lower bounds).
 
 CUDA (not measured here; the engine runs on the CPU):
 * the caching allocator rounds every block up to a multiple of 512 bytes (c10/cuda/CUDACachingAllocator.cpp,
@@ -269,8 +275,10 @@ def cuda_rounded(nbytes: int) -> int:
 
 # ---- layers and their gradients -------------------------------------------------------------------------------
 # ALBERT's and ELECTRA's E -> H projection, between the embeddings and the layers: when it trains, the frozen
-# layers' input needs a gradient, so autograd records their ops as in any trained step
-_PROJECTION = re.compile(r"(^|\.)(encoder\.embedding_hidden_mapping_in|embeddings_project)\.")
+# layers' input needs a gradient, so autograd records their ops as in any trained step. DeBERTa-v2's relative
+# embeddings (and their LayerNorm) likewise: every layer's c2p/p2c terms read them (a used one: _unused)
+_PROJECTION = re.compile(r"(^|\.)(encoder\.embedding_hidden_mapping_in|embeddings_project|encoder\.rel_embeddings"
+                         r"|encoder\.LayerNorm)\.")
 _LAYER = re.compile(r"(?:^|\.)(?:layer|layers)\.(\d+)\.")
 _GROUP = re.compile(r"(?:^|\.)albert_layer_groups\.(\d+)\.")
 
