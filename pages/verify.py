@@ -139,9 +139,11 @@ def show_step(result: dict) -> None:
                   delta_color="off", help=f"{modelled.peak:,} bytes at {modelled.moment}")
     st.caption(f"{settings_line(m)}, {s['optimizer']}: step 2 (forward, loss, backward, optimizer.step()), every live "
                f"tensor storage counted once; the peak comes {PHASE_NOTE.get(s['phase'], s['phase'])}. "
-               + ("The modelled peak (albert_core.step) replays the step's start, the end of the forward, backward's "
-                  "first and last gradients and the optimizer's temporaries exactly; backward's transient working set "
-                  "inside a layer is not modelled yet, so where the peak falls in backward it is a little low. "
+               + (("The modelled peak (albert_core.step) replays this step op by op: the forward's moments, the "
+                   "backward on the recorded autograd graph (checkpointing's recomputation included) and the "
+                   "optimizer's temporaries. " if modelled.activations_exact else
+                   "The modelled peak (albert_core.step) does not replay this setup (peft's LoRA on an embedding): "
+                   "it is the largest of moments the step passes through, a lower bound. ")
                   if modelled is not None else "")
                + ("The sum of parts (albert_core's training memory: weights, gradients, optimizer state and every "
                   f"saved activation) is {format_bytes(est.total)}: the real step frees activations in backward "
