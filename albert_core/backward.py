@@ -71,6 +71,7 @@ class Node:
     out_dtype: str = F32
     region: int | None = None  # the checkpointed layer whose forward made it
     packed: bool = False  # inside a checkpointed region: it saved something (a parameter too: a holder)
+    clone: bool = False  # AccumulateGrad whose gradient arrives transposed: copied (clone_obey_contract), not stolen
 
 
 @dataclass(eq=False)
@@ -287,6 +288,16 @@ class Graph:
             return self.new(x.numel, dtype, "cast")
         return self.op("ToCopyBackward0", [x], [(x.numel, dtype)], [], _grads_like)[0]
 
+    def embedding(self, idx: T, key: str, rows: int, width: int, numel: int) -> T:
+        """nn.Embedding `key` (rows x width) looked up at idx (numel output elements): EmbeddingBackward0 saves
+        the indices; a peft lora.Embedding where adapted (backward_lora.lora_embedding, through self.adapt)."""
+        if self.adapt is not None:
+            adapted = self.adapt(self, idx, key, rows, width, False, numel // width)
+            if adapted is not None:
+                return adapted
+        W = self.param(f"{key}.weight", rows * width)
+        return self.op("EmbeddingBackward0", [idx, W], [(numel, self.md)], [idx], _grads_like)[0]
+
     def linear(self, x: T, key: str, n_in: int, n_out: int, bias: bool = True, rows: int | None = None,
                wkey: str | None = None, bkey: str | None = None) -> T:
         """nn.Linear: addmm(bias, x, W^T) (mm without a bias); autocast casts bias, weight, then input (the C++
@@ -449,6 +460,9 @@ def _accumulate(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | N
         return []
     if n.param in e.grads:
         return []  # variable.grad += new_grad: the new one is dropped with the inputs
+    if n.clone:  # a transposed gradient breaks the layout contract: p.grad a contiguous copy, the gradient dropped
+        e.grads[n.param] = e.alloc(st.nbytes, "gradients")
+        return []
     if st.cat != "gradients":
         e.at[st.cat] -= st.nbytes
         st.cat = "gradients"
@@ -541,8 +555,7 @@ def _embeddings(g: Graph, cfg: ModelConfig, ids: T, positions_new: bool, types_n
     token_type_ids gather (None: no segment table)."""
     B, S, E, md = g.B, g.S, cfg.embedding_dim, g.md
     V = cfg.vocab_size
-    we = g.param("embeddings.word_embeddings.weight", V * E)
-    x = g.op("EmbeddingBackward0", [ids, we], [(B * S * E, md)], [ids], _grads_like)[0]  # saves the indices
+    x = g.embedding(ids, "embeddings.word_embeddings", V, E, B * S * E)  # saves the indices
     if g.checkpointing and x.fn is None:  # activation_checkpointing_enable -> enable_input_require_grads: the
         x.st.refs += 1  # frozen lookup's output made a leaf that requires grad (its AccumulateGrad holds it)
         x.st.cat = "temporaries"
@@ -890,7 +903,8 @@ BERT_STYLE = ("bert", "roberta", "electra", "albert", "distilbert")
 def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str,
              layers_train: bool = True) -> bool:
     """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). LoRA: peft's
-    lora.Linear (backward_lora.py; step.py leaves out lora.Embedding targets), for the BERT-style families.
+    lora.Linear and, on the word embeddings, lora.Embedding (backward_lora.py; step.py leaves out other embedding
+    targets), for the BERT-style families.
     DeBERTa-v2: backward_deberta.py (LoRA through the same hook; the MLM head backward._mlm_head). Every layer frozen
     and their input needing no gradient (layers_train False: a linear probe): replayed for the BERT-style families,
     the peak then inside a frozen layer's forward, whose working set _bert_layer's moments follow op by op (nothing

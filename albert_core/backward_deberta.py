@@ -158,8 +158,7 @@ def _transpose_for_scores(g: DebertaGraph | _Dead, p: T, A: int, rows: int) -> T
 def _embeddings(g: DebertaGraph, cfg: ModelConfig, ids: T, ones: T, types: T) -> tuple[T, list[T]]:
     """DebertaV2Embeddings.forward: (its output, the locals the moments hold)."""
     B, S, E, H, md = g.B, g.S, cfg.embedding_dim, cfg.hidden_dim, g.md
-    we = g.param("embeddings.word_embeddings.weight", cfg.vocab_size * E)
-    x = g.op("EmbeddingBackward0", [ids, we], [(B * S * E, md)], [ids], _grads_like)[0]  # saves the indices
+    x = g.embedding(ids, "embeddings.word_embeddings", cfg.vocab_size, E, B * S * E)  # saves the indices
     if g.checkpointing and x.fn is None:  # enable_input_require_grads: the frozen lookup's output a leaf
         x.st.refs += 1
         x.st.cat = "temporaries"

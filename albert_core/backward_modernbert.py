@@ -295,8 +295,7 @@ def forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "n
     """ModernBertModel(input_ids) (or a task model's logits) and engine.loss_of's loss (its .float().mean())."""
     B, S, H = g.B, g.S, cfg.hidden_dim
     ids = g.persistent(B * S, "int64", "input_ids")
-    we = g.param("embeddings.tok_embeddings.weight", cfg.vocab_size * H)
-    x = g.op("EmbeddingBackward0", [ids, we], [(B * S * H, g.md)], [ids], _grads_like)[0]
+    x = g.embedding(ids, "embeddings.tok_embeddings", cfg.vocab_size, H, B * S * H)
     if g.checkpointing and x.fn is None:  # activation_checkpointing_enable -> enable_input_require_grads on
         x.st.refs += 1  # get_input_embeddings (tok_embeddings): the frozen lookup's output made a leaf that
         x.st.cat = "temporaries"  # requires grad, held by its AccumulateGrad (and saved by the norm)

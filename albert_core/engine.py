@@ -676,8 +676,20 @@ def _tie(model: Any) -> None:
     PreTrainedModel.init_weights, which (transformers 5.23 modeling_utils) initializes *and* calls tie_weights,
     so an MLM decoder would keep its own V×E weight (and ALBERT's decoder its own bias) on fake tensors only."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft's wrapped HF model
-    if hasattr(base, "tie_weights"):
+    if not hasattr(base, "tie_weights"):
+        return
+    emb = base.get_input_embeddings() if hasattr(base, "get_input_embeddings") else None
+    table = getattr(emb, "base_layer", None)
+    if table is None:
         base.tie_weights()
+        return
+    # peft's lora.Embedding on the input embeddings: a real build tied the decoder before peft wrapped the lookup,
+    # so the decoder reads the base table (base_layer.weight); tie to it, the wrapper out of the way meanwhile
+    base.set_input_embeddings(table)
+    try:
+        base.tie_weights()
+    finally:
+        base.set_input_embeddings(emb)
 
 
 def measure(make: Callable[[], Any], vocab_size: int, run: Run,

@@ -15,7 +15,9 @@ The candidates for the peak; the estimate is the largest:
 
 * replayed (albert_core/backward.py; BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA; eager or CPU sdpa (flash,
   or the math path with attention dropout); any dtype, checkpointing, fine-tuning mode (peft's LoRA on
-  Linear targets too: backward_lora.py replays lora.Linear op by op), head none/classification/token/MLM
+  Linear targets and on the word embeddings too: backward_lora.py replays lora.Linear and lora.Embedding op by
+  op; bert-base r=8 word_embeddings, query, value 16 × 512 mixed bf16 sdpa classification:2 equal to the engine,
+  10,826,533,344 B, before 11,715,508,704 B, +8.2%), head none/classification/token/MLM
   (the family's own head, its decoder tied to the word embeddings), a layer left to train, ALBERT's and
   ELECTRA's trainable E -> H projection ahead of frozen layers, or every layer frozen (a linear probe)): the
   forward's moments (the embeddings' LayerNorm and dropout, the last layer's ops one by one (its Linears with
@@ -41,7 +43,8 @@ The candidates for the peak; the estimate is the largest:
   classification:2 equal: sdpa 830,517,784 B, eager 1,262,268,952 B, before 874,226,200 B, +5.3% and -30.7%). DeBERTa-v2's LoRA through
   the same peft lora.Linear hook (deberta-v3-base r=8 query_proj, value_proj 16 × 512 mixed bf16 equal to
   the byte, before 7.4% high; on random configs most equal, a few within 1.2%, one checkpointed 4% under).
-* otherwise (LoRA on an embedding, CUDA), moments of the step
+* otherwise (LoRA on an embedding other than the word/token lookup (position, token type, DeBERTa's
+  rel_embeddings), CUDA), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -362,7 +365,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     layers_train = layers_train or any(t.trainable and _PROJECTION.search(t.name) for t in ts)  # (module docstring)
     replayed = device == "cpu" and (modern or backward.modelled(cfg, attention, checkpointing, name, head,
                                                                  layers_train)) \
-        and not any(t.name.endswith(backward_lora.EMBEDDING_A) for t in ts)  # peft's lora.Embedding: not replayed
+        and backward_lora.replayed([t.name for t in ts])  # peft's lora.Embedding: the word lookup's only
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
         adapt = backward_lora.adapt({t.name: t.shape for t in ts}, (lora or LoraSpec()).lora_dropout) \
             if name == "lora" else None

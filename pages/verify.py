@@ -142,7 +142,8 @@ def show_step(result: dict) -> None:
                + (("The modelled peak (albert_core.step) replays this step op by op: the forward's moments, the "
                    "backward on the recorded autograd graph (checkpointing's recomputation included) and the "
                    "optimizer's temporaries. " if modelled.activations_exact else
-                   "The modelled peak (albert_core.step) does not replay this setup (peft's LoRA on an embedding): "
+                   "The modelled peak (albert_core.step) does not replay this setup (peft's LoRA on an embedding "
+                   "other than the word embeddings: position, token type, relative): "
                    "it is the largest of moments the step passes through, a lower bound. ")
                   if modelled is not None else "")
                + ("The sum of parts (albert_core's training memory: weights, gradients, optimizer state and every "
