@@ -9,8 +9,8 @@ For each figure it reads the drawn SVG and the figure's `_fullLayout` in the pag
 - every value drawn on a log axis is positive and inside the axis range;
 - every line of the title is narrower than the figure and inside it, and the title keeps one line where it fits
   on one (the desktop width); the title, the subtitle and the legend stay off every plotting area;
-- where a page shows a table beside a figure (on its tab in every view; on the page's table tab in the views with
-  tables=True: near-identical, long name, six families), the numbers the figure
+- where a page shows a table beside a figure (on its tab, or on the page's table tab in the views with
+  tables=True: all six), the numbers the figure
   draws (its traces in the plotly div) equal the table's (the data grid's rendered cells) for every config.
 A failure names the view, the page and tab, the width, the figure and what is wrong.
 
@@ -52,17 +52,17 @@ class View:
 
 VIEWS = (
     View("log axes", "compare=bert-base,xlm-roberta-large&scale=log&params_scale=log", "dark",
-         ("parameters", "memory", "compute")),
+         ("parameters", "memory", "compute"), tables=True),
     View("near-identical", "preset=bert-base&compare=c1,c2&c1.preset=bert-base&c1.name=bert-base-ffn3080"
          "&c1.intermediate_dim=3080&c2.preset=bert-base&c2.name=bert-base-ffn3088&c2.intermediate_dim=3088", "light",
          tables=True),
-    View("very different sizes", "preset=electra-small-discriminator&compare=albert-xxlarge,bert-xlarge", "dark"),
+    View("very different sizes", "preset=electra-small-discriminator&compare=albert-xxlarge,bert-xlarge", "dark", tables=True),
     View("long name", f"preset=xlm-roberta-large&name={LONG_NAME}&compare=xlm-roberta-large,bert-base", "light",
          tables=True),
     View("six families", "compare=bert-base,roberta-base,deberta-v3-base,ModernBERT-base,electra-base-discriminator",
          "dark", tables=True),
     View("extreme", "preset=bert-large&family=bert&hidden_dim=8&num_heads=1&num_layers=192&embedding_dim=8"
-         "&compare=bert-base", "light"),  # from tests/test_valid_configs.py: once crashed Parameters
+         "&compare=bert-base", "light", tables=True),  # from tests/test_valid_configs.py: once crashed Parameters
 )
 
 # One problem per line, for every figure in the page: what Plotly drew against what a reader needs.
