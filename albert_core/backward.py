@@ -900,13 +900,12 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
 BERT_STYLE = ("bert", "roberta", "electra", "albert", "distilbert")
 
 
-def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str,
-             layers_train: bool = True) -> bool:
+def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str) -> bool:
     """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). LoRA: peft's
     lora.Linear and, on the word embeddings, lora.Embedding (backward_lora.py; step.py leaves out other embedding
     targets), for the BERT-style families.
     DeBERTa-v2: backward_deberta.py (LoRA through the same hook; the MLM head backward._mlm_head). Every layer frozen
-    and their input needing no gradient (layers_train False: a linear probe): replayed for the BERT-style families,
+    and their input needing no gradient (a linear probe): replayed for the BERT-style families,
     the peak then inside a frozen layer's forward, whose working set _bert_layer's moments follow op by op (nothing
     saved, Python's locals and each op's output; bert-base 16 x 512 mixed bf16 frozen-layers:12 classification:2
     equal to the engine with sdpa and eager, before -48% and -23%) and for DeBERTa-v2 (backward_deberta._attention's
@@ -915,8 +914,7 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
     before -90%; 127 tiny linear-probe draws equal to the byte)."""
     return (cfg.family in (*BERT_STYLE, "deberta-v2")  # DeBERTa-v2: backward_deberta.py
             and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
-            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora")
-            and (layers_train or cfg.family in (*BERT_STYLE, "deberta-v2")))
+            and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora"))
 
 
 def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:

@@ -95,7 +95,7 @@ before 874,226,200 B: +5.3% and -30.7%; 46 linear-probe draws among its 200 seed
 checkpointed, where enable_input_require_grads makes the frozen layers record a graph and the peak is in the
 backward). DeBERTa-v2 too (backward_deberta.py): where a relative term (c2p, p2c) reads
 encoder.rel_embeddings, those embeddings and their LayerNorm train with every layer frozen, so each layer's
-attention and everything after it record as in a trained step (_PROJECTION: deberta-v3-base 16 x 512 mixed bf16
+attention and everything after it record as in a trained step (deberta-v3-base 16 x 512 mixed bf16
 frozen-layers:12 classification:2 9,814,502,494 B, equal to the engine, the peak at the last layer's output
 LayerNorm; before 940,694,552 B, -90.4%); without one the frozen forward's working set, _attention's and _layer's
 moments op by op (q/k/v with transpose_for_scores' copies, key / scale, the c2p/p2c bmm, index, gather and term,
@@ -277,11 +277,6 @@ def cuda_rounded(nbytes: int) -> int:
 
 
 # ---- layers and their gradients -------------------------------------------------------------------------------
-# ALBERT's and ELECTRA's E -> H projection, between the embeddings and the layers: when it trains, the frozen
-# layers' input needs a gradient, so autograd records their ops as in any trained step. DeBERTa-v2's relative
-# embeddings (and their LayerNorm) likewise: every layer's c2p/p2c terms read them (a used one: _unused)
-_PROJECTION = re.compile(r"(^|\.)(encoder\.embedding_hidden_mapping_in|embeddings_project|encoder\.rel_embeddings"
-                         r"|encoder\.LayerNorm)\.")
 _LAYER = re.compile(r"(?:^|\.)(?:layer|layers)\.(\d+)\.")
 _GROUP = re.compile(r"(?:^|\.)albert_layer_groups\.(\d+)\.")
 
@@ -308,11 +303,6 @@ def _unused(cfg: ModelConfig, name: str) -> bool:
     if {"c2p", "p2c"} & set(cfg.pos_att_type.split("|")):
         return False
     return bool(re.search(r"(^|\.)encoder\.(rel_embeddings|LayerNorm)\.", name))
-
-
-def _in_layers(cfg: ModelConfig, name: str) -> bool:
-    """Whether tensor `name` belongs to a layer step (an encoder layer, ALBERT's group)."""
-    return _applications_using(cfg, name) is not None
 
 
 def _is_pooler(cfg: ModelConfig, name: str) -> bool:
@@ -359,12 +349,8 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     persist = dict(start)
     cands: list[Candidate] = []
 
-    layers_train = any(t.trainable and (t.part == "layers" or (t.part == "adapter" and _in_layers(cfg, t.name)))
-                       for t in ts)  # a LoRA adapter inside the layers trains them too
     modern = cfg.family == "modernbert" and backward_modernbert.modelled(name, head)  # a linear probe too
-    layers_train = layers_train or any(t.trainable and _PROJECTION.search(t.name) for t in ts)  # (module docstring)
-    replayed = device == "cpu" and (modern or backward.modelled(cfg, attention, checkpointing, name, head,
-                                                                 layers_train)) \
+    replayed = device == "cpu" and (modern or backward.modelled(cfg, attention, checkpointing, name, head)) \
         and backward_lora.replayed([t.name for t in ts])  # peft's lora.Embedding: the word lookup's only
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
         adapt = backward_lora.adapt({t.name: t.shape for t in ts}, (lora or LoraSpec()).lora_dropout) \
