@@ -30,6 +30,7 @@ url.show_url_warnings()
 try:
     page.run()  # the page goes out first: its first chart does not wait behind the sidebar's widgets
 finally:
+    plots.measure_width()  # at the foot of the page: the width the next run wraps figure titles for
     sidebar.render(side)  # drawn in its place at the top of the sidebar (docs/app.md, "Speed in the browser")
 query = url.sync()
 with url.show_link(link_slot, query):

@@ -18,7 +18,17 @@ HEIGHT = 520  # px of one chart, legend included
 # Arial's metrics on every system (Arial; Liberation Sans and Arimo on Linux; Helvetica on Apple; Roboto on
 # Android is as wide or narrower): the server cannot measure text, but it can tell how wide a line will be drawn
 FONT = 'Arial, "Liberation Sans", Arimo, Helvetica, Roboto, sans-serif'
-TEXT_PX = 345  # the widest line of a title or subtitle: a 390-px phone draws a 358-px figure, the title 4 px in
+PHONE_PX = 358  # px of a figure on a 390-px phone: what a figure is wrapped for until the browser says its width
+
+
+def line_px(figure_px: float) -> float:
+    """The widest line of a title or subtitle in a figure drawn `figure_px` wide: it starts 1% in (title x=0.01,
+    xref container) and keeps 9 px clear of the right edge."""
+    return 0.99 * figure_px - 9
+
+
+MIN_LINE_PX = 160  # a figure narrower than 170 px still wraps its titles at 160 px (Plotly clips what is wider)
+TEXT_PX = line_px(PHONE_PX)  # 345.4 px: the widest line on a phone, and on any screen until its width is known
 
 # Advance widths of ASCII 32..126 in 1/100 em (Liberation Sans, measured in Chromium), bold and regular
 _WIDTHS = {
@@ -87,18 +97,29 @@ def _frame(fig: go.Figure) -> None:
     fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True)
 
 
-def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14) -> go.Figure:
+def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14, figure_px: float | None = None,
+          main_px: int | None = None) -> go.Figure:
     """Title (bold) and a subtitle with the settings, on an opaque white figure: what a PNG export keeps.
 
-    Plotly does not wrap text, and the server does not know how wide the figure is drawn: the title and the
-    subtitle wrap where a 390-px phone's figure needs it (wrap_px, TEXT_PX: lines measured in the font's own
-    widths, not counted in characters), and the titles are written short enough to keep one line there, so a
-    desktop figure loses no line either; what a title would add (a config's name) goes into the subtitle.
+    Plotly does not wrap text: the title and the subtitle are wrapped here, in lines measured in the font's own
+    widths (wrap_px), for a figure drawn `figure_px` wide. The server learns that width from the browser
+    (ui/plots.py); until it does (None), they wrap where a 390-px phone's figure needs it (TEXT_PX), which no
+    screen overflows. The titles are written short enough to keep one line there.
     pad: room between the subtitle and the plot (more where subplot titles sit above the panels).
     """
     _frame(fig)
-    lines = [w for part in caption.split("\n") for w in wrap_px(part, 12)] if caption else []
-    heads = wrap_px(title, 16, bold=True)
+    return fit_titles(fig, title, caption, pad=pad, figure_px=figure_px, main_px=main_px)
+
+
+def fit_titles(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14,
+               figure_px: float | None = None, main_px: int | None = None) -> go.Figure:
+    """slide()'s title and subtitle alone, wrapped for a figure `figure_px` wide (None: a phone's), the top
+    margin grown to hold their lines; nothing else of the figure changes. The figure's layout.meta keeps what
+    it was made from (title, caption, pad), the width it was wrapped for (figure_px) and the page's width that
+    gave it (main_px: ui/plots.py; the browser tests wait for figures wrapped for the page they see)."""
+    width = TEXT_PX if figure_px is None else max(MIN_LINE_PX, line_px(figure_px))
+    lines = [w for part in caption.split("\n") for w in wrap_px(part, 12, width=width)] if caption else []
+    heads = wrap_px(title, 16, bold=True, width=width)
     sub = "<br>".join(plotly_text(s) for s in lines)
     fig.update_layout(
         title=dict(text="<br>".join(f"<b>{plotly_text(h)}</b>" for h in heads), x=0.01, xanchor="left", xref="container", y=1,
@@ -107,8 +128,14 @@ def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14) -> go
                    subtitle=dict(text=sub, font=dict(size=12, color=MUTED))),
         margin=dict(t=18 + 22 * len(heads) + 18 * len(lines) + pad),  # title, its subtitle lines, then the gap
     )
-    fig.layout.meta = {"title": title, "caption": caption}
+    fig.layout.meta = {"title": title, "caption": caption, "pad": pad, "figure_px": figure_px, "main_px": main_px}
     return fig
+
+
+def titles_meta(fig: go.Figure) -> dict | None:
+    """What slide() made a figure's title from (title, caption, pad, figure_px), or None (no slide title)."""
+    meta = fig.layout.meta
+    return meta if isinstance(meta, dict) and "title" in meta and "pad" in meta else None
 
 
 def title_of(fig: go.Figure) -> str:

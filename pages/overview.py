@@ -65,8 +65,8 @@ with body:
         left, right = st.columns(2)
         shares = figures.params_shares(ref, "Shares of the parameters", highlight=len(shown))
         counts = figures.params_counts(ref, "Parameter counts", highlight=len(shown))
-        plots.show(shares, "overview_shares", where=left)
-        plots.show(counts, "overview_components", where=right)
+        plots.show(shares, "overview_shares", where=left, share=0.5)
+        plots.show(counts, "overview_components", where=right, share=0.5)
     elif tab == "table":
         table = data.overview_table(ref)
         tables.show(table, "overview_table", file_name="overview.csv",

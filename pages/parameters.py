@@ -24,8 +24,8 @@ tab, body = sections.lazy_tabs("parameters_tab", {
 with body:
     if tab == "shares":
         left, right = st.columns(2)
-        plots.show(figures.params_shares(cfgs), "params_shares", where=left)
-        plots.show(figures.params_counts(cfgs), "params_components", where=right)
+        plots.show(figures.params_shares(cfgs), "params_shares", where=left, share=0.5)
+        plots.show(figures.params_counts(cfgs), "params_components", where=right, share=0.5)
     elif tab == "table":
         table = data.params_table(cfgs)
         tables.show(table, "params_table", file_name="parameters.csv",
@@ -37,7 +37,7 @@ with body:
                     "stored once per group; click a ring to zoom in.")
         left, right = st.columns([3, 2])
         bd = data.breakdown(cfg)
-        plots.show(figures.params_sunburst(cfg), "params_sunburst", where=left)
+        plots.show(figures.params_sunburst(cfg), "params_sunburst", where=left, share=0.6)  # st.columns([3, 2])
         with right:
             tables.show(bd, "breakdown_table", file_name=f"{file_stem(cfg.name)}-breakdown.csv",
                         readable={"params": "count"}, pct=("pct",))

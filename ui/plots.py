@@ -1,11 +1,16 @@
-"""Draw a figure the same way everywhere: titled, captioned, and with a slide-ready PNG export."""
+"""Draw a figure the same way everywhere: titled, captioned, wrapped to the width it is drawn at, and with a
+slide-ready PNG export."""
 
 from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from charts.base import HEIGHT, slide, title_of
+from charts.base import HEIGHT, fit_titles, slide, title_of, titles_meta
 
 from .text import file_stem
 
@@ -26,15 +31,108 @@ def export_config(fig: go.Figure, name: str) -> dict:
     }
 
 
-def show(fig: go.Figure, key: str, title: str | None = None, caption: str = "", *, where=st) -> go.Figure:
+def show(fig: go.Figure, key: str, title: str | None = None, caption: str = "", *, where=st,
+         share: float = 1.0) -> go.Figure:
     """Title and caption on the figure itself (what an export keeps; a figure from ui.figures has them
-    already), then st.plotly_chart with theme=None: Streamlit's theme would restyle the figure in the app
-    but not in the export."""
+    already), wrapped for the width the figure is drawn at (figure_px), then st.plotly_chart with theme=None:
+    Streamlit's theme would restyle the figure in the app but not in the export.
+
+    share: the part of the page's width the figure's column takes (0.5: one of two columns).
+    """
+    px, v = figure_px(share), view()
+    main = v["main"] if v else None
     if title:
-        slide(fig, title, caption)
+        slide(fig, title, caption, figure_px=px, main_px=main)
+    fig = fitted(fig, px, main)
     where.plotly_chart(fig, key=key, width="stretch", theme=None,
                        config=export_config(fig, f"albert-explorer_{key}_{title_of(fig)}"))
     return fig
+
+
+# ---- the width figures are drawn at ------------------------------------------------------------------------
+# Plotly does not wrap text, and the server cannot see the screen: a small component at the foot of the main
+# area reports the main area's width (floored to 10 px, so a figure is never narrower than it was wrapped
+# for) and whether columns stack (Streamlit stacks them on screens up to 640 px wide), once and then on each
+# change, each time once the app is idle; that reruns the script, and the figures' titles are wrapped again. Until then they wrap for
+# a phone (charts.base.TEXT_PX), which fits every screen.
+WIDTH_KEY = "_figure_width"
+COLUMN_GAP_PX = 16  # st.columns' "small" gap (1rem)
+_WIDTH_JS = """
+export default function({parentElement, data, setStateValue}) {
+  let last = JSON.stringify((data && data.known) || null), timer = null;
+  const report = () => {
+    const main = Math.floor(parentElement.getBoundingClientRect().width / 10) * 10;
+    if (main <= 0) return;  // not laid out (a hidden page)
+    const view = {main: main, stacked: window.matchMedia('(max-width: 640px)').matches};
+    window.__aeView = view;  // for the browser tests: the view the figures are to be wrapped for
+    const now = JSON.stringify(view);
+    if (now === last) return;
+    // never while a script run is under way: a new value would stop that run midway (before the sidebar's
+    // widgets and the link are drawn) and start another; report once the app is idle
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (app && app.getAttribute('data-test-script-state') === 'running') { timer = setTimeout(report, 150); return; }
+    last = now;
+    setStateValue('view', view);
+  };
+  // a ResizeObserver calls back once on observe, then on every change: debounced, one report per change
+  const observer = new ResizeObserver(() => { clearTimeout(timer); timer = setTimeout(report, 120); });
+  observer.observe(parentElement);
+  return () => { observer.disconnect(); clearTimeout(timer); };
+}
+"""
+_width_component = st.components.v2.component("albert_explorer.figure_width", js=_WIDTH_JS, isolate_styles=False)
+
+
+def view() -> dict[str, Any] | None:
+    """The main area's width in px and whether columns stack, as the browser last reported them (None: not yet,
+    or no browser, as in AppTest)."""
+    state: Any = st.session_state.get(WIDTH_KEY)  # the component's result: a mapping of its state values
+    got = state.get("view") if state is not None and hasattr(state, "get") else None
+    if isinstance(got, dict) and isinstance(got.get("main"), int | float) and got["main"] > 0:
+        return {"main": int(got["main"]), "stacked": bool(got.get("stacked"))}
+    return None
+
+
+def figure_px(share: float = 1.0) -> float | None:
+    """Width a figure is drawn at, in px: the main area's, or one column's of it where columns stand side by
+    side (None: unknown)."""
+    v = view()
+    if v is None:
+        return None
+    return float(v["main"]) if share >= 1 or v["stacked"] else (v["main"] - COLUMN_GAP_PX) * share
+
+
+def measure_width() -> None:
+    """The width component, at the foot of the main area (app.py): no height, nothing drawn."""
+    _width_component(key=WIDTH_KEY, data={"known": view()}, default={"view": None}, on_view_change=lambda: None)
+
+
+# Figures from ui.figures are cached objects shared by every session (callers must not change them): the
+# copy wrapped for a width is made once and kept, by the figure it was made from.
+_FITTED: OrderedDict[tuple[int, float, int], tuple[go.Figure, go.Figure]] = OrderedDict()
+_FITTED_LOCK = threading.Lock()
+_FITTED_MAX = 256
+
+
+def fitted(fig: go.Figure, px: float | None, main: int | None) -> go.Figure:
+    """`fig` with its title and subtitle wrapped for a figure `px` wide on a page `main` px wide: fig itself
+    where it already is (or px is unknown, or it has no slide() title), else a copy made once per figure and
+    width."""
+    meta = titles_meta(fig)
+    if meta is None or px is None or main is None or (meta.get("figure_px"), meta.get("main_px")) == (px, main):
+        return fig
+    key = (id(fig), px, main)
+    with _FITTED_LOCK:
+        hit = _FITTED.get(key)
+        if hit is not None and hit[0] is fig:  # the same object, not a new one at a reused id
+            _FITTED.move_to_end(key)
+            return hit[1]
+    copy = fit_titles(go.Figure(fig), meta["title"], meta["caption"], pad=meta["pad"], figure_px=px, main_px=main)
+    with _FITTED_LOCK:
+        _FITTED[key] = (fig, copy)
+        while len(_FITTED) > _FITTED_MAX:
+            _FITTED.popitem(last=False)
+    return copy
 
 
 # Plotly's toolbar is always shown on touch screens, where it covers the title; on narrow screens it goes

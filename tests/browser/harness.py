@@ -96,6 +96,22 @@ def wait_until_idle(page, timeout_ms: int = 30_000) -> None:
         """() => document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state') !== 'running'""",
         timeout=timeout_ms,
     )
+    page.wait_for_function(FIGURES_WRAPPED_JS, timeout=timeout_ms)
+
+
+# The app's figure titles are wrapped for the width the browser reports (ui/plots.py): a page is settled once
+# that width is reported and every titled figure has been wrapped for it (the run that follows the report has
+# redrawn it; after a resize too). Pages without the width component (another app) are settled at once.
+FIGURES_WRAPPED_JS = """() => {
+    if (!document.querySelector('.st-key-_figure_width')) return true;
+    if (!window.__aeView) return false;
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (app.getAttribute('data-test-script-state') === 'running') return false;
+    return Array.from(document.querySelectorAll('.js-plotly-plot')).every(d => {
+        const m = d._fullLayout && d._fullLayout.meta;
+        return !m || m.pad === undefined || m.main_px === window.__aeView.main;
+    });
+}"""
 
 
 # Counts finished script runs in the page: every change of stApp's data-test-script-state away from "running"

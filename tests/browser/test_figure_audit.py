@@ -8,7 +8,8 @@ For each figure it reads the drawn SVG and the figure's `_fullLayout` in the pag
 - every plotting area keeps a usable size (MIN_PLOT_PX);
 - every value drawn on a log axis is positive and inside the axis range;
 - every line of the title is narrower than the figure and inside it, and the title keeps one line where it fits
-  on one (the desktop width); the title, the subtitle and the legend stay off every plotting area;
+  on one (the desktop width); a subtitle of several lines fills at least 60% of the width (wrapped for the
+  width it is drawn at, not for a phone's); the title, the subtitle and the legend stay off every plotting area;
 - where a page shows a table beside a figure (on its tab, or on the page's table tab in the views with
   tables=True: all six), the numbers the figure
   draws (its traces in the plotly div) equal the table's (the data grid's rendered cells) for every config.
@@ -30,7 +31,7 @@ import pytest
 
 from albert_core.share import PAGE_TABS
 
-from .harness import error_blocks, open_tab, wait_for_figures, wait_until_idle
+from .harness import FIGURES_WRAPPED_JS, error_blocks, open_tab, wait_for_figures, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -185,6 +186,15 @@ AUDIT_JS = """([minPlot, maxTicks]) => {
                                        + ' lines where one fits (' + Math.round(one) + ' of ' + Math.round(room) + ' px)');
       }
     }
+    const sub = gd.querySelector('.gtitle-subtitle');
+    if (sub && shown(sub)) {  // wrapped for this width: a subtitle of several lines fills them (not a phone's lines)
+      const lines = Array.from(sub.querySelectorAll('tspan.line'));
+      const room = box.r - (lines.length ? R(lines[0]).l : box.l) - 8;
+      const widest = Math.max(0, ...lines.map(ln => ln.getComputedTextLength()));
+      if (lines.length > 1 && widest < 0.6 * room)
+        problems.push('subtitle wrapped in ' + lines.length + ' lines of at most ' + Math.round(widest) + ' px in '
+                      + Math.round(room) + ' px of room');
+    }
     const seen = new Set();
     for (const t of texts) {
       const k = t.what + t.rect.l + ',' + t.rect.t;
@@ -211,11 +221,31 @@ SIZED_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).eve
     && gd.querySelector('.main-svg') && Math.abs(gd._fullLayout.width - gd.getBoundingClientRect().width) < 3)"""
 
 
+# What Plotly has drawn: a rerun (the new width's titles) redraws every figure, its ticks and texts a moment
+# after its layout; read a figure once its drawing has stayed the same for three looks 250 ms apart
+DRAWING_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => [
+    gd._fullLayout && gd._fullLayout.width, gd.querySelectorAll('text').length,
+    (gd.querySelector('.gtitle') || {}).textContent, (gd.querySelector('.gtitle-subtitle') || {}).textContent,
+    gd.querySelectorAll('.xtick, .ytick').length].join('|')).join('//')"""
+
+
+def _wait_drawn(page, looks: int = 3, timeout_s: float = 30.0) -> None:
+    import time
+
+    seen, same, deadline = None, 0, time.monotonic() + timeout_s
+    while same < looks and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+        now = page.evaluate(DRAWING_JS)
+        same = same + 1 if now == seen else 0
+        seen = now
+
+
 def _audit(page, where: str, width: int) -> list[str]:
     page.set_viewport_size({"width": width, "height": 1000})
-    page.wait_for_timeout(400)
+    page.wait_for_timeout(400)  # the width component reports the new width 120 ms after the last resize
+    page.wait_for_function(FIGURES_WRAPPED_JS, timeout=30_000)  # the rerun it starts has rewrapped the titles
     page.wait_for_function(SIZED_JS, timeout=30_000)
-    page.wait_for_timeout(300)  # the last relayout's text placement
+    _wait_drawn(page)
     return [f"{where} at {width} px: {p}" for p in page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS])]
 
 
