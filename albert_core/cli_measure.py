@@ -30,6 +30,7 @@ and exit 2 (cli.main).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from typing import Any
 
@@ -327,7 +328,9 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
         "training_peak": {"estimate": peak, "phase": phase, "moment": moment, "at_peak": at_peak,
                           "at_start": sp.at_start, "dtype": args.precision,
                           "weights_dtype": "float32" if args.precision.startswith("mixed") else args.precision,
-                          "activations_exact": sp.activations_exact,
+                          "activations_exact": sp.activations_exact, "replayed": sp.replayed,
+                          "peak_is": t.peak_is if t.peak_modelled else
+                          dataclasses.replace(t, peak_modelled=True, peak_replayed=sp.replayed).peak_is,
                           "per_device_unsharded": not (sharded and t.peak_modelled),
                           "sharding_modelled": (t.peak_modelled if sharded else None),
                           "source": "albert_core.step.step_peak (the engine's step, modelled)",
@@ -391,7 +394,7 @@ def memory_text(d: dict[str, Any]) -> str:
     lines.append(f"{'frozen':<18} {format_count(p['frozen']):>12}  {p['frozen']:>22,}")
     lines.append("")
     lines.append(f"{'step peak':<18} {format_bytes(k['estimate']):>12}  {k['estimate']:>22,}  in the {k['phase']} "
-                 f"({k['moment']})")
+                 f"({k['moment']}); {k['peak_is']}")
     for cat, v in k["at_peak"].items():
         if v:
             lines.append(f"  {cat:<16} {format_bytes(v):>12}  {v:>22,}")

@@ -65,6 +65,7 @@ class Run:
     attention: str = "eager"  # eager | sdpa (a model without sdpa runs its own attention)
     checkpointing: bool = False  # gradient checkpointing (HF: checkpoint(use_reentrant=False) per layer)
     optimizer: str = "adamw"  # for `step`
+    foreach: bool = False  # torch.optim's multi-tensor path (its default on CUDA; the CPU's is the for-loop)
     fake: bool = True  # FakeTensorMode (no storage) or real CPU tensors
     seed: int = 0
 
@@ -312,16 +313,19 @@ def loss_of(seq: Any, pooled: Any) -> Any:
     return loss + pooled.float().mean() if pooled is not None else loss
 
 
-def optimizer(model: Any, name: str) -> Any:
+def optimizer(model: Any, name: str, foreach: bool = False) -> Any:
+    """torch.optim's `name` with its defaults; foreach=True: the multi-tensor path torch.optim takes on CUDA
+    (optimizer.py _default_to_fused_or_foreach), run here on the CPU's foreach fallback, which allocates as
+    CUDA's kernels do: one output tensor per input."""
     import torch
 
     params = [p for p in model.parameters() if p.requires_grad]  # frozen ones hold no state (torch.optim skips them)
     if name == "adamw":
-        return torch.optim.AdamW(params, lr=1e-4)
+        return torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
     if name == "sgd":
-        return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=foreach)
     if name == "adafactor":
-        return torch.optim.Adafactor(params, lr=1e-3)
+        return torch.optim.Adafactor(params, lr=1e-3, foreach=foreach)
     raise EngineError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {name!r}")
 
 
@@ -617,7 +621,7 @@ def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
     """Peak of live storages over training step 2 (forward, loss, backward, optimizer.step()), by category."""
     import torch
 
-    opt = optimizer(model, run.optimizer)
+    opt = optimizer(model, run.optimizer, run.foreach)
     first = _live_storages()({}, lambda: "")  # step 1 under the same mode (known values, .item()), not counted
     with _stopped_by(model), first:
         with autocast(run.dtype):

@@ -140,6 +140,7 @@ def fit_table(cfgs: Any, *, batch_size: int = 8, seq_len: int = 512, gpus: dict[
                 "config": name, "gpu": gpu, "gpu_bytes": mem, "seq_len": s, "batch_size": batch_size,
                 "needed_bytes": need, "sum_of_parts": t.total,
                 "peak_phase": t.peak_phase or f"not modelled beyond {PEAK_MAX_LAYERS} layers: planned on the sum",
+                "peak_is": t.peak_is,
                 "trainable": t.trainable, "parameters": t.parameters, "fits": need <= mem - overhead_bytes,
                 "max_batch_size": max_batch_size(cfg, mem, seq_len=s, overhead_bytes=overhead_bytes, **kw),
                 "max_seq_len": max_seq_len(cfg, mem, batch_size=batch_size, overhead_bytes=overhead_bytes, **kw),

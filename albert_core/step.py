@@ -108,9 +108,11 @@ CUDA (not measured here; the engine runs on the CPU):
   kMinBlockSize = 512, round_size) and keeps freed blocks cached: cuda_rounded() applies the rounding to
   each storage; reserved memory (fragmentation, 2 MiB/20 MiB segments) is not modelled.
 * torch.optim defaults to foreach on CUDA (_default_to_fused_or_foreach): _multi_tensor_adam makes the
-  sqrt and division over a whole dtype/device group at once (torch._foreach_sqrt(exp_avg_sqs), then
-  _foreach_div_ in place), so its temporaries are one state-sized copy of every parameter in the group,
-  not of one tensor: foreach_adamw_temporaries() gives that bound; fused=True (torch._fused_adamw_) makes none.
+  sqrt over a whole dtype/device group at once (torch._foreach_sqrt(exp_avg_sqs), then divided in place), so
+  its temporaries are one state-sized copy of every trainable tensor, not of one; Adafactor's multi-tensor
+  step likewise (foreach_temporaries). device="cuda" uses these; on the CPU's foreach path (engine.Run
+  foreach=True, which allocates the same tensors) they equal the engine's optimizer step to the byte
+  (tests/test_step_peak.py). fused=True (torch._fused_adamw_) makes none.
 * dropout masks are 1-byte bools (at::native_dropout) instead of the CPU's float noise: replay.py's
   device="cuda" models that for the saved activations; LayerNorm statistics in float32.
 * the step counters stay on the host (AdamW/Adafactor `step`), as here.
@@ -170,6 +172,8 @@ class StepPeakEstimate:
     candidates: tuple[Candidate, ...] = field(repr=False)
     activations_exact: bool = True  # True where the step is replayed op by op (backward.py) or a prefix-frozen bound
     saved: int | None = None  # bytes every saved activation takes at once, where the replay counted them
+    replayed: bool = False  # the forward's last moments and the backward replayed op by op (CPU kernels); else
+    # their candidates are lower bounds (CUDA; LoRA on an embedding other than the word lookup)
 
     @property
     def sum_of_parts(self) -> int:
@@ -224,10 +228,15 @@ def buffer_bytes(cfg: ModelConfig, dtype: str = "float32") -> int:
 
 
 # ---- the optimizer step, replayed per tensor ------------------------------------------------------------------
-def optimizer_temporaries(ts: list[Tensor], optimizer: str, nbytes: int) -> int:
-    """The most bytes of temporaries alive at once during optimizer.step() (torch/optim single-tensor paths,
-    see the module docstring), for the trainable tensors in named_parameters() order, elements of nbytes."""
+def optimizer_temporaries(ts: list[Tensor], optimizer: str, nbytes: int, foreach: bool = False,
+                          cuda: bool = False) -> int:
+    """The most bytes of temporaries alive at once during optimizer.step() for the trainable tensors in
+    named_parameters() order, elements of nbytes: torch/optim's single-tensor paths (the CPU's default), or
+    with foreach=True its multi-tensor paths (CUDA's default; see foreach_temporaries). cuda: each tensor
+    rounded up as the caching allocator hands it out (cuda_rounded)."""
     train = [t for t in ts if t.trainable]
+    if foreach:
+        return foreach_temporaries(train, optimizer, nbytes, cuda)
     if optimizer == "sgd":
         return 0  # buf.mul_(momentum).add_(grad); param.add_(buf, alpha=-lr): all in place
     if optimizer == "adamw":
@@ -265,10 +274,49 @@ def optimizer_temporaries(ts: list[Tensor], optimizer: str, nbytes: int) -> int:
     return best * nbytes
 
 
+def foreach_temporaries(train: list[Tensor], optimizer: str, nbytes: int, cuda: bool = False) -> int:
+    """torch.optim's multi-tensor step (foreach=True, the default on CUDA: optimizer.py
+    _default_to_fused_or_foreach), its temporaries at their most, for the trainable tensors `train` (one
+    device and dtype: one group), bytes. Each foreach op returns one tensor per input; a list stays alive
+    until its name is rebound, in the next group's iteration.
+    AdamW (adam.py _multi_tensor_adam, not capturable): exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs),
+    then divided and added to in place: one state-sized tensor per parameter.
+    SGD with momentum (sgd.py _multi_tensor_sgd): _foreach_mul_, _foreach_add_: none.
+    Adafactor (_adafactor.py _multi_tensor_adafactor), its groups split by matrix or vector in the order their
+    first tensor comes: a matrix group's row_means (n, 1) each, freed, col_means (1, m), freed, var_estimates =
+    row_var @ col_var (n, m) with row_var_means (1, 1); a vector group's grads_squared = _foreach_mul (n),
+    freed, var_estimates = clones (n); the previous group's updates (its var_estimates) stay bound until
+    `updates = var_estimates`; p.norm(2) and update.norm(2) are 0-d, freed after .item()."""
+    def size(numels: list[int]) -> int:
+        return sum(cuda_rounded(n * nbytes) if cuda else n * nbytes for n in numels)
+
+    if optimizer == "sgd" or not train:
+        return 0
+    if optimizer == "adamw":
+        return size([t.numel for t in train])
+    groups: dict[bool, list[Tensor]] = {}
+    for t in train:
+        groups.setdefault(len(t.shape) > 1, []).append(t)
+    best, prev = 0, 0
+    for matrix, g in groups.items():
+        scalar = size([1])  # a 0-d norm
+        best = max(best, prev + scalar)  # alphas: p.norm(2).item()
+        if matrix:
+            best = max(best, prev + size([t.shape[0] for t in g]), prev + size([t.shape[1] for t in g]))
+            est = size([t.numel for t in g])
+            best = max(best, prev + est + size([1] * len(g)))  # var_estimates beside row_var_means
+        else:
+            est = size([t.numel for t in g])
+            best = max(best, prev + est)  # grads_squared, then var_estimates (the clones)
+        best = max(best, est + scalar)  # update.norm(2).item(), the previous group's updates dropped
+        prev = est
+    return best
+
+
 def foreach_adamw_temporaries(ts: list[Tensor], nbytes: int) -> int:
     """CUDA's default AdamW (foreach, torch/optim/adam.py _multi_tensor_adam): torch._foreach_sqrt(exp_avg_sqs)
     over a whole device/dtype group, one state-sized copy of every trainable tensor (then divided in place)."""
-    return sum(t.numel for t in ts if t.trainable) * nbytes
+    return foreach_temporaries([t for t in ts if t.trainable], "adamw", nbytes)
 
 
 def cuda_rounded(nbytes: int) -> int:
@@ -326,12 +374,15 @@ def _grads_above(cfg: ModelConfig, ts: list[Tensor], step: int, nbytes: int) -> 
 # ---- the estimate --------------------------------------------------------------------------------------------
 def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "float32", optimizer: str = "adamw",
               attention: str = "eager", checkpointing: bool = False, device: str = "cpu", mode: str = "full",
-              head: str = "none", num_labels: int = 2, lora: LoraSpec | None = None) -> StepPeakEstimate:
+              head: str = "none", num_labels: int = 2, lora: LoraSpec | None = None,
+              foreach: bool | None = None) -> StepPeakEstimate:
     """The peak of one training step of cfg (engine.step_peak's step), by category and phase (module docstring).
 
     dtype: float32, bfloat16/float16 (the model cast) or mixed_bf16/mixed_fp16 (torch.autocast, float32
     weights), as the engine runs them. device "cpu" is the engine's; "cuda" changes the saved activations
-    (replay.py) and nothing else here (see the module docstring for what else differs on CUDA).
+    (replay.py) and the optimizer step (foreach, each temporary rounded as the caching allocator does); see
+    the module docstring for what else differs on CUDA.
+    foreach: torch.optim's multi-tensor step (engine.Run.foreach); None: the device's default (CUDA: True).
     """
     check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
     require_choice("optimizer", optimizer, OPTIMIZERS)
@@ -371,13 +422,14 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
         saved = None
         cands += _bound_candidates(cfg, ts, persist, B, S, dtype, attention, checkpointing, device, name, k, head,
                                    wb, G)
-    temps = optimizer_temporaries(ts, optimizer, wb)
+    temps = optimizer_temporaries(ts, optimizer, wb, foreach=device == "cuda" if foreach is None else foreach,
+                                  cuda=device == "cuda")
     cands.append(Candidate("optimizer step", "optimizer step" if temps else "backward",
                            {**persist, "gradients": G, "temporaries": temps}))
     best = max(cands, key=lambda c: c.total)
     exact = replayed or (name in ("full", "frozen-embeddings", "frozen-layers") and head == "none")
     return StepPeakEstimate(cfg.name, B, S, dtype, optimizer, attention, checkpointing, mode, head, best.total,
-                            best.phase, best.name, dict(best.at), start, tuple(cands), exact, saved)
+                            best.phase, best.name, dict(best.at), start, tuple(cands), exact, saved, replayed)
 
 
 def _bound_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], B: int, S: int, dtype: str,
@@ -466,5 +518,5 @@ def _checkpoint_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str
     return out
 
 
-__all__ = ["CATEGORIES", "Candidate", "StepPeakEstimate", "buffer_bytes", "cuda_rounded", "foreach_adamw_temporaries",
+__all__ = ["CATEGORIES", "Candidate", "StepPeakEstimate", "buffer_bytes", "cuda_rounded", "foreach_adamw_temporaries", "foreach_temporaries",
            "optimizer_temporaries", "step_peak"]

@@ -132,6 +132,20 @@ class TrainingMemory:
     peak_moment: str = ""  # what happens at the peak
     at_peak: dict[str, int] = field(default_factory=dict)  # step.CATEGORIES (+ the gathered ZeRO-3 unit) -> bytes
     peak_modelled: bool = False  # False: with_peak off, or beyond PEAK_MAX_LAYERS (then peak is 0)
+    peak_replayed: bool = False  # the step's working set replayed op by op (step.StepPeakEstimate.replayed); else
+    # the peak is the largest of moments whose forward and backward working set is a lower bound (CUDA)
+
+    @property
+    def peak_is(self) -> str:
+        """How far the peak can be trusted, in words for a table (step.py's module docstring says why)."""
+        if not self.peak_modelled:
+            return "not modelled: the sum of the parts"
+        if self.peak_replayed:
+            return "replayed op by op (CPU kernels; equals the engine)"
+        if self.mode.split(":")[0] in ("full", "frozen-embeddings", "frozen-layers"):
+            return "at least: CUDA's forward and backward working set is not replayed"
+        return ("an estimate, not a bound: CUDA's working set is not replayed, and the frozen weights' Linears "
+                "are counted as saving their inputs")
 
     @property
     def planned(self) -> int:
@@ -206,15 +220,15 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
                               checkpointing=checkpointing, device=device).total
     recompute = recompute_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dt, attention=attention,
                                  device=device) if checkpointing else 0
-    peak: tuple[int, str, str, dict[str, int]] = (0, "", "", {})
+    peak: tuple[int, str, str, dict[str, int], bool] = (0, "", "", {}, False)
     modelled = with_peak and cfg.num_layers * cfg.inner_group_num <= PEAK_MAX_LAYERS
     if modelled:
         peak = _sharded_peak(cfg, stage, N, batch_size=batch_size, seq_len=seq_len, precision=precision,
                              optimizer=optimizer, attention=attention, checkpointing=checkpointing, device=device,
                              mode=mode, head=head, num_labels=num_labels, lora=lora)
     return TrainingMemory(cfg.name, precision, optimizer, num_gpus, sharding, batch_size, seq_len, n,
-                          weights, grads, opt, master, saved + recompute, saved, recompute, mode, head, n_train, *peak,
-                          modelled)
+                          weights, grads, opt, master, saved + recompute, saved, recompute, mode, head, n_train, *peak[:4],
+                          modelled, peak[4])
 
 
 GATHERED = "gathered unit (ZeRO-3)"  # at_peak key of stage 3's transient full parameters
@@ -235,15 +249,16 @@ def gathered_unit_elements(ts: list[Tensor]) -> int:
 
 def _sharded_peak(cfg: ModelConfig, stage: int, N: int, *, batch_size: int, seq_len: int, precision: str,
                   optimizer: str, attention: str, checkpointing: bool, device: str, mode: str, head: str,
-                  num_labels: int, lora: LoraSpec | None) -> tuple[int, str, str, dict[str, int]]:
-    """(peak, phase, moment, at_peak) of step.step_peak with the ZeRO stage applied to every moment's categories."""
+                  num_labels: int, lora: LoraSpec | None) -> tuple[int, str, str, dict[str, int], bool]:
+    """(peak, phase, moment, at_peak, replayed) of step.step_peak with the ZeRO stage applied to every moment's
+    categories."""
     from .step import step_peak
 
     est = step_peak(cfg, batch_size=batch_size, seq_len=seq_len, dtype=precision, optimizer=optimizer,
                     attention=attention, checkpointing=checkpointing, device=device, mode=mode, head=head,
                     num_labels=num_labels, lora=lora)
     if stage == 0:
-        return est.peak, est.phase, est.moment, dict(est.at_peak)
+        return est.peak, est.phase, est.moment, dict(est.at_peak), est.replayed
     eb = 2 if precision in ("bfloat16", "float16") else 4  # step_peak: parameters, gradients, state in the weights' dtype
     sharded = {"optimizer state": 1, "gradients": 2, "parameters": 3}
     gathered = 0
@@ -258,4 +273,4 @@ def _sharded_peak(cfg: ModelConfig, stage: int, N: int, *, batch_size: int, seq_
         if best is None or total > best[0]:
             best = (total, c.phase, c.name, at)
     assert best is not None
-    return best
+    return (*best, est.replayed)

@@ -18,7 +18,11 @@ st.markdown("Choose the GPUs and how the training state is split across them; th
             "size, with max_position (the position table) raised to it: it can pass the config's own "
             "max_position, which the table's max_seq_len column keeps to. ZeRO-1/2/3 partition the optimizer "
             "state, then the gradients, then the weights over the GPUs (FSDP ≈ ZeRO-3); activations are never partitioned. "
-            "What must fit is the training step's **peak** (the most bytes alive at one moment), not the sum of its parts.")
+            "What must fit is the training step's **peak** (the most bytes alive at one moment), not the sum of its parts. "
+            "It is planned for CUDA: exact at the step's start and in the optimizer step (torch.optim's foreach "
+            "path, CUDA's default), and **at least** the saved activations with the output or its gradient in "
+            "the forward and backward, whose working set inside a layer is replayed op by op only for the CPU's "
+            "kernels (Verify measures that step on this server).")
 c1, c2, c3 = st.columns(3)
 with c1:
     gpu = controls.select("gpu", "GPU")
@@ -56,7 +60,8 @@ if cfgs:
     lines = []
     for _, r in plan.iterrows():
         verdict = "fits" if r["fits"] else "does **not** fit"
-        lines.append(f"- **{md(r['config'])}**: the step's peak {format_bytes(int(r['needed_bytes']))} "
+        bound = "at least " if str(r["peak_is"]).startswith("at least") else ""
+        lines.append(f"- **{md(r['config'])}**: the step's peak {bound}{format_bytes(int(r['needed_bytes']))} "
                      f"({md(r['peak_phase'])}; the sum of the parts {format_bytes(int(r['sum_of_parts']))}) at batch "
                      f"{int(r['batch_size']):,} × {int(r['seq_len']):,} tokens {verdict} in {format_bytes(int(r['gpu_bytes']))}; "
                      f"largest batch {int(r['max_batch_size']):,}; trainable {format_count(int(r['trainable']))} of "
@@ -72,8 +77,8 @@ if cfgs:
         else:
             st.caption("needed_bytes: the training step's peak per GPU (what fits is decided on it); sum_of_parts: "
                        "weights + gradients + optimizer state + master weights + activations, beside it; peak_phase: "
-                       "where in the step the peak occurs.")
-            shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "sum_of_parts", "peak_phase", "gpu_bytes",
+                       "where in the step the peak occurs; peak_is: exact or a lower bound, and why.")
+            shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "sum_of_parts", "peak_phase", "peak_is", "gpu_bytes",
                           "fits", "max_batch_size", "max_seq_len", "longest_max_position", "trainable"]]
             tables.show(shown, "fit_table", file_name="fit-plan.csv",
                         readable={"needed_bytes": "bytes", "sum_of_parts": "bytes", "gpu_bytes": "bytes"})

@@ -22,7 +22,9 @@ test_families_activations.py (the other five families), fake tensors unless said
   BERT, RoBERTa, DistilBERT and DeBERTa-v2, up to 0.08% over; ModernBERT's 50, the 19 checkpointed too,
   equal) and in the same phase, what is alive at the start equal to the byte;
 * where the optimizer step holds the peak (a large vocabulary, batch 1, one or two tokens), the peak equals
-  the engine's to the byte for AdamW and Adafactor in every dtype, within 1% for SGD: 3 configs per family;
+  the engine's to the byte for AdamW and Adafactor in every dtype, within 1% for SGD: 3 configs per family,
+  with torch.optim's for-loop step (the CPU's default) and its foreach step (CUDA's default, which
+  device="cuda" models; run here on the CPU's foreach path);
 * LoRA on real tensors (peft's model, every family): equal to the byte where replayed;
 * peft's lora.Embedding on the word embeddings (backward_lora.lora_embedding), in half the LoRA draws (alone or
   beside the Linear targets): 52 of the 350 seeds, every family, all equal to the byte; not replayed and not
@@ -80,14 +82,16 @@ def _optimizer_bound(family: str, seed: int) -> tuple[ModelConfig, int]:
     return cfg.replace(vocab_size=rng.randint(300, 900)), rng.randint(1, 2)
 
 
+@pytest.mark.parametrize("foreach", [False, True], ids=["for-loop", "foreach"])
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("family", FAMILIES)
-def test_optimizer_step_peak_equals_the_engine(family, seed):
+def test_optimizer_step_peak_equals_the_engine(family, seed, foreach):
+    """foreach: torch.optim's multi-tensor step, CUDA's default, run on the CPU's foreach path."""
     cfg, S = _optimizer_bound(family, seed)
     for i, dtype in enumerate(DTYPES):  # every dtype, the optimizers in turn
         opt = OPTIMIZERS[(i + seed) % 3]
-        run = engine.Run(1, S, dtype=dtype, optimizer=opt)
-        m, e = _measure(cfg, run), _estimate(cfg, run)
+        run = engine.Run(1, S, dtype=dtype, optimizer=opt, foreach=foreach)
+        m, e = _measure(cfg, run), _estimate(cfg, run, foreach=foreach)
         assert e.at_start == m.at_start, (cfg, dtype, opt)  # parameters, buffers, optimizer state, input
         if opt == "sgd":
             assert e.peak <= m.peak <= 1.01 * e.peak, (cfg, dtype)
@@ -214,6 +218,15 @@ def test_optimizer_temporaries_follow_torch_optim():
     assert optimizer_temporaries(ts, "adamw", 4) == 4 * max(2 * 15, 15 + 2 * 7)  # previous denom + sqrt + quotient
     # Adafactor, b (a vector) after a: row_mean 3 + col_mean 5 + a's update 15 + grad_squared 7 + variance.clone() 7
     assert optimizer_temporaries(ts, "adafactor", 2) == 2 * (3 + 5 + 15 + 7 + 7)
+    # foreach (CUDA's default): AdamW's sqrt of every state at once; Adafactor by groups, matrices first here:
+    # a's var_estimates (15) with its row_var_means (1), then b's clones (7) while a's updates are still bound
+    assert optimizer_temporaries(ts, "adamw", 4, foreach=True) == 4 * (15 + 7)
+    assert optimizer_temporaries(ts, "adafactor", 4, foreach=True) == 4 * (15 + 7)
+    assert optimizer_temporaries(ts, "sgd", 4, foreach=True) == 0
+    # a vector first: its clones (7) stay bound while the matrix group's var_estimates (15) and
+    # row_var_means (1) are made; on CUDA each tensor is rounded up to 512 bytes
+    assert optimizer_temporaries([ts[1], ts[0]], "adafactor", 4, foreach=True) == 4 * (7 + 15 + 1)
+    assert optimizer_temporaries([ts[1], ts[0]], "adafactor", 4, foreach=True, cuda=True) == 512 * 3
 
 
 @pytest.mark.parametrize("name, batch, seq, dtype, opt, ckpt", [

@@ -48,6 +48,9 @@ def cell(unit: str, value, delta, rel) -> str:
     return text
 
 
+LOWER_BOUND_MODES = ("full", "frozen-embeddings", "frozen-layers")  # training.TrainingMemory.peak_is: "at least"
+
+
 def result_labels(s: Settings) -> dict[str, str]:
     """Each result row's name with the settings its number depends on: the Overview headline, this table and the
     Memory page give different training memories for one config when their settings differ, and each says which."""
@@ -59,7 +62,9 @@ def result_labels(s: Settings) -> dict[str, str]:
         "trainable parameters": f"trainable parameters ({s.fine_tuning()})",
         "training step's peak per GPU": f"training step's peak per GPU (batch {s.batch_size:,} × {s.seq_len:,} "
                                         f"tokens, {s.precision}, {s.optimizer}, {s.attention}{ckpt}, "
-                                        f"{s.num_gpus:,} GPU(s), {s.sharding}, {s.fine_tuning()})",
+                                        f"{s.num_gpus:,} GPU(s), {s.sharding}, {s.fine_tuning()}; on CUDA, "
+                                        f"{'at least' if s.mode.split(':')[0] in LOWER_BOUND_MODES else 'an estimate'}"
+                                        ": Memory → peak_is)",
         "training memory per GPU (sum of parts)": "training memory per GPU, sum of parts (same settings)",
         "forward FLOPs per sequence": f"forward FLOPs per sequence ({s.flops_seq_len:,} tokens)",
     }

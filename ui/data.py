@@ -277,7 +277,7 @@ def peak_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw:
             continue
         rows.append({"config": name, "peak": m.peak, "sum_of_parts": m.total,
                      "peak_vs_sum_pct": 100 * (m.peak - m.total) / m.total if m.total else 0.0,
-                     "phase": m.peak_phase, "moment": m.peak_moment, "seq_len": m.seq_len,
+                     "phase": m.peak_phase, "moment": m.peak_moment, "peak_is": m.peak_is, "seq_len": m.seq_len,
                      **{f"at peak: {k}": v for k, v in m.at_peak.items()}})
     return pd.DataFrame(rows)
 

@@ -100,7 +100,8 @@ def memory_training(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
         worst = max((abs(e) for e in points["error"] if e is not None and e == e), default=0.0)
         caption += (f" Circles: the training step's peak measured by PyTorch on this server (fake tensors, CPU "
                     f"kernels); dashed: albert_core's modelled peak for that step, within {100 * worst:.1f}%. The "
-                    "solid lines are albert_core's modelled peak for CUDA (1-byte dropout masks).")
+                    "solid lines are albert_core's modelled peak for CUDA (1-byte dropout masks, torch.optim's "
+                    "foreach step; the working set inside a layer not replayed: peak_is in the table).")
     return slide(fig, "Training memory against max_position", caption)  # per GPU: its y axis and caption
 
 
