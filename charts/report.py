@@ -11,7 +11,9 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import title_of
+from .base import fit_titles, title_of, titles_meta
+
+FIGURE_PX = 900  # the report's figures are drawn at least this wide (.figure's min-width), their titles wrapped for it
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#262730;background:#fff;margin:0 auto;
@@ -20,8 +22,17 @@ h1{font-size:28px;margin-bottom:4px} h2{margin-top:36px;border-bottom:1px solid 
 table{border-collapse:collapse;font-size:13px;margin:8px 0;display:block;overflow-x:auto}
 th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;white-space:nowrap} th{background:#f4f4f6}
 td.diff{background:#FFE8A3;font-weight:600} .meta{color:#5C5F6A} code{word-break:break-all}
-.figure{margin:16px 0;border:1px solid #eee}
-"""
+.figures{overflow-x:auto} .figure{margin:16px 0;border:1px solid #eee;min-width:FIGURE_PXpx}
+""".replace("FIGURE_PX", str(FIGURE_PX))
+
+
+def wrapped(fig: go.Figure) -> go.Figure:
+    """A copy of fig with its title and subtitle wrapped for the report's FIGURE_PX (the app's figures come
+    wrapped for a phone; they are cached and shared, so they are not changed)."""
+    meta = titles_meta(fig)
+    if meta is None:
+        return fig
+    return fit_titles(go.Figure(fig), meta["title"], meta["caption"], pad=meta["pad"], figure_px=FIGURE_PX)
 
 
 def _table(df: pd.DataFrame, diff: pd.DataFrame | None = None) -> str:
@@ -52,10 +63,10 @@ def build(*, title: str, date: str, link: str, settings: str, configs: pd.DataFr
              "<h2>Configs</h2>", _table(configs),
              "<h2>Side by side</h2><p class='meta'>Highlighted: differs from the first config; in brackets: the "
              "change against it.</p>", _table(*comparison),
-             "<h2>Figures</h2>"]
-    for i, fig in enumerate(figures):
+             "<h2>Figures</h2><div class='figures'>"]
+    for i, fig in enumerate(wrapped(f) for f in figures):
         div = fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
                           config={"displaylogo": False, "responsive": True}, div_id=f"figure-{i + 1}")
         parts.append(f"<div class='figure' data-title='{html.escape(title_of(fig), quote=True)}'>{div}</div>")
-    parts.append("</body></html>")
+    parts.append("</div></body></html>")
     return "\n".join(parts)

@@ -57,3 +57,20 @@ def test_report_carries_the_mode_and_the_peak():
     none = dict(CTL, train_mode="lora")  # peft's default: none for albert, the training figures for bert-base only
     figs = report.main_figures(CFGS, none)
     assert len(figs) == 6
+
+
+def test_report_figures_are_wrapped_for_its_width():
+    """The report draws its figures at least charts.report.FIGURE_PX wide: their subtitles wrap for that, not for
+    a phone, and the app's cached figures are left as they were."""
+    from charts.base import line_px, text_px
+    from charts.report import FIGURE_PX, wrapped
+
+    for fig in report.main_figures(CFGS, CTL):
+        before = fig.layout.title.subtitle.text
+        lines = wrapped(fig).layout.title.subtitle.text.split("<br>")
+        assert all(text_px(ln, 12) <= line_px(FIGURE_PX) for ln in lines)
+        assert len(lines) <= len(before.split("<br>")) and fig.layout.title.subtitle.text == before
+    doc = report.html(CFGS, CTL, "http://x/", Settings(), dt.datetime(2026, 12, 2, tzinfo=dt.UTC))
+    assert f"min-width:{FIGURE_PX}px" in doc
+    fig = report.main_figures(CFGS, CTL)[0]
+    assert len(wrapped(fig).layout.title.subtitle.text.split("<br>")) < len(fig.layout.title.subtitle.text.split("<br>"))

@@ -60,8 +60,26 @@ COLUMN_GAP_PX = 16  # st.columns' "small" gap (1rem)
 _WIDTH_JS = """
 export default function({parentElement, data, setStateValue}) {
   let last = JSON.stringify((data && data.known) || null), timer = null;
+  // the width as if the scroll container always showed its scrollbar: a page that grows one (a result arrives)
+  // or loses it changes nothing, and a figure is never narrower than the width reported
+  const probe = document.createElement('div');
+  probe.style.cssText = 'position:absolute;top:-9999px;width:100px;height:100px;overflow:scroll';
+  document.body.appendChild(probe);
+  const bar = probe.offsetWidth - probe.clientWidth;  // this browser's scrollbar (0 where they overlay)
+  probe.remove();
+  const scroller = () => {
+    for (let el = parentElement.parentElement; el; el = el.parentElement) {
+      const y = getComputedStyle(el).overflowY;
+      if ((y === 'auto' || y === 'scroll') && el.clientHeight > 0) return el;
+    }
+    return null;
+  };
   const report = () => {
-    const main = Math.floor(parentElement.getBoundingClientRect().width / 10) * 10;
+    const box = scroller();
+    const shown = box ? box.offsetWidth - box.clientWidth - (parseFloat(getComputedStyle(box).borderLeftWidth) || 0)
+        - (parseFloat(getComputedStyle(box).borderRightWidth) || 0) : window.innerWidth - document.documentElement.clientWidth;
+    const width = parentElement.getBoundingClientRect().width + Math.max(0, shown) - bar;
+    const main = Math.floor(width / 10) * 10;
     if (main <= 0) return;  // not laid out (a hidden page)
     const view = {main: main, stacked: window.matchMedia('(max-width: 640px)').matches};
     window.__aeView = view;  // for the browser tests: the view the figures are to be wrapped for
@@ -72,6 +90,7 @@ export default function({parentElement, data, setStateValue}) {
     const app = document.querySelector('[data-testid="stApp"]');
     if (app && app.getAttribute('data-test-script-state') === 'running') { timer = setTimeout(report, 150); return; }
     last = now;
+    window.__aeReports = (window.__aeReports || 0) + 1;  // for the browser tests: reports sent by this page
     setStateValue('view', view);
   };
   // a ResizeObserver calls back once on observe, then on every change: debounced, one report per change

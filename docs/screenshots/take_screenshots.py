@@ -67,9 +67,17 @@ IDLE_JS = """() => !document.querySelector('[data-testid="stStatusWidget"]')
     && document.querySelectorAll('.js-plotly-plot').length === document.querySelectorAll('[data-testid="stPlotlyChart"]').length"""
 
 
+# the figures' titles are wrapped for the width the browser reports (ui/plots.py): wait for that rerun's figures
+WRAPPED_JS = """() => !!window.__aeView && Array.from(document.querySelectorAll('.js-plotly-plot')).every(d => {
+    const m = d._fullLayout && d._fullLayout.meta;
+    return !m || m.pad === undefined || m.main_px === window.__aeView.main; })"""
+
+
 def idle(page) -> None:
-    """Wait until the script run has finished and every chart is drawn."""
+    """Wait until the script run has finished, the titles are wrapped for this width and every chart is drawn."""
     page.wait_for_timeout(500)
+    page.wait_for_function(IDLE_JS, timeout=120_000, polling=250)
+    page.wait_for_function(WRAPPED_JS, timeout=60_000, polling=250)
     page.wait_for_function(IDLE_JS, timeout=120_000, polling=250)
 
 

@@ -100,7 +100,8 @@ def test_two_verifies_queue_while_other_sessions_load_every_page(served):
         page.get_by_text("exactly the parameters albert_core counts", exact=False).wait_for(timeout=180_000)
         wait_until_idle(page, 60_000)
         values = [v.inner_text() for v in page.locator('[data-testid="stMetricValue"]').all()]
-        assert values[:2] == [total, total]
+        assert values[:2] == [total, total], (values, page.evaluate("() => [window.__aeReports, window.__aeView]"),
+                                              page.inner_text('[data-testid="stMain"]')[:600])
         assert "Measured (saved tensors)" in page.inner_text('[data-testid="stMain"]')
         assert error_blocks(page) == []
     for _, page in [("first", first), ("second", second), *others]:
