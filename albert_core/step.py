@@ -366,7 +366,7 @@ def _grads_above(cfg: ModelConfig, ts: list[Tensor], step: int, nbytes: int) -> 
         if not t.trainable:
             continue
         apps = _applications_using(cfg, t.name)
-        if (apps is not None and max(apps) > step) or (apps is None and _is_pooler(cfg, t.name)):
+        if (apps and max(apps) > step) or (apps is None and _is_pooler(cfg, t.name)):  # []: a group no step runs
             total += t.numel * nbytes
     return total
 

@@ -60,6 +60,7 @@ COLUMN_GAP_PX = 16  # st.columns' "small" gap (1rem)
 _WIDTH_JS = """
 export default function({parentElement, data, setStateValue}) {
   let last = JSON.stringify((data && data.known) || null), timer = null;
+  window.__aeKnown = last;  // for the browser tests: the view the last run's figures were wrapped for
   // the width as if the scroll container always showed its scrollbar: a page that grows one (a result arrives)
   // or loses it changes nothing, and a figure is never narrower than the width reported
   const probe = document.createElement('div');

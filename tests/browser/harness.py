@@ -104,7 +104,7 @@ def wait_until_idle(page, timeout_ms: int = 30_000) -> None:
 # redrawn it; after a resize too). Pages without the width component (another app) are settled at once.
 FIGURES_WRAPPED_JS = """() => {
     if (!document.querySelector('.st-key-_figure_width')) return true;
-    if (!window.__aeView) return false;
+    if (!window.__aeView || window.__aeKnown !== JSON.stringify(window.__aeView)) return false;  // not applied yet
     const app = document.querySelector('[data-testid="stApp"]');
     if (app.getAttribute('data-test-script-state') === 'running') return false;
     return Array.from(document.querySelectorAll('.js-plotly-plot')).every(d => {
@@ -139,6 +139,15 @@ def rerun(page, action, timeout_ms: int = 30_000) -> None:
     action()
     page.wait_for_function(f"() => window.__aeRuns > {before}", timeout=timeout_ms)
     wait_until_idle(page, timeout_ms)
+
+
+def resize(page, width: int, height: int = 1000) -> None:
+    """Set the viewport and wait until the app has rewrapped its figures for it: the width component reports
+    120 ms after the last resize, once the app is idle, and the run it starts redraws them (ui/plots.py)."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(400)
+    page.wait_for_function(FIGURES_WRAPPED_JS, timeout=30_000)
+    wait_until_idle(page)
 
 
 def error_blocks(page) -> list[str]:

@@ -31,7 +31,7 @@ import pytest
 
 from albert_core.share import PAGE_TABS
 
-from .harness import FIGURES_WRAPPED_JS, error_blocks, open_tab, wait_for_figures, wait_until_idle
+from .harness import error_blocks, open_tab, resize, wait_for_figures, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -241,9 +241,7 @@ def _wait_drawn(page, looks: int = 3, timeout_s: float = 30.0) -> None:
 
 
 def _audit(page, where: str, width: int) -> list[str]:
-    page.set_viewport_size({"width": width, "height": 1000})
-    page.wait_for_timeout(400)  # the width component reports the new width 120 ms after the last resize
-    page.wait_for_function(FIGURES_WRAPPED_JS, timeout=30_000)  # the rerun it starts has rewrapped the titles
+    resize(page, width)  # and the run the new width starts has rewrapped the titles
     page.wait_for_function(SIZED_JS, timeout=30_000)
     _wait_drawn(page)
     return [f"{where} at {width} px: {p}" for p in page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS])]
@@ -430,7 +428,7 @@ def test_every_figure_reads_right(server, browser, view, path):
             if not want and not tables:
                 continue
             if i:
-                page.set_viewport_size({"width": DESKTOP, "height": 1000})
+                resize(page, DESKTOP)
                 open_tab(page, label)
             where = f"[{view.name}, {view.theme}] {path} / {label}"
             if want:
@@ -445,7 +443,7 @@ def test_every_figure_reads_right(server, browser, view, path):
                     problems += _audit(page, where, width)
             for p in tables:  # the table, on a screen wide enough for the grid to render every column's cells
                 assert all(drawn.get(k) for k in p[2]), f"{where}: figures {p[2]} not drawn before their table"
-                page.set_viewport_size({"width": TABLE_WIDTH, "height": 1000})
+                resize(page, TABLE_WIDTH)
                 page.wait_for_function(TABLE_READY_JS, arg=list(p[4]), timeout=30_000)
                 rows = _table(page.evaluate(TABLES_JS), *p[4])
                 problems += [f"{where}: {m}" for m in p[5](drawn, rows)]
