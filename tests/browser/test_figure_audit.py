@@ -247,6 +247,20 @@ def _audit(page, where: str, width: int) -> list[str]:
     return [f"{where} at {width} px: {p}" for p in page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS])]
 
 
+def _stable_rows(page, spec, looks: int = 3, timeout_s: float = 30.0):
+    """The table's rows once the grid has drawn the same cells three looks in a row, 300 ms apart (a rerun, as
+    after a resize, redraws the grid row by row)."""
+    import time
+
+    seen, same, deadline = None, 0, time.monotonic() + timeout_s
+    while same < looks and time.monotonic() < deadline:
+        page.wait_for_timeout(300)
+        now = page.evaluate(TABLES_JS)
+        same = same + 1 if now == seen else 0
+        seen = now
+    return _table(seen, *spec)
+
+
 def _tabs(page) -> list[str]:
     tabs = page.locator('[data-testid="stMain"] [role="tab"]')
     return [tabs.nth(i).inner_text().strip() for i in range(tabs.count())]
@@ -445,7 +459,7 @@ def test_every_figure_reads_right(server, browser, view, path):
                 assert all(drawn.get(k) for k in p[2]), f"{where}: figures {p[2]} not drawn before their table"
                 resize(page, TABLE_WIDTH)
                 page.wait_for_function(TABLE_READY_JS, arg=list(p[4]), timeout=30_000)
-                rows = _table(page.evaluate(TABLES_JS), *p[4])
+                rows = _stable_rows(page, p[4])
                 problems += [f"{where}: {m}" for m in p[5](drawn, rows)]
                 COMPARED[f"{view.name}/{path}/{tab}"] = len(rows)
         SEEN[f"{view.name}/{path}"] = figures
