@@ -229,15 +229,21 @@ DRAWING_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).m
     gd.querySelectorAll('.xtick, .ytick').length].join('|')).join('//')"""
 
 
-def _wait_drawn(page, looks: int = 3, timeout_s: float = 30.0) -> None:
+def _settled(page, js: str, every_ms: int = 250, looks: int = 3, timeout_s: float = 30.0):
+    """What `js` reads in the page once it has read the same `looks` times in a row, every_ms apart."""
     import time
 
     seen, same, deadline = None, 0, time.monotonic() + timeout_s
     while same < looks and time.monotonic() < deadline:
-        page.wait_for_timeout(250)
-        now = page.evaluate(DRAWING_JS)
+        page.wait_for_timeout(every_ms)
+        now = page.evaluate(js)
         same = same + 1 if now == seen else 0
         seen = now
+    return seen
+
+
+def _wait_drawn(page) -> None:
+    _settled(page, DRAWING_JS)
 
 
 def _audit(page, where: str, width: int) -> list[str]:
@@ -247,18 +253,10 @@ def _audit(page, where: str, width: int) -> list[str]:
     return [f"{where} at {width} px: {p}" for p in page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS])]
 
 
-def _stable_rows(page, spec, looks: int = 3, timeout_s: float = 30.0):
+def _stable_rows(page, spec):
     """The table's rows once the grid has drawn the same cells three looks in a row, 300 ms apart (a rerun, as
     after a resize, redraws the grid row by row)."""
-    import time
-
-    seen, same, deadline = None, 0, time.monotonic() + timeout_s
-    while same < looks and time.monotonic() < deadline:
-        page.wait_for_timeout(300)
-        now = page.evaluate(TABLES_JS)
-        same = same + 1 if now == seen else 0
-        seen = now
-    return _table(seen, *spec)
+    return _table(_settled(page, TABLES_JS, 300), *spec)
 
 
 def _tabs(page) -> list[str]:
