@@ -30,7 +30,6 @@ and exit 2 (cli.main).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 from typing import Any
 
@@ -41,7 +40,7 @@ from .finetune import LoraSpec, parse_mode, parse_targets, trainable
 from .heads import parse_head
 from .serving import BASE_DTYPES, FORMATS, approximate_bytes, weight_bytes
 from .training import OPTIMIZERS as TRAIN_OPTIMIZERS
-from .training import PEAK_MAX_LAYERS, PRECISIONS, SHARDINGS, training_memory
+from .training import PEAK_MAX_LAYERS, PRECISIONS, SHARDINGS, peak_trust, training_memory
 from .units import format_bytes, format_count
 
 MIXED_NOTE = ("mixed_bf16/mixed_fp16 in the step's peak: torch.autocast over float32 weights (float32 gradients and "
@@ -329,8 +328,7 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
                           "at_start": sp.at_start, "dtype": args.precision,
                           "weights_dtype": "float32" if args.precision.startswith("mixed") else args.precision,
                           "activations_exact": sp.activations_exact, "replayed": sp.replayed,
-                          "peak_is": t.peak_is if t.peak_modelled else
-                          dataclasses.replace(t, peak_modelled=True, peak_replayed=sp.replayed).peak_is,
+                          "peak_is": t.peak_is if t.peak_modelled else peak_trust(True, sp.replayed, ft["mode"]),
                           "per_device_unsharded": not (sharded and t.peak_modelled),
                           "sharding_modelled": (t.peak_modelled if sharded else None),
                           "source": "albert_core.step.step_peak (the engine's step, modelled)",

@@ -137,15 +137,8 @@ class TrainingMemory:
 
     @property
     def peak_is(self) -> str:
-        """How far the peak can be trusted, in words for a table (step.py's module docstring says why)."""
-        if not self.peak_modelled:
-            return "not modelled: the sum of the parts"
-        if self.peak_replayed:
-            return "replayed op by op (CPU kernels; equals the engine)"
-        if self.mode.split(":")[0] in ("full", "frozen-embeddings", "frozen-layers"):
-            return "at least: CUDA's forward and backward working set is not replayed"
-        return ("an estimate, not a bound: CUDA's working set is not replayed, and the frozen weights' Linears "
-                "are counted as saving their inputs")
+        """How far the peak can be trusted, in words for a table (peak_trust)."""
+        return peak_trust(self.peak_modelled, self.peak_replayed, self.mode)
 
     @property
     def planned(self) -> int:
@@ -229,6 +222,21 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
     return TrainingMemory(cfg.name, precision, optimizer, num_gpus, sharding, batch_size, seq_len, n,
                           weights, grads, opt, master, saved + recompute, saved, recompute, mode, head, n_train, *peak[:4],
                           modelled, peak[4])
+
+
+LOWER_BOUND_MODES = ("full", "frozen-embeddings", "frozen-layers")  # unreplayed moments: lower bounds (step.py)
+
+
+def peak_trust(modelled: bool, replayed: bool, mode: str) -> str:
+    """How far a step's peak can be trusted, in words (step.py's module docstring says why)."""
+    if not modelled:
+        return "not modelled: the sum of the parts"
+    if replayed:
+        return "replayed op by op (CPU kernels; equals the engine)"
+    if mode.split(":")[0] in LOWER_BOUND_MODES:
+        return "at least: CUDA's forward and backward working set is not replayed"
+    return ("an estimate, not a bound: CUDA's working set is not replayed, and the frozen weights' Linears "
+            "are counted as saving their inputs")
 
 
 GATHERED = "gathered unit (ZeRO-3)"  # at_peak key of stage 3's transient full parameters

@@ -132,6 +132,16 @@ def fit_titles(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14,
     return fig
 
 
+def refit(fig: go.Figure, figure_px: float | None, main_px: int | None = None) -> go.Figure:
+    """A copy of a slide() figure with its title and subtitle wrapped for `figure_px` (fig is not changed: the
+    app's figures are cached and shared); fig itself if it has no slide() title."""
+    meta = titles_meta(fig)
+    if meta is None:
+        return fig
+    return fit_titles(go.Figure(fig), meta["title"], meta["caption"], pad=meta["pad"], figure_px=figure_px,
+                      main_px=main_px)
+
+
 def titles_meta(fig: go.Figure) -> dict | None:
     """What slide() made a figure's title from (title, caption, pad, figure_px), or None (no slide title)."""
     meta = fig.layout.meta

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import fit_titles, title_of, titles_meta
+from .base import refit, title_of
 
 FIGURE_PX = 900  # the report's figures are drawn at least this wide (.figure's min-width), their titles wrapped for it
 
@@ -29,10 +29,7 @@ td.diff{background:#FFE8A3;font-weight:600} .meta{color:#5C5F6A} code{word-break
 def wrapped(fig: go.Figure) -> go.Figure:
     """A copy of fig with its title and subtitle wrapped for the report's FIGURE_PX (the app's figures come
     wrapped for a phone; they are cached and shared, so they are not changed)."""
-    meta = titles_meta(fig)
-    if meta is None:
-        return fig
-    return fit_titles(go.Figure(fig), meta["title"], meta["caption"], pad=meta["pad"], figure_px=FIGURE_PX)
+    return refit(fig, FIGURE_PX)
 
 
 def _table(df: pd.DataFrame, diff: pd.DataFrame | None = None) -> str:

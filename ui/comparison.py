@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from albert_core.compare import Settings
+from albert_core.training import LOWER_BOUND_MODES
 from albert_core.units import format_bytes, format_count, format_flops
 
 from . import finetune, state
@@ -46,9 +47,6 @@ def cell(unit: str, value, delta, rel) -> str:
         pct = "" if rel is None or unit == "%" else f", {rel:+.1%}" if abs(rel) < 0.1 else f", {rel:+.0%}"
         text += f"  ({_signed(delta, short)}{pct})"
     return text
-
-
-LOWER_BOUND_MODES = ("full", "frozen-embeddings", "frozen-layers")  # training.TrainingMemory.peak_is: "at least"
 
 
 def result_labels(s: Settings) -> dict[str, str]:

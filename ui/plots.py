@@ -10,7 +10,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from charts.base import HEIGHT, fit_titles, slide, title_of, titles_meta
+from charts.base import HEIGHT, refit, slide, title_of, titles_meta
 
 from .text import file_stem
 
@@ -147,7 +147,7 @@ def fitted(fig: go.Figure, px: float | None, main: int | None) -> go.Figure:
         if hit is not None and hit[0] is fig:  # the same object, not a new one at a reused id
             _FITTED.move_to_end(key)
             return hit[1]
-    copy = fit_titles(go.Figure(fig), meta["title"], meta["caption"], pad=meta["pad"], figure_px=px, main_px=main)
+    copy = refit(fig, px, main)
     with _FITTED_LOCK:
         _FITTED[key] = (fig, copy)
         while len(_FITTED) > _FITTED_MAX:
