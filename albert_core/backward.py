@@ -84,6 +84,7 @@ class Region:
     refs: dict[int, int] = field(default_factory=dict)
     alive: list[T] = field(default_factory=list)
     casts: list[T] = field(default_factory=list)
+    cache: dict[str, T] = field(default_factory=dict)  # its forward's autocast casts by parameter key
     points: list[tuple[list[int], list[T]]] = field(default_factory=list)  # (saves so far, locals) in order
     extra: list[Storage] = field(default_factory=list)  # more inputs its frame keeps (backward_deberta.py)
     packs: int = 0  # tensors packed so far (parameters too: every saved tensor gets a holder)
@@ -111,6 +112,7 @@ class Engine:
         self.best = Peak(sum(base.values()), dict(base), "backward start")
         self.where = ""
         self.grads: dict[object, Storage] = {}  # parameter key -> its .grad
+        self.pending: list[Storage] = []  # validate_outputs' gradients, made once apply returns (settle)
 
     def _observe(self) -> None:
         total = sum(self.at.values())
@@ -134,12 +136,26 @@ class Engine:
         self.at[st.cat] += st.nbytes
         self._observe()
 
-    def grad_for(self, t: T) -> Storage:
+    def grad_for(self, t: T, late: bool = False) -> Storage:
         """A new gradient for input t: counted as a gradient from birth when it will become p.grad (the engine
-        names storages by what they end as)."""
+        names storages by what they end as). late: made by validate_outputs (a broadcast input's sum_to, a cast
+        to the input's dtype), after the node's apply has returned (see settle)."""
         fn = t.fn
         first = fn is not None and fn.param is not None and fn.param not in self.grads
-        return self.alloc(t.nbytes, "gradients" if first else "temporaries")
+        cat = "gradients" if first else "temporaries"
+        if not late:
+            return self.alloc(t.nbytes, cat)
+        st = Storage(t.nbytes, cat, self.where)
+        st.refs = 1
+        self.pending.append(st)
+        return st
+
+    def settle(self) -> None:
+        """validate_outputs (torch/csrc/autograd/engine.cpp call_function): the late gradients come to exist."""
+        for st in self.pending:
+            self.at[st.cat] += st.nbytes
+            self._observe()
+        self.pending = []
 
     def ref(self, st: Storage) -> Storage:
         st.refs += 1
@@ -327,12 +343,13 @@ class Graph:
         a frozen weight is cast again at every use, a temporary unless its op saves it."""
         if p.fn is None:
             return self.cast(p, self.amp or p.dtype)
-        if self.region is not None:  # recomputation runs under its own autocast: a fresh cache
-            c = self.cast(p, self.amp or p.dtype)
-            self.regions[self.region].casts.append(c)
-            if key not in self.cast_cache:
-                self.cast_cache[key] = c
-            return c
+        if self.region is not None:  # recomputation runs under its own autocast: a fresh cache, per region
+            reg = self.regions[self.region]  # (a weight used twice in one layer, DeBERTa's share_att_key: one cast)
+            if key not in reg.cache:
+                reg.cache[key] = self.cast(p, self.amp or p.dtype)
+                reg.casts.append(reg.cache[key])
+                self.cast_cache.setdefault(key, reg.cache[key])
+            return reg.cache[key]
         if key not in self.cast_cache:
             self.cast_cache[key] = self.cast(p, self.amp or p.dtype)
         return self.cast_cache[key]
@@ -436,8 +453,8 @@ def _add_formula(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | 
     for t in n.inputs:
         if t is None or g[0] is None:
             out.append(None)
-        elif t.numel != numel or t.dtype != n.out_dtype:  # sum_to_size of a broadcast input; validate_outputs'
-            out.append(e.alloc(t.nbytes))  # cast of a gradient to its input's dtype
+        elif t.numel != numel or t.dtype != n.out_dtype:  # validate_outputs: sum_to of a broadcast input, or the
+            out.append(e.grad_for(t, late=True))  # cast of a gradient to its input's dtype
         else:
             out.append(e.ref(g[0]))
     return out
@@ -448,7 +465,7 @@ def _linear_formula(x_bytes_numel: int) -> Formula:
         x, W, b = n.inputs
         gx = e.grad_for(x) if x is not None else None  # mm_mat1_backward: grad.mm(W)
         gW = e.grad_for(W) if W is not None else None  # mm_mat2_backward: x^T.mm(grad), (out, in)
-        gb = e.grad_for(b) if b is not None else None  # grad.sum(0)
+        gb = e.grad_for(b, late=True) if b is not None else None  # grad itself, summed by validate_outputs' sum_to
         return [gx, gW, gb]
     return f
 
@@ -553,7 +570,7 @@ def _embeddings(g: Graph, cfg: ModelConfig, ids: T, positions_new: bool, types_n
     """BertEmbeddings.forward: word + token_type (+ position) lookups, LayerNorm, dropout. positions_new:
     RoBERTa's create_position_ids_from_input_ids makes a (B, S) int64 tensor; types_new: elements of the
     token_type_ids gather (None: no segment table)."""
-    B, S, E, md = g.B, g.S, cfg.embedding_dim, g.md
+    B, S, E = g.B, g.S, cfg.embedding_dim
     V = cfg.vocab_size
     x = g.embedding(ids, "embeddings.word_embeddings", V, E, B * S * E)  # saves the indices
     if g.checkpointing and x.fn is None:  # activation_checkpointing_enable -> enable_input_require_grads: the
@@ -565,13 +582,11 @@ def _embeddings(g: Graph, cfg: ModelConfig, ids: T, positions_new: bool, types_n
     pos = g.new(B * S, "int64", "position_ids") if positions_new else None
     if types_new is not None:
         tt = g.new(types_new, "int64", "token_type_ids")  # torch.gather of the buffer: a new tensor
-        te = g.param("embeddings.token_type_embeddings.weight", cfg.type_vocab_size * E)
-        t_emb = g.op("EmbeddingBackward0", [tt, te], [(B * S * E, md)], [tt], _grads_like)[0]
+        t_emb = g.embedding(tt, "embeddings.token_type_embeddings", cfg.type_vocab_size, E, B * S * E)
         locs += [tt, t_emb]
         x = g.add(x, t_emb)
-    pe = g.param("embeddings.position_embeddings.weight", pos_rows * E)
     pidx = pos if pos is not None else g.persistent(S, "int64", "position_ids buffer")
-    p = g.op("EmbeddingBackward0", [pidx, pe], [((B if positions_new else 1) * S * E, md)], [pidx], _grads_like)[0]
+    p = g.embedding(pidx, "embeddings.position_embeddings", pos_rows, E, (B if positions_new else 1) * S * E)
     x = g.add(x, p)
     locs += [p, x] + ([pos] if pos is not None else [])
     summed, x = x, g.layer_norm(x, "embeddings.LayerNorm", E)
@@ -879,12 +894,14 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
     pooled = None  # BERT's and ALBERT's sequence classification (add_pooling_layer=False)
     if pooler and head in ("none", "classification"):  # the pooler: dense + tanh on sequence_output[:, 0]
         key = "pooler" if fam == "albert" else "pooler.dense"
-        pooled = g.unary(g.linear(_first_token(g, x), key, H, H, rows=B), "TanhBackward0", True)
-        g.moment("forward: the pooler", [seq, emb, pooled])
+        lin = g.linear(_first_token(g, x), key, H, H, rows=B)  # a frozen dense's casts: temporaries of the call
+        g.moment("forward: the pooler's dense", [seq, emb, *([g.last_input] if g.last_input else []), *g.last_casts, lin])
+        pooled = g.unary(lin, "TanhBackward0", True)
+        g.moment("forward: the pooler", [seq, emb, lin, pooled])
     if head != "none":  # a task model: loss = logits.float().mean()
         x, logits = _head(g, cfg, seq, pooled, head, num_labels)
         alive = [seq, x, logits] + ([pooled] if pooled is not None else [])  # the model's outputs, the head's x
-        g.moment("forward: the head", alive + ([g.last_input] if g.last_input is not None else []))
+        g.moment("forward: the head", alive + ([g.last_input] if g.last_input is not None else []) + g.last_casts)
         loss = g.sum_mean(logits)
         f32 = loss.fn.inputs[0] if loss.fn is not None else None
         g.moment("forward: the loss", [loss, logits] + ([f32] if f32 is not None else []))  # mean's 0-d output
@@ -921,10 +938,14 @@ def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:
     """A parameter key of the recorded graph (the base model's module path) -> whether it trains, from
     finetune.tensors' names (which may carry a task model's or peft's prefix)."""
     def f(key: str) -> bool:
-        hit = names.get(key)
-        if hit is None:
-            hit = next((v for n, v in names.items() if n.endswith("." + key)), True)
-        return hit
+        mod, _, leaf = key.rpartition(".")
+        for k in (key, f"{mod}.base_layer.{leaf}"):  # peft's wrapped module keeps its own under base_layer
+            hit = names.get(k)
+            if hit is None:
+                hit = next((v for n, v in names.items() if n.endswith("." + k)), None)
+            if hit is not None:
+                return hit
+        return True
     return f
 
 
@@ -943,12 +964,19 @@ def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str
     start["temporaries"] = start.get("temporaries", 0) + 4 + sum(st.nbytes for st in g.held)  # the 0-d loss
     peak = run_backward(g, loss, start)
     base_total = sum(base.values()) + 4 + sum(st.nbytes for st in g.held)
-    for name, alive in g.moments:  # the forward's moments, before the loss exists (no 0-d loss yet)
-        if base_total - 4 + alive > peak.total:
-            at = dict(base)
-            at["saved activations"] = at.get("saved activations", 0) + alive
-            peak = Peak(base_total - 4 + alive, at, name)
-    return peak, saved
+    return with_forward(peak, g.moments, base, base_total - 4), saved  # before the loss exists: no 0-d loss yet
+
+
+def with_forward(backward_peak: Peak, moments: list[tuple[str, int]], base: dict[str, int], before: int) -> Peak:
+    """The step's peak: the first of the forward's moments (`before` bytes besides what each holds, counted as
+    saved activations) that reaches the backward's, else the backward's (the engine keeps the first maximum)."""
+    best = max(moments, key=lambda m: m[1], default=None)  # max keeps the first of equals
+    if best is None or before + best[1] < backward_peak.total:
+        return backward_peak
+    at = dict(base)
+    at["temporaries"] = at.get("temporaries", 0) + before - sum(base.values())  # beyond base: a held leaf
+    at["saved activations"] = at.get("saved activations", 0) + best[1]
+    return Peak(before + best[1], at, best[0])
 
 
 # ---- the engine loop ----------------------------------------------------------------------------------------
@@ -1006,16 +1034,21 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
             _recompute(e, reg)
             e.where = nd.name
         outs = nd.formula(e, nd, g)
-        for st in g:  # the node's input gradients die with call_function's inputs
-            e.unref(st)
-        for st in nd.saved:  # release_variables
-            e.unref(st)
+        if reg is not None and nd.packed:  # the recomputed tensors apply unpacked (popped from the frame) die as
+            for kept in nd.saved:  # it returns, before validate_outputs (torch/utils/checkpoint.py unpack_hook)
+                e.unref(kept)
+            nd.saved = []
+        e.settle()
+        for grad in g:  # the node's input gradients die with call_function's inputs
+            e.unref(grad)
+        for kept in nd.saved:  # release_variables
+            e.unref(kept)
         if reg is not None and nd.packed:
             reg.pending -= 1
             if reg.pending == 0:  # the frame (and _NoopSaveInputs' input) dies with its last holder
                 e.unref(reg.input)
-                for st in reg.extra:
-                    e.unref(st)
+                for kept in reg.extra:
+                    e.unref(kept)
         nd.saved = []
         for t, st in zip(nd.inputs, outs, strict=False):
             if t is None or st is None:
@@ -1038,4 +1071,4 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
     return e.best
 
 
-__all__ = ["Engine", "Graph", "Node", "Peak", "T", "run_backward"]
+__all__ = ["Engine", "Graph", "Node", "Peak", "T", "run_backward", "with_forward"]

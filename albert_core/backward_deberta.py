@@ -43,7 +43,9 @@ from .backward import (
     _mlm_head,
     _pass,
     run_backward,
+    with_forward,
 )
+from .backward_lora import Adapter, Adapters
 from .config import ModelConfig
 from .families.deberta_v2 import rel_rows
 from .replay import F32
@@ -72,12 +74,15 @@ def _addmm_formula(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage 
     b, x, W = n.inputs
     gx = e.grad_for(x) if x is not None else None
     gW = e.grad_for(W) if W is not None else None
-    gb = e.grad_for(b) if b is not None else None
+    gb = e.grad_for(b, late=True) if b is not None else None  # grad itself, summed by validate_outputs' sum_to
     return [gb, gx, gW]
 
 
 class DebertaGraph(Graph):
     """Graph with DeBERTa's extra ops."""
+
+    requires: Callable[[str], bool] = staticmethod(lambda k: True)  # requires_grad as built (deberta_peak)
+    rel_requires_grad = False  # rel_embeddings (after its LayerNorm) requires grad, whether or not the loss reads it
 
     def linear(self, x: T, key: str, n_in: int, n_out: int, bias: bool = True, rows: int | None = None,
                wkey: str | None = None, bkey: str | None = None) -> T:
@@ -166,16 +171,14 @@ def _embeddings(g: DebertaGraph, cfg: ModelConfig, ids: T, ones: T, types: T) ->
         g.held.append(x.st)
     locs = [x]
     if cfg.position_biased_input:
-        pe = g.param("embeddings.position_embeddings.weight", cfg.max_position * E)
         pidx = g.persistent(S, "int64", "position_ids buffer")
-        p = g.op("EmbeddingBackward0", [pidx, pe], [(S * E, md)], [pidx], _grads_like)[0]
+        p = g.embedding(pidx, "embeddings.position_embeddings", cfg.max_position, E, S * E)
         locs.append(p)
         x = g.add(x, p)
     else:
         locs.append(g.new(B * S * E, md, "zeros_like(inputs_embeds)"))  # position_embeddings = zeros_like
     if cfg.type_vocab_size:
-        te = g.param("embeddings.token_type_embeddings.weight", cfg.type_vocab_size * E)
-        t_emb = g.op("EmbeddingBackward0", [types, te], [(B * S * E, md)], [types], _grads_like)[0]
+        t_emb = g.embedding(types, "embeddings.token_type_embeddings", cfg.type_vocab_size, E, B * S * E)
         locs.append(t_emb)
         x = g.add(x, t_emb)
     locs.append(x)
@@ -254,7 +257,10 @@ def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: 
                 pt("pos_dropout", rel, g.last_noise, r, *locs, scores)
         else:  # no term reaches the loss: the dropout is recorded on a branch that dies with the layer
             r = g.new(rel.numel, rel.dtype, "pos_dropout") if cfg.dropout else rel
-            dead += [r, g.new(rel.numel, rel.dtype, "noise")] if cfg.dropout else []
+            if cfg.dropout:  # its node keeps the noise where rel_embeddings train (not under LoRA: a temporary)
+                noise = g.new(rel.numel, rel.dtype, "noise")
+                pt("pos_dropout", rel, noise, r, *locs, scores)
+                dead += [r, noise] if g.rel_requires_grad else [r]
         locs.append(r)
         kept = len(dead)  # pos_dropout's output and noise (its node's): forward's local
         pos: dict[str, T] = {}
@@ -263,7 +269,7 @@ def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: 
                          ("pos_query_proj" if t == "p2c" else "pos_key_proj"))
             live = t in terms
             gg = g if live else _Dead(g, dead)
-            g.ctx = [*pos.values(), *locs, *dead, x, mask], held
+            g.ctx = [*pos.values(), *locs, *dead, scores, x, mask], held
             g.last_input, g.last_casts = None, []
             pr = gg.linear(r, key, H, H, rows=R)
             g.ctx = None
@@ -360,6 +366,39 @@ class _Dead:
         if self.g.amp:  # autocast's casts of the input, the weight and the bias, per call: temporaries
             self.g.last_input = self.g.new(x.numel, self.g.amp, key + " input cast")
             self.g.last_casts = [self.g.new(n_in * n_out, self.g.amp), self.g.new(n_out, self.g.amp)]
+        a = self.g.adapt.linear(key) if isinstance(self.g.adapt, Adapters) else None
+        return out if a is None else self._lora(x, key, out, rows, n_out, a)
+
+    def _lora(self, x: T, key: str, result: T, rows: int, n_out: int, a: Adapter) -> T:
+        """peft lora.Linear.forward on the unused branch (backward_lora.lora_linear's ops): the adapter's weights
+        train, so its mms record nodes that save their inputs (lora_A's, after autocast's cast; lora_A's output
+        for lora_B), alive with the branch's output (kept in `dead`); every other tensor a temporary."""
+        g, ctx = self.g, self.g.ctx
+        g.ctx = None
+
+        def moment(what: str, *alive: T) -> None:
+            if ctx is not None:
+                g.point(f"forward: the last layer's LoRA {key.rsplit('.', 1)[-1]} ({what}, unused)", [x, *alive, *ctx[0]],
+                        ctx[1])
+
+        moment("base layer", result, *([g.last_input] if g.last_input is not None else []), *g.last_casts)
+        xa = x if x.dtype == g.md else g.new(x.numel, g.md, "x.to(lora_A dtype)")  # _cast_input_dtype
+        moment("input cast", result, xa)
+        d = xa
+        if a.dropout:  # nn.Dropout: input * noise, the noise a temporary (the input needs no gradient)
+            noise, d = g.new(xa.numel, xa.dtype, "lora dropout noise"), g.new(xa.numel, xa.dtype, "lora dropout")
+            moment("dropout", result, xa, noise, d)
+        xc = g.new(d.numel, g.amp, "lora_A input cast") if g.amp and d.dtype != g.amp else d  # saved by lora_A's mm
+        h_a = g.new(rows * a.r, g.amp or d.dtype, "lora_A")  # saved by lora_B's mm
+        moment("lora_A", result, xa, d, xc, h_a)
+        h_b = g.new(rows * n_out, h_a.dtype, "lora_B")
+        moment("lora_B", result, xa, xc, h_a, h_b)
+        s = g.new(h_b.numel, h_b.dtype, "* scaling")
+        moment("scaling", result, xa, xc, h_a, h_b, s)
+        out = g.new(result.numel, result.dtype if result.dtype == s.dtype else F32, "result + lora")
+        moment("sum", result, xa, xc, h_a, s, out)
+        self.dead += [t for t in (xc, h_a) if t is not x]
+        g.ctx, g.last_input, g.last_casts = ctx, None, []  # the base layer's casts died with its call
         return out
 
     def repeat(self, x: T, times: int) -> T:
@@ -458,15 +497,16 @@ def deberta_forward(g: DebertaGraph, cfg: ModelConfig, head: str = "none", num_l
         rel = g.param("encoder.rel_embeddings.weight", rel_rows(cfg) * H)
         # native_layer_norm's mean and rstd outlive it only when its node saves them: some input requires grad
         # (LoRA freezes rel_embeddings and encoder.LayerNorm: the statistics die with the call)
-        ln_node = any(g.trainable(k) for k in ("encoder.rel_embeddings.weight", "encoder.LayerNorm.weight",
-                                               "encoder.LayerNorm.bias"))
+        ln_node = any(g.requires(k) for k in ("encoder.rel_embeddings.weight", "encoder.LayerNorm.weight",
+                                              "encoder.LayerNorm.bias"))
+        g.rel_requires_grad = ln_node if cfg.norm_rel_ebd == "layer_norm" else g.requires("encoder.rel_embeddings.weight")
         if cfg.norm_rel_ebd == "layer_norm" and cfg.pos_att_type:
             rel = g.layer_norm(rel, "encoder.LayerNorm", H)
             model_locs += g.last_stats if ln_node else []
         elif cfg.norm_rel_ebd == "layer_norm":  # a LayerNorm the loss does not reach: its output and statistics
             dead = [g.new(rel.numel, rel.dtype, "LayerNorm"), g.new(rel_rows(cfg), rel.dtype),
                     g.new(rel_rows(cfg), rel.dtype)]
-            dead = dead if ln_node or g.adapt is None else dead[:1]  # the real model's LayerNorm trains (not LoRA's)
+            dead = dead if ln_node else dead[:1]  # its node keeps the statistics where an input requires grad
             model_locs += dead
             frame += [t.st for t in dead[1:]]  # a checkpointed frame keeps the output, its node the statistics
             rel = dead[0]
@@ -479,7 +519,7 @@ def deberta_forward(g: DebertaGraph, cfg: ModelConfig, head: str = "none", num_l
         outs.append(x)
     if head != "none":  # a task model: loss = logits.float().mean()
         hx, logits = _head(g, cfg, x, head, num_labels)
-        g.moment("forward: the head", [x, hx, logits] + ([g.last_input] if g.last_input is not None else []))
+        g.moment("forward: the head", [x, hx, logits] + ([g.last_input] if g.last_input is not None else []) + g.last_casts)
         x = logits
     loss = g.sum_mean(x)
     f32 = loss.fn.inputs[0] if loss.fn is not None else None
@@ -507,11 +547,13 @@ def _head(g: DebertaGraph, cfg: ModelConfig, seq: T, head: str, num_labels: int)
 def deberta_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
                  trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager",
                  checkpointing: bool = False, head: str = "none", num_labels: int = 2,
-                 adapt: Adapt | None = None) -> tuple[Peak, int]:
+                 adapt: Adapt | None = None, requires: Callable[[str], bool] | None = None) -> tuple[Peak, int]:
     """backward.bert_style_peak for DeBERTa-v2: (the step's activation-side peak from `base`; saved bytes).
-    adapt: peft LoRA's adapted Linears (backward_lora.adapt)."""
+    adapt: peft LoRA's adapted Linears (backward_lora.adapt). requires: requires_grad as built, where it differs
+    from `trainable` (a tensor the loss never reaches, which gets no gradient: step._unused)."""
     g = DebertaGraph(cfg, dtype, B, S, trainable, checkpointing)
     g.adapt = adapt
+    g.requires = requires or trainable
     loss = deberta_forward(g, cfg, head, num_labels)
     saved = g.saved_bytes()
     start = dict(base)
@@ -520,12 +562,7 @@ def deberta_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, i
     start["temporaries"] = start.get("temporaries", 0) + 4 + held  # (its LayerNorm saves it: no position table)
     peak = run_backward(g, loss, start)
     base_total = sum(base.values()) + 4 + held
-    for name, alive in g.moments:
-        if base_total - 4 + alive > peak.total:
-            at = dict(base)
-            at["saved activations"] = at.get("saved activations", 0) + alive
-            peak = Peak(base_total - 4 + alive, at, name)
-    return peak, saved
+    return with_forward(peak, g.moments, base, base_total - 4), saved
 
 
 __all__ = ["deberta_forward", "deberta_peak"]

@@ -14,8 +14,9 @@ lora_dropout 0 is nn.Identity, else nn.Dropout (CPU: input * noise, MulBackward0
 lora_B are bias-free Linears (mm: each saves its input for its own weight's gradient, its weight for the
 input's); `* scaling` is MulBackward1 (a Python scalar, nothing saved); the sum is AddBackward0, out of place.
 
-peft 0.21.2 Embedding.forward (vanilla, one adapter, not merged), at the lookups Graph.embedding records (the word
-embeddings of the BERT-style families and DeBERTa-v2, ModernBERT's tok_embeddings; LOOKUPS):
+peft 0.21.2 Embedding.forward (vanilla, one adapter, not merged), at the lookups Graph.embedding records (the word,
+position and token-type embeddings of the BERT-style families and DeBERTa-v2, ModernBERT's tok_embeddings;
+LOOKUPS; DeBERTa's rel_embeddings is read by .weight, so its adapter is never applied: UNREAD):
 
     result = self.base_layer(x)                        # the frozen lookup: no node
     after_A = F.embedding(x, lora_embedding_A.T)       # EmbeddingBackward0 saves the indices
@@ -42,11 +43,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .backward import Adapt, Graph, T, _grads_like
+from .backward import Graph, T, _grads_like
 
 LORA_A, LORA_B = ".lora_A.default.weight", ".lora_B.default.weight"
 EMBEDDING_A, EMBEDDING_B = ".lora_embedding_A.default", ".lora_embedding_B.default"  # peft's lora.Embedding
-LOOKUPS = ("embeddings.word_embeddings", "embeddings.tok_embeddings")  # the lookups the replay adapts
+LOOKUPS = ("embeddings.word_embeddings", "embeddings.tok_embeddings", "embeddings.position_embeddings",
+           "embeddings.token_type_embeddings")  # the lookups the replay adapts (Graph.embedding)
 
 
 @dataclass(frozen=True)
@@ -117,23 +119,42 @@ def lora_embedding(g: Graph, idx: T, key: str, rows: int, width: int, n: int, a:
     return g.add(result, s)  # result + adapter_output
 
 
-def adapt(shapes: dict[str, tuple[int, ...]], dropout: float) -> Adapt:
-    """Graph.adapt for peft's LoRA model of finetune.tensors' names and shapes: lora.Linear, and lora.Embedding at
-    the lookups Graph.embedding records (x the indices, n_in/n_out the table's rows/width, rows the lookups)."""
-    of, emb = adapters(shapes, dropout), adapters(shapes, dropout, EMBEDDING_A)
+@dataclass(frozen=True)
+class Adapters:
+    """Graph.adapt for peft's LoRA model: lora.Linear where `linear` names an adapter, lora.Embedding at the lookups
+    Graph.embedding records where `embedding` does (x the indices, n_in/n_out the table's rows/width, rows the
+    lookups); None elsewhere (the plain module)."""
 
-    def f(g: Graph, x: T, key: str, n_in: int, n_out: int, bias: bool, rows: int | None) -> T | None:
+    linear: Callable[[str], Adapter | None]
+    embedding: Callable[[str], Adapter | None]
+
+    def __call__(self, g: Graph, x: T, key: str, n_in: int, n_out: int, bias: bool, rows: int | None) -> T | None:
         if x.dtype == "int64":  # Graph.embedding
-            e = emb(key)
+            e = self.embedding(key)
             return lora_embedding(g, x, key, n_in, n_out, rows or 0, e) if e is not None else None
-        a = of(key)
+        a = self.linear(key)
         return lora_linear(g, x, key, n_in, n_out, bias, rows, a) if a is not None else None
-    return f
+
+
+def adapt(shapes: dict[str, tuple[int, ...]], dropout: float) -> Adapters:
+    """Graph.adapt for peft's LoRA model of finetune.tensors' names and shapes."""
+    return Adapters(adapters(shapes, dropout), adapters(shapes, dropout, EMBEDDING_A))
+
+
+# tables the model reads by .weight, never calling the module: peft's lora.Embedding there is never applied
+# (BaseTunerLayer.weight returns the base layer's; DebertaV2Encoder.get_rel_embedding), its adapter gets no gradient
+UNREAD = ("encoder.rel_embeddings",)
+
+
+def unread(name: str) -> bool:
+    """A lora.Embedding's adapter on a table the forward reads by .weight (UNREAD): built, trainable, never used."""
+    return any(f"{t}{suffix}" in name for t in UNREAD for suffix in (EMBEDDING_A, EMBEDDING_B))
 
 
 def replayed(names: list[str]) -> bool:
-    """Whether every lora.Embedding among finetune.tensors' names sits at a lookup the replay adapts."""
-    return all(n[: -len(EMBEDDING_A)].endswith(LOOKUPS) for n in names if n.endswith(EMBEDDING_A))
+    """Whether every lora.Embedding among finetune.tensors' names sits at a lookup the replay adapts (or at a
+    table no forward applies it to)."""
+    return all(n[: -len(EMBEDDING_A)].endswith(LOOKUPS) or unread(n) for n in names if n.endswith(EMBEDDING_A))
 
 
-__all__ = ["Adapter", "adapt", "adapters", "lora_embedding", "lora_linear", "replayed"]
+__all__ = ["Adapter", "Adapters", "adapt", "adapters", "lora_embedding", "lora_linear", "replayed", "unread"]

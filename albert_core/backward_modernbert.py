@@ -40,6 +40,7 @@ from .backward import (
     _grads_like,
     _pass,
     run_backward,
+    with_forward,
 )
 from .config import ModelConfig
 from .replay import F32
@@ -314,6 +315,12 @@ def forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "n
     # (held too: mask_kwargs' inputs_embeds, the embeddings' output)
     mask = None  # create_bidirectional_sliding_window_mask (built for any layer types): None below the half window
     if S >= cfg.local_attention // 2:
+        # masking_utils.sdpa_mask: arange(batch), arange(1), the kv and q indices (arange + offset), then the
+        # sliding_window_bidirectional_overlay's (q_idx - kv_idx).abs() over (1, 1, S, S) int64: both alive
+        idx = [g.new(B, "int64", "batch_arange"), g.new(1, "int64", "head_arange"), g.new(S, "int64", "kv_idx"),
+               g.new(S, "int64", "q_idx"), g.new(1, "bool", "new_ones(())")]
+        g.moment("forward: the sliding-window mask (|q_idx - kv_idx|)",
+                 [x, pos, *idx, g.new(S * S, "int64", "q_idx - kv_idx"), g.new(S * S, "int64", ".abs()")])
         # sdpa_mask's bool (1, 1, S, S), expanded to B (a view); eager_mask's torch.where: (B, 1, S, S), hidden dtype
         mask = g.new(B * S * S, x.dtype) if attention == "eager" else g.new(S * S, "bool")
     held = [x, pos, *([mask] if mask is not None else []), *[t for cs in rope.values() for t in cs]]
@@ -358,12 +365,7 @@ def peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
     start["temporaries"] = start.get("temporaries", 0) + 4 + held  # the 0-d loss
     pk = run_backward(g, loss, start)
     base_total = sum(base.values()) + held
-    for name, alive in g.moments:  # the forward's moments, before the loss exists
-        if base_total + alive > pk.total:
-            at = dict(base)
-            at["saved activations"] = at.get("saved activations", 0) + alive
-            pk = Peak(base_total + alive, at, name)
-    return pk, saved
+    return with_forward(pk, g.moments, base, base_total), saved  # the forward's moments, before the loss exists
 
 
 __all__ = ["forward", "modelled", "peak"]

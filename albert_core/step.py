@@ -43,8 +43,7 @@ The candidates for the peak; the estimate is the largest:
   classification:2 equal: sdpa 830,517,784 B, eager 1,262,268,952 B, before 874,226,200 B, +5.3% and -30.7%). DeBERTa-v2's LoRA through
   the same peft lora.Linear hook (deberta-v3-base r=8 query_proj, value_proj 16 × 512 mixed bf16 equal to
   the byte, before 7.4% high; on random configs most equal, a few within 1.2%, one checkpointed 4% under).
-* otherwise (LoRA on an embedding other than the word/token lookup (position, token type, DeBERTa's
-  rel_embeddings), CUDA), moments of the step
+* otherwise (CUDA), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
     output (B, S, H) while loss_of reads it, plus its float32 copy (`.float()`) where it is 16-bit.
@@ -346,6 +345,8 @@ def _unused(cfg: ModelConfig, name: str) -> bool:
     relative_attention the LayerNorm (norm_rel_ebd) is built and never used."""
     if cfg.family != "deberta-v2":
         return False
+    if backward_lora.unread(name):  # peft's lora.Embedding on rel_embeddings: the encoder reads .weight
+        return True
     if not cfg.relative_attention:  # the LayerNorm of norm_rel_ebd is built all the same
         return bool(re.search(r"(^|\.)encoder\.LayerNorm\.", name))
     if {"c2p", "p2c"} & set(cfg.pos_att_type.split("|")):
@@ -390,6 +391,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     B, S = batch_size, seq_len
     wb = _bytes_per(dtype)  # parameters, gradients and optimizer state share the weights' dtype
     ts = _module_order(cfg, tensors(cfg, mode, head=head, num_labels=num_labels, lora=lora))
+    requires = {t.name: t.trainable for t in ts}  # requires_grad as built (an unused tensor too)
     ts = [Tensor(t.name, t.shape, False, t.part) if t.trainable and _unused(cfg, t.name) else t for t in ts]
     el = state_elements(ts, optimizer)
     P = sum(t.numel for t in ts) * wb
@@ -412,7 +414,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
                                                  adapt, checkpointing)
         elif cfg.family == "deberta-v2":  # backward_deberta.py (its MLM head: the legacy one, backward._mlm_head)
             pk, saved = backward_deberta.deberta_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
-                                                      head, num_labels, adapt)
+                                                      head, num_labels, adapt, backward.trainable_by_name(requires))
         else:
             pk, saved = backward.bert_style_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
                                                  head, num_labels, adapt)
