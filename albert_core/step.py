@@ -26,11 +26,12 @@ The candidates for the peak; the estimate is the largest:
   Python still holds) and the backward
   replayed op by op on the recorded autograd graph (torch/csrc/autograd/engine.cpp's order, each
   backward formula's allocations, saved tensors released as their node runs, checkpointing's
-  recomputation). Equal to the engine's peak to the byte on the tests' random configs and real sizes, but
-  for a few checkpointed random configs (BERT, RoBERTa, DistilBERT: one each, up to 0.05% over).
+  recomputation; a checkpointed node's recomputed inputs die as its apply returns, before validate_outputs'
+  sum_to). Equal to the engine's peak to the byte on the tests' random configs and real sizes (ALBERT: a few
+  random draws up to 0.21% over).
   DeBERTa-v2 (albert_core/backward_deberta.py, its disentangled attention's ops and moments): the same
-  (deberta-v3-base 16 × 512 mixed bf16 equal to the byte, before 2.82% low); with checkpointing within 1%
-  on the random configs (of the 15 checkpointed: 13 equal, two up to 0.08% over).
+  (deberta-v3-base 16 × 512 mixed bf16 equal to the byte, before 2.82% low); with checkpointing equal
+  on the random configs (autocast's cast of a weight used twice in one layer, share_att_key, made once).
   DeBERTa-v2's MLM head (legacy: BERT's, H -> E; deberta-v3-base 8 × 512 mixed bf16 10,802,864,068 B, equal).
   ModernBERT likewise (albert_core/backward_modernbert.py; head none/classification/token/MLM; LoRA through the
   same hook: ModernBERT-base r=8 Wqkv 16 × 512 mixed bf16 classification:2 5,315,697,184 B, equal;
@@ -42,7 +43,7 @@ The candidates for the peak; the estimate is the largest:
   and sliding-window, records its moments op by op; ModernBERT-base 16 × 512 mixed bf16 frozen-layers:22
   classification:2 equal: sdpa 830,517,784 B, eager 1,262,268,952 B, before 874,226,200 B, +5.3% and -30.7%). DeBERTa-v2's LoRA through
   the same peft lora.Linear hook (deberta-v3-base r=8 query_proj, value_proj 16 × 512 mixed bf16 equal to
-  the byte, before 7.4% high; on random configs most equal, a few within 1.2%, one checkpointed 4% under).
+  the byte, before 7.4% high; on random configs equal, a position projection no term reads through its adapter too).
 * otherwise (CUDA), moments of the step
   (lower bounds for the full model):
   - forward end: every saved activation (activations.activation_memory, device="cpu") and the encoder's
