@@ -354,6 +354,11 @@ class Graph:
             self.cast_cache[key] = self.cast(p, self.amp or p.dtype)
         return self.cast_cache[key]
 
+    def linear_temps(self) -> list[T]:
+        """What the last Linear's call holds beside its output: its input (autocast's cast of it) and the casts of
+        its weight and bias (each a temporary unless saved or cached)."""
+        return ([self.last_input] if self.last_input is not None else []) + self.last_casts
+
     def layer_norm(self, x: T, key: str, n: int) -> T:
         """aten::native_layer_norm saves input, mean, rstd (float32 on the CPU when input and weight dtypes
         differ); native_layer_norm_backward allocates grad_input, grad_weight, grad_bias."""
@@ -727,7 +732,7 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
         g.point(f"forward: the last layer's {what}", [*ts, x], held)
 
     def lin(what: str, out: T, *ts: T) -> None:  # a Linear's output with its input (or its cast) and casts
-        pt(what, out, *([g.last_input] if g.last_input is not None else []), *g.last_casts, *ts)
+        pt(what, out, *g.linear_temps(), *ts)
 
     qv_copy, k_copy = (A > 1 and S > 1, B > 1 and S > 1) if not sdpa or cfg.attention_dropout > 0 else (False, False)
     g.ctx = [], held
@@ -895,13 +900,13 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
     if pooler and head in ("none", "classification"):  # the pooler: dense + tanh on sequence_output[:, 0]
         key = "pooler" if fam == "albert" else "pooler.dense"
         lin = g.linear(_first_token(g, x), key, H, H, rows=B)  # a frozen dense's casts: temporaries of the call
-        g.moment("forward: the pooler's dense", [seq, emb, *([g.last_input] if g.last_input else []), *g.last_casts, lin])
+        g.moment("forward: the pooler's dense", [seq, emb, *g.linear_temps(), lin])
         pooled = g.unary(lin, "TanhBackward0", True)
         g.moment("forward: the pooler", [seq, emb, lin, pooled])
     if head != "none":  # a task model: loss = logits.float().mean()
         x, logits = _head(g, cfg, seq, pooled, head, num_labels)
         alive = [seq, x, logits] + ([pooled] if pooled is not None else [])  # the model's outputs, the head's x
-        g.moment("forward: the head", alive + ([g.last_input] if g.last_input is not None else []) + g.last_casts)
+        g.moment("forward: the head", alive + g.linear_temps())
         loss = g.sum_mean(logits)
         f32 = loss.fn.inputs[0] if loss.fn is not None else None
         g.moment("forward: the loss", [loss, logits] + ([f32] if f32 is not None else []))  # mean's 0-d output

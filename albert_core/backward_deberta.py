@@ -220,7 +220,7 @@ def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: 
         g.point(f"forward: the last layer's {what}", [*ts, x, mask], held)
 
     def lin(what: str, out: T, *ts: T) -> None:  # a Linear's output with its input (or its cast) and casts
-        pt(what, out, *([g.last_input] if g.last_input is not None else []), *g.last_casts, *ts)
+        pt(what, out, *g.linear_temps(), *ts)
 
     def proj(name: str, *alive: T) -> T:  # self.transpose_for_scores(self.<name>(hidden_states))
         g.last_input, g.last_casts = None, []
@@ -381,7 +381,7 @@ class _Dead:
                 g.point(f"forward: the last layer's LoRA {key.rsplit('.', 1)[-1]} ({what}, unused)", [x, *alive, *ctx[0]],
                         ctx[1])
 
-        moment("base layer", result, *([g.last_input] if g.last_input is not None else []), *g.last_casts)
+        moment("base layer", result, *g.linear_temps())
         xa = x if x.dtype == g.md else g.new(x.numel, g.md, "x.to(lora_A dtype)")  # _cast_input_dtype
         moment("input cast", result, xa)
         d = xa
@@ -431,7 +431,7 @@ def _layer(g: DebertaGraph, cfg: ModelConfig, x: T, i: int, mask: T, rel: T | No
         g.point(f"forward: the last layer's {what}", [*ts, x, mask], held)
 
     def lin(what: str, out: T, *ts: T) -> None:
-        pt(what, out, *([g.last_input] if g.last_input is not None else []), *g.last_casts, *ts)
+        pt(what, out, *g.linear_temps(), *ts)
 
     ctx, locs = _attention(g, cfg, x, pre + "attention.self.", mask, rel, held)
     g.ctx = [x, mask], held
@@ -519,7 +519,7 @@ def deberta_forward(g: DebertaGraph, cfg: ModelConfig, head: str = "none", num_l
         outs.append(x)
     if head != "none":  # a task model: loss = logits.float().mean()
         hx, logits = _head(g, cfg, x, head, num_labels)
-        g.moment("forward: the head", [x, hx, logits] + ([g.last_input] if g.last_input is not None else []) + g.last_casts)
+        g.moment("forward: the head", [x, hx, logits, *g.linear_temps()])
         x = logits
     loss = g.sum_mean(x)
     f32 = loss.fn.inputs[0] if loss.fn is not None else None
