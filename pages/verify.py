@@ -74,8 +74,7 @@ if st.button("Build, count and measure", type="primary", key="verify_run"):
 
 done = jobs.collect(JOB, "verify_cancel")
 if done:
-    st.session_state[RESULT] = {"key": done[0], **done[1]}
-    st.rerun()  # draw the result without the finished job's Cancel button
+    st.session_state[RESULT] = {"key": done[0], **done[1]}  # drawn below, in this run
 
 
 def show_count(result: dict) -> None:

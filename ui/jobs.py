@@ -122,9 +122,11 @@ def follow(job: Job, key: str = "verify_cancel") -> None:
     1 press in 4, whichever of the two runs cancelled last, and any widget change cancel a running build.)
     """
     r = runner()
-    if st.button("Cancel", key=key):
-        r.cancel(job)  # the child is killed within a poll (0.1 s); this run waits below and shows the outcome
-    box = st.empty()
+    slot = st.empty()  # the Cancel button and the status line, cleared once the job ends: this same run goes on
+    with slot.container():  # to draw the result (no st.rerun: one run fewer, and no rerun racing the next)
+        if st.button("Cancel", key=key):
+            r.cancel(job)  # the child is killed within a poll (0.1 s); this run waits below and shows the outcome
+        box = st.empty()
     while not job.finished:
         place = r.place(job)
         if job.cancel_requested:
@@ -139,4 +141,4 @@ def follow(job: Job, key: str = "verify_cancel") -> None:
                      f"(limit {job.timeout_s:,.0f} s, memory {job.memory_bytes / MIB:,.0f} MiB).",
                      icon=":material/progress_activity:")
         r.wait(job, 0.5)
-    box.empty()
+    slot.empty()

@@ -26,7 +26,8 @@ def _measure(key: tuple, name: str, n: int, req: Callable[[], dict], table: Call
              ) -> pd.DataFrame | None:
     """The button (until this view is measured), the running job, then the view's table of points."""
     results: dict = st.session_state.setdefault(RESULTS, {})
-    if key not in results and st.button(f"Measure {n} points in PyTorch", key=name,
+    slot = st.empty()  # the button, cleared once this view's points are in
+    if key not in results and slot.button(f"Measure {n} points in PyTorch", key=name,
                                         help="Runs each config on fake tensors (PyTorch's real ops without storage) "
                                              "in a separate process, at a few of these lengths."):
         refused = worker.floor_error(jobs.budget_bytes())  # fake tensors: the process's imports are all it needs
@@ -39,7 +40,8 @@ def _measure(key: tuple, name: str, n: int, req: Callable[[], dict], table: Call
         out = done[1]
         if "points" in out:
             results[key] = table(out["points"])
-            st.rerun()  # draw the chart with its points, without the button and the finished job's Cancel
+            slot.empty()  # this run goes on to draw the chart with its points (jobs.follow cleared its Cancel)
+            return results[key]
         st.error(md(out.get("points_error") or out.get("measure_error") or out.get("job_error") or "No points."))
     return results.get(key)
 

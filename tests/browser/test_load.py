@@ -64,7 +64,23 @@ def served():
 
 
 def new_page(browser):
-    return browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.ae_events = []  # what the page saw happen, for a failure's message: loads and its websocket's ends
+    page.on("load", lambda: page.ae_events.append(f"load {page.url}"))
+    page.on("websocket", lambda ws: ws.on("close", lambda _: page.ae_events.append(f"websocket closed: {ws.url}")))
+    return page
+
+
+METRICS_JS = "n => document.querySelectorAll('[data-testid=\"stMetricValue\"]').length >= n"
+
+
+def shown_metrics(page, n: int, timeout_ms: int) -> list[str]:
+    """The page's metric values once at least n are drawn (or, at the timeout, those there are)."""
+    try:
+        page.wait_for_function(METRICS_JS, arg=n, timeout=timeout_ms)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError: the assertion below says what the page showed
+        pass
+    return [v.inner_text() for v in page.locator('[data-testid="stMetricValue"]').all()]
 
 
 def open_verify(browser, base: str):
@@ -99,9 +115,9 @@ def test_two_verifies_queue_while_other_sessions_load_every_page(served):
     for page in (first, second):  # the waiting one started by itself; both show their results
         page.get_by_text("exactly the parameters albert_core counts", exact=False).wait_for(timeout=180_000)
         wait_until_idle(page, 60_000)
-        values = [v.inner_text() for v in page.locator('[data-testid="stMetricValue"]').all()]
-        assert values[:2] == [total, total], (values, page.evaluate("() => [window.__aeReports, window.__aeView]"),
-                                              page.inner_text('[data-testid="stMain"]')[:600])
+        values = shown_metrics(page, 2, 30_000)
+        assert values[:2] == [total, total], (values, page.ae_events, page.evaluate(
+            "() => [window.__aeReports, window.__aeView]"), page.inner_text('[data-testid="stMain"]')[-1200:])
         assert "Measured (saved tensors)" in page.inner_text('[data-testid="stMain"]')
         assert error_blocks(page) == []
     for _, page in [("first", first), ("second", second), *others]:
