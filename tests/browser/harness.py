@@ -212,3 +212,20 @@ def wait_for_figures(page, n: int, timeout_ms: int = 60_000) -> None:
     page.wait_for_function(
         f"n => ({FIGURES_DRAWN_JS})() >= n && Array.from(document.querySelectorAll('.js-plotly-plot'))"
         ".every(d => d._fullLayout && d.querySelector('.main-svg'))", arg=n, timeout=timeout_ms)
+
+
+def grid_text(page, grid, *wanted: str, timeout_ms: int = 10_000) -> str:
+    """A data grid's text once it holds every string in `wanted` (or, at the timeout, what it holds).
+
+    The grid draws its cells only once it is on screen (it may sit below the fold in a small viewport), so
+    scroll it into view. Its accessible text is a copy of the rows drawn on its canvas, made after them: in CI
+    it was read once without the grid's first row (the edited config, while the URL and the link held the
+    edited view), so wait for the strings looked for, not just for some text."""
+    grid.scroll_into_view_if_needed()
+    text = ""
+    for _ in range(max(1, timeout_ms // 100)):
+        text = grid.text_content() or ""
+        if text.strip() and all(w in text for w in wanted):
+            return text
+        page.wait_for_timeout(100)
+    return text

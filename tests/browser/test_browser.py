@@ -14,7 +14,16 @@ from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 from albert_core.units import format_count
 
-from .harness import error_blocks, open_section, open_tab, rerun, streamlit_server, wait_for_figures, wait_until_idle
+from .harness import (
+    error_blocks,
+    grid_text,
+    open_section,
+    open_tab,
+    rerun,
+    streamlit_server,
+    wait_for_figures,
+    wait_until_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -48,21 +57,8 @@ def charts(page) -> dict[str, list[dict]]:
 
 
 def first_table_text(page, *wanted: str) -> str:
-    """The first data grid's text once it holds every string in `wanted` (or, after 10 s, what it holds).
-
-    The grid draws its cells only once it is on screen (it may sit below the fold in a small viewport), so
-    scroll it into view. Its accessible text is a virtualized copy of the rows drawn on its canvas: in CI it
-    was read once without the grid's first row (bert-base, bert-large, albert-xxlarge, not "albert-base
-    (edited)", while the URL and the link held the edited view), so wait for the strings, not just any text."""
-    grid = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first
-    grid.scroll_into_view_if_needed()
-    text = ""
-    for _ in range(100):
-        text = grid.text_content() or ""
-        if text.strip() and all(w in text for w in wanted):
-            return text
-        page.wait_for_timeout(100)
-    return text
+    """The main area's first data grid's text once it holds every string in `wanted` (harness.grid_text)."""
+    return grid_text(page, page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first, *wanted)
 
 
 def assert_number(page, label: str, expected: str) -> None:

@@ -15,7 +15,7 @@ from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 from albert_core.share import PAGE_TABS
 
-from .harness import error_blocks, open_tab, wait_for_figures, wait_until_idle
+from .harness import error_blocks, grid_text, open_tab, wait_for_figures, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -87,11 +87,11 @@ def test_comparison_table_lists_the_shown_configs_with_their_totals(server, page
     grid.scroll_into_view_if_needed()
     # the data grid draws its cells after the section (its download button) is in the page: wait for the rows
     grid.locator('[role="row"]').nth(1).wait_for(state="attached", timeout=60_000)
-    text = grid.text_content()
-    for name in (f"{DEFAULT_PRESET} (edited)", "bert-large", "albert-xxlarge"):
-        assert name in text
-    for cfg in shown:
-        assert f"{count_parameters(cfg).total:,}" in text
+    names = (f"{DEFAULT_PRESET} (edited)", "bert-large", "albert-xxlarge")
+    totals = tuple(f"{count_parameters(cfg).total:,}" for cfg in shown)
+    text = grid_text(page, grid, *names, *totals)
+    for wanted in names + totals:
+        assert wanted in text
 
 
 @pytest.mark.parametrize("path", PAGES)
