@@ -61,6 +61,10 @@ _WIDTH_JS = """
 export default function({parentElement, data, setStateValue}) {
   let last = JSON.stringify((data && data.known) || null), timer = null;
   window.__aeKnown = last;  // for the browser tests: the view the last run's figures were wrapped for
+  // for the browser tests: the number of this session's script runs that drew the whole page (this component is
+  // drawn last), and whether a width report is waiting (a resize seen, not yet reported or found unchanged)
+  window.__aeDrawn = (data && data.run) || 0;
+  window.__aePending = true;
   // the width as if the scroll container always showed its scrollbar: a page that grows one (a result arrives)
   // or loses it changes nothing, and a figure is never narrower than the width reported
   const probe = document.createElement('div');
@@ -81,21 +85,24 @@ export default function({parentElement, data, setStateValue}) {
         - (parseFloat(getComputedStyle(box).borderRightWidth) || 0) : window.innerWidth - document.documentElement.clientWidth;
     const width = parentElement.getBoundingClientRect().width + Math.max(0, shown) - bar;
     const main = Math.floor(width / 10) * 10;
-    if (main <= 0) return;  // not laid out (a hidden page)
+    if (main <= 0) { window.__aePending = false; return; }  // not laid out (a hidden page)
     const view = {main: main, stacked: window.matchMedia('(max-width: 640px)').matches};
     window.__aeView = view;  // for the browser tests: the view the figures are to be wrapped for
     const now = JSON.stringify(view);
-    if (now === last) return;
+    if (now === last) { window.__aePending = false; return; }
     // never while a script run is under way: a new value would stop that run midway (before the sidebar's
     // widgets and the link are drawn) and start another; report once the app is idle
     const app = document.querySelector('[data-testid="stApp"]');
     if (app && app.getAttribute('data-test-script-state') === 'running') { timer = setTimeout(report, 150); return; }
     last = now;
     window.__aeReports = (window.__aeReports || 0) + 1;  // for the browser tests: reports sent by this page
+    window.__aePending = false;  // the run this report starts is awaited through __aeDrawn and __aeKnown
     setStateValue('view', view);
   };
   // a ResizeObserver calls back once on observe, then on every change: debounced, one report per change
-  const observer = new ResizeObserver(() => { clearTimeout(timer); timer = setTimeout(report, 120); });
+  const observer = new ResizeObserver(() => {
+    window.__aePending = true; clearTimeout(timer); timer = setTimeout(report, 120);
+  });
   observer.observe(parentElement);
   return () => { observer.disconnect(); clearTimeout(timer); };
 }
@@ -122,9 +129,16 @@ def figure_px(share: float = 1.0) -> float | None:
     return float(v["main"]) if share >= 1 or v["stacked"] else (v["main"] - COLUMN_GAP_PX) * share
 
 
+RUNS_KEY = "_ae_drawn_runs"
+
+
 def measure_width() -> None:
-    """The width component, at the foot of the main area (app.py): no height, nothing drawn."""
-    _width_component(key=WIDTH_KEY, data={"known": view()}, default={"view": None}, on_view_change=lambda: None)
+    """The width component, at the foot of the main area (app.py): no height, nothing drawn. It also carries the
+    count of this session's runs that reached it, the page drawn in full: the browser tests wait on that signal
+    (window.__aeDrawn), not on a time."""
+    runs = st.session_state[RUNS_KEY] = st.session_state.get(RUNS_KEY, 0) + 1
+    _width_component(key=WIDTH_KEY, data={"known": view(), "run": runs}, default={"view": None},
+                     on_view_change=lambda: None)
 
 
 # Figures from ui.figures are cached objects shared by every session (callers must not change them): the

@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -46,25 +47,29 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
         "--server.fileWatcherType", "none", *(["--server.baseUrlPath", base_path] if base_path else []),
     ]
     started = time.perf_counter()
-    log = open(os.devnull, "w")  # noqa: SIM115
-    proc = subprocess.Popen(cmd, cwd=script.parent, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(cmd, cwd=script.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, **(env or {})})
     if on_start is not None:
         on_start(proc)
     base = f"http://127.0.0.1:{port}" + (f"/{base_path}" if base_path else "")
+    ready = threading.Event()
+    said: list[str] = []
+
+    def read() -> None:  # the server's own words: it says where to view the app once it listens
+        for line in proc.stdout:
+            if len(said) < 200:
+                said.append(line)
+            if f":{port}" in line and "URL" in line:
+                ready.set()
+        ready.set()  # the output ended: the process exited
+
+    threading.Thread(target=read, daemon=True).start()
     try:
-        deadline = time.time() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit run {script.name} exited with code {proc.returncode}")
-            try:
-                with urllib.request.urlopen(base + "/_stcore/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                raise RuntimeError(f"streamlit run {script.name} did not answer /_stcore/health in {timeout:.0f} s")
-            time.sleep(0.1)
+        if not ready.wait(timeout) or proc.poll() is not None:
+            raise RuntimeError(f"streamlit run {script.name} did not say it serves on port {port} in {timeout:.0f} s "
+                               f"(exit code {proc.poll()}):\n{''.join(said)[-2000:]}")
+        with urllib.request.urlopen(base + "/_stcore/health", timeout=30) as r:
+            assert r.status == 200, f"/_stcore/health answered {r.status}"
         yield base, started
     finally:
         proc.terminate()
@@ -72,7 +77,6 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
-        log.close()
 
 
 def launch_browser(playwright):
@@ -80,30 +84,20 @@ def launch_browser(playwright):
 
 
 def wait_until_idle(page, timeout_ms: int = 30_000) -> None:
-    """Wait until the app has finished running: the script-running indicator is gone and the page is stable."""
+    """Wait until the app has finished drawing: no script run under way, a run of this session has drawn the whole
+    page (the width component at its foot counts them: window.__aeDrawn), no width report is on its way
+    (__aePending) and every figure is wrapped for the width reported (FIGURES_WRAPPED_JS). Signals the page
+    sets, never a time."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
-    page.wait_for_function(
-        """() => {
-            const app = document.querySelector('[data-testid="stApp"]');
-            if (!app || app.getAttribute('data-test-script-state') === 'running') return false;
-            if (document.querySelector('[data-testid="stStatusWidgetRunningIcon"]')) return false;
-            return !!document.querySelector('[data-testid="stMain"] h1');
-        }""",
-        timeout=timeout_ms,
-    )
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        """() => document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state') !== 'running'""",
-        timeout=timeout_ms,
-    )
-    page.wait_for_function(FIGURES_WRAPPED_JS, timeout=timeout_ms)
+    page.wait_for_function(IDLE_JS, timeout=timeout_ms)
 
 
 # The app's figure titles are wrapped for the width the browser reports (ui/plots.py): a page is settled once
 # that width is reported and every titled figure has been wrapped for it (the run that follows the report has
-# redrawn it; after a resize too). Pages without the width component (another app) are settled at once.
+# redrawn it; after a resize too). Pages without the width component (another app) are settled once idle.
 FIGURES_WRAPPED_JS = """() => {
     if (!document.querySelector('.st-key-_figure_width')) return true;
+    if (!window.__aeDrawn || window.__aePending) return false;  // no run drew it all yet; a report on its way
     if (!window.__aeView || window.__aeKnown !== JSON.stringify(window.__aeView)) return false;  // not applied yet
     const app = document.querySelector('[data-testid="stApp"]');
     if (app.getAttribute('data-test-script-state') === 'running') return false;
@@ -112,41 +106,41 @@ FIGURES_WRAPPED_JS = """() => {
         return !m || m.pad === undefined || m.main_px === window.__aeView.main;
     });
 }"""
-
-
-# Counts finished script runs in the page: every change of stApp's data-test-script-state away from "running"
-_RUNS_JS = """() => {
-    if (window.__aeRuns === undefined) {
-        window.__aeRuns = 0;
-        // the whole document, not the stApp node itself: React may replace that node, and an observer on a
-        // detached node would never count again
-        new MutationObserver(records => {
-            for (const r of records) if (r.oldValue === 'running') window.__aeRuns += 1;
-        }).observe(document.documentElement, {attributes: true, subtree: true,
-                   attributeFilter: ['data-test-script-state'], attributeOldValue: true});
-    }
-    return window.__aeRuns;
+IDLE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.getAttribute('data-test-script-state') === 'running') return false;
+    if (document.querySelector('[data-testid="stStatusWidgetRunningIcon"]')) return false;
+    if (!document.querySelector('[data-testid="stMain"] h1')) return false;
+    // an element whose code loads lazily (a metric, a chart, a data grid) shows a skeleton until it is drawn
+    if (document.querySelector('[data-testid="stSkeleton"], [data-testid="stAppSkeleton"]')) return false;
+    return (""" + FIGURES_WRAPPED_JS + """)();
 }"""
+DRAWN_RUNS_JS = "() => window.__aeDrawn || 0"
 
 
 def rerun(page, action, timeout_ms: int = 30_000) -> None:
-    """Do action() (a key press, a click, an upload) and wait until the script run it causes has finished.
+    """Do action() (a key press, a click, an upload) and wait until the script run it causes has drawn the page.
 
-    Waiting a fixed time and then for "not running" races on a loaded machine: the rerun may not have
-    started yet, and the old view is read. This waits for one more finished run than before the action.
+    The app counts the runs that drew the whole page (window.__aeDrawn, set by the width component at the page's
+    foot with each run's number): wait for one more than before the action, then for the app to be idle. (Counting
+    the changes of stApp's running state missed short runs: that state can come and go within one React update.)
     """
-    before = page.evaluate(_RUNS_JS)
+    before = page.evaluate(DRAWN_RUNS_JS)
     action()
-    page.wait_for_function(f"() => window.__aeRuns > {before}", timeout=timeout_ms)
+    page.wait_for_function(f"() => (window.__aeDrawn || 0) > {before}", timeout=timeout_ms)
     wait_until_idle(page, timeout_ms)
+
+
+# two animation frames: the browser has laid the page out at its new size and delivered the ResizeObservers'
+# callbacks (the width component's sets __aePending until it has reported or found the width unchanged)
+FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
 
 
 def resize(page, width: int, height: int = 1000) -> None:
     """Set the viewport and wait until the app has rewrapped its figures for it: the width component reports
-    120 ms after the last resize, once the app is idle, and the run it starts redraws them (ui/plots.py)."""
+    the new width once the app is idle, and the run it starts redraws them (ui/plots.py)."""
     page.set_viewport_size({"width": width, "height": height})
-    page.wait_for_timeout(400)
-    page.wait_for_function(FIGURES_WRAPPED_JS, timeout=30_000)
+    page.evaluate(FRAMES_JS)
     wait_until_idle(page)
 
 
@@ -214,18 +208,20 @@ def wait_for_figures(page, n: int, timeout_ms: int = 60_000) -> None:
         ".every(d => d._fullLayout && d.querySelector('.main-svg'))", arg=n, timeout=timeout_ms)
 
 
-def grid_text(page, grid, *wanted: str, timeout_ms: int = 10_000) -> str:
+def grid_text(page, grid, *wanted: str, timeout_ms: int = 30_000) -> str:
     """A data grid's text once it holds every string in `wanted` (or, at the timeout, what it holds).
 
     The grid draws its cells only once it is on screen (it may sit below the fold in a small viewport), so
     scroll it into view. Its accessible text is a copy of the rows drawn on its canvas, made after them: in CI
     it was read once without the grid's first row (the edited config, while the URL and the link held the
-    edited view), so wait for the strings looked for, not just for some text."""
+    edited view), so wait for the strings looked for (the browser checks at each frame), not just for some text."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     grid.scroll_into_view_if_needed()
-    text = ""
-    for _ in range(max(1, timeout_ms // 100)):
-        text = grid.text_content() or ""
-        if text.strip() and all(w in text for w in wanted):
-            return text
-        page.wait_for_timeout(100)
-    return text
+    try:
+        page.wait_for_function("([el, wanted]) => { const t = el.textContent || ''; "
+                               "return t.trim() !== '' && wanted.every(w => t.includes(w)); }",
+                               arg=[grid.element_handle(), list(wanted)], timeout=timeout_ms)
+    except PlaywrightTimeout:
+        pass  # the caller's assertion says what the grid holds
+    return grid.text_content() or ""

@@ -1,7 +1,14 @@
-"""The figure audit (issue 17): what Plotly drew in the real app, for every figure on every tab of every page, over
-stress views, at a desktop and a 390-px phone width, in light and dark.
+"""The figure audit (issue 17, moved out of Streamlit by issue 25): what Plotly draws, for every figure on every tab
+of every page, over stress views, at a desktop and a 390-px phone width, in light and dark.
 
-For each figure it reads the drawn SVG and the figure's `_fullLayout` in the page and checks:
+Where the figures come from: tests/figure_views.py opens each view in AppTest with the browser's width already
+reported, so each figure is the very spec (and config) Streamlit sends at that width; test_figure_screens.py holds
+that to the real app (its widths, its drawn specs). Here each spec is drawn by Plotly's own JavaScript in plain
+headless Chromium, in a div as wide as Streamlit makes it, on a light or dark page, and read there. That is where
+a figure's text and axes are laid out, and it costs a fraction of a second per figure instead of a page load,
+a tab click and a resize rerun each.
+
+For each figure it reads the drawn SVG and the figure's `_fullLayout` and checks:
 - every cartesian axis that shows tick labels shows 2..30 of them, none overlapping another;
 - no text (title, subtitle, axis titles, legend, annotations and panel titles, tick labels, text on the marks)
   overlaps another text or leaves the figure;
@@ -9,62 +16,30 @@ For each figure it reads the drawn SVG and the figure's `_fullLayout` in the pag
 - every value drawn on a log axis is positive and inside the axis range;
 - every line of the title is narrower than the figure and inside it, and the title keeps one line where it fits
   on one (the desktop width); a subtitle of several lines fills at least 60% of the width (wrapped for the
-  width it is drawn at, not for a phone's); the title, the subtitle and the legend stay off every plotting area;
-- where a page shows a table beside a figure (on its tab, or on the page's table tab in the views with
-  tables=True: all six), the numbers the figure
-  draws (its traces in the plotly div) equal the table's (the data grid's rendered cells) for every config.
+  width it is drawn at, not for a phone's); the title, the subtitle and the legend stay off every plotting area.
+And, where a page shows a table beside a figure (on its tab or another tab), the numbers the figure draws (its
+traces) equal the table's (the DataFrame st.dataframe is given) for every config, in every view.
 A failure names the view, the page and tab, the width, the figure and what is wrong.
-
-Bounded time: each (view, page) is one page load; its tabs are clicked in turn, and each tab is audited at the
-desktop width, then the viewport is narrowed to the phone's width and it is audited again (Streamlit redraws
-the figures at the new width). The theme alternates between the views (the figures are drawn white in both,
-theme=None; the dark page around them is checked all the same). The log-axes view opens only the pages that
-have a log axis control.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from pathlib import Path
 
+import pandas as pd
+import plotly
 import pytest
+from figure_views import DESKTOP, PHONE, SCREENS, VIEWS, Screen, View, page_tabs, traces
 
 from albert_core.share import PAGE_TABS
 
-from .harness import error_blocks, open_tab, resize, wait_for_figures, wait_until_idle
-
 pytestmark = pytest.mark.browser
 
-DESKTOP, PHONE = 1400, 390
 MIN_PLOT_PX = 100  # the height (and width) a plotting area keeps at least, on any screen
 MAX_TICKS = 30
-LONG_NAME = "xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final"  # 60 characters, as a team writes them
-
-
-@dataclass(frozen=True)
-class View:
-    name: str
-    query: str  # the link's query string (albert_core.share)
-    theme: str  # "light" | "dark"
-    pages: tuple[str, ...] = tuple(PAGE_TABS)
-    tables: bool = False  # also open the table tabs to compare them with the figures of another tab (bounded time:
-    # a table on the figure's own tab is compared in every view)
-
-
-VIEWS = (
-    View("log axes", "compare=bert-base,xlm-roberta-large&scale=log&params_scale=log", "dark",
-         ("parameters", "memory", "compute"), tables=True),
-    View("near-identical", "preset=bert-base&compare=c1,c2&c1.preset=bert-base&c1.name=bert-base-ffn3080"
-         "&c1.intermediate_dim=3080&c2.preset=bert-base&c2.name=bert-base-ffn3088&c2.intermediate_dim=3088", "light",
-         tables=True),
-    View("very different sizes", "preset=electra-small-discriminator&compare=albert-xxlarge,bert-xlarge", "dark", tables=True),
-    View("long name", f"preset=xlm-roberta-large&name={LONG_NAME}&compare=xlm-roberta-large,bert-base", "light",
-         tables=True),
-    View("six families", "compare=bert-base,roberta-base,deberta-v3-base,ModernBERT-base,electra-base-discriminator",
-         "dark", tables=True),
-    View("extreme", "preset=bert-large&family=bert&hidden_dim=8&num_heads=1&num_layers=192&embedding_dim=8"
-         "&compare=bert-base", "light", tables=True),  # from tests/test_valid_configs.py: once crashed Parameters
-)
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+BACKGROUND = {"light": "#FFFFFF", "dark": "#0E1117"}  # Streamlit's page backgrounds
 
 # One problem per line, for every figure in the page: what Plotly drew against what a reader needs.
 AUDIT_JS = """([minPlot, maxTicks]) => {
@@ -216,103 +191,63 @@ AUDIT_JS = """([minPlot, maxTicks]) => {
   return out;
 }"""
 
-# the figures have their width from their container: wait until every one is drawn at it
-SIZED_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).every(gd => gd._fullLayout
-    && gd.querySelector('.main-svg') && Math.abs(gd._fullLayout.width - gd.getBoundingClientRect().width) < 3)"""
 
-
-# What Plotly has drawn: a rerun (the new width's titles) redraws every figure, its ticks and texts a moment
-# after its layout; read a figure once its drawing has stayed the same for three looks 250 ms apart
-DRAWING_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => [
-    gd._fullLayout && gd._fullLayout.width, gd.querySelectorAll('text').length,
-    (gd.querySelector('.gtitle') || {}).textContent, (gd.querySelector('.gtitle-subtitle') || {}).textContent,
-    gd.querySelectorAll('.xtick, .ytick').length].join('|')).join('//')"""
-
-
-def _settled(page, js: str, every_ms: int = 250, looks: int = 3, timeout_s: float = 30.0):
-    """What `js` reads in the page once it has read the same `looks` times in a row, every_ms apart."""
-    import time
-
-    seen, same, deadline = None, 0, time.monotonic() + timeout_s
-    while same < looks and time.monotonic() < deadline:
-        page.wait_for_timeout(every_ms)
-        now = page.evaluate(js)
-        same = same + 1 if now == seen else 0
-        seen = now
-    return seen
-
-
-def _wait_drawn(page) -> None:
-    _settled(page, DRAWING_JS)
-
-
-def _audit(page, where: str, width: int) -> list[str]:
-    resize(page, width)  # and the run the new width starts has rewrapped the titles
-    page.wait_for_function(SIZED_JS, timeout=30_000)
-    _wait_drawn(page)
-    return [f"{where} at {width} px: {p}" for p in page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS])]
-
-
-def _stable_rows(page, spec):
-    """The table's rows once the grid has drawn the same cells three looks in a row, 300 ms apart (a rerun, as
-    after a resize, redraws the grid row by row)."""
-    return _table(_settled(page, TABLES_JS, 300), *spec)
-
-
-def _tabs(page) -> list[str]:
-    tabs = page.locator('[data-testid="stMain"] [role="tab"]')
-    return [tabs.nth(i).inner_text().strip() for i in range(tabs.count())]
-
-
-# ---- a table beside a figure: the same numbers -------------------------------------------------------------
-# the figure's traces as the page holds them (the plotly div's data), and the data grids' rendered cells (the
-# grid draws on a canvas; its cells are also in the DOM, in a table for screen readers)
-FIG_DATA_JS = """key => { const gd = document.querySelector('.st-key-' + key + ' .js-plotly-plot'); if (!gd) return null;
-  const A = v => v == null ? null : Array.from(v);
-  return gd.data.map(t => ({name: t.name, meta: t.meta, group: t.legendgroup, text: A(t.text), xaxis: t.xaxis || 'x',
-                            x: A(t.x), y: A(t.y), ids: A(t.ids), values: A(t.values), customdata: A(t.customdata)})); }"""
-TABLES_JS = """async () => {  // every row: the grid renders the rows in view, so it is scrolled through them
-  const tick = () => new Promise(r => setTimeout(r, 100));
-  const out = [];
-  for (const df of document.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"]')) {
-    const grid = () => df.querySelector('table[role="grid"]');
-    if (!grid()) continue;
-    const head = Array.from(grid().querySelectorAll('thead th')).map(e => e.textContent);
-    const total = parseInt(grid().getAttribute('aria-rowcount')) - 1;
-    const rows = new Map();
-    const grab = () => grid().querySelectorAll('tbody tr').forEach(r => rows.set(parseInt(r.getAttribute('aria-rowindex')),
-      Array.from(r.querySelectorAll('td')).map(e => e.textContent)));
-    grab();
-    const sc = df.querySelector('.dvn-scroller');
-    const step = sc ? Math.max(40, sc.clientHeight - 80) : 0;
-    for (let y = step; sc && rows.size < total && y < sc.scrollHeight + step; y += step) {
-      sc.scrollTop = y;
-      for (let i = 0, n = rows.size; i < 50 && rows.size === n; i++) { await tick(); grab(); }  // until it re-renders
-    }
-    if (sc) sc.scrollTop = 0;
-    out.push({head, total, rows: Array.from(rows.keys()).sort((a, b) => a - b).map(k => rows.get(k))});
-  }
-  return out;
+# One figure at a time in an empty page, as Streamlit draws it: a `st-key-<key>` holder (the audit names figures
+# by it), a div as wide as the figure's column, the layout's own height, Plotly's config as sent.
+DRAW_JS = """async ([key, spec, config, width, background]) => {
+  document.body.style.cssText = 'margin:0;padding:8px;background:' + background;
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) Plotly.purge(gd);
+  document.body.innerHTML = '';
+  const holder = document.createElement('div');
+  holder.className = 'st-key-' + key;
+  const gd = document.createElement('div');
+  gd.style.width = width + 'px';
+  holder.appendChild(gd);
+  document.body.appendChild(holder);
+  const layout = Object.assign({}, spec.layout, {width: width, height: spec.layout.height || 450});
+  await Plotly.newPlot(gd, spec.data, layout, config);
+  return [gd._fullLayout.width, gd.querySelectorAll('.main-svg').length];
 }"""
-TABLE_READY_JS = """cols => Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"] table[role="grid"]'))
-  .some(t => t.querySelector('tbody tr') && cols.every(c => Array.from(t.querySelectorAll('thead th')).some(e => e.textContent === c)))"""
-TABLE_WIDTH = 4000  # px: the data grid renders only the cells in view
 
 
-def _num(text: str) -> tuple[float, float]:
-    """A cell's number and how far its printed digits let it be off (45.82% -> 45.82, 0.005)."""
-    t = text.replace(",", "").replace("%", "").strip()
-    decimals = len(t.split(".")[1]) if "." in t and "e" not in t.lower() else 0
-    return float(t), (0.5 * 10 ** -decimals if decimals else 0.5) + 1e-9
+@pytest.fixture(scope="module")
+def canvas(browser):
+    """One page with Plotly's JavaScript, per theme; figures are drawn into it one after another."""
+    pages = {}
+    for theme in ("light", "dark"):
+        ctx = browser.new_context(viewport={"width": DESKTOP.viewport, "height": 1000}, color_scheme=theme)
+        page = ctx.new_page()
+        page.set_content("<!doctype html><html><head><meta charset='utf-8'></head><body></body></html>")
+        page.add_script_tag(path=str(PLOTLY_JS))
+        pages[theme] = page
+    yield pages
+    for page in pages.values():
+        page.context.close()
 
 
-def _table(tables: list[dict], *columns: str) -> list[dict[str, str]]:
-    """The rows (column -> cell text) of the one rendered table that has these columns."""
-    found = [t for t in tables if set(columns) <= set(t["head"])]
-    assert len(found) == 1, f"want one table with columns {columns}, found {len(found)} in {[t['head'] for t in tables]}"
-    rows = [dict(zip(found[0]["head"], r, strict=False)) for r in found[0]["rows"]]
-    assert rows and len(rows) == found[0]["total"], \
-        f"the table with columns {columns}: {len(rows)} rows read of its {found[0]['total']}"
+def audit_figure(page, key: str, spec: dict, config: dict, screen: Screen, theme: str) -> list[str]:
+    """Draw one figure as Streamlit does on `screen` and return the audit's problems with it."""
+    width = screen.drawn_px(spec)
+    drawn_width, svgs = page.evaluate(DRAW_JS, [key, spec, config, width, BACKGROUND[theme]])
+    assert svgs and abs(drawn_width - width) < 1, f"{key}: drawn {drawn_width} px wide, want {width}"
+    return page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS])
+
+
+def _num(cell) -> tuple[float, float]:
+    """A table cell's number and how far the figure may be off it: the DataFrame's own value (floats to 1e-9
+    relative); an integer past int64 is shown as text with separators ("1,234"), exact."""
+    if isinstance(cell, str):
+        return float(cell.replace(",", "").replace("%", "").strip()), 0.5
+    v = float(cell)
+    return v, 1e-9 * max(1.0, abs(v))
+
+
+def _table(tables: list[pd.DataFrame], *columns: str) -> list[dict]:
+    """The rows (column -> cell) of the one table on the tab that has these columns."""
+    found = [t for t in tables if set(columns) <= set(t.columns)]
+    assert len(found) == 1, f"want one table with columns {columns}, found {len(found)} in {[list(t.columns) for t in tables]}"
+    rows = found[0].to_dict("records")
+    assert rows, f"the table with columns {columns} is empty"
     return rows
 
 
@@ -336,7 +271,7 @@ def _bars_vs_params_table(figs, rows) -> list[str]:
                 continue
             name = col.format(part if col == "{}_pct" or part != "layers" else "all_layers")
             for x, y in zip(t["x"], t["y"], strict=True):
-                cfg = html.unescape(x)
+                cfg = html.unescape(str(x))
                 _same(out, f"{key} {cfg!r} {t['name']}", y, by.get(cfg, {}).get(name))
     return out
 
@@ -410,7 +345,6 @@ PAIRS = (
 )
 
 
-# the figures on each tab (the tabs not listed hold tables only, and are not clicked): the audit waits for them
 FIGURES = {("overview", "presets"): 2, ("parameters", "shares"): 2, ("parameters", "breakdown"): 1,
            ("parameters", "sweep"): 1, ("parameters", "factorization"): 1, ("parameters", "sharing"): 1,
            ("parameters", "cuts"): 1, ("memory", "activations"): 1, ("memory", "variants"): 1,
@@ -421,48 +355,36 @@ COMPARED: dict[str, int] = {}  # table rows compared with a figure
 
 
 @pytest.mark.parametrize(("view", "path"), CASES, ids=[f"{v.name}-{p}" for v, p in CASES])
-def test_every_figure_reads_right(server, browser, view, path):
-    ctx = browser.new_context(viewport={"width": DESKTOP, "height": 1000}, color_scheme=view.theme)
-    page = ctx.new_page()
-    try:
-        page.goto(f"{server}/{'' if path == 'overview' else path}?{view.query}")
-        wait_until_idle(page)
-        assert error_blocks(page) == [], f"{view.name}, {path}: {error_blocks(page)}"
-        problems: list[str] = []
-        figures = 0
-        labels = _tabs(page)
-        assert len(labels) == len(PAGE_TABS[path]), f"{path}: tabs {labels}"
-        drawn: dict[str, list] = {}  # the figures a table is compared with: their traces
-        pairs = [p for p in PAIRS if p[0] == path]
-        for i, (label, tab) in enumerate(zip(labels, PAGE_TABS[path], strict=True)):
-            want = FIGURES.get((path, tab), 0)
-            tables = [p for p in pairs if p[3] == tab and (p[1] == tab or view.tables)]
-            if not want and not tables:
+def test_every_figure_reads_right(canvas, view: View, path: str):
+    problems: list[str] = []
+    figures = 0
+    for screen in SCREENS:
+        tabs = page_tabs(view.query, path, screen)
+        for tab, sent in tabs.items():
+            where = f"[{view.name}, {view.theme}] {path} / {tab}"
+            assert sent.errors == [], f"{where}: {sent.errors}"
+            want = FIGURES.get((path, tab))
+            if want is not None:
+                assert len(sent.figures) == want, f"{where}: {len(sent.figures)} figures sent, want {want}"
+            for key, spec in sent.figures.items():
+                problems += [f"{where} at {screen.viewport} px: {p}"
+                             for p in audit_figure(canvas[view.theme], key, spec, sent.configs[key], screen, view.theme)]
+            figures += len(sent.figures) if screen is DESKTOP else 0
+        if screen is PHONE:
+            continue
+        for page, fig_tab, keys, table_tab, columns, compare in PAIRS:  # the same numbers in figure and table
+            if page != path:
                 continue
-            if i:
-                resize(page, DESKTOP)
-                open_tab(page, label)
-            where = f"[{view.name}, {view.theme}] {path} / {label}"
-            if want:
-                wait_for_figures(page, want)
-                n = page.locator(".js-plotly-plot").count()
-                assert n == want, f"{view.name}, {path} / {label}: {n} figures drawn, want {want}"
-                figures += n
-                for p in pairs:
-                    if p[1] == tab:
-                        drawn |= {k: page.evaluate(FIG_DATA_JS, k) for k in p[2]}
-                for width in (DESKTOP, PHONE):
-                    problems += _audit(page, where, width)
-            for p in tables:  # the table, on a screen wide enough for the grid to render every column's cells
-                assert all(drawn.get(k) for k in p[2]), f"{where}: figures {p[2]} not drawn before their table"
-                resize(page, TABLE_WIDTH)
-                page.wait_for_function(TABLE_READY_JS, arg=list(p[4]), timeout=30_000)
-                rows = _stable_rows(page, p[4])
-                problems += [f"{where}: {m}" for m in p[5](drawn, rows)]
-                COMPARED[f"{view.name}/{path}/{tab}"] = len(rows)
-        SEEN[f"{view.name}/{path}"] = figures
-        print(f"audit {view.name}/{path}: {figures} figures x 2 widths, {view.theme}; tables compared: "
-              f"{ {k: n for k, n in COMPARED.items() if k.startswith(view.name + '/' + path + '/')} }")
-        assert not problems, "\n".join(problems)
-    finally:
-        ctx.close()
+            drawn = {k: traces(tabs[fig_tab].figures[k]) for k in keys}
+            rows = _table(tabs[table_tab].tables, *columns)
+            problems += [f"[{view.name}] {path} / {fig_tab} against {table_tab}: {m}" for m in compare(drawn, rows)]
+            COMPARED[f"{view.name}/{path}/{table_tab}"] = len(rows)
+    SEEN[f"{view.name}/{path}"] = figures
+    print(f"audit {view.name}/{path}: {figures} figures x {len(SCREENS)} widths, {view.theme}; tables compared: "
+          f"{ {k: n for k, n in COMPARED.items() if k.startswith(view.name + '/' + path + '/')} }")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_tab_is_known():
+    """FIGURES names only tabs that exist (a renamed tab would silently leave the count unchecked)."""
+    assert all(tab in PAGE_TABS[page] for page, tab in FIGURES), [k for k in FIGURES if k[1] not in PAGE_TABS[k[0]]]
