@@ -16,5 +16,6 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 .venv/bin/python -m ruff check .
 .venv/bin/python -m mypy  # files and strictness: [tool.mypy] in pyproject.toml
-# two workers (the machine's two cores); the browser tests stay together on one of them (tests/conftest.py)
-exec .venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"
+# two workers (the machine's two cores); each browser module starts its own server and Chromium on the worker
+# that runs its tests (tests/browser/conftest.py), so browser modules run on both workers too
+exec .venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" "$@"

@@ -8,6 +8,7 @@ default profile keeps exploring new examples and remembers failures in .hypothes
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
@@ -15,12 +16,21 @@ if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
     settings.load_profile("ci")
 
 
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (scripts/test.sh runs -n 2 --dist loadgroup) every browser test runs on one worker, one
-    after another, as without xdist: each drives its module's server and Chromium; the other worker meanwhile
-    runs the rest."""
-    import pytest
 
+# The suite in parts (`pytest -m unit`, `-m property`, `-m app`, `-m browser`, or `-m "not browser"` as the quick
+# loop while coding; pyproject.toml lists the markers): browser tests are marked in their modules; the others by kind.
+APP_MODULES = ("test_app_", "test_valid_configs", "test_robustness_url", "test_report")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's -m selection reads the marks
+def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("browser"):
-            item.add_marker(pytest.mark.xdist_group("browser"))
+            continue
+        seeded = "seed" in getattr(getattr(item, "callspec", None), "params", {})  # a seeded random draw
+        if seeded or getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)
+        elif item.module.__name__.startswith(APP_MODULES):
+            item.add_marker(pytest.mark.app)
+        else:
+            item.add_marker(pytest.mark.unit)

@@ -198,6 +198,11 @@ def _lora_draw(cfg: ModelConfig, head: str, rng: random.Random, emb: random.Rand
     return lora if in_layers else None  # else every layer is frozen (the all-frozen draw covers that forward)
 
 
+# the one draw of the 350 whose modelled peak is not equal to the byte, and its bound: ALBERT seed 20 (token head,
+# Adafactor, mixed bf16, sdpa, 2 x 3 tokens) models 81,876 B against the engine's 81,828 B (+48 B, +0.059%)
+RESIDUALS: dict[tuple[str, int], float] = {("albert", 20): 0.0006}
+
+
 @pytest.mark.parametrize("seed", range(50))
 @pytest.mark.parametrize("family", REPLAYED)
 def test_step_peak_equals_the_engine(family, seed):
@@ -207,7 +212,9 @@ def test_step_peak_equals_the_engine(family, seed):
     m, e = _measure(cfg, run, make), _estimate(cfg, run, mode=mode, head=head, num_labels=labels, lora=lora)
     assert e.activations_exact
     assert e.at_start == m.at_start, (cfg, run, mode, head, lora)
-    assert abs(e.peak - m.peak) <= 0.01 * m.peak, (cfg, run, mode, head, lora, e.peak, m.peak, e.moment)
+    off = RESIDUALS.get((family, seed), 0.0)  # equal to the byte, but for the draws named there
+    assert abs(e.peak - m.peak) <= off * m.peak, (cfg, run, mode, head, lora, e.peak, m.peak, e.moment)
+    assert not off or e.peak != m.peak, f"{family} seed {seed} is now equal to the byte: take it out of RESIDUALS"
     assert e.phase == m.phase, (cfg, run, mode, head, lora, e.moment)
 
 

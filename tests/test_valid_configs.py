@@ -7,6 +7,7 @@ No exception, ever; the sidebar shows the drawn config.
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
@@ -98,13 +99,17 @@ VIEWS = st.builds(lambda cfg, preset, compare, controls: View(cfg, preset, tuple
                   configs(), st.sampled_from(list(PRESETS)), COMPARED, control_values())
 
 
-def _open_every_page(q: dict[str, str], view: View) -> None:
+# the pages in two halves, one test each (each under a minute on the 2-core machine; xdist runs them side by side)
+HALVES = {"first": PAGES[: len(PAGES) // 2], "second": PAGES[len(PAGES) // 2:]}
+
+
+def _open_every_page(q: dict[str, str], view: View, pages=PAGES) -> None:
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update(q)
     # every sidebar section open: its widgets are drawn for the view's config too (closed ones are not drawn)
     at.session_state["_ae_open"] = {"model_fields": True, "more_fields": True, "import_export": True}
     at.run()
-    for page in PAGES:
+    for page in pages:
         if page != "overview":
             at.switch_page(f"pages/{page}.py").run()
         assert not at.exception, (page, q, [e.message for e in at.exception])
@@ -119,33 +124,34 @@ def _open_every_page(q: dict[str, str], view: View) -> None:
                  "embedding_dim": "8"})[0])  # issue 8: this valid link crashed Parameters
 @example(decode({"compare": "c1", "c1.preset": "electra-base-discriminator", "c1.num_layers": "4096",
                  "c1.inner_group_num": "1024", "optimizer": "adafactor"})[0])  # 4M stored layers: Memory took 173 s
-def test_every_valid_view_renders_every_page(view):
+@pytest.mark.parametrize("half", HALVES)
+def test_every_valid_view_renders_every_page(half, view):
     q = encode(view)
     again, warnings = decode(q)
     assert not warnings and again.config == view.config  # a valid view's link is read back as is
-    _open_every_page(q, view)
+    _open_every_page(q, view, HALVES[half])
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(VIEWS)
 @example(decode({"preset": "bert-large", "family": "bert", "hidden_dim": "8", "num_heads": "1", "num_layers": "192",
                  "embedding_dim": "8"})[0])
-def test_every_tab_of_a_valid_view_renders(view):
+@pytest.mark.parametrize("page", PAGE_TABS)
+def test_every_tab_of_a_valid_view_renders(page, view):
     """The chart pages draw only their open tab (ui/sections.lazy_tabs): open each tab of each, as clicking it
-    would, and check every figure on it is drawn and titled, without exception."""
+    would, and check every figure on it is drawn and titled, without exception (one page a test)."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update(encode(view))
     at.run()
-    for page, tabs in PAGE_TABS.items():
-        if page != "overview":
-            at.switch_page(f"pages/{page}.py").run()
-        for tab in tabs:
-            at.session_state["_ae_controls"] = {**at.session_state["_ae_controls"], f"{page}_tab": tab}
-            at.run()
-            assert not at.exception, (page, tab, [e.message for e in at.exception])
-            assert at.session_state["_ae_controls"][f"{page}_tab"] == tab
-            for el in at.get("plotly_chart"):
-                assert json.loads(el.proto.spec)["layout"]["title"]["text"], (page, tab, el.key)
+    if page != "overview":
+        at.switch_page(f"pages/{page}.py").run()
+    for tab in PAGE_TABS[page]:
+        at.session_state["_ae_controls"] = {**at.session_state["_ae_controls"], f"{page}_tab": tab}
+        at.run()
+        assert not at.exception, (page, tab, [e.message for e in at.exception])
+        assert at.session_state["_ae_controls"][f"{page}_tab"] == tab
+        for el in at.get("plotly_chart"):
+            assert json.loads(el.proto.spec)["layout"]["title"]["text"], (page, tab, el.key)
 
 
 def test_embedding_sweep_without_values_is_an_empty_table():

@@ -6,6 +6,7 @@ Every expected number comes from albert_core, so a page that drifted from the co
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 import pytest
 
@@ -79,15 +80,45 @@ def set_number(page, label: str, value: int) -> None:
     rerun(page, lambda: box.press("Enter"))  # waits for the run the Enter starts, not a fixed time
 
 
+# User text (config names from a link) is shown as typed: no Markdown, no HTML. Names that would turn into bold
+# text, links, images, math, colored text or Plotly markup if the app passed them through (docs/robustness.md lists
+# the bugs this caught); every page is opened on a link that carries them.
+EVIL = "**bold** [link](javascript:alert(1)) <img src=x onerror=alert(1)> :red[red] $x^2$ _it_ <b>tag</b>"
+EVIL2 = "<b>B2</b> %{y} &amp; `code`"
+HOSTILE = {"name": EVIL[:80], "compare": "c1", "c1.name": EVIL2, "c1.num_layers": "6"}
+MARKUP_JS = """() => {
+  const body = document.body;
+  return {
+    // a page may bold the whole name on purpose: then the literal ** stay inside
+    strong_bold: [...body.querySelectorAll('strong')].filter(
+        e => e.innerText.includes('bold') && !e.innerText.includes('**bold**')).length,
+    js_links: body.querySelectorAll('a[href^="javascript"]').length,
+    links_named_link: [...body.querySelectorAll('a')].filter(e => e.innerText.trim() === 'link').length,
+    imgs_x: body.querySelectorAll('img[src="x"]').length,
+    katex: body.querySelectorAll('.katex').length,
+    em_it: [...body.querySelectorAll('em')].filter(e => e.innerText === 'it').length,
+    b_tag: [...body.querySelectorAll('b')].filter(e => e.textContent === 'tag' || e.textContent === 'B2').length,
+    svg_bold: [...document.querySelectorAll('svg text tspan')].filter(
+        e => (e.textContent === 'tag' || e.textContent === 'B2') && e.style.fontWeight === 'bold').length,
+  };
+}"""
+
+
+
 @pytest.mark.parametrize("path", PAGES)
-def test_every_page_renders_without_errors(server, page, path):
-    open_view(page, f"{server}/{path}", charts=path != "verify")
+def test_every_page_renders_without_errors_and_shows_names_as_typed(server, page, path):
+    alerts = []
+    page.on("dialog", lambda d: (alerts.append(d.message), d.dismiss()))
+    open_view(page, f"{server}/{path}?{urlencode(HOSTILE)}", charts=path != "verify")
     assert error_blocks(page) == []
     assert page.locator('[data-testid="stMain"] h1').count() >= 1
     if path != "verify":  # Verify draws its charts only after the user asks to build a model
         drawn = charts(page)
         assert drawn, f"no chart drawn on {path}"
         assert all(traces for traces in drawn.values()), f"an empty chart on {path}"
+    found = page.evaluate(MARKUP_JS)
+    assert {k: v for k, v in found.items() if v} == {}
+    assert alerts == []
 
 
 def test_control_change_updates_number_and_chart(server, page):

@@ -13,13 +13,11 @@ import pytest
 from albert_core.flops import forward_flops
 from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
-from albert_core.share import PAGE_TABS
 
 from .harness import error_blocks, grid_text, open_tab, wait_for_figures, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["overview", "parameters", "memory", "fit", "compute"]
 FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(d => {
     const holder = d.closest('[class*="st-key-"]');
     const key = holder ? (holder.className.match(/st-key-([\\w-]+)/) || [])[1] : null;
@@ -92,26 +90,6 @@ def test_comparison_table_lists_the_shown_configs_with_their_totals(server, page
     text = grid_text(page, grid, *names, *totals)
     for wanted in names + totals:
         assert wanted in text
-
-
-@pytest.mark.parametrize("path", PAGES)
-def test_every_figure_has_a_title(server, page, path):
-    """On every tab of the page (only the open tab is drawn): each tab clicked in turn, the link follows it."""
-    open_view(page, f"{server}/{path}")
-    tabs = page.locator('[data-testid="stMain"] [role="tab"]')
-    labels = [tabs.nth(i).inner_text().strip() for i in range(tabs.count())]
-    assert len(labels) == len(PAGE_TABS[path]), labels
-    figs = page.evaluate(FIGURES_JS)
-    for value, label in list(zip(PAGE_TABS[path], labels, strict=True))[1:]:
-        open_tab(page, label)
-        assert error_blocks(page) == [], (path, label)
-        assert f"{path}_tab={value}" in page.url
-        figs += page.evaluate(FIGURES_JS)
-    assert figs
-    for f in figs:
-        assert f["title"].strip(), f"untitled figure {f['key']} on {path}"
-        assert f["png"].startswith(f"albert-explorer_{f['key']}_"), f["png"]  # a descriptive export name
-        assert f["paper"] == "#FFFFFF"  # opaque: what the export keeps
 
 
 def test_overview_path_opens_overview(server, page):

@@ -14,6 +14,7 @@ For each figure it reads the drawn SVG and the figure's `_fullLayout` and checks
   overlaps another text or leaves the figure;
 - every plotting area keeps a usable size (MIN_PLOT_PX);
 - every value drawn on a log axis is positive and inside the axis range;
+- it has a title, a PNG export named after it and an opaque white background (what a slide keeps);
 - every line of the title is narrower than the figure and inside it, and the title keeps one line where it fits
   on one (the desktop width); a subtitle of several lines fills at least 60% of the width (wrapped for the
   width it is drawn at, not for a phone's); the title, the subtitle and the legend stay off every plotting area.
@@ -225,6 +226,19 @@ def canvas(browser):
         page.context.close()
 
 
+def _slide_ready(key: str, spec: dict, config: dict) -> list[str]:
+    """What a pasted figure needs (issue 9): a title, a descriptive PNG file name, an opaque white background."""
+    out = []
+    if not ((spec["layout"].get("title") or {}).get("text") or "").strip():
+        out.append(f"{key}: no title")
+    png = (config.get("toImageButtonOptions") or {}).get("filename", "")
+    if not png.startswith(f"albert-explorer_{key}_"):
+        out.append(f"{key}: PNG export named {png!r}")
+    if spec["layout"].get("paper_bgcolor") != "#FFFFFF":
+        out.append(f"{key}: background {spec['layout'].get('paper_bgcolor')!r}, not opaque white")
+    return out
+
+
 def audit_figure(page, key: str, spec: dict, config: dict, screen: Screen, theme: str) -> list[str]:
     """Draw one figure as Streamlit does on `screen` and return the audit's problems with it."""
     width = screen.drawn_px(spec)
@@ -367,6 +381,7 @@ def test_every_figure_reads_right(canvas, view: View, path: str):
             if want is not None:
                 assert len(sent.figures) == want, f"{where}: {len(sent.figures)} figures sent, want {want}"
             for key, spec in sent.figures.items():
+                problems += [f"{where}: {p}" for p in _slide_ready(key, spec, sent.configs[key])]
                 problems += [f"{where} at {screen.viewport} px: {p}"
                              for p in audit_figure(canvas[view.theme], key, spec, sent.configs[key], screen, view.theme)]
             figures += len(sent.figures) if screen is DESKTOP else 0
