@@ -133,8 +133,8 @@ def flops_text(cfg: ModelConfig, seq_len: int, batch_size: int) -> str:
     return "\n".join(lines)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m albert_core", description="Where the parameters and FLOPs of BERT, ALBERT and other encoders go.")
+def build_parser(prog: str = "albert-core") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description="Where the parameters and FLOPs of BERT, ALBERT and other encoders go.")
     sub = p.add_subparsers(dest="command", required=True)
     for name, help_ in (("params", "parameter breakdown"), ("flops", "forward and training FLOPs")):
         s = sub.add_parser(name, help=help_)
@@ -156,8 +156,13 @@ def _add_source(s: argparse.ArgumentParser) -> None:
     src.add_argument("--hub", metavar="MODEL_ID", help="a Hugging Face model id: its config.json only is fetched")
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)  # usage errors: argparse prints them and exits 2
+# what the measuring commands import inside their functions (the counting commands need none of it)
+ENGINE_PACKAGES = ("torch", "transformers", "peft", "huggingface_hub")
+
+
+def main(argv: list[str] | None = None, prog: str = "albert-core") -> int:
+    """The `albert-core` command (pip install .); `python -m albert_core` passes its own name as prog."""
+    args = build_parser(prog).parse_args(argv)  # usage errors: argparse prints them and exits 2
     try:
         if args.command in ("verify", "memory"):
             out = _measure_command(args)
@@ -175,6 +180,14 @@ def main(argv: list[str] | None = None) -> int:
                 out = flops_text(cfg, args.seq_len, args.batch_size)
     except (CliError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in ENGINE_PACKAGES:
+            raise
+        print(f"error: `{args.command}` builds and measures models with PyTorch, and this Python has no "
+              f"{e.name.split('.')[0]} ({sys.executable}). Install what it needs with `pip install .` (or "
+              "`pip install -r requirements.txt`) in this environment; `params` and `flops` work without it.",
+              file=sys.stderr)
         return EXIT_USAGE
     print(out)
     return 0

@@ -133,9 +133,11 @@ def show_step(result: dict) -> None:
     p1.metric("Measured peak", format_bytes(s["peak"]), help=f"{s['peak']:,} bytes")
     p2.metric("When", s["phase"], help=f"innermost module: {s['module'] or '(none)'}")
     if modelled is not None:
+        gap = modelled.peak - s["peak"]  # equal to the byte: said in words, with no arrow (not "↑ +0.00%")
         p3.metric("albert_core's modelled peak", format_bytes(modelled.peak),
-                  f"{100 * (modelled.peak - s['peak']) / s['peak']:+.2f}% vs measured, {modelled.phase}",
-                  delta_color="off", help=f"{modelled.peak:,} bytes at {modelled.moment}")
+                  (f"{100 * gap / s['peak']:+.2f}% vs measured" if gap else "equal to the byte") + f", {modelled.phase}",
+                  delta_color="off", delta_arrow="auto" if gap else "off",
+                  help=f"{modelled.peak:,} bytes at {modelled.moment}")
     st.caption(f"{settings_line(m)}, {s['optimizer']}: step 2 (forward, loss, backward, optimizer.step()), every live "
                f"tensor storage counted once; the peak comes {PHASE_NOTE.get(s['phase'], s['phase'])}. "
                + (("The modelled peak (albert_core.step) replays this step op by op: the forward's moments, the "

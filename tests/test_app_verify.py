@@ -230,6 +230,10 @@ def test_verify_shows_the_training_step_peak_the_engine_measures():
     assert metrics["Measured peak"] == format_bytes(step.peak)  # real tensors here, fake in the page's child
     assert metrics["When"] == step.phase
     assert any("Model: Hugging Face's model" in c.value for c in at.caption)  # auto: ALBERT, sharing all
+    (modelled,) = [m for m in at.metric if m.label == "albert_core's modelled peak"]
+    equal = modelled.value == format_bytes(step.peak)  # equal to the byte here (tests/test_step_peak.py)
+    assert modelled.delta == f"equal to the byte, {step.phase}" if equal else "% vs measured" in modelled.delta
+    assert "+0.00%" not in modelled.delta  # an equal peak is said in words, with no arrow
 
 
 def test_fake_tensor_build_over_the_budget_says_what_can_work():

@@ -377,3 +377,25 @@ def test_memory_json_follows_the_mode_and_the_sharding(capsys):
     assert t["gradients"] < full["training_memory"]["gradients"]  # LoRA: gradients of the adapters and head only
     one = _main_json(capsys, *args, "--train", "lora", "--head", "classification:3")
     assert one["training_peak"]["estimate"] > k["estimate"]  # zero3 over 4 shards parameters, gradients, state
+
+
+def test_usage_names_the_command_as_it_was_run(capsys):
+    from albert_core.cli import build_parser
+
+    assert build_parser().format_usage().startswith("usage: albert-core ")  # the console script (pip install .)
+    run = subprocess.run([sys.executable, "-m", "albert_core", "--help"], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert run.returncode == 0 and run.stdout.startswith("usage: python -m albert_core ")
+
+
+@pytest.mark.parametrize("missing", ["torch", "transformers"])
+def test_verify_without_torch_says_what_to_install(monkeypatch, capsys, missing):
+    """Run with a Python that lacks the engine's packages: a message and exit 2, not a ModuleNotFoundError."""
+    from albert_core import cli
+
+    for name in [m for m in sys.modules if m == missing or m.startswith(missing + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, missing, None)  # `import <missing>` now raises ModuleNotFoundError
+    assert cli.main(["verify", "--preset", "bert-base", "--batch-size", "1", "--seq-len", "8"]) == 2
+    err = capsys.readouterr().err
+    assert f"this Python has no {missing}" in err and "pip install ." in err and "Traceback" not in err
