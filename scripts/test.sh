@@ -18,4 +18,7 @@ fi
 .venv/bin/python -m mypy  # files and strictness: [tool.mypy] in pyproject.toml
 # two workers (the machine's two cores); each browser module starts its own server and Chromium on the worker
 # that runs its tests (tests/browser/conftest.py), so browser modules run on both workers too
+# one OpenMP thread per process: the tests' tensors are tiny, and two workers' torch thread pools (plus the
+# browser tests' build processes) spinning on two cores cost CPU (tests/test_engine.py: -12% CPU time)
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 exec .venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" "$@"
