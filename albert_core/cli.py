@@ -182,10 +182,11 @@ def main(argv: list[str] | None = None, prog: str = "albert-core") -> int:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except ModuleNotFoundError as e:
-        if (e.name or "").split(".")[0] not in ENGINE_PACKAGES:
+        missing = (e.name or "").split(".")[0]
+        if missing not in ENGINE_PACKAGES:
             raise
         print(f"error: `{args.command}` builds and measures models with PyTorch, and this Python has no "
-              f"{e.name.split('.')[0]} ({sys.executable}). Install what it needs with `pip install .` (or "
+              f"{missing} ({sys.executable}). Install what it needs with `pip install .` (or "
               "`pip install -r requirements.txt`) in this environment; `params` and `flops` work without it.",
               file=sys.stderr)
         return EXIT_USAGE
