@@ -27,7 +27,8 @@ through a weakref finalizer, the tick it was freed at; storages that exist befor
 The training step (issue 16): the model in train mode (dropout on), input_ids (batch, seq_len); loss =
 last_hidden_state.float().mean() (+ the pooler output's mean where the model returns one, no task
 head; a task model's logits.float().mean()); the optimizer with its default arguments (AdamW lr=1e-4, SGD lr=1e-3 momentum 0.9, Adafactor
-lr=1e-3). Step 1 runs whole, then zero_grad(set_to_none=True), then step 2 is measured. CPU
+lr=1e-3). Step 1 makes the optimizer state (one optimizer.step() over zero gradients; see step_peak), then
+step 2 is measured. CPU
 semantics: kernel-internal scratch (MKL, oneDNN) is not a tensor and is not seen; optimizer step
 counters (AdamW's `step`, 0-d float32) stay on the host on CUDA (torch/optim/adam.py keeps them on
 the CPU unless capturable or fused), so the device peak leaves them out.
@@ -608,44 +609,47 @@ def inference_peak(model: Any, ids: Any, amp: Any = None) -> int:
     return int(mode.peak)
 
 
-def _optimizer_state(opt: Any) -> Iterator[tuple[str, Any]]:
-    import torch
-
-    for state in opt.state.values():
-        for name, v in state.items():
-            if isinstance(v, torch.Tensor):
-                yield name, v
-
-
 def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
-    """Peak of live storages over training step 2 (forward, loss, backward, optimizer.step()), by category."""
+    """Peak of live storages over training step 2 (forward, loss, backward, optimizer.step()), by category.
+
+    Step 1 only makes the optimizer's state (torch.optim creates it lazily, at a parameter's first step with a
+    gradient): one optimizer.step() over zero gradients of every trainable parameter, no forward or backward
+    (they would leave nothing behind: the graph, the gradients (set_to_none) and the outputs are freed). A
+    trainable parameter the loss never reaches gets no gradient in step 2, so a real step 1 would have made no
+    state for it: that state, alive and untouched through all of step 2 (torch.optim skips a parameter whose grad
+    is None), is taken out of every moment afterwards, which leaves the peak's moment as it was.
+    """
     import torch
 
     opt = optimizer(model, run.optimizer, run.foreach)
-    first = _live_storages()({}, lambda: "")  # step 1 under the same mode (known values, .item()), not counted
-    with _stopped_by(model), first:
-        with autocast(run.dtype):
-            loss = loss_of(*forward(model, ids))
-        loss.backward()
-        del loss
-        first.phase = "optimizer step"
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    first = _live_storages()({}, lambda: "")  # under the same mode (known values, .item()), not counted
+    first.phase = "optimizer step"
+    with _stopped_by(model), first, torch.no_grad():
+        for p in trainable:
+            p.grad = torch.zeros_like(p)
         opt.step()
         opt.zero_grad(set_to_none=True)
     del first
     existing: dict[int, tuple[int, str]] = {}
-    host = 0
-    for name, t in _optimizer_state(opt):
-        if name == "step" and t.dim() == 0:  # host-side step counter on CUDA (torch/optim/adam.py)
-            host += t.untyped_storage().nbytes()
-            existing[_key(t)] = (0, "optimizer state")
-        else:
-            existing.setdefault(_key(t), (t.untyped_storage().nbytes(), "optimizer state"))
+    owner: dict[int, Any] = {}  # an optimizer state's storage -> its parameter
+    host: dict[int, int] = {}  # a host-side step counter's storage -> its bytes
+    for p, state in opt.state.items():
+        for name, t in state.items():
+            if not isinstance(t, torch.Tensor):
+                continue
+            owner[_key(t)] = p
+            if name == "step" and t.dim() == 0:  # host-side step counter on CUDA (torch/optim/adam.py)
+                host[_key(t)] = t.untyped_storage().nbytes()
+                existing[_key(t)] = (0, "optimizer state")
+            else:
+                existing.setdefault(_key(t), (t.untyped_storage().nbytes(), "optimizer state"))
     for cat, ts in (("parameters", model.parameters()), ("buffers", model.buffers()), ("input", [ids])):
         for t in ts:
             existing.setdefault(_key(t), (t.untyped_storage().nbytes(), cat))
     stack, handles = _module_stack(model)
     mode = _live_storages()(existing, lambda: stack[-1] if stack else "")
-    at_start = mode.alive_at_peak()
+    start = dict(mode.recs)  # storage key -> record, alive when step 2 starts
 
     def pack(t: Any) -> Any:
         rec = mode.record(t)  # a saved tensor's storage: born before, or here (a view's base)
@@ -658,7 +662,7 @@ def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
         if rec is not None and rec.category in ("temporaries", "saved activations"):
             rec.category = "gradients"
 
-    hooks = [p.register_post_accumulate_grad_hook(grad_hook) for p in model.parameters() if p.requires_grad]
+    hooks = [p.register_post_accumulate_grad_hook(grad_hook) for p in trainable]
     try:
         with _stopped_by(model), mode:
             with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast(run.dtype):
@@ -671,8 +675,16 @@ def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
     finally:
         for h in [*hooks, *handles]:
             h.remove()
+    unreached = {k for k, p in owner.items() if p.grad is None}  # state a real step 1 would not have made
+    for k in unreached:
+        mode.peak -= start[k].nbytes
+        start[k].nbytes = 0
+    at_start = dict.fromkeys(CATEGORIES, 0)
+    for r in start.values():
+        at_start[r.category] += r.nbytes
     return StepPeak(peak=int(mode.peak), phase=mode.peak_phase, module=mode.peak_module,
-                    at_peak=mode.alive_at_peak(), at_start=at_start, host_bytes=host)
+                    at_peak=mode.alive_at_peak(), at_start=at_start,
+                    host_bytes=sum(n for k, n in host.items() if k not in unreached))
 
 
 def _tie(model: Any) -> None:
