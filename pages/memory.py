@@ -45,6 +45,10 @@ if checkpointing and not training:
     checkpointing = False
 
 seqs = data.sweep_lengths(cfgs, seq_max)
+if seqs[-1] > seq_max:  # a shown config's own max_position reaches further than the control
+    longest = max(cfgs, key=lambda c: c.max_position)
+    st.caption(f"The charts run to {seqs[-1]:,} tokens, {md(longest.name)}'s own max_position (the longest "
+               f"sequence asked for: {seq_max:,}).")
 log = scale == "log"
 ctl = dict(state.controls(), checkpointing=checkpointing)
 # only the open tab runs and is sent: the first visit draws the activation chart alone (docs/app.md, "Speed in the

@@ -215,3 +215,16 @@ def test_overview_headline_says_sum_of_parts_past_the_peak_model():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Training step, sum of parts, 1 × 512 tokens"] == format_bytes(step.total)
     assert not any("peak" in label for label in metrics)
+
+
+def test_memory_says_when_a_config_reaches_past_the_longest_sequence():
+    """issue 29: the control read 4096 while every panel ran to ModernBERT's 8,192; the page now says why."""
+    at = goto(open_app({"preset": "albert-base", "compare": "ModernBERT-base", "seq_max": "4096"}), "memory")
+    no_errors(at)
+    end = PRESETS["ModernBERT-base"].max_position
+    assert traces(figure(at, "memory_activations"))["ModernBERT-base: attention (grows with seq_len²)"]["x"][-1] == end
+    said = [c.value for c in at.caption if "The charts run to" in c.value]
+    assert said == [f"The charts run to {end:,} tokens, ModernBERT-base's own max_position (the longest sequence "
+                    "asked for: 4,096)."], [c.value for c in at.caption]
+    at = goto(open_app({"preset": "albert-base", "seq_max": "4096"}), "memory")
+    assert not [c.value for c in at.caption if "The charts run to" in c.value]  # 4096 reaches albert-base's 512
