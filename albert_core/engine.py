@@ -609,8 +609,12 @@ def inference_peak(model: Any, ids: Any, amp: Any = None) -> int:
     return int(mode.peak)
 
 
-def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
+def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = None) -> StepPeak:
     """Peak of live storages over training step 2 (forward, loss, backward, optimizer.step()), by category.
+
+    `saved`, when given, collects what saved_bytes would from the step's own forward (the same training-mode
+    forward under the same autocast; the loss after it saves no tensor): each storage once by its record, which a
+    later storage at a freed one's address does not share, parameters out.
 
     Step 1 only makes the optimizer's state (torch.optim creates it lazily, at a parameter's first step with a
     gradient): one optimizer.step() over zero gradients of every trainable parameter, no forward or backward
@@ -650,11 +654,18 @@ def step_peak(model: Any, ids: Any, run: Run) -> StepPeak:
     stack, handles = _module_stack(model)
     mode = _live_storages()(existing, lambda: stack[-1] if stack else "")
     start = dict(mode.recs)  # storage key -> record, alive when step 2 starts
+    params = {id(start[_key(p)]) for p in model.parameters()}
+    seen: set[int] = set()
 
     def pack(t: Any) -> Any:
         rec = mode.record(t)  # a saved tensor's storage: born before, or here (a view's base)
         if rec is not None and rec.category == "temporaries":
             rec.category = "saved activations"
+        if saved is not None and mode.phase == "forward" and rec is not None and id(rec) not in params:
+            n = 0 if id(rec) in seen else t.untyped_storage().nbytes()
+            seen.add(id(rec))
+            saved.append(SavedTensor(stack[-1] if stack else "", tuple(t.shape), str(t.dtype).removeprefix("torch."),
+                                     n))
         return t
 
     def grad_hook(p: Any) -> None:
@@ -737,12 +748,15 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
             model = prepare(model, run, True)
         for w in sorted(set(what), key=MEASURES.index):
             model.train(w != "inference")
-            if w == "saved":
+            if w == "saved" and "step" not in what:
                 out["saved"], tensors = saved_bytes(model, ids, autocast(run.dtype))
                 out["saved_tensors"] = tuple(tensors)
             elif w == "inference":
                 out["inference"] = inference_peak(model, ids, autocast(run.dtype))
-            else:
-                out["step"] = step_peak(model, ids, run)
+            elif w == "step":  # with "saved": read from the step's forward, one forward fewer
+                collected: list[SavedTensor] | None = [] if "saved" in what else None
+                out["step"] = step_peak(model, ids, run, collected)
+                if collected is not None:
+                    out["saved"], out["saved_tensors"] = sum(t.nbytes for t in collected), tuple(collected)
         del model
     return Result(run=run, seconds=time.perf_counter() - t0, **out)
