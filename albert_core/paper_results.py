@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 M = 1_000_000
-PAPER = "Lan et al., ICLR 2020 (arXiv 1909.11942 v6)"
+PAPER = "Lan et al., ICLR 2020, arXiv 1909.11942 v6"
 PAPER_V = 30_000  # SentencePiece vocabulary of every model in the paper (footnote 1)
 PAPER_SEQ = 512  # pretraining sequences of at most 512 tokens (Sec. 4.1); 10% were drawn shorter
 PAPER_BATCH = 4096  # pretraining batch (Sec. 4.1)
@@ -81,6 +81,7 @@ class Architecture:
         )
 
     def describe(self) -> str:
+        """V=30,000 E=128 H=768 L=12 I=3,072 A=12, all-shared"""
         return (f"V={self.V:,} E={self.E:,} H={self.H:,} L={self.L} I={self.ffn:,} A={self.num_heads}, "
                 f"{SHARING_LABELS[self.sharing]}")
 
@@ -225,12 +226,12 @@ ROWS: tuple[PaperRow, ...] = (
           (128, "none", 89, _s("89.9/82.8", "80.3/77.3", 83.2, 91.5, 67.9, 81.6)),
       )),
     # ---- Table 5: the sentence-prediction loss, ALBERT-base (SOP is ALBERT's own, Sec. 4.1) -------------------
-    PaperRow("t5-none", 5, "no sentence-prediction loss", MODELS["ALBERT-base"],
+    PaperRow("t5-none", 5, "ALBERT base, no sentence-prediction loss", MODELS["ALBERT-base"],
              _s("88.6/81.5", "78.1/75.3", 81.5, 89.9, 61.7, 79.0), training=Training(variant="no sentence-prediction loss"),
              intrinsic=(("MLM", 54.9), ("NSP", 52.4), ("SOP", 53.3))),
-    PaperRow("t5-nsp", 5, "NSP", MODELS["ALBERT-base"], _s("88.4/81.5", "77.2/74.6", 81.6, 91.1, 62.3, 79.2),
+    PaperRow("t5-nsp", 5, "ALBERT base, NSP", MODELS["ALBERT-base"], _s("88.4/81.5", "77.2/74.6", 81.6, 91.1, 62.3, 79.2),
              training=Training(variant="NSP instead of SOP"), intrinsic=(("MLM", 54.5), ("NSP", 90.5), ("SOP", 52.0))),
-    PaperRow("t5-sop", 5, "SOP", MODELS["ALBERT-base"], _s("89.3/82.3", "80.0/77.1", 82.0, 90.3, 64.0, 80.1),
+    PaperRow("t5-sop", 5, "ALBERT base, SOP", MODELS["ALBERT-base"], _s("89.3/82.3", "80.0/77.1", 82.0, 90.3, 64.0, 80.1),
              intrinsic=(("MLM", 54.0), ("NSP", 78.9), ("SOP", 86.5))),
     # ---- Table 6: equal training time, BERT-large 400k steps against ALBERT-xxlarge 125k ----------------------
     PaperRow("t6-bert-large", 6, "BERT-large 400k steps", MODELS["BERT-large"],
@@ -238,19 +239,19 @@ ROWS: tuple[PaperRow, ...] = (
     PaperRow("t6-albert-xxlarge", 6, "ALBERT-xxlarge 125k steps", MODELS["ALBERT-xxlarge"],
              _s("94.0/88.1", "88.3/85.3", 87.8, 95.4, 82.5, 88.7), training=Training(hours=32)),
     # ---- Table 7: additional data (XLNet's and RoBERTa's, Sec. 4.7), ALBERT-base ----------------------------------
-    PaperRow("t7-no-data", 7, "No additional data", MODELS["ALBERT-base"],
+    PaperRow("t7-no-data", 7, "ALBERT base, no additional data", MODELS["ALBERT-base"],
              _s("89.3/82.3", "80.0/77.1", 81.6, 90.3, 64.0, 80.1)),
-    PaperRow("t7-data", 7, "With additional data", MODELS["ALBERT-base"],
+    PaperRow("t7-data", 7, "ALBERT base, with additional data", MODELS["ALBERT-base"],
              _s("88.8/81.7", "79.1/76.3", 82.4, 92.8, 66.0, 80.8), training=Training(variant="with additional data")),
     # ---- Table 8: dropout, ALBERT-xxlarge at around 1M steps ---------------------------------------------------
-    PaperRow("t8-dropout", 8, "With dropout", MODELS["ALBERT-xxlarge"],
+    PaperRow("t8-dropout", 8, "ALBERT xxlarge, with dropout", MODELS["ALBERT-xxlarge"],
              _s("94.7/89.2", "89.6/86.9", 90.0, 96.3, 85.7, 90.4), training=Training(1_000_000, "with dropout, ~1M steps"),
              notes=(_XXL_1M,)),
-    PaperRow("t8-no-dropout", 8, "Without dropout", MODELS["ALBERT-xxlarge"],
+    PaperRow("t8-no-dropout", 8, "ALBERT xxlarge, without dropout", MODELS["ALBERT-xxlarge"],
              _s("94.8/89.5", "89.9/87.2", 90.4, 96.5, 86.1, 90.7),
              training=Training(1_000_000, "without dropout, ~1M steps"), notes=(_XXL_1M,)),
     # ---- Table 11: depth, ALBERT-large (all-shared: 18M at every depth) -----------------------------------------
-    *(PaperRow(f"t11-l{L}", 11, f"ALBERT-large {L} layers", Architecture("albert", 128, 1024, L, "all"), sc, 18,
+    *(PaperRow(f"t11-l{L}", 11, f"ALBERT-large {L} layer{'s' if L > 1 else ''}", Architecture("albert", 128, 1024, L, "all"), sc, 18,
                training=Training(variant=_WARM) if L >= 3 else Training(),
                notes=((f"Not Table 2's ALBERT-large row (Avg 82.4): {_WARM}.",) if L == 24 else ()))
       for L, sc in (
@@ -383,10 +384,9 @@ def paper_convention(row: PaperRow) -> int:
     return n
 
 
-def rows_table(rows: tuple[PaperRow, ...] = ROWS) -> pd.DataFrame:
-    """Tidy: one row per paper row with its network, printed and exact parameters, the scores and the notes."""
-    import pandas as pd
-
+def rows_records(rows: tuple[PaperRow, ...] = ROWS) -> list[dict[str, Any]]:
+    """One dict per paper row (plain Python values, None where the paper prints nothing): its network, printed
+    and exact parameters, the scores, the speedup, FLOPs per token at 512 tokens and the notes."""
     out = []
     for r in rows:
         cfg = r.config()
@@ -404,7 +404,14 @@ def rows_table(rows: tuple[PaperRow, ...] = ROWS) -> pd.DataFrame:
             flops_per_token=flops_per_token(cfg),
             notes=" ".join((*r.notes, *(i.text for i in r.inconsistencies()))),
         ))
-    df = pd.DataFrame(out)
+    return out
+
+
+def rows_table(rows: tuple[PaperRow, ...] = ROWS) -> pd.DataFrame:
+    """rows_records as a tidy DataFrame (one row per paper row)."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows_records(rows))
     df["params_printed"] = df["params_printed"].astype("Int64")  # no printed count: <NA>, not a float
     return df
 
