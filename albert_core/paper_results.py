@@ -47,6 +47,10 @@ CAPTIONS: dict[int, str] = {  # each table's caption, as printed
     12: "The effect of increasing the hidden-layer size for an ALBERT-large 3-layer configuration.",
     13: "The effect of a deeper network using an ALBERT-xxlarge configuration.",
 }
+TOPICS: dict[int, str] = {  # what each table varies, in a few words (legends, headings)
+    2: "models", 3: "E", 4: "sharing", 5: "SOP, NSP", 6: "equal time", 7: "more data", 8: "dropout, 1M steps",
+    11: "depth", 12: "width", 13: "xxlarge depth",
+}
 SHARING_LABELS = {"none": "not-shared", "attention": "shared-attention", "ffn": "shared-FFN", "all": "all-shared"}
 
 
@@ -348,12 +352,17 @@ def closest(cfg: ModelConfig) -> tuple[PaperRow, list[tuple[str, Any, Any]]]:
     return best, differences(cfg, best)
 
 
-def match_text(cfg: ModelConfig) -> str:
-    """One sentence: which rows the paper trained with cfg's exact network, or that it did not, and the closest."""
-    got = matches(cfg)
+def match_text(cfg: ModelConfig, tables: tuple[int, ...] | None = None) -> str:
+    """One sentence: which rows (of `tables`; None: all) the paper trained with cfg's exact network, or that it
+    did not, and the closest."""
+    every = matches(cfg)
+    got = tuple(r for r in every if tables is None or r.table in tables)
     if got:
         avgs = ", ".join(f"Table {r.table} {r.label}: Avg {r.scores.avg:.1f}" for r in got)
         return f"{cfg.name}: the paper trained this exact network ({avgs})."
+    if every:
+        where = ", ".join(dict.fromkeys(str(r.table) for r in every))
+        return f"{cfg.name}: not in Table {', '.join(str(t) for t in tables or ())}; the paper trained it in Table {where}."
     row, diff = closest(cfg)
     shown = "; ".join(f"{f} {_v(a)} here, {_v(b)} there" for f, a, b in diff[:4])
     more = f"; {len(diff) - 4} more" if len(diff) > 4 else ""
@@ -390,13 +399,15 @@ def rows_records(rows: tuple[PaperRow, ...] = ROWS) -> list[dict[str, Any]]:
     out = []
     for r in rows:
         cfg = r.config()
-        exact = count_parameters(cfg).total
+        c = count_parameters(cfg)
+        exact = c.total
         out.append(dict(
             table=r.table, row=r.label, key=r.key, family=cfg.family, vocab_size=cfg.vocab_size,
             embedding_dim=cfg.embedding_dim, hidden_dim=cfg.hidden_dim, num_layers=cfg.num_layers,
             intermediate_dim=cfg.intermediate_dim, num_heads=cfg.num_heads, sharing=cfg.sharing,
             steps=r.training.steps, training=r.training.variant or "as Sec. 4.1",
             params_printed=r.params_m * M if r.params_m is not None else None, params_exact=exact,
+            params_embedding=c.embedding,
             params_diff_pct=100 * (exact - r.params_m * M) / (r.params_m * M) if r.params_m else None,
             squad11_f1=r.scores.squad11[0], squad11_em=r.scores.squad11[1], squad20_f1=r.scores.squad20[0],
             squad20_em=r.scores.squad20[1], mnli=r.scores.mnli, sst2=r.scores.sst2, race=r.scores.race,
