@@ -491,6 +491,14 @@ ADVICE: dict[str, str] = {
         f"(+{_avg('t8-no-dropout') - _avg('t8-dropout'):.1f})."),
 }
 
+# Sec. 4.5's reading of Table 4, with Table 4's own numbers (not-shared minus each strategy, at E = 768 and 128)
+SHARING_NOTE = (
+    f"Sharing everything costs {_avg('t4-e768-none') - _avg('t4-e768-all'):.1f} Avg points at E = 768 and "
+    f"{_avg('t4-e128-none') - _avg('t4-e128-all'):.1f} at E = 128; sharing only the attention costs "
+    f"{_avg('t4-e768-none') - _avg('t4-e768-attention'):.1f} at E = 768 and gains "
+    f"{_avg('t4-e128-attention') - _avg('t4-e128-none'):.1f} at E = 128 (Table 4, Sec. 4.5). Group sharing "
+    "(num_groups > 1) was not measured: a config with groups matches no row.")
+
 TPU_NOTE = (
     "The paper's speedups are training data throughput relative to BERT-large, measured on Cloud TPU v3 (Sec. 4.1, "
     "4.3); this app does not reproduce them. FLOPs alone do not explain them: ALBERT-large costs about 1.0× "

@@ -297,6 +297,12 @@ def test_advice_beside_the_paper():
     assert "0.0 to 0.1" in d and "Table 8" in d and "90.4" in d and "90.7" in d and "+0.3" in d
 
 
+def test_sharing_note_is_section_4_5():
+    # Sec. 4.5: all-shared "-1.5 on Avg" at E = 128, "-2.5" at E = 768; attention "+0.1" at 128, "-0.7" at 768
+    assert "costs 2.5 Avg points at E = 768 and 1.5 at E = 128" in P.SHARING_NOTE
+    assert "costs 0.7 at E = 768 and gains 0.1 at E = 128" in P.SHARING_NOTE
+
+
 def test_rows_table_is_tidy():
     df = P.rows_table()
     assert len(df) == len(P.ROWS) and df["key"].is_unique

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from albert_core.paper_results import ADVICE, CAPTIONS, PAPER, TPU_NOTE
+from albert_core.paper_results import ADVICE, CAPTIONS, PAPER, SHARING_NOTE, TPU_NOTE
 
 from . import data, figures, plots, tables
 from .text import md
@@ -44,9 +44,7 @@ def factorization(cfgs: tuple) -> None:
 def sharing(cfgs: tuple) -> None:
     """Parameters page, sharing tab: Table 4 (the four strategies at E = 768 and E = 128)."""
     st.subheader("What the paper measured: Table 4")
-    st.markdown("ALBERT-base with each of the four sharing strategies, at E = 768 and E = 128. Sharing everything "
-                "costs 2.5 Avg points at E = 768 and 1.5 at E = 128; sharing only the attention costs little (Sec. "
-                "4.5). Group sharing (num_groups > 1) was not measured: a config with groups matches no row.")
+    st.markdown("ALBERT-base with each of the four sharing strategies, at E = 768 and E = 128. " + md(SHARING_NOTE))
     plots.show(figures.paper_tradeoff(cfgs, (4,), "sharing", "Sharing strategy: parameters against Avg"),
                "paper_table4")
     matches(cfgs, (4,))
@@ -59,7 +57,7 @@ def depth_width(cfgs: tuple, field: str) -> None:
     if field == "num_layers":
         st.subheader("What the paper measured: depth (Tables 11 and 13)")
         st.markdown("ALBERT-large from 1 to 48 layers and ALBERT-xxlarge at 12 and 24: with every layer shared, depth "
-                    "adds no parameters (18M at every depth) but every layer still runs (flops_per_token). Tables 11's "
+                    "adds no parameters (18M at every depth) but every layer still runs (flops_per_token). Table 11's "
                     "networks of 3 layers or more were warm-started from the previous depth (Sec. A.1).")
         matches(cfgs, (11, 13))
         rows((11, 13), "paper_depth_table", "paper-tables-11-13.csv")
@@ -98,6 +96,7 @@ def overview(cfgs: tuple) -> None:
                 "change the training, not the network; Table 8 is at about 1M steps, the others at 125k or 400k.")
     plots.show(figures.paper_tradeoff(cfgs, data.PAPER_TABLES, "table", "What the paper measured"), "paper_tradeoff")
     matches(cfgs)
+    st.info(md(ADVICE["dropout"]), icon=":material/menu_book:")  # beside Table 8, in the rows below
     st.subheader("Table 2: measured speedup beside parameters and FLOPs")
     speedups()
     st.subheader("Every row")
