@@ -5,6 +5,8 @@
                                                           # of any family: bert, albert, roberta (xlm-roberta,
                                                           # camembert), distilbert, electra, deberta-v2, modernbert
     python -m albert_core params --hub FacebookAI/xlm-roberta-large   # fetches only its config.json
+    python -m albert_core params --paper [--preset albert-base] [--json]  # the ALBERT paper's results rows beside
+                                                          # exact counts; with a config: which rows trained it
     python -m albert_core flops --preset albert-xxlarge --seq-len 512 [--batch-size 8] [--json]
 
 Bad input (unknown preset, unreadable or malformed JSON, invalid config) prints one clear message on
@@ -120,6 +122,55 @@ def params_json(cfg: ModelConfig, heads: bool) -> dict[str, Any]:
     }
 
 
+def paper_text(cfg: ModelConfig | None) -> str:
+    """The ALBERT paper's results rows (albert_core.paper_results) beside albert_core's exact counts."""
+    from . import paper_results as pr
+
+    marks = {i.key: f"[{n}]" for n, i in enumerate(pr.INCONSISTENCIES, 1)}
+    rows = [("table", "row", "network", "steps", "printed", "exact", "diff", "Avg", "speedup", "")]
+    for p in pr.ROWS:
+        exact = p.exact_params()
+        printed = f"{p.params_m}M" if p.params_m is not None else "-"
+        diff = f"{100 * (exact - p.params_m * pr.M) / (p.params_m * pr.M):+.2f}%" if p.params_m else "-"
+        speed = f"{p.speedup:.1f}x" if p.speedup is not None else "-"
+        note = " ".join(marks[i.key] for i in p.inconsistencies())
+        rows.append((str(p.table), p.label, p.arch.describe(), _steps(p.training.steps), printed,
+                     f"{exact:,}", diff, f"{p.scores.avg:.1f}", speed, note))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    right = {0, 3, 4, 5, 6, 7, 8}
+    lines = [f"The ALBERT paper's results tables, {pr.PAPER}: the parameters as printed (millions) beside "
+             "albert_core's exact count (Hugging Face's layout, pooler included), the dev-set Avg, the measured "
+             "speedup against BERT-large", ""]
+    for k, r in enumerate(rows):
+        lines.append("  ".join(x.rjust(w) if i in right else x.ljust(w)
+                               for i, (x, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines.append("")
+    lines += [f"{marks[i.key]} {i.text}" for i in pr.INCONSISTENCIES]
+    lines += ["", pr.TPU_NOTE]
+    if cfg is not None:
+        lines += ["", pr.match_text(cfg)]
+    return "\n".join(lines)
+
+
+def _steps(n: int) -> str:
+    return f"{n / 1_000_000:g}M" if n >= 1_000_000 else f"{n // 1000:,}k"
+
+
+def paper_json(cfg: ModelConfig | None) -> dict[str, Any]:
+    from . import paper_results as pr
+
+    rows = pr.rows_records()
+    out: dict[str, Any] = {"source": pr.PAPER, "rows": rows,
+                           "inconsistencies": [{"key": i.key, "what": i.what, "rows": list(i.rows), "text": i.text}
+                                               for i in pr.INCONSISTENCIES],
+                           "speedup_note": pr.TPU_NOTE}
+    if cfg is not None:
+        out["match"] = {"config": cfg.to_dict(), "rows": [r.key for r in pr.matches(cfg)], "text": pr.match_text(cfg)}
+    return out
+
+
 def flops_text(cfg: ModelConfig, seq_len: int, batch_size: int) -> str:
     f = forward_flops(cfg, seq_len, batch_size)
     lines = [f"{cfg.name}: forward over {batch_size} × {seq_len} tokens, matmul FLOPs (2 per multiply-add)", ""]
@@ -142,6 +193,9 @@ def build_parser(prog: str = "albert-core") -> argparse.ArgumentParser:
         s.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "params":
             s.add_argument("--heads", action="store_true", help="include the MLM and NSP/SOP pretraining heads (bert, albert)")
+            s.add_argument("--paper", action="store_true",
+                           help="the ALBERT paper's results rows beside exact counts (with a config: which rows "
+                                "trained exactly that network)")
         else:
             s.add_argument("--seq-len", type=int, default=512, help="tokens per sequence (default 512)")
             s.add_argument("--batch-size", type=int, default=1, help="sequences (default 1)")
@@ -166,6 +220,9 @@ def main(argv: list[str] | None = None, prog: str = "albert-core") -> int:
     try:
         if args.command in ("verify", "memory"):
             out = _measure_command(args)
+        elif args.command == "params" and args.paper:
+            given = load_config(args) if (args.preset or args.config or args.hub) is not None else None
+            out = json.dumps(paper_json(given), indent=2) if args.json else paper_text(given)
         elif args.command == "params":
             cfg = load_config(args)
             out = json.dumps(params_json(cfg, args.heads), indent=2) if args.json else params_text(cfg, args.heads)

@@ -45,11 +45,13 @@ def _table(df: pd.DataFrame, diff: pd.DataFrame | None = None) -> str:
 
 
 def build(*, title: str, date: str, link: str, settings: str, configs: pd.DataFrame,
-          comparison: tuple[pd.DataFrame, pd.DataFrame], figures: Sequence[go.Figure]) -> str:
+          comparison: tuple[pd.DataFrame, pd.DataFrame], figures: Sequence[go.Figure],
+          paper: Sequence[str] = ()) -> str:
     """The report as one HTML document.
 
     configs: one column per config, one row per ModelConfig field; comparison: (text table, differs table);
-    figures: titled figures (charts.base.slide), in page order.
+    figures: titled figures (charts.base.slide), in page order; paper: one sentence per config, whether the
+    ALBERT paper trained exactly its network (albert_core.paper_results.match_text).
     """
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{CSS}</style></head><body>",
@@ -60,6 +62,7 @@ def build(*, title: str, date: str, link: str, settings: str, configs: pd.DataFr
              "<h2>Configs</h2>", _table(configs),
              "<h2>Side by side</h2><p class='meta'>Highlighted: differs from the first config; in brackets: the "
              "change against it.</p>", _table(*comparison),
+             *(["<h2>What the ALBERT paper measured</h2>", *(f"<p>{html.escape(p)}</p>" for p in paper)] if paper else []),
              "<h2>Figures</h2><div class='figures'>"]
     for i, fig in enumerate(wrapped(f) for f in figures):
         div = fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,

@@ -6,7 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from ui import controls, figures, plots, sections, state, tables
+from ui import controls, figures, paper, plots, sections, state, tables
 from ui.text import md
 
 st.title("Fewer parameters, more compute")
@@ -33,13 +33,17 @@ if short:
 fig, table, parts = figures.compute_scatter(cfgs, seq_len)
 # only the open tab runs and is sent: the first visit draws the scatter alone (docs/app.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("compute_tab", {"scatter": "Parameters against FLOPs", "table": "Table and CSV",
-                                               "breakdown": "Where the forward FLOPs go"})
+                                               "breakdown": "Where the forward FLOPs go",
+                                               "paper": "The paper's speedups"})
 with body:
     if tab == "scatter":
         plots.show(fig, "compute_scatter")
     elif tab == "table":
         tables.show(table, "compute_table", file_name="compute.csv",
                     readable={"params": "count", "forward_flops": "flops", "training_flops": "flops"})
+    elif tab == "paper":
+        st.header("The paper's measured speedups against FLOPs")
+        paper.compute()
     else:
         st.header("Where the forward FLOPs go")
         st.markdown("The attention-score and attention-×-V parts grow with seq_len²; the projections and FFN grow "

@@ -9,7 +9,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 from albert_core.presets import PRESETS
 from albert_core.training import PEAK_MAX_LAYERS
 from albert_core.units import format_bytes, format_count
-from ui import comparison, controls, data, figures, plots, sections, state, tables
+from ui import comparison, controls, data, figures, paper, plots, sections, state, tables
 from ui.text import md
 
 st.title("BERT against ALBERT at a glance")
@@ -51,7 +51,7 @@ st.caption("For a design review: **Share this view** in the sidebar holds the li
 
 # only the open tab runs and is sent: the first visit draws the charts alone (docs/app.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("overview_tab", {"presets": "Against the presets", "table": "Table and CSV",
-                                                "compare": "Side by side"})
+                                                "compare": "Side by side", "paper": "What the paper measured"})
 with body:
     if tab in ("presets", "table"):
         with_presets = controls.flip("overview_presets", ("Show the BERT and ALBERT presets as a reference",
@@ -80,6 +80,8 @@ with body:
                    "gradients, optimizer state, activations); training_512_is_peak says which training_512 is (past "
                    f"{PEAK_MAX_LAYERS} layer applications, the sum). Exact numbers at the right "
                    "and in the CSV.")
+    elif tab == "paper":
+        paper.overview(shown)
     else:
         st.markdown("Your configs (the sidebar config first, then the compared ones): every field, and the key "
                     "results under the Memory, Fit planner and Compute settings. Highlighted: what differs from the "

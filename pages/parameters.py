@@ -6,7 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from ui import controls, cuts, data, figures, plots, sections, state, tables
+from ui import controls, cuts, data, figures, paper, plots, sections, state, tables
 from ui.text import file_stem, md
 
 cfgs = tuple(state.shown_configs())
@@ -49,6 +49,7 @@ with body:
         sweep = data.share_sweep(cfgs, field)
         plots.show(figures.params_share_sweep(cfgs, field, scale == "log"), "params_share_sweep")
         tables.csv_button(sweep, f"share-vs-{field}.csv", key="share_sweep_csv")
+        paper.depth_width(cfgs, field)
     elif tab == "factorization":
         st.header("What the factorization saves")
         st.markdown("ALBERT replaces the V×H embedding with V×E + E×H. The source text calls E between 64 and 256 "
@@ -56,6 +57,7 @@ with body:
         fact = data.factorization_sweep(cfgs)
         plots.show(figures.params_factorization(cfgs), "params_factorization")
         tables.csv_button(fact, "factorization.csv", key="factorization_csv")
+        paper.factorization(cfgs)
     elif tab == "sharing":
         st.header("The four sharing modes")
         st.markdown("none: every layer owns its weights (BERT). attention / ffn: the layers of a group share only "
@@ -64,5 +66,6 @@ with body:
         plots.show(figures.params_sharing(cfgs), "params_sharing")
         tables.show(sharing, "sharing_table", file_name="sharing-modes.csv",
                     readable={"total": "count", "all_layers": "count"})
+        paper.sharing(cfgs)
     else:  # ALBERT's two cuts for the sidebar config, any family
         cuts.section(cfg)

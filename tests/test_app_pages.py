@@ -201,3 +201,29 @@ def test_verify_waits_for_the_button(preset_app):
     _, pages, at = preset_app
     assert any("Press the button" in i for i in pages["verify"]["info"])
     assert at.button(key="verify_run").label == "Build, count and measure"
+
+
+def test_paper_sections(preset_app):
+    """What the ALBERT paper measured (issue 28): Table 3 on the factorization tab and Table 4 on the sharing tab
+    beside exact counts, every row on the Overview, the speedups on Compute, the advice and the TPU note shown;
+    rings only on the configs that are exactly a paper network."""
+    from albert_core import paper_results as pr
+
+    preset, pages, _ = preset_app
+    names = shown_names(preset)
+    rows = [t for t in pages["parameters"]["tables"] if {"table", "row", "params_exact", "avg"} <= set(t.columns)]
+    swept = {"hidden_dim": [[12]], "num_layers": [[11, 13]]}.get(CONTROLS["sweep"].default, [])  # the sweep tab
+    assert [sorted(set(t["table"])) for t in rows] == swept + [[3], [4]]
+    for t in rows:
+        for _, r in t.iterrows():
+            (row,) = [p for p in pr.rows_of(int(r["table"])) if p.label == r["row"]]
+            assert r["params_exact"] == count_parameters(row.config()).total and r["avg"] == row.scores.avg
+    info = " ".join(pages["parameters"]["info"] + pages["overview"]["info"] + pages["compute"]["info"]).replace("\\", "")
+    assert pr.ADVICE["embedding_dim"] in info and pr.ADVICE["dropout"] in info and pr.TPU_NOTE in info
+    (every,) = [t for t in pages["overview"]["tables"] if {"table", "row", "params_exact"} <= set(t.columns)]
+    assert len(every) == len(pr.ROWS)
+    ringed = {t["meta"][len("config "):] for t in pages["overview"]["figures"]["paper_tradeoff"]["data"]
+              if str(t.get("meta", "")).startswith("config ")}
+    assert ringed == {n for n in names if pr.matches(PRESETS[n])}
+    (measured,) = [t for t in pages["compute"]["figures"]["paper_speedup"]["data"] if t["meta"] == "measured"]
+    assert measured["y"] == [r.speedup for r in pr.rows_of(2)]

@@ -424,3 +424,50 @@ def test_training_curve_equal_to_an_earlier_one_is_drawn_over_it_and_named():
     assert copy["y"] == base["y"] and "(= bert-base)" in copy["name"] and copy["line"]["dash"] == "dot"
     assert copy["marker"]["symbol"] == "circle-open"
     assert base["line"]["dash"] == large["line"]["dash"] == "solid" and "(=" not in large["name"]
+
+
+# ---- what the ALBERT paper measured (issue 28) ----------------------------------------------------------------
+def test_paper_tradeoff_draws_each_row_at_its_exact_count_and_rings_exact_matches():
+    from albert_core import paper_results as pr
+    from charts import paper as paper_charts
+
+    cfgs = (PRESETS["albert-base"], PRESETS["bert-base"], PRESETS["albert-xxlarge"])
+    points, marks = data.paper_points(data.PAPER_TABLES), data.paper_marks(cfgs, data.PAPER_TABLES)
+    fig = paper_charts.tradeoff(points, marks)
+    drawn = {}
+    for t in spec(fig)["data"]:
+        if not str(t["meta"]).startswith("config "):
+            for k, x, y in zip([c[0] for c in t["customdata"]], t["x"], t["y"], strict=True):
+                drawn[k] = (x, y)
+    assert drawn == {r.key: (count_parameters(r.config()).total, r.scores.avg) for r in pr.ROWS}  # every row, once
+    rings = {t["meta"]: t for t in spec(fig)["data"] if str(t["meta"]).startswith("config ")}
+    assert set(rings) == {"config albert-base", "config albert-xxlarge"}  # bert-base (V = 30,522) is no paper network
+    for cfg in (PRESETS["albert-base"], PRESETS["albert-xxlarge"]):
+        t = rings[f"config {cfg.name}"]
+        assert [c[1] for c in t["customdata"]] == [r.key for r in pr.matches(cfg)]
+        assert set(t["x"]) == {count_parameters(cfg).total} and t["y"] == [r.scores.avg for r in pr.matches(cfg)]
+        assert t["marker"]["color"] == PRESET_COLORS[cfg.name]  # the config's own color
+    assert axis_titles(fig) == ("stored parameters, exact (log scale)", "paper's dev-set Avg (%)")
+    assert spec(fig)["layout"]["xaxis"]["type"] == "log"
+    assert all(t["mode"] == "markers" for t in spec(fig)["data"])  # no line: nothing between measured points
+
+
+def test_paper_tradeoff_by_sharing_and_without_marks():
+    from charts import paper as paper_charts
+
+    fig = paper_charts.tradeoff(data.paper_points((3,), "sharing"), data.paper_marks((PRESETS["bert-base"],), (3,)))
+    assert [t["name"] for t in spec(fig)["data"]] == ["not-shared", "all-shared"]
+    assert [len(t["x"]) for t in spec(fig)["data"]] == [4, 4]
+
+
+def test_paper_speedup_bars_are_flops_ratios_and_the_measured_speedups():
+    from albert_core import paper_results as pr
+    from charts import paper as paper_charts
+
+    fig = paper_charts.speedup_bars(data.paper_speedups())
+    flops_bars, measured = spec(fig)["data"]
+    ref = forward_flops(PRESETS["bert-large"].replace(vocab_size=30000), 512).per_token
+    for r, f, m in zip(pr.rows_of(2), flops_bars["y"], measured["y"], strict=True):
+        assert f == pytest.approx(ref / forward_flops(r.config(), 512).per_token, rel=1e-12)
+        assert m == r.speedup
+    assert axis_titles(fig) == ("model (Table 2)", "training speed relative to BERT-large (×)")

@@ -399,3 +399,44 @@ def test_verify_without_torch_says_what_to_install(monkeypatch, capsys, missing)
     assert cli.main(["verify", "--preset", "bert-base", "--batch-size", "1", "--seq-len", "8"]) == 2
     err = capsys.readouterr().err
     assert f"this Python has no {missing}" in err and "pip install ." in err and "Traceback" not in err
+
+
+# ---- the ALBERT paper's results beside exact counts (issue 28) ----------------------------------------------
+def test_params_paper_table():
+    from albert_core import paper_results as pr
+
+    r = run("params", "--paper")
+    assert r.returncode == 0 and r.stderr == ""
+    for row in pr.ROWS:  # every row, its exact count and its Avg
+        line = next(ln for ln in r.stdout.splitlines() if f"  {row.label}  " in ln and ln.lstrip().startswith(
+            f"{row.table}  "))
+        assert f"{row.exact_params():,}" in line and f"{row.scores.avg:.1f}" in line
+        assert (f"{row.params_m}M" in line) == (row.params_m is not None)
+        assert all(f"[{pr.INCONSISTENCIES.index(i) + 1}]" in line for i in row.inconsistencies())
+    assert all(i.text in r.stdout for i in pr.INCONSISTENCIES)
+    assert pr.TPU_NOTE in r.stdout and "4.7x" in r.stdout and "5.6x" in r.stdout
+    assert "trained this exact network" not in r.stdout and "not a network" not in r.stdout  # no config given
+
+
+def test_params_paper_with_a_config_and_json(capsys):
+    from albert_core import paper_results as pr
+    from albert_core.cli import main
+
+    assert main(["params", "--paper", "--preset", "bert-base", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [x["key"] for x in d["rows"]] == [row.key for row in pr.ROWS]
+    assert [x["params_exact"] for x in d["rows"]] == [row.exact_params() for row in pr.ROWS]
+    assert {x["key"] for x in d["rows"] if x["params_printed"] is None} == {row.key for row in pr.ROWS
+                                                                           if row.params_m is None}
+    assert [i["key"] for i in d["inconsistencies"]] == [i.key for i in pr.INCONSISTENCIES]
+    assert d["match"]["rows"] == [] and "not a network the paper trained" in d["match"]["text"]
+    assert main(["params", "--paper", "--preset", "albert-base"]) == 0
+    out = capsys.readouterr().out
+    assert pr.match_text(PRESETS["albert-base"]) in out and "trained this exact network" in out
+
+
+def test_params_paper_bad_config_exits_2(tmp_path):
+    (tmp_path / "bad.json").write_text('{"hidden_dim": 770}')
+    r = run("params", "--paper", "--config", str(tmp_path / "bad.json"))
+    assert r.returncode == 2 and "num_heads (12) must divide hidden_dim (770)" in r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""

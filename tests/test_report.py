@@ -19,7 +19,7 @@ def test_report_is_self_contained_and_complete():
     doc = report.html(CFGS, CTL, link, Settings(), when)
     figs = report.main_figures(CFGS, CTL)
     assert doc.startswith("<!DOCTYPE html>")
-    assert doc.count("<div class='figure'") == len(figs) == 6
+    assert doc.count("<div class='figure'") == len(figs) == 7
     assert len(re.findall(r"Plotly\.newPlot", doc)) == len(figs)
     assert doc.count("plotly.js v") == 1 or doc.count("* plotly.js") == 1  # the library inline exactly once
     assert not re.search(r"<script[^>]+src=", doc)  # nothing fetched from a network
@@ -29,6 +29,9 @@ def test_report_is_self_contained_and_complete():
         assert title_of(f)  # every figure titled
     assert "training memory per GPU" in doc and "total parameters" in doc  # the comparison
     assert "max_position" in doc and "2048" in doc  # the configs' fields
+    # what the paper measured: the trade-off figure last, and one sentence per config (neither is a paper network)
+    assert title_of(figs[-1]) == "What the paper measured"
+    assert "What the ALBERT paper measured" in doc and doc.count("not a network the paper trained") == len(CFGS)
 
 
 def test_configs_table_has_one_column_per_config_and_every_field():
@@ -56,7 +59,7 @@ def test_report_carries_the_mode_and_the_peak():
     assert format_bytes(peak) in doc
     none = dict(CTL, train_mode="lora")  # peft's default: none for albert, the training figures for bert-base only
     figs = report.main_figures(CFGS, none)
-    assert len(figs) == 6
+    assert len(figs) == 7
 
 
 def test_report_figures_are_wrapped_for_its_width():

@@ -362,3 +362,76 @@ def albert_cuts(cfg: ModelConfig, embedding_dim: int) -> pd.DataFrame:
 def cuts_left_out(cfg: ModelConfig, shown: pd.DataFrame) -> list[str]:
     """The partial sharings albert_cuts left out for cfg (they store more than cfg does now)."""
     return [v for v in PARTIAL_SHARING if v not in set(shown["variant"])]
+
+
+# ---- what the ALBERT paper measured (albert_core.paper_results) -----------------------------------------------
+PAPER_TABLES = (2, 3, 4, 5, 6, 7, 8, 11, 12, 13)  # every results table with an architecture and the five tasks
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def paper_points(tables: tuple[int, ...], by: str = "table") -> pd.DataFrame:
+    """The paper's rows of `tables` (albert_core.paper_results.rows_table), with a series to draw them by: the
+    table ("table"), the sharing strategy ("sharing") or the embedding size ("embedding_dim")."""
+    from albert_core import paper_results as pr
+
+    df = pr.rows_table(pr.rows_of(*tables))
+    df.insert(2, "name", [f"Table {t}: {r}" for t, r in zip(df["table"], df["row"], strict=True)])
+    if by == "sharing":
+        series = [pr.SHARING_LABELS[s] for s in df["sharing"]]
+    elif by == "embedding_dim":
+        series = [f"E = {e:,}" for e in df["embedding_dim"]]
+    else:
+        series = [f"Table {t}: {pr.TOPICS[t]}" for t in df["table"]]
+    df.insert(3, "series", series)
+    return df
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def paper_marks(cfgs: tuple[ModelConfig, ...], tables: tuple[int, ...]) -> pd.DataFrame:
+    """One row per (config, row of `tables` whose network it is exactly): albert_core.paper_results.matches."""
+    from albert_core.paper_results import matches
+
+    rows = []
+    for cfg in cfgs:
+        for r in matches(cfg):
+            if r.table in tables:
+                rows.append(dict(config=cfg.name, key=r.key, name=r.name, params_exact=count_parameters(cfg).total,
+                                 avg=r.scores.avg))
+    return pd.DataFrame(rows, columns=["config", "key", "name", "params_exact", "avg"])
+
+
+def paper_matches(cfgs: tuple[ModelConfig, ...], tables: tuple[int, ...] | None = None) -> list[str]:
+    """For each config, one sentence: the paper rows (of `tables`) that trained exactly its network, or that none
+    did (albert_core.paper_results.match_text)."""
+    from albert_core.paper_results import match_text
+
+    return [match_text(c, tables) for c in cfgs]
+
+
+PAPER_COLUMNS = ("table", "row", "embedding_dim", "hidden_dim", "num_layers", "sharing", "steps", "params_printed",
+                 "params_exact", "params_diff_pct", "params_embedding", "flops_per_token", "avg", "squad11_f1", "squad11_em",
+                 "squad20_f1", "squad20_em", "mnli", "sst2", "race", "speedup", "notes")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def paper_table(tables: tuple[int, ...]) -> pd.DataFrame:
+    """The rows of `tables` for people: the network, printed and exact parameters, FLOPs per token, the scores."""
+    from albert_core import paper_results as pr
+
+    df = pr.rows_table(pr.rows_of(*tables))
+    keep = [c for c in PAPER_COLUMNS if not (c == "speedup" and df[c].isna().all())]
+    return df[keep]
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def paper_speedups() -> pd.DataFrame:
+    from albert_core.paper_results import speedup_table
+
+    return speedup_table()
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def paper_equal_time() -> pd.DataFrame:
+    from albert_core.paper_results import equal_time_table
+
+    return equal_time_table()

@@ -16,6 +16,7 @@ import streamlit as st
 from charts import compute as compute_charts
 from charts import fit as fit_charts
 from charts import memory as memory_charts
+from charts import paper as paper_charts
 from charts import params as params_charts
 from charts.base import slide
 
@@ -186,3 +187,27 @@ def compute_breakdown(cfgs: tuple, seq_len: int) -> go.Figure:
     return slide(compute_charts.flops_breakdown(parts, seq_len), "Where the forward FLOPs go",
                  f"One sequence of {seq_len:,} tokens (or the config's max_position if shorter), batch 1, by "
                  "component.")
+
+
+# ---- what the ALBERT paper measured ---------------------------------------------------------------------------
+@cached
+def paper_tradeoff(cfgs: tuple, tables: tuple[int, ...], by: str, title: str) -> go.Figure:
+    """The paper's rows of `tables` at albert_core's exact counts against their Avg; rings: the shown configs that
+    are exactly one of those networks. A config the paper did not train is named in the caption, not drawn."""
+    marks = data.paper_marks(cfgs, tables)
+    fig = paper_charts.tradeoff(data.paper_points(tables, by), marks)
+    which = ", ".join(str(t) for t in tables)
+    unmatched = [c.name for c in cfgs if c.name not in set(marks["config"])]
+    caption = (f"Lan et al. 2020, Table{'s' if len(tables) > 1 else ''} {which}: each point is a network the "
+               "paper pretrained, at albert_core's exact count; rings: your configs that are exactly that network.")
+    if unmatched:
+        caption += f" Not trained in the paper, so not drawn (nothing is interpolated): {', '.join(unmatched)}."
+    return slide(fig, title, caption)
+
+
+@cached
+def paper_speedup() -> go.Figure:
+    return slide(paper_charts.speedup_bars(data.paper_speedups()), "Measured speedup against FLOPs",
+                 "Table 2's six models; grey: BERT-large's forward FLOPs per token (512 tokens) over the model's, "
+                 "what FLOPs alone predict; blue: the training throughput the paper measured on Cloud TPU v3, "
+                 "which this app does not reproduce.")

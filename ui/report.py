@@ -26,15 +26,16 @@ def main_figures(cfgs: tuple, ctl: dict) -> list:
     ok = finetune.usable(cfgs, finetune.kw(ctl))
     compute, _, _ = figures.compute_scatter(cfgs, ctl["flops_seq_len"])
     train = [figures.memory_training(ok, ctl), figures.fit_bars(ok, ctl)[0]] if ok else []
+    paper = figures.paper_tradeoff(cfgs, data.PAPER_TABLES, "table", "What the paper measured")
     return [figures.params_shares(cfgs), figures.params_counts(cfgs), figures.memory_activations(cfgs, ctl),
-            *train, compute]
+            *train, compute, paper]
 
 
 def html(cfgs: tuple, ctl: dict, link: str, settings, when: dt.datetime) -> str:
     return build(title="ALBERT Explorer report: " + ", ".join(c.name for c in cfgs),
                  date=when.strftime("%Y-%m-%d %H:%M UTC"), link=link, settings=settings.describe(),
                  configs=configs_table(cfgs), comparison=comparison.wide(data.comparison(cfgs, settings), settings),
-                 figures=main_figures(cfgs, ctl))
+                 figures=main_figures(cfgs, ctl), paper=data.paper_matches(cfgs))
 
 
 def button(cfgs: tuple, link: str) -> None:

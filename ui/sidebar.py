@@ -26,6 +26,7 @@ from albert_core.config import (
 from albert_core.families import family, family_fields
 from albert_core.hf import hf_expressible, to_hf_config
 from albert_core.hub import HubError, config_from_hub
+from albert_core.paper_results import ADVICE
 from albert_core.presets import PRESET_FAMILIES, PRESETS
 from albert_core.upload import MAX_UPLOAD_BYTES, UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, parse_upload
 
@@ -41,7 +42,7 @@ INT_FIELDS = {
     "vocab_size": ("vocab_size (V)", 1, MAX_VOCAB, 1000, "Rows of the token embedding."),
     "embedding_dim": ("embedding_dim (E)", 1, MAX_DIM, 16,
                       "Width of the embeddings before the projection to hidden_dim. ALBERT uses 128; "
-                      "64-256 are reasonable. Must equal hidden_dim for family bert."),
+                      "64-256 are reasonable. Must equal hidden_dim for family bert.\n\n" + ADVICE["embedding_dim"]),
     "hidden_dim": ("hidden_dim (H)", 1, MAX_DIM, 64, "Width of the representations flowing through the layers."),
     "num_layers": ("num_layers (L)", 1, MAX_LAYERS, 1,
                    "How many times a layer is applied. With sharing, more layers cost no weights, "
@@ -66,7 +67,7 @@ INT_FIELDS = {
     "inner_group_num": ("inner_group_num", 1, 1024, 1, "Distinct layers inside one group, all run at each step."),
 }
 FLOAT_FIELDS = {
-    "dropout": ("dropout", "Hidden dropout probability, usually 0.0-0.1."),
+    "dropout": ("dropout", "Hidden dropout probability, usually 0.0-0.1.\n\n" + ADVICE["dropout"]),
     "attention_dropout": ("attention_dropout", "Dropout on the attention probabilities."),
 }
 CHOICE_FIELDS = {

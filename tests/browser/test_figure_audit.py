@@ -345,6 +345,20 @@ def _scatter_vs_table(figs, rows) -> list[str]:
     return out
 
 
+def _paper_vs_table(figs, rows) -> list[str]:
+    """The paper's points (and the rings on the configs that are exactly one of its networks) against the rows
+    table beside them: each point's exact parameters and Avg, found by its name (Table N: row)."""
+    out: list[str] = []
+    by = {f"Table {r['table']}: {r['row']}": r for r in rows}
+    for key, drawn in figs.items():
+        for t in drawn:
+            for name, x, y in zip(t["text"], t["x"], t["y"], strict=True):
+                n = html.unescape(name)
+                _same(out, f"{key} {t['meta']!r} {n!r} params_exact", x, by.get(n, {}).get("params_exact"))
+                _same(out, f"{key} {t['meta']!r} {n!r} avg", y, by.get(n, {}).get("avg"))
+    return out
+
+
 # (page, the figures' tab, their keys, the table's tab, the table's columns, the comparison)
 PAIRS = (
     ("parameters", "shares", ("params_shares", "params_components"), "table",
@@ -356,13 +370,18 @@ PAIRS = (
      ("config", "max_position", "attention_seq_len2", "activations"), _marks_vs_max_position),
     ("fit", "chart", ("fit_bars",), "table", ("config", "max_batch_size", "longest_max_position"), _fit_vs_table),
     ("compute", "scatter", ("compute_scatter",), "table", ("config", "params", "forward_flops"), _scatter_vs_table),
+    ("parameters", "factorization", ("paper_table3",), "factorization", ("table", "row", "params_exact", "avg"),
+     _paper_vs_table),
+    ("parameters", "sharing", ("paper_table4",), "sharing", ("table", "row", "params_exact", "avg"), _paper_vs_table),
+    ("overview", "paper", ("paper_tradeoff",), "paper", ("table", "row", "params_exact", "avg"), _paper_vs_table),
 )
 
 
 FIGURES = {("overview", "presets"): 2, ("parameters", "shares"): 2, ("parameters", "breakdown"): 1,
-           ("parameters", "sweep"): 1, ("parameters", "factorization"): 1, ("parameters", "sharing"): 1,
+           ("parameters", "sweep"): 1, ("parameters", "factorization"): 2, ("parameters", "sharing"): 2,
            ("parameters", "cuts"): 1, ("memory", "activations"): 1, ("memory", "variants"): 1,
-           ("memory", "training"): 2, ("fit", "chart"): 1, ("compute", "scatter"): 1, ("compute", "breakdown"): 1}
+           ("memory", "training"): 2, ("fit", "chart"): 1, ("compute", "scatter"): 1, ("compute", "breakdown"): 1,
+           ("overview", "paper"): 1, ("compute", "paper"): 1}
 CASES = [(v, p) for v in VIEWS for p in v.pages]
 SEEN: dict[str, int] = {}  # figures audited, for the count in docs/app.md (printed with -s)
 COMPARED: dict[str, int] = {}  # table rows compared with a figure
