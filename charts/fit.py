@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import HEIGHT, _frame, legend_name, plotly_text, sizes
+from .base import HEIGHT, _frame, legend_name, name_ticks, plotly_text, sizes
 from .colors import color_map
 
 
@@ -25,7 +25,7 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
         name, shown = r["config"], plotly_text(r["config"])
         fig.add_bar(
             name=legend_name(name), x=[shown], y=[int(r["max_batch_size"])], marker_color=colors[name],
-            legendgroup=name,
+            legendgroup=name, text=[f"{int(r['max_batch_size']):,}"], textposition="outside", cliponaxis=False,
             customdata=[(int(r["seq_len"]), int(r["needed_bytes"]), sizes([r["needed_bytes"]])[0])],
             hovertemplate=f"<b>{shown}</b><br>largest batch %{{y:,}} sequences of %{{customdata[0]:,}} tokens<br>"
                           "(batch as set needs %{customdata[1]:,} bytes, %{customdata[2]})<extra></extra>",
@@ -33,7 +33,7 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
         )
         fig.add_bar(
             name=legend_name(name), x=[shown], y=[int(r["longest_max_position"])], marker_color=colors[name],
-            legendgroup=name,
+            legendgroup=name, text=[f"{int(r['longest_max_position']):,}"], textposition="outside", cliponaxis=False,
             showlegend=False, customdata=[(int(r["batch_size"]), int(r["max_seq_len"]))],
             hovertemplate=f"<b>{shown}</b><br>longest sequence %{{y:,}} tokens at batch %{{customdata[0]:,}}"
                           "<br>(max_position raised to it; at the config's own max_position: "
@@ -42,7 +42,7 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
         )
     fig.update_layout(template="none", barmode="group", height=HEIGHT + 160)
     _frame(fig)
-    fig.update_xaxes(showticklabels=False)  # the legend names the colors
+    name_ticks(fig, list(df["config"]))  # each bar named under it (short() names), its value above it
     fig.update_yaxes(title_text="batch (sequences)", row=1, col=1)
     fig.update_yaxes(title_text="sequence (tokens)", row=2, col=1)
     fig.update_annotations(font=dict(size=13))

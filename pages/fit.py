@@ -9,7 +9,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 from albert_core.units import format_bytes, format_count
 from ui import controls, data, figures, plots, sections, state, tables
 from ui import finetune as ft_ui
-from ui.text import md
+from ui.text import attention_note, md
 
 cfgs = tuple(state.shown_configs())
 st.title("Fit planner")
@@ -47,6 +47,8 @@ with c9:
     checkpointing = controls.toggle("checkpointing", "Gradient checkpointing")
 if sharding != "none" and num_gpus == 1:
     st.info("Sharding over a single GPU partitions nothing: planning as 'none'.")
+if note := attention_note(cfgs, attention):
+    st.caption(note)
 ft, cfgs = ft_ui.expander(cfgs)
 # no config the setup can be counted for: the expander said why; the page ends here, without st.stop(), so the
 # sidebar (drawn after the page, app.py) and the link still come

@@ -9,7 +9,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 from albert_core.units import format_bytes
 from ui import controls, data, figures, measured, plots, sections, state, tables
 from ui import finetune as ft_ui
-from ui.text import md
+from ui.text import attention_note, md
 
 cfgs = tuple(state.shown_configs())
 cfg = cfgs[0]
@@ -40,6 +40,8 @@ with c6:
                                     help="Keep only each layer's input; recompute the rest in backward.")
 with c7:
     scale = controls.radio("scale", "Axis scale")
+if note := attention_note(cfgs, attention):
+    st.caption(note)
 if checkpointing and not training:
     st.warning("Gradient checkpointing only applies to training; showing it off.")
     checkpointing = False

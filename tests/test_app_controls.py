@@ -228,3 +228,15 @@ def test_memory_says_when_a_config_reaches_past_the_longest_sequence():
                     "asked for: 4,096)."], [c.value for c in at.caption]
     at = goto(open_app({"preset": "albert-base", "seq_max": "4096"}), "memory")
     assert not [c.value for c in at.caption if "The charts run to" in c.value]  # 4096 reaches albert-base's 512
+
+
+@pytest.mark.parametrize("page", ["fit", "memory"])
+def test_sdpa_says_which_configs_run_their_own_attention(page):
+    """issue 29: with sdpa chosen, DeBERTa-v2 (no sdpa path in Hugging Face) is computed with eager; the page says so."""
+    at = goto(open_app({"preset": "deberta-v3-base", "compare": "bert-base", "attention": "sdpa"}), page)
+    no_errors(at)
+    said = [c.value for c in at.caption if "has no sdpa path" in c.value]
+    assert said == ["deberta-v3-base (deberta-v2): Hugging Face's model has no sdpa path and runs its own attention, "
+                    "so its numbers here are eager's."], [c.value for c in at.caption]
+    at = goto(open_app({"preset": "deberta-v3-base", "compare": "bert-base", "attention": "eager"}), page)
+    assert not [c.value for c in at.caption if "has no sdpa path" in c.value]

@@ -20,7 +20,7 @@ from charts import compute as ccharts
 from charts import fit as fcharts
 from charts import memory as mcharts
 from charts import params as pcharts
-from charts.base import slide, title_of
+from charts.base import short, slide, title_of
 from charts.colors import PRESET_COLORS, color_map, config_color
 from ui import data
 
@@ -289,6 +289,10 @@ def test_fit_bars_equal_albert_core_fit():
         assert batch_bar["y"] == [max_batch_size(cfg, GPUS["A100 40 GB"], seq_len=512, **dict(kw))]
         assert seq_bar["y"] == [max_position_that_fits(cfg, GPUS["A100 40 GB"], batch_size=8, **dict(kw))]
         assert seq_bar["customdata"][0][1] == max_seq_len(cfg, GPUS["A100 40 GB"], batch_size=8, **dict(kw))
+        # issue 29: each bar carries its value and its config's name under it, not the legend's colour alone
+        assert batch_bar["text"] == [f"{batch_bar['y'][0]:,}"] and seq_bar["text"] == [f"{seq_bar['y'][0]:,}"]
+    for axis in ("xaxis", "xaxis2"):
+        assert s["layout"][axis]["ticktext"] == [short(c.name) for c in CFGS], axis
 
 
 def test_activation_chart_marks_each_max_position_with_its_attention_memory():

@@ -30,3 +30,16 @@ def md(text: str) -> str:
 def file_stem(name: str) -> str:
     """A config name as part of a download's file name: letters, digits, '.', '-', '_' only."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "config"
+
+
+def attention_note(cfgs, attention: str) -> str | None:
+    """Which shown configs run another attention than the one chosen (a family without an sdpa path runs its own,
+    eager): said beside the numbers, so "sdpa attention" in a caption is not read as theirs."""
+    from albert_core.families import attention_run
+
+    other = [c for c in cfgs if attention_run(c.family, attention) != attention]
+    if not other:
+        return None
+    names = ", ".join(f"{md(c.name)} ({c.family})" for c in other)
+    return (f"{names}: Hugging Face's model has no {attention} path and runs its own attention, so "
+            f"{'its' if len(other) == 1 else 'their'} numbers here are eager's.")

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # each module against the contract: a missing or mistyped nam
     _distilbert_inference: Inference = distilbert
     _electra_inference: Inference = electra
 
-__all__ = ["NAMES", "Family", "family", "family_fields", "model_types"]
+__all__ = ["NAMES", "Family", "attention_run", "family", "family_fields", "model_types"]
 
 
 @cache
@@ -48,6 +48,12 @@ def family(name: str) -> Family:
         raise ValueError(f"family must be one of {', '.join(NAMES)}, got {name!r}")
     # the block above holds each module to Family; importlib only knows it is a module
     return cast(Family, importlib.import_module(f"{__name__}.{name.replace('-', '_')}"))
+
+
+def attention_run(family_name: str, attention: str) -> str:
+    """The attention Hugging Face runs for `attention` ("eager", "sdpa"): a family without an sdpa path
+    (HF_ATTENTIONS, e.g. DebertaV2Model's own attention) runs eager (albert_core/build.py builds it so)."""
+    return attention if attention in getattr(family(family_name), "HF_ATTENTIONS", ("eager", "sdpa")) else "eager"
 
 
 @cache
