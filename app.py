@@ -4,11 +4,15 @@ Run with `streamlit run app.py`. This file routes the pages and draws the shared
 every number on every page comes from albert_core.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui import plots, report, sidebar, state, url
 
-st.set_page_config(page_title="ALBERT Explorer", page_icon=":material/insights:", layout="wide")
+# the tab's icon served by this server (a :material/...: page icon is fetched from fonts.gstatic.com, offline too)
+st.set_page_config(page_title="ALBERT Explorer", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
+                   layout="wide")
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/home:", url_path="home", default=True),

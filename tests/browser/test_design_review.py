@@ -106,6 +106,8 @@ def test_report_downloads_and_draws_offline(server, browser, page, tmp_path: Pat
     path = tmp_path / dl.value.suggested_filename
     dl.value.save_as(path)
     assert path.suffix == ".html" and path.stat().st_size > 1_000_000  # plotly.js inside
+    n_figures = path.read_text(encoding="utf-8").count("<div class='figure'")
+    assert n_figures == 7  # the view's six and the paper's trade-off (parameters against the paper's Avg)
 
     ctx = browser.new_context(viewport={"width": 1300, "height": 900}, offline=True)
     asked: list[str] = []
@@ -121,10 +123,10 @@ def test_report_downloads_and_draws_offline(server, browser, page, tmp_path: Pat
     try:
         pg = ctx.new_page()
         pg.goto(path.as_uri())
-        wait_for_figures(pg, 6)
+        wait_for_figures(pg, n_figures)
         drawn = pg.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot')).map("
                             "d => ({n: (d.data || []).length, title: d.layout.title.text}))")
-        assert len(drawn) == 6 and all(d["n"] > 0 and d["title"] for d in drawn)
+        assert len(drawn) == n_figures and all(d["n"] > 0 and d["title"] for d in drawn)
         assert [u for u in asked if not u.startswith("file://")] == []  # nothing asked of a network
         assert "bert-base" in pg.inner_text("body") and f"{count_parameters(PRESETS['bert-base']).total:,}" in \
             pg.inner_text("body")

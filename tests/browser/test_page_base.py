@@ -38,6 +38,8 @@ def test_a_page_asks_its_server_once(server, browser, path):
         assert probes(asked, path) == []  # without PageBase: /memory/_stcore/health and .../host-config, both 404
         assert any(u.endswith("/_stcore/health") for u in asked)
         assert not page.locator('[data-testid="stException"]').count()
+        # nothing asked of another host (the tab's icon once came from fonts.gstatic.com, and failed offline)
+        assert [u for u in asked if not u.startswith((server, "data:", "blob:"))] == []
     finally:
         page.context.close()
 
