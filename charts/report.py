@@ -20,9 +20,11 @@ body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#262
 max-width:1200px;padding:24px}
 h1{font-size:28px;margin-bottom:4px} h2{margin-top:36px;border-bottom:1px solid #ddd;padding-bottom:4px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0;display:block;overflow-x:auto}
-th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;white-space:nowrap} th{background:#f4f4f6}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top} th{background:#f4f4f6}
+tbody th{min-width:10em;max-width:18em;font-weight:600} td{min-width:6em}
 td.diff{background:#FFE8A3;font-weight:600} .meta{color:#5C5F6A} code{word-break:break-all}
 .figures{overflow-x:auto} .figure{margin:16px 0;border:1px solid #eee;min-width:FIGURE_PXpx}
+@media print{body{max-width:none;padding:0} table{font-size:10px} .figure{min-width:0;break-inside:avoid}}
 """.replace("FIGURE_PX", str(FIGURE_PX))
 
 
@@ -32,6 +34,14 @@ def wrapped(fig: go.Figure) -> go.Figure:
     return refit(fig, FIGURE_PX)
 
 
+def _cell(v: object) -> str:
+    """A value's text, escaped, its change against the first config (in brackets) on a line of its own: cells and
+    row labels wrap (a label's settings in its own column), so labels and values stay side by side at 900 px and
+    in print."""
+    value, sep, change = html.escape(str(v)).partition("  (")
+    return f"{value}<br>({change}" if sep else value
+
+
 def _table(df: pd.DataFrame, diff: pd.DataFrame | None = None) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in [df.index.name or ""] + list(df.columns))
     body = []
@@ -39,7 +49,7 @@ def _table(df: pd.DataFrame, diff: pd.DataFrame | None = None) -> str:
         cells = []
         for j, v in enumerate(row):
             cls = ' class="diff"' if diff is not None and bool(diff.iloc[i, j]) else ""
-            cells.append(f"<td{cls}>{html.escape(str(v))}</td>")
+            cells.append(f"<td{cls}>{_cell(v)}</td>")
         body.append(f"<tr><th>{html.escape(str(idx))}</th>{''.join(cells)}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
