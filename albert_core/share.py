@@ -31,6 +31,8 @@ from .training import OPTIMIZERS, PRECISIONS, SHARDINGS
 
 MAX_COMPARE = 12  # configs compared side by side, beyond the sidebar one
 MAX_VALUE_LEN = 200  # longer query values are refused, not parsed
+# the compare list of MAX_COMPARE configs with the longest preset names (encode writes it, decode reads it back)
+MAX_COMPARE_LEN = MAX_COMPARE * (max(len(n) for n in PRESETS) + 1)
 _CUSTOM_ID = re.compile(r"^c([1-9][0-9]?)$")
 _MODULE_NAMES = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_.]*\s*(,\s*[A-Za-z_][A-Za-z0-9_.]*\s*)*$")
 
@@ -240,7 +242,8 @@ def _query(params: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
         if isinstance(value, (list, tuple)):  # a repeated key: the last one wins, as in st.query_params
             value = value[-1] if value else ""
         key, value = str(key), str(value)
-        if len(value) > MAX_VALUE_LEN or len(key) > MAX_VALUE_LEN:
+        longest = MAX_COMPARE_LEN if key == "compare" else MAX_VALUE_LEN
+        if len(value) > longest or len(key) > MAX_VALUE_LEN:
             warnings.append(f"{_short(key)}: value too long ({len(value):,} characters), ignored")
             continue
         q[key] = value
@@ -274,7 +277,12 @@ def _customs(q: Mapping[str, str], warnings: list[str]) -> dict[str, ModelConfig
     for cid, fields_ in custom.items():
         base = _preset_of(q, f"{cid}.preset", f"{cid}.", warnings)
         fields_.pop("preset", None)
+        before = len(warnings)
         cfg = _config_from(fields_, base, f"{cid}.", warnings)
+        if (cfg is None or cfg == PRESETS[base]) and len(warnings) > before and f"{cid}.preset" not in q:
+            # every field it gave was ignored: what is left is the default preset, which nobody asked to compare
+            warnings.append(f"{cid}: none of its fields could be used, so it is not added to the comparison")
+            continue
         customs[cid] = cfg if cfg is not None else PRESETS[base]
     return customs
 

@@ -102,10 +102,17 @@ def test_bad_values_warn_and_fall_back(query, named):
     assert not again.warning
 
 
-def test_warnings_show_once_then_clear():
+def test_warnings_stay_until_dismissed_or_the_view_changes():
+    """issue 29: the link's warning showed for two seconds, then the width rerun took it away."""
     at = open_app({"seq_len": "abc"})
+    assert len(at.warning) == 1 and "seq_len" in at.warning[0].value
+    at.run()  # a rerun (the browser reporting its width) keeps it
+    goto(at, "parameters")  # so does another page of the same view
     assert len(at.warning) == 1
-    goto(at, "parameters")
+    at.button(key="url_warnings_dismiss").click().run()
+    assert not at.warning
+    at = goto(open_app({"seq_len": "abc"}), "memory")
+    at.number_input(key="ctl.batch_size").set_value(3).run()  # the view changed: the warning was about another one
     assert not at.warning
 
 

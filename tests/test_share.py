@@ -194,7 +194,13 @@ def test_bad_compare_tokens_and_customs():
     assert "c1: the config is not valid" in text and "must divide hidden_dim (100)" in text
     assert "c2: the config is not valid" in text and "sharing must be one of" in text
     names = [c.name for c in view.compare]
-    assert names[0] == "bert-base" and len(names) == 3  # bert-base, then c1 and c2 fallen back to their preset
+    # c1 and c2 kept nothing of what the link gave: not added as copies of their preset (issue 29: `?c1.hidden_dim=abc`
+    # added an unrequested albert-base to the comparison); a custom with one usable field still is
+    assert names == ["bert-base"]
+    assert "c1: none of its fields could be used, so it is not added to the comparison" in warnings
+    assert "c2: none of its fields could be used, so it is not added to the comparison" in warnings
+    view, warnings = decode({"c1.hidden_dim": "abc", "c1.num_layers": "6"})
+    assert [c.num_layers for c in view.compare][-1] == 6 and len(warnings) == 1
 
 
 def test_too_long_and_repeated_values():
@@ -250,3 +256,14 @@ def test_fine_tuning_and_serving_controls_round_trip():
     assert w == [] and spaced.controls["lora_targets"] == "query,value"  # written back as a clean comma list
     empty, w = decode({"lora_targets": ""})
     assert w == [] and empty.controls["lora_targets"] == ""  # empty: peft's default targets
+
+
+def test_the_longest_compare_list_round_trips():
+    """Found by hypothesis: twelve long preset names made a 201-character compare list that encode wrote and decode
+    refused ('value too long')."""
+    longest = sorted(PRESETS, key=len)[-MAX_COMPARE:]
+    view = View(config=PRESETS["albert-base"], preset="albert-base", compare=tuple(PRESETS[n] for n in longest),
+                controls={k: c.default for k, c in CONTROLS.items()})
+    q = encode(view)
+    assert len(q["compare"]) > 200
+    assert decode(q) == (view, [])

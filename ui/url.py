@@ -11,12 +11,16 @@ from albert_core.share import encode
 from . import state
 from .text import md
 
+URL_WARNED = "_ae_url_warned"  # the view (its query) the opened link's warnings are about, once it was shown
+
 
 def sync() -> dict[str, str]:
     """Write the current view into st.query_params (only when it changed); return it."""
     q = encode(state.view())
     if st.query_params.to_dict() != q:
         st.query_params.from_dict(q)
+    if st.session_state.get(state.URL_WARNINGS) and URL_WARNED not in st.session_state:
+        st.session_state[URL_WARNED] = q  # the view the link was rewritten to, which the warnings explain
     return q
 
 
@@ -37,9 +41,21 @@ def show_link(where, q: dict[str, str]):
     return box
 
 
+def _dismiss() -> None:
+    st.session_state[state.URL_WARNINGS] = []
+
+
 def show_url_warnings() -> None:
-    """Problems in the link that opened the session: each names its key and what was used instead."""
-    warnings = st.session_state.get(state.URL_WARNINGS, [])
-    if warnings:
-        st.warning("Some values in the link were ignored:\n\n" + "\n".join(f"- {md(w)}" for w in warnings))
-        st.session_state[state.URL_WARNINGS] = []
+    """Problems in the link that opened the session: each names its key and what was used instead. They stay (the
+    width rerun, page changes) until dismissed or until the view changes, then they are about another view."""
+    ss = st.session_state
+    warnings = ss.get(state.URL_WARNINGS, [])
+    if not warnings:
+        return
+    if URL_WARNED in ss and encode(state.view()) != ss[URL_WARNED]:
+        ss[state.URL_WARNINGS] = []  # the user changed the view: the link's view is gone
+        return
+    with st.container(key="url_warnings"):
+        st.warning("Some values in the link were ignored, so this view differs from the one the link asked for "
+                   "(the address bar now holds the view shown):\n\n" + "\n".join(f"- {md(w)}" for w in warnings))
+        st.button("Dismiss", key="url_warnings_dismiss", on_click=_dismiss)

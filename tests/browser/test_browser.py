@@ -13,6 +13,7 @@ import pytest
 from albert_core.hf import to_hf_config
 from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
+from albert_core.share import DEFAULT_COMPARE
 from albert_core.units import format_count
 
 from .harness import (
@@ -177,6 +178,20 @@ def test_shared_url_opens_the_same_view(server, browser, page):
         assert charts(other) == original
     finally:
         other.context.close()
+
+
+def test_a_links_warning_stays_once_the_page_has_settled(server, page):
+    """issue 29: "Some values in the link were ignored" showed for about two seconds, until the width report's rerun
+    took it away, and `c1.hidden_dim=abc` added an unrequested albert-base to the comparison."""
+    open_view(page, f"{server}/memory?seq_len=abc&c1.hidden_dim=abc")
+    assert page.evaluate("() => window.__aeView && window.__aeKnown === JSON.stringify(window.__aeView)")  # reported
+    box = page.locator('.st-key-url_warnings [data-testid="stAlert"]')
+    text = box.inner_text()
+    assert "seq_len" in text and "c1: none of its fields could be used" in text, text
+    compared = page.locator('[data-testid="stSidebar"] [data-testid="stMultiSelectTagsContainer"]').inner_text()
+    assert compared.split() == list(DEFAULT_COMPARE), compared  # the link's compare list; no unrequested albert-base
+    rerun(page, lambda: page.get_by_role("button", name="Dismiss").click())
+    assert box.count() == 0
 
 
 def upload(page, name: str, payload: bytes) -> None:
