@@ -475,3 +475,19 @@ def test_paper_speedup_bars_are_flops_ratios_and_the_measured_speedups():
         assert f == pytest.approx(ref / forward_flops(r.config(), 512).per_token, rel=1e-12)
         assert m == r.speedup
     assert axis_titles(fig) == ("model (Table 2)", "training speed relative to BERT-large (×)")
+
+
+def test_share_sweep_says_what_moves_and_which_curves_coincide():
+    """issue 29: the caption said "other fields as in each config" while hidden_dim's sweep scales I and the heads,
+    and albert-base's curves lay exactly under albert-xxlarge's, unseen though the legend listed them."""
+    from ui import figures
+
+    cfgs = (PRESETS["albert-base"], PRESETS["bert-base"], PRESETS["albert-xxlarge"])
+    caption = figures.params_share_sweep(cfgs, "hidden_dim", False).layout.meta["caption"]
+    assert "Along hidden_dim: I/H and the head width stay" in caption
+    assert "albert-base and albert-xxlarge: the same curves, one under the other." in caption
+    df = data.share_sweep(cfgs, "hidden_dim")
+    a, x = (df[df["config"] == n] for n in ("albert-base", "albert-xxlarge"))
+    assert list(a["layers_pct"]) == pytest.approx(list(x["layers_pct"]), abs=1e-9)  # they do coincide
+    caption = figures.params_share_sweep(cfgs[:2], "hidden_dim", False).layout.meta["caption"]
+    assert "the same curves" not in caption

@@ -139,12 +139,32 @@ def params_sunburst(cfg) -> go.Figure:
                  f"{cfg.name}: {int(bd['params'].sum()):,} stored parameters; a shared tensor counted once.")
 
 
+# what albert_core.sweeps.scaled moves with the swept field (the rest stays as in each config)
+SWEEP_MOVES = {
+    "hidden_dim": "I/H and the head width stay (E follows H where the family ties them)",
+    "num_layers": "uneven groups become one",
+}
+
+
+def _same_curves(df) -> list[list[str]]:
+    """Configs whose share curves are the same points (one hides the other): lists of two or more names."""
+    by: dict[tuple, list[str]] = {}
+    for name, d in df.groupby("config", sort=False):
+        key = tuple(zip(d["value"], d["embedding_pct"].round(9), d["layers_pct"].round(9), strict=True))
+        by.setdefault(key, []).append(str(name))
+    return [names for names in by.values() if len(names) > 1]
+
+
 @cached
 def params_share_sweep(cfgs: tuple, field: str, log: bool) -> go.Figure:
-    fig = params_charts.share_sweep(data.share_sweep(cfgs, field), field, log_x=log)
-    return slide(fig, f"Parameter shares against {field}",
-                 "Solid: embedding share; dotted: layer share; diamonds: each config's own value. Other fields as "
-                 "in each config.")
+    df = data.share_sweep(cfgs, field)
+    fig = params_charts.share_sweep(df, field, log_x=log)
+    moves = SWEEP_MOVES.get(field)
+    caption = ("Solid: embedding share; dotted: layers; diamonds: each config's own value. "
+               + (f"Along {field}: {moves}; the rest as in each config." if moves else "The rest as in each config."))
+    for names in _same_curves(df):
+        caption += f" {' and '.join(names)}: the same curves, one under the other."
+    return slide(fig, f"Parameter shares against {field}", caption)
 
 
 @cached
