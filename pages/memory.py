@@ -167,6 +167,8 @@ with body:
                  "zero_points", "buildable_on_cpu", "error", "layout"]  # the answer and the rule first, on a phone too
         tables.show(table[order], "serving_table", file_name="serving-sizes.csv",
                     readable={"weights": "bytes", "approx": "bytes", "kept": "bytes", "scales": "bytes"})
+        for line in data.serving_inversions(table):  # whatever format is picked below
+            st.caption(md(line))
         row = table[table["format"] == fmt]
         if len(row):
             r = row.iloc[0]

@@ -86,6 +86,11 @@ def test_serving_tab_numbers_and_controls():
     cfg = PRESETS["albert-base"]
     int4 = weight_bytes(cfg, "int4", dtype="bfloat16", group_size=128)
     assert int(_row_fmt(t, "int4")["weights"]) == int4.weights
+    # issue 29: int4 (one value per byte, unpacked, plus group scales) holds more than int8, said before int4 is picked
+    int8 = weight_bytes(cfg, "int8", dtype="bfloat16", group_size=128)
+    assert int4.weights > int8.weights and at.selectbox(key="ctl.serve_format").value != "int4"
+    said = [c.value for c in at.caption if c.value.startswith("int4 holds more than int8 here")]
+    assert len(said) == 1 and "one int4 value per byte, unpacked" in said[0], [c.value for c in at.caption]
     at.number_input(key="ctl.group_size").set_value(64).run()
     at.toggle(key="ctl.serve_embeddings").set_value(True).run()
     t = table_with(at, "format", "vs_approx")

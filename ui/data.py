@@ -15,6 +15,7 @@ from albert_core.gpus import GPUS
 from albert_core.params import count_parameters
 from albert_core.sweeps import scaled
 from albert_core.training import PEAK_MAX_LAYERS, training_memory
+from albert_core.units import format_bytes
 
 COMPONENTS = ("embedding", "layers", "pooler")
 
@@ -341,6 +342,25 @@ def serving_table(cfg: ModelConfig, group_size: int, quantize_embeddings: bool, 
 
     return format_table(cfg, dtype=dtype, group_size=group_size, quantize_embeddings=quantize_embeddings, head=head,
                         num_labels=num_labels)
+
+
+# bits per stored value each serving format names (the rule's divisor: 32 / bits bytes ÷ 4)
+NOMINAL_BITS = {"float32": 32, "bfloat16": 16, "float16": 16, "int8": 8, "int4": 4, "int4-packed": 4}
+
+
+def serving_inversions(table: pd.DataFrame) -> list[str]:
+    """Formats of fewer bits that hold more bytes than one of more bits (torchao's unpacked int4 against int8): one
+    sentence each, with the layout that explains it, shown whatever format is picked."""
+    rows = [r for _, r in table.iterrows() if not r["error"]]
+    out = []
+    for r in rows:
+        above = [o for o in rows if NOMINAL_BITS.get(o["format"], 0) > NOMINAL_BITS.get(r["format"], 0)
+                 and int(o["weights"]) < int(r["weights"])]
+        if above:
+            o = max(above, key=lambda o: int(o["weights"]))
+            out.append(f"{r['format']} holds more than {o['format']} here ({format_bytes(int(r['weights']))} against "
+                       f"{format_bytes(int(o['weights']))}): {r['layout']}.")
+    return out
 
 
 PARTIAL_SHARING = ("shared attention", "shared FFN")
