@@ -173,6 +173,27 @@ def default_targets(cfg: ModelConfig) -> tuple[str, ...]:
     return t
 
 
+def lora_targets(cfg: ModelConfig, targets: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(the targets peft is given for cfg, the (given, used) names mapped): one of BERT's names (query, key, value)
+    that cfg's family never has becomes its module of the same meaning (the family's LORA_ALIASES: query_proj in
+    DeBERTa-v2, q_lin in DistilBERT, ModernBERT's fused Wqkv for any of the three); every other name is kept, so
+    one target list serves every compared model."""
+    aliases: dict[str, tuple[str, ...]] = getattr(family(cfg.family), "LORA_ALIASES", {})
+    out: dict[str, None] = {}
+    mapped: list[tuple[str, str]] = []
+    for t in targets:
+        used = aliases.get(t, (t,))
+        out.update(dict.fromkeys(used))
+        if used != (t,):
+            mapped.append((t, ",".join(used)))
+    return tuple(out), tuple(mapped)
+
+
+def resolved_targets(cfg: ModelConfig, lora: LoraSpec) -> tuple[str, ...]:
+    """The target names peft gets for cfg: lora.targets mapped (lora_targets), or peft's default for the model type."""
+    return lora_targets(cfg, lora.targets)[0] if lora.targets is not None else default_targets(cfg)
+
+
 def _example(cfg: ModelConfig) -> str:
     return {"albert": "query,value", "distilbert": "q_lin,v_lin", "modernbert": "Wqkv"}.get(cfg.family, "query,value")
 
@@ -309,7 +330,7 @@ def _tensors(cfg: ModelConfig, mode: str, head: str, num_labels: int, lora: Lora
 def _lora_tensors(cfg: ModelConfig, head: str, mods: list[tuple[Module, str, str]], lora: LoraSpec) -> list[Tensor]:
     """peft's LoRA model: base tensors frozen (biases per lora.bias), lora_A/lora_B per adapted module,
     modules_to_save as a frozen original plus a trainable copy."""
-    targets = lora.targets if lora.targets is not None else default_targets(cfg)
+    targets = resolved_targets(cfg, lora)
     saving = PEFT_TASK[head] in ("SEQ_CLS", "TOKEN_CLS")
     pre = "base_model.model."
     out: list[Tensor] = []
@@ -389,7 +410,7 @@ def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_l
         elif ".modules_to_save.default." in t.name:
             saved += n
     model_params = train + frozen - adapter - saved
-    targets = () if lora is None else (lora.targets if lora.targets is not None else default_targets(cfg))
+    targets = () if lora is None else resolved_targets(cfg, lora)
     return Trainable(name, k, head, num_labels, model_params, train, frozen, adapter, saved, targets,
                      tuple(adapted), lora, by_part)
 
@@ -469,7 +490,8 @@ def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_label
 
         lora = lora or LoraSpec()
         conf = LoraConfig(task_type=PEFT_TASK[head], r=lora.r, lora_alpha=lora.lora_alpha, lora_dropout=lora.lora_dropout,
-                          target_modules=list(lora.targets) if lora.targets is not None else None, bias=lora.bias)
+                          target_modules=list(resolved_targets(cfg, lora)) if lora.targets is not None else None,
+                          bias=lora.bias)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=FutureWarning)  # transformers: is_gradient_checkpointing
             return get_peft_model(model, conf)

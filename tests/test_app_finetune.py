@@ -132,3 +132,21 @@ def test_fit_planner_with_no_countable_config_keeps_the_sidebar_and_says_why():
     at.selectbox(key="ctl.head").set_value("none").run()  # full fine-tuning without a head: counted at any depth
     no_errors(at)
     assert not [w for w in at.warning if "layer applications" in w.value] and at.get("plotly_chart")
+
+
+def test_one_lora_target_list_serves_every_family_and_says_how():
+    """issue 29: with `query,value`, DeBERTa and ModernBERT dropped out of every table, one yellow box each; now
+    each model gets the modules of the same meaning, and the expander says which."""
+    q = {"preset": "albert-base", "compare": "bert-base,deberta-v3-base,ModernBERT-base", "train_mode": "lora",
+         "lora_targets": "query,value", "head": "classification", "num_labels": "3", "memory_tab": "training"}
+    at = goto(open_app(q), "memory")
+    no_errors(at)
+    assert not [w.value for w in at.warning if "LoRA" in w.value]
+    said = [c.value for c in at.caption if c.value.startswith("The targets in each model's own names")]
+    assert said == ["The targets in each model's own names: deberta-v3-base: query → query_proj, value → value_proj; "
+                    "ModernBERT-base: query → Wqkv, value → Wqkv."], [c.value for c in at.caption]
+    t = table_with(at, "trainable", "frozen")
+    spec = LoraSpec(targets=("query", "value"))
+    for name in ("albert-base", "bert-base", "deberta-v3-base", "ModernBERT-base"):
+        want = trainable(PRESETS[name], "lora", head="classification", num_labels=3, lora=spec).trainable
+        assert int(_row(t, name)["trainable"]) == want, name

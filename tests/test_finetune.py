@@ -278,3 +278,33 @@ def test_a_config_too_deep_to_list_says_what_to_change_and_full_still_counts():
             trainable(deep, mode, head=head)
     edge = PRESETS["bert-base"].replace(num_layers=TENSOR_MAX_APPLICATIONS)
     assert trainable(edge, "bitfit").trainable > 0  # the bound itself is listed
+
+
+@pytest.mark.parametrize("name", ["deberta-v3-base", "ModernBERT-base", "distilbert-base-uncased"])
+def test_bert_s_target_names_mean_each_family_s_modules(name):
+    """issue 29: one LoRA target list for every compared model. query/key/value, which these models' modules never
+    are, become the modules of the same meaning (query_proj; q_lin; ModernBERT's fused Wqkv) in the count and in
+    the model peft builds; every family's own names stay as given."""
+    from albert_core.families import family
+    from albert_core.finetune import lora_targets
+
+    cfg = PRESETS[name].replace(num_layers=2)
+    aliases = family(cfg.family).LORA_ALIASES
+    linears = set(lora_candidates(cfg))
+    assert set(aliases) == {"query", "key", "value"} and not set(aliases) & linears  # never its own module names
+    assert all(set(used) <= linears for used in aliases.values())
+    mapped = ("query", "value")
+    own = tuple(dict.fromkeys(n for t in mapped for n in aliases[t]))
+    assert lora_targets(cfg, mapped) == (own, tuple((t, ",".join(aliases[t])) for t in mapped))
+    assert lora_targets(cfg, own) == (own, ())  # the family's own names: as given
+    given, direct = (trainable(cfg, "lora", head="classification", num_labels=3, lora=LoraSpec(targets=t))
+                     for t in (mapped, own))
+    assert given.targets == own and (given.trainable, given.adapted) == (direct.trainable, direct.adapted)
+    check(cfg, "lora", "classification", 3, LoraSpec(targets=mapped))  # peft's model adapts the same modules
+
+
+def test_families_with_bert_s_names_keep_them():
+    from albert_core.finetune import lora_targets
+
+    for name in ("bert-base", "albert-base", "roberta-base", "electra-base-discriminator"):
+        assert lora_targets(PRESETS[name], ("query", "value")) == (("query", "value"), ())

@@ -13,7 +13,7 @@ import streamlit as st
 
 from albert_core.compare import Settings
 from albert_core.config import ModelConfig
-from albert_core.finetune import LoraSpec, trainable
+from albert_core.finetune import LoraSpec, lora_targets, trainable
 from albert_core.share import parse_control
 
 from . import controls, state
@@ -99,11 +99,24 @@ def expander(cfgs: tuple[ModelConfig, ...]) -> tuple[tuple[tuple[str, Any], ...]
     if s.mode.startswith("frozen-layers:") and any(c.num_layers < k for c in cfgs):
         deep = ", ".join(f"{md(c.name)} ({c.num_layers:,})" for c in cfgs if c.num_layers < k)
         st.caption(f"k = {k:,} is more than the layers of {deep}: there every layer is frozen.")
+    if s.lora is not None and s.lora.targets is not None and (said := mapped_targets(cfgs, s.lora.targets)):
+        st.caption("The targets in each model's own names: " + "; ".join(said) + ".")
     why = problems(cfgs, ft)
     for name, msg in why.items():
         st.warning(f"**{md(name)}**: {md(msg)}. Type them under Target modules in Fine-tuning." if "LoRA" in msg
                    else f"**{md(name)}**: {md(msg)}.")
     return ft, tuple(c for c in cfgs if c.name not in why)
+
+
+def mapped_targets(cfgs: tuple[ModelConfig, ...], targets: tuple[str, ...]) -> list[str]:
+    """One line per config whose family names the given LoRA targets otherwise (finetune.lora_targets), as
+    "deberta-v3-base: query → query_proj, value → value_proj"."""
+    out = []
+    for cfg in cfgs:
+        _, mapped = lora_targets(cfg, targets)
+        if mapped:
+            out.append(f"{md(cfg.name)}: " + ", ".join(f"{a} → {b}" for a, b in mapped))
+    return out
 
 
 def _on_open() -> None:
@@ -130,7 +143,9 @@ def _widgets() -> None:
                           help="Dropout on LoRA's input (peft); it keeps a copy of the input for backward.")
         controls.text("lora_targets", "Target modules (Hugging Face names)", where=l4,
                       placeholder="empty: peft's default, e.g. query,value",
-                      help="Comma-separated module names as peft matches them (the name or its last parts).")
+                      help="Comma-separated module names as peft matches them (the name or its last parts). "
+                           "BERT's query, key and value mean each model's own: query_proj in DeBERTa, q_lin in "
+                           "DistilBERT, the fused Wqkv in ModernBERT.")
         _, bad = targets_of(state.controls())
         if bad:
             st.warning(f"{bad}; using peft's default targets.")

@@ -85,7 +85,8 @@ class Family(Protocol):
 
 # Optional parts: a family defines all of one or none of it. Read with isinstance (runtime_checkable), which
 # narrows the type; the type checker holds each module that has one to it (families/__init__.py).
-# Optional single names, read with getattr and a default: HF_ATTENTIONS (build.py), FIRST_LAYER_DIFFERS
+# Optional single names, read with getattr and a default: HF_ATTENTIONS (build.py), LORA_ALIASES (finetune.py),
+# FIRST_LAYER_DIFFERS
 # (activations.py), FFN_MATRICES and relative_position_flops (flops.py), replay_checkpoint_inputs (activations.py).
 @runtime_checkable
 class Heads(Protocol):

@@ -50,6 +50,11 @@ REFUSED: Refusals = {
 }
 
 
+
+# LoRA targets given in BERT's names (query, key, value), which this model's modules never have, mean these modules
+# (finetune.lora_targets): DisentangledSelfAttention's query_proj, key_proj, value_proj
+LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("query_proj",), "key": ("key_proj",), "value": ("value_proj",)}
+
 def validate(c: ModelConfig) -> list[str]:
     return []
 

@@ -38,6 +38,11 @@ REFUSED: Refusals = {
 }
 
 
+
+# LoRA targets given in BERT's names (query, key, value), which this model's modules never have, mean these modules
+# (finetune.lora_targets): MultiHeadSelfAttention's q_lin, k_lin, v_lin
+LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("q_lin",), "key": ("k_lin",), "value": ("v_lin",)}
+
 def validate(c: ModelConfig) -> list[str]:
     return []
 

@@ -43,6 +43,11 @@ REFUSED: Refusals = {
 }
 
 
+
+# LoRA targets given in BERT's names (query, key, value), which this model's modules never have, mean these modules
+# (finetune.lora_targets): ModernBertAttention's one fused Wqkv, which holds all three
+LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("Wqkv",), "key": ("Wqkv",), "value": ("Wqkv",)}
+
 def validate(c: ModelConfig) -> list[str]:
     return []
 
