@@ -99,8 +99,12 @@ VIEWS = st.builds(lambda cfg, preset, compare, controls: View(cfg, preset, tuple
                   configs(), st.sampled_from(list(PRESETS)), COMPARED, control_values())
 
 
-# the pages in two halves, one test each (each under a minute on the 2-core machine; xdist runs them side by side)
-HALVES = {"first": PAGES[: len(PAGES) // 2], "second": PAGES[len(PAGES) // 2:]}
+# the pages in four parts, one test each (each under a minute on the 2-core machine; xdist runs them side by side):
+# Memory and the Fit planner alone, the slowest (a deep drawn config's fine-tuning tensors, listed per max_position
+# the planner tries)
+PARTS = {"overview-parameters": ("overview", "parameters"), "memory": ("memory",), "fit": ("fit",),
+         "compute-verify": ("compute", "verify")}
+assert sum(PARTS.values(), ()) == PAGES
 
 
 def _open_every_page(q: dict[str, str], view: View, pages=PAGES) -> None:
@@ -124,12 +128,12 @@ def _open_every_page(q: dict[str, str], view: View, pages=PAGES) -> None:
                  "embedding_dim": "8"})[0])  # issue 8: this valid link crashed Parameters
 @example(decode({"compare": "c1", "c1.preset": "electra-base-discriminator", "c1.num_layers": "4096",
                  "c1.inner_group_num": "1024", "optimizer": "adafactor"})[0])  # 4M stored layers: Memory took 173 s
-@pytest.mark.parametrize("half", HALVES)
-def test_every_valid_view_renders_every_page(half, view):
+@pytest.mark.parametrize("part", PARTS)
+def test_every_valid_view_renders_every_page(part, view):
     q = encode(view)
     again, warnings = decode(q)
     assert not warnings and again.config == view.config  # a valid view's link is read back as is
-    _open_every_page(q, view, HALVES[half])
+    _open_every_page(q, view, PARTS[part])
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
