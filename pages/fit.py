@@ -13,16 +13,17 @@ from ui.text import attention_note, md
 
 cfgs = tuple(state.shown_configs())
 st.title("Fit planner")
-st.markdown("Choose the GPUs and how the training state is split across them; the planner finds, for each "
-            "config, the largest micro-batch per GPU at the sequence length, and the longest sequence at the batch "
-            "size, with max_position (the position table) raised to it: it can pass the config's own "
-            "max_position, which the table's max_seq_len column keeps to. ZeRO-1/2/3 partition the optimizer "
-            "state, then the gradients, then the weights over the GPUs (FSDP ≈ ZeRO-3); activations are never partitioned. "
-            "What must fit is the training step's **peak** (the most bytes alive at one moment), not the sum of its parts. "
-            "It is planned for CUDA: exact at the step's start and in the optimizer step (torch.optim's foreach "
-            "path, CUDA's default), and **at least** the saved activations with the output or its gradient in "
-            "the forward and backward, whose working set inside a layer is replayed op by op only for the CPU's "
-            "kernels (Verify measures that step on this server).")
+st.markdown("For each config: the **largest micro-batch** per GPU at the sequence length, and the **longest "
+            "sequence** at the batch size (max_position raised with it). What must fit is the training step's "
+            "**peak**, the most bytes alive at one moment, not the sum of its parts.")
+with st.expander("How the plan is made", icon=":material/info:"):
+    st.markdown("- ZeRO-1/2/3 partition the optimizer state, then the gradients, then the weights over the GPUs "
+                "(FSDP ≈ ZeRO-3); activations are never partitioned.\n"
+                "- Planned for CUDA: exact at the step's start and in the optimizer step (torch.optim's foreach "
+                "path, CUDA's default); **at least** in the forward and backward, whose working set inside a layer "
+                "is replayed op by op only for the CPU's kernels.\n"
+                "- Verify measures that step on this server. The table's max_seq_len keeps to the config's own "
+                "max_position.")
 c1, c2, c3 = st.columns(3)
 with c1:
     gpu = controls.select("gpu", "GPU")
