@@ -17,7 +17,7 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
     needed_bytes, gpu_bytes) plus longest_max_position (the position table grown with the sequence).
     """
     # one panel above the other: side by side, the two panel titles cross each other on a phone
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2, shared_xaxes=True,  # the names once, under both
                         subplot_titles=("largest batch per GPU at the sequence length",
                                         "longest sequence at the batch size"))  # max_position raised: caption
     colors = color_map(df["config"])
@@ -25,7 +25,7 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
         name, shown = r["config"], plotly_text(r["config"])
         fig.add_bar(
             name=legend_name(name), x=[shown], y=[int(r["max_batch_size"])], marker_color=colors[name],
-            legendgroup=name, text=[f"{int(r['max_batch_size']):,}"], textposition="outside", cliponaxis=False,
+            legendgroup=name, text=[f"{int(r['max_batch_size']):,}"], textposition="inside", insidetextanchor="end",
             customdata=[(int(r["seq_len"]), int(r["needed_bytes"]), sizes([r["needed_bytes"]])[0])],
             hovertemplate=f"<b>{shown}</b><br>largest batch %{{y:,}} sequences of %{{customdata[0]:,}} tokens<br>"
                           "(batch as set needs %{customdata[1]:,} bytes, %{customdata[2]})<extra></extra>",
@@ -33,16 +33,21 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
         )
         fig.add_bar(
             name=legend_name(name), x=[shown], y=[int(r["longest_max_position"])], marker_color=colors[name],
-            legendgroup=name, text=[f"{int(r['longest_max_position']):,}"], textposition="outside", cliponaxis=False,
+            legendgroup=name, text=[f"{int(r['longest_max_position']):,}"], textposition="inside", insidetextanchor="end",
             showlegend=False, customdata=[(int(r["batch_size"]), int(r["max_seq_len"]))],
             hovertemplate=f"<b>{shown}</b><br>longest sequence %{{y:,}} tokens at batch %{{customdata[0]:,}}"
                           "<br>(max_position raised to it; at the config's own max_position: "
                           "%{customdata[1]:,})<extra></extra>",
             row=2, col=1,
         )
-    fig.update_layout(template="none", barmode="group", height=HEIGHT + 160)
+    # each value inside its bar, at its top (outside, it stretched the axes into the panel titles on a phone); a
+    # bar too narrow for its value shows it on hover and in the table; past three configs the legend's lines take
+    # height from the panels, which grow back by as much
+    fig.update_layout(template="none", barmode="group", height=HEIGHT + 160 + 24 * max(0, len(df) - 3),
+                      uniformtext=dict(minsize=9, mode="hide"))
     _frame(fig)
-    name_ticks(fig, list(df["config"]))  # each bar named under it (short() names), its value above it
+    name_ticks(fig, list(df["config"]))  # each bar named (short() names) under the lower panel, its value above it
+    fig.update_xaxes(showticklabels=False, row=1, col=1)  # the upper panel's bars stand above the same names
     fig.update_yaxes(title_text="batch (sequences)", row=1, col=1)
     fig.update_yaxes(title_text="sequence (tokens)", row=2, col=1)
     fig.update_annotations(font=dict(size=13))
