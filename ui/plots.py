@@ -171,8 +171,12 @@ def fitted(fig: go.Figure, px: float | None, main: int | None) -> go.Figure:
 
 # Plotly's toolbar is always shown on touch screens, where it covers the title; on narrow screens it goes
 # (exporting a slide is a desktop task). Style only: st.html puts it in an invisible container.
+# on a phone: no Plotly toolbar over the charts; a table's toolbar (search, download, full screen), which a touch
+# screen shows all the time above the table, gets room of its own instead of covering the caption above it
 NARROW_CSS = """<style>@media (max-width: 640px) {
   .js-plotly-plot .modebar-container { display: none !important; }
+  [data-testid="stElementContainer"]:has([data-testid="stDataFrame"] > [data-testid="stElementToolbar"]) {
+    margin-top: 2.75rem; }
 }</style>"""
 
 

@@ -194,6 +194,27 @@ def test_a_links_warning_stays_once_the_page_has_settled(server, page):
     assert box.count() == 0
 
 
+TOOLBARS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stElementToolbar"]')).map(t => {
+  const box = t.closest('[data-testid="stElementContainer"]'), prev = box && box.previousElementSibling;
+  return {top: t.getBoundingClientRect().top, shown: getComputedStyle(t).opacity,
+          above: prev ? prev.getBoundingClientRect().bottom : null, text: prev ? prev.innerText.slice(0, 60) : ""}; })"""
+
+
+def test_on_a_phone_a_tables_toolbar_leaves_the_caption_above_it(server, browser):
+    """issue 29: on a touch screen the table's toolbar shows all the time, and it covered the caption above."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 900}, is_mobile=True, has_touch=True)
+    try:
+        page = ctx.new_page()
+        open_view(page, f"{server}/fit?fit_tab=table", charts=False)
+        page.wait_for_selector('[data-testid="stElementToolbar"]', state="attached", timeout=30_000)
+        bars = page.evaluate(TOOLBARS_JS)
+        assert len(bars) >= 2 and all(b["shown"] == "1" for b in bars), bars  # shown without a hover
+        for b in bars:
+            assert b["above"] is not None and b["top"] >= b["above"] - 0.5, b  # below the caption, not over it
+    finally:
+        ctx.close()
+
+
 def upload(page, name: str, payload: bytes) -> None:
     """Upload a file and wait for what the user waits for: the sidebar's verdict on it (loaded, or why not)."""
     open_section(page, "Import / export")
