@@ -76,7 +76,9 @@ def _show(result: dict[str, Any], model_type: str) -> None:
         cols[1].metric("Training step peak", format_bytes(s["peak"]), help=f"{s['peak']:,} bytes, {s['phase']}")
     if "inference" in result:
         inf = result["inference"]["total"]
-        cols[2].metric("Eval forward peak", format_bytes(inf), help=f"{inf:,} bytes")
+        cols[2].metric("Eval forward peak, beyond the weights", format_bytes(inf),
+                       help=f"{inf:,} bytes: the tensors a no_grad forward creates and holds at once; the weights, "
+                            "buffers and input come on top")
     st.caption(f"Measured on {result.get('how', 'fake tensors')}: batch {m['batch_size']}, seq_len {m['seq_len']:,}, "
                f"{m['dtype']}, {m['attention']} attention{', checkpointing' if m['checkpointing'] else ''}"
                f"{', ' + s['optimizer'] if s else ''}. No closed form: the explorer's sweeps and charts need a family "
