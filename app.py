@@ -31,11 +31,13 @@ page = st.navigation(PAGES)
 side, link_slot = st.sidebar.container(), st.sidebar.container()
 state.read_fields()  # the sidebar config, settled before the page reads it
 url.show_url_warnings()
+# the sidebar before the page: drawn after it (for an earlier first chart), a click soon after a load on a busy
+# machine sent the Preset selectbox back as its first option and loaded bert-base over the link (docs/app.md)
+sidebar.render(side)
 try:
-    page.run()  # the page goes out first: its first chart does not wait behind the sidebar's widgets
+    page.run()
 finally:
     plots.measure_width()  # at the foot of the page: the width the next run wraps figure titles for
-    sidebar.render(side)  # drawn in its place at the top of the sidebar (docs/app.md, "Speed in the browser")
 query = url.sync()
 with url.show_link(link_slot, query):
     report.button(tuple(state.shown_configs()), url.link(query))  # the view as one HTML file, for a design document
