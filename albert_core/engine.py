@@ -582,15 +582,21 @@ def saved_bytes(model: Any, ids: Any, amp: Any = None) -> tuple[int, list[SavedT
         seen.add(k)
         total += n
         out.append(SavedTensor(stack[-1] if stack else "", tuple(t.shape), str(t.dtype).removeprefix("torch."), n))
-        return t
+        return None  # not t: no backward reads it, and a tensor saved by its own grad_fn (exp, tanh, ...) would
+        # make a cycle through C++ (t -> grad_fn -> saved t) that Python's gc cannot see, keeping the whole forward's
+        # graph and the model alive: a process that measures request after request grew by each model's objects
+
+    def unpack(_: Any) -> Any:
+        raise EngineError("saved_bytes' forward is measured only; it cannot run backward")
 
     mode = _live_storages()({}, lambda: "")  # the one dispatch mode: the same kernels' outputs as the other two
     try:
-        with _stopped_by(model), mode, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), \
+        with _stopped_by(model), mode, torch.autograd.graph.saved_tensors_hooks(pack, unpack), \
                 (amp or contextlib.nullcontext()):
             result = forward(model, ids)
         del result
     finally:
+        keep.clear()  # every saved variable holds pack, and pack held these: a cycle through C++ otherwise
         for h in handles:
             h.remove()
     return total, out
