@@ -123,6 +123,7 @@ class Result:
     inference: int | None = None
     step: StepPeak | None = None
     seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)  # seconds: "build", then each measurement that ran
 
     @property
     def how(self) -> str:
@@ -752,7 +753,9 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
         ids = input_ids(vocab_size, run)
         if what:
             model = prepare(model, run, True)
+        timings = {"build": time.perf_counter() - t0}
         for w in sorted(set(what), key=MEASURES.index):
+            started = time.perf_counter()
             model.train(w != "inference")
             if w == "saved" and "step" not in what:
                 out["saved"], tensors = saved_bytes(model, ids, autocast(run.dtype))
@@ -764,5 +767,8 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
                 out["step"] = step_peak(model, ids, run, collected)
                 if collected is not None:
                     out["saved"], out["saved_tensors"] = sum(t.nbytes for t in collected), tuple(collected)
+            else:
+                continue  # "saved" with "step": taken in the step's forward, timed with it
+            timings[w] = time.perf_counter() - started
         del model
-    return Result(run=run, seconds=time.perf_counter() - t0, **out)
+    return Result(run=run, seconds=time.perf_counter() - t0, timings=timings, **out)
