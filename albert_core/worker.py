@@ -402,15 +402,28 @@ def _cpu_seconds() -> float:
 
 # ---- the warm measurement process ----------------------------------------------------------------------
 
-def serve() -> int:
-    """Import once, then answer requests one line at a time (albert_core.runner.WarmProcess is the other side).
+class Stopped(BaseException):
+    """Raised in the warm process's main thread when the runner stops the running request (Cancel, the time limit,
+    a closed session). A BaseException, so no `except Exception` on the way (the engine's, torch's) keeps it."""
 
-    Protocol, one JSON object per line: first {"ready": true, "pid", "rss", "seconds"} once torch and
-    transformers are imported and the engine has run once; then for each request line (a request as `answer`
-    takes it, plus "memory_mb": the cap for this request) {"result": ..., "rss": resident bytes after it,
-    "retire": why this process should not serve another (or null)}. Stdout carries only these lines: anything a
+
+def serve() -> int:
+    """Import once, then answer requests one at a time (albert_core.runner.WarmProcess is the other side).
+
+    Protocol, one JSON object per line each way. Out: first {"ready": true, "pid", "rss", "seconds", ...} once
+    torch and transformers are imported; then one {"id", "result", "rss": resident bytes after it, "retire": why
+    this process should not serve another, or null} per request. In: a request as `answer` takes it plus "id"
+    and "memory_mb" (the cap for this request), or {"stop": id}: the request with that id is interrupted
+    (Stopped, raised in the main thread between two Python steps by SIGUSR1's handler) and answered
+    {"stopped": true}; the process then checks that the interrupted build left nothing set (torch's mode stacks,
+    grad mode, autocast, saved-tensor hooks, the engine's patch of transformers' is_tracing) and retires if it
+    did. (A Stopped that lands in a finalizer is printed and dropped by Python: the build then runs on, and the
+    runner ends the process when no answer comes within its grace period.) Stdout carries only these lines: anything a
     library prints goes to stderr. The process ends when stdin closes, or after a reply that says retire.
     """
+    import queue
+    import signal
+    import threading
     import time
 
     t0 = time.perf_counter()
@@ -418,37 +431,85 @@ def serve() -> int:
     _start_threads()  # imports torch, and starts its threads before any cap (see _start_threads)
     t1, cpu1 = time.perf_counter(), _cpu_seconds()
     warm_up()
+    state: dict[str, Any] = {"current": None, "stop": None}  # the running request's id; the id asked to stop
+    lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+    def on_stop(signum: int, frame: Any) -> None:  # Python runs it in the main thread, between two steps
+        if state["current"] is not None and state["stop"] == state["current"]:
+            state["current"] = None  # once per request: nothing after the first raise is interrupted again
+            raise Stopped
+
+    def read() -> None:  # owns stdin: requests go to the main thread, a stop interrupts it
+        for raw in sys.stdin:
+            if raw.strip():
+                msg = json.loads(raw)
+                if "stop" in msg:
+                    state["stop"] = msg["stop"]
+                    os.kill(os.getpid(), signal.SIGUSR1)
+                else:
+                    lines.put(msg)
+        lines.put(None)
+
+    signal.signal(signal.SIGUSR1, on_stop)
+    threading.Thread(target=read, name="albert-warm-stdin", daemon=True).start()
     _say(reply, {"ready": True, "pid": os.getpid(), "rss": _rss(), "seconds": time.perf_counter() - t0,
                  "import_cpu_seconds": cpu1, "warm_up_seconds": time.perf_counter() - t1,
                  "warm_up_cpu_seconds": _cpu_seconds() - cpu1})
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
+    while (request := lines.get()) is not None:
+        rid = request.pop("id", None)
         cpu = _cpu_seconds()
         cap = int(request.pop("memory_mb", 0)) * MIB
         _reset_peak()
         retire = None
         try:
-            if cap:
-                _soft_limit(cap)
-            out = answer(request)
+            try:
+                state["current"] = rid
+                if rid is not None and state["stop"] == rid:  # stopped before it began
+                    raise Stopped
+                if cap:
+                    _soft_limit(cap)
+                out = answer(request)
+            finally:
+                state["current"] = None
+                _soft_limit(None)
+        except Stopped:  # raised at the latest as the finally above began: its cap may still be set
+            _soft_limit(None)
+            out = {"stopped": True}
+            left = _left_set()
+            retire = f"was replaced: a stopped build left {left} set" if left else None
         except MemoryError:
             out = {"out_of_memory": True}
         except Exception as e:  # noqa: BLE001 - a bug must reach the page as a message; this process then retires
             out = {"failed": f"{type(e).__name__}: {str(e)[:300]}"}
             retire = "stopped on an error in its last build"
-        finally:
-            _soft_limit(None)
         if out.get("out_of_memory"):
             retire = "ran past its memory cap in its last build"
         out["peak_rss"] = _peak_rss()
         out["cpu_seconds"] = _cpu_seconds() - cpu  # this request's
         _settle()
-        _say(reply, {"result": out, "rss": _rss(), "retire": retire})
+        _say(reply, {"id": rid, "result": out, "rss": _rss(), "retire": retire})
         if retire:
             return 0
     return 0
+
+
+def _left_set() -> str:
+    """What an interrupted build left set in this process ("" when nothing): the next build would run under it."""
+    import torch
+
+    left = [name for name, bad in (
+        ("a torch dispatch mode", torch._C._len_torch_dispatch_stack() != 0),
+        ("a torch function mode", torch._C._len_torch_function_stack() != 0),
+        ("grad mode off", not torch.is_grad_enabled()),
+        ("autocast", torch.is_autocast_enabled("cpu")),
+        ("saved-tensor hooks", torch._C._autograd._top_saved_tensors_default_hooks(False) is not None),
+        ("the engine's is_tracing patch", _tracing_patched())) if bad]
+    return ", ".join(left)
+
+
+def _tracing_patched() -> bool:
+    return any(getattr(getattr(sys.modules.get(m), "is_tracing", None), "__name__", "") == "real_paths"
+               for m in ("transformers.masking_utils", "transformers.modeling_attn_mask_utils"))
 
 
 def warm_up() -> None:
