@@ -169,7 +169,32 @@ def test_replaced_past_its_memory_bound_and_after_n_requests(warm):
         warm.max_requests = 2  # the new process has served one build: the next one is its last
         second = tiny(warm)
         assert second.result["process"]["build"] == 2
-        assert not _pid_alive(second.pid)
+        assert not _pid_alive(second.pid) and warm.warm_pid is None
         assert warm.last_end == "was replaced after 2 builds, this server's limit for one process"
+        warm.max_requests = limit
+        next_press_starts_a_new_one_and_says_so(warm, second.pid, "the last one was replaced after 2 builds")
     finally:
         warm.max_rss_bytes, warm.max_requests = bound, limit
+
+
+def test_a_real_tensor_build_that_needs_the_warm_process_memory_gets_it(warm, monkeypatch):
+    """On a small server (Community Cloud's 1 GB) the budget counts what the warm process holds; a real-tensor build
+    that needs it ends the warm process first (the next fake-tensor press starts a new one and says so)."""
+    from albert_core import runner
+
+    pid = ready(warm)
+    monkeypatch.setattr(runner, "available_bytes", lambda: 0)  # this server has nothing free beside it
+    job = warm.submit(request(TINY_CFG, real=True), memory_bytes=700 * MIB, timeout_s=WAIT_S)
+    assert warm.wait(job, WAIT_S) and job.state == "done" and not job.warm, job.message
+    assert not _pid_alive(pid) and warm.warm_pid is None
+    assert warm.last_end == "was ended to give its memory to a real-tensor build"
+    monkeypatch.undo()
+    next_press_starts_a_new_one_and_says_so(warm, pid, "the last one was ended to give its memory to a real-tensor")
+
+
+def test_the_setting_turns_the_warm_process_off(monkeypatch):
+    for raw, on in (("0", False), ("off", False), ("False", False), ("1", True), ("yes", True)):
+        monkeypatch.setenv(jobs.WARM_ENV, raw)
+        assert jobs.warm_enabled() is on, raw
+    monkeypatch.delenv(jobs.WARM_ENV)
+    assert jobs.warm_enabled()  # on by default
