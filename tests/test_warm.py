@@ -198,3 +198,15 @@ def test_the_setting_turns_the_warm_process_off(monkeypatch):
         assert jobs.warm_enabled() is on, raw
     monkeypatch.delenv(jobs.WARM_ENV)
     assert jobs.warm_enabled()  # on by default
+
+
+def test_pages_in_apptest_start_no_measurement_process(monkeypatch):
+    """app.py starts the warm process once a real server has served a page; AppTest's Runtime is a mock (a MagicMock
+    with Runtime's spec, which passes isinstance), and taking it for a server would start one in every test process
+    that opens a page."""
+    from test_app_pages import open_app
+
+    asked: list[Runner] = []
+    monkeypatch.setattr(Runner, "prewarm", lambda self: asked.append(self))
+    at = open_app()
+    assert not at.exception and asked == []
