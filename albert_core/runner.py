@@ -29,7 +29,7 @@ import collections
 import itertools
 import json
 import os
-import select
+import queue
 import signal
 import subprocess
 import sys
@@ -79,9 +79,13 @@ class Job:
 
 
 class WarmProcess:
-    """The warm measurement process, `python -m albert_core.worker --serve`, from the runner thread's side."""
+    """The warm measurement process, `python -m albert_core.worker --serve`, from the runner's side.
 
-    def __init__(self, command: list[str]):
+    A thread reads its stdout: the ready line marks it ready at once (on_ready(self) is called, from that thread),
+    every other line waits in `lines` for the runner thread; the end of its output puts None there.
+    """
+
+    def __init__(self, command: list[str], on_ready: Callable[[WarmProcess], None] | None = None):
         self.proc = subprocess.Popen([*command, "--serve"], cwd=ROOT, env=_child_env(), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         self.pid = self.proc.pid
@@ -90,35 +94,54 @@ class WarmProcess:
         self.started = time.monotonic()
         self.import_seconds: float | None = None
         self.ready_info: dict[str, Any] = {}  # its ready line: seconds and CPU seconds of the imports and warm-up
-        self._buf = b""
+        self.on_ready = on_ready
+        self._woken = threading.Event()  # set when it is ready, or its output ended
+        self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.stderr: collections.deque[str] = collections.deque(maxlen=20)  # its last lines, for a message
         threading.Thread(target=self._drain, name=f"albert-warm-stderr-{self.pid}", daemon=True).start()
+        threading.Thread(target=self._read, name=f"albert-warm-stdout-{self.pid}", daemon=True).start()
 
     def _drain(self) -> None:
         assert self.proc.stderr is not None
         for raw in self.proc.stderr:  # a pipe nobody reads fills at 64 KiB and stops the process
             self.stderr.append(raw.decode(errors="replace").rstrip())
 
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            try:
+                msg = json.loads(raw)
+            except ValueError:
+                break  # not the protocol: taken as a dead process (it is ended)
+            if msg.get("ready") and not self.ready:
+                self.ready_info, self.import_seconds, self.ready = msg, msg.get("seconds"), True
+                self._woken.set()
+                if self.on_ready is not None:
+                    self.on_ready(self)
+            else:
+                self.lines.put(msg)
+        self.lines.put(None)
+        self._woken.set()
+
+    def wait_ready(self, stop: Callable[[], Outcome | None]) -> tuple[bool, Outcome | None]:
+        """(True, None) once it is ready, (False, stop()'s reason) when stop() gives one first, (False, None) when
+        its output ended first (it died)."""
+        while not self._woken.wait(POLL_S):
+            reason = stop()
+            if reason:
+                return False, reason
+        return self.ready, None
+
     def read(self, stop: Callable[[], Outcome | None]) -> tuple[dict[str, Any] | None, Outcome | None]:
         """(the next line as a dict, None), (None, stop()'s reason) when stop() gives one first, or (None, None)
         when the process closed its stdout (it died)."""
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        while b"\n" not in self._buf:
-            reason = stop()
-            if reason:
-                return None, reason
-            ready, _, _ = select.select([fd], [], [], POLL_S)
-            if ready:
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    return None, None
-                self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        try:
-            return json.loads(line), None
-        except ValueError:
-            return None, None  # not the protocol: treated as a dead process (it is ended)
+        while True:
+            try:
+                return self.lines.get(timeout=POLL_S), None
+            except queue.Empty:
+                reason = stop()
+                if reason:
+                    return None, reason
 
     def send(self, request: dict[str, Any]) -> bool:
         assert self.proc.stdin is not None
@@ -304,7 +327,7 @@ class Runner:
     # ---- the warm process -------------------------------------------------------------------
     def _start_warm(self) -> WarmProcess | None:
         try:
-            w = WarmProcess(self.command)
+            w = WarmProcess(self.command, on_ready=self._ready)
         except OSError as e:
             self.last_end = f"could not be started ({e})"
             return None
@@ -314,6 +337,13 @@ class Runner:
             self._cond.notify_all()
         self.log(f"warm measurement process {w.pid} started")
         return w
+
+    def _ready(self, w: WarmProcess) -> None:
+        """From the warm process's stdout thread, the moment it is ready."""
+        self.log(f"warm measurement process {w.pid} ready after {w.ready_info.get('seconds', 0):.1f} s, "
+                 f"{int(w.ready_info.get('rss') or 0) / MIB:,.0f} MiB resident")
+        with self._cond:
+            self._cond.notify_all()  # wait_until(warm_ready) and the like look again
 
     def _end_warm(self, why: str, kill: bool = True) -> None:
         w = self._warm
@@ -350,16 +380,13 @@ class Runner:
             return self._stop_reason(job, deadline)
 
         if not w.ready:
-            msg, reason = w.read(stop)
+            ready, reason = w.wait_ready(stop)
             if reason:  # stopped while it imports: nothing of the job has run; it goes on for the next one
                 self.log(f"build {job.id} stopped while warm measurement process {w.pid} was starting ({reason[0]}); "
                          "it goes on starting")
                 return reason
-            if msg is None or not msg.get("ready"):
+            if not ready:
                 return self._died(job, w, "while starting")
-            w.ready, w.import_seconds, w.ready_info = True, msg.get("seconds"), msg
-            self.log(f"warm measurement process {w.pid} ready after {msg.get('seconds', 0):.1f} s, "
-                     f"{int(msg.get('rss') or 0) / MIB:,.0f} MiB resident")
             self._set(job, phase="measuring")
         if not w.send(job.request | {"id": job.id, "memory_mb": job.memory_bytes // MIB}):
             return self._died(job, w, "before a build")
