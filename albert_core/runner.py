@@ -160,7 +160,11 @@ class WarmProcess:
         self.proc.wait()
 
     def close(self) -> None:
-        """Let it exit (stdin closed: its loop ends), killed if it has not within 10 s."""
+        """Let it exit (stdin closed: its loop ends), killed if it has not within 10 s, or at once while it is still
+        importing (it reads stdin only once ready)."""
+        if not self.ready:
+            self.kill()
+            return
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.close()
