@@ -162,10 +162,11 @@ def main() -> None:
               f"{available_bytes() / MIB:,.0f} MiB\n")
         results: dict[str, dict[str, list[float]]] = {}
         if args.only != "warm":
-            print("cold: a fresh `python -m albert_core.worker` per press (ALBERT_EXPLORER_WARM_WORKER=0)")
+            print("cold: a fresh `python -m albert_core.worker` per press (ALBERT_EXPLORER_WARM_WORKER=0); load average",
+                  open("/proc/loadavg").read().split()[:3])
             results["cold wall"], results["cold CPU"] = series(Runner(warm=False), "cold", args.repeats, points)
         if args.only != "cold":
-            print("\nwarm: one `python -m albert_core.worker --serve`")
+            print("\nwarm: one `python -m albert_core.worker --serve`; load average", open("/proc/loadavg").read().split()[:3])
             r = Runner(warm=True)
             r.prewarm()
             assert r.wait_until(lambda: r.warm_pid is not None, 60)
@@ -183,6 +184,7 @@ def main() -> None:
                   f"{rss() / MIB:,.0f} MiB; together {(rss() + r.reclaimable_bytes()) / MIB:,.0f} MiB; "
                   f"{r.warm_starts} warm process(es) started")
             r.close()
+        print("\nload average at the end", open("/proc/loadavg").read().split()[:3])
         print("\n| case | " + " | ".join(f"{k} median (min-max)" for k in results) + " |")
         print("|---|" + "---|" * len(results))
         for key in next(iter(results.values())):
