@@ -456,41 +456,48 @@ def serve() -> int:
                  "import_cpu_seconds": cpu1, "warm_up_seconds": time.perf_counter() - t1,
                  "warm_up_cpu_seconds": _cpu_seconds() - cpu1})
     while (request := lines.get()) is not None:
-        rid = request.pop("id", None)
-        cpu = _cpu_seconds()
-        cap = int(request.pop("memory_mb", 0)) * MIB
-        _reset_peak()
-        retire = None
-        try:
-            try:
-                state["current"] = rid
-                if rid is not None and state["stop"] == rid:  # stopped before it began
-                    raise Stopped
-                if cap:
-                    _soft_limit(cap)
-                out = answer(request)
-            finally:
-                state["current"] = None
-                _soft_limit(None)
-        except Stopped:  # raised at the latest as the finally above began: its cap may still be set
-            _soft_limit(None)
-            out = {"stopped": True}
-            left = _left_set()
-            retire = f"was replaced: a stopped build left {left} set" if left else None
-        except MemoryError:
-            out = {"out_of_memory": True}
-        except Exception as e:  # noqa: BLE001 - a bug must reach the page as a message; this process then retires
-            out = {"failed": f"{type(e).__name__}: {str(e)[:300]}"}
-            retire = "stopped on an error in its last build"
-        if out.get("out_of_memory"):
-            retire = "ran past its memory cap in its last build"
-        out["peak_rss"] = _peak_rss()
-        out["cpu_seconds"] = _cpu_seconds() - cpu  # this request's
-        _settle()
-        _say(reply, {"id": rid, "result": out, "rss": _rss(), "retire": retire})
-        if retire:
+        answered = _serve_one(request, state)
+        _say(reply, answered)
+        if answered["retire"]:
             return 0
     return 0
+
+
+def _serve_one(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """One request in the warm process, under its cap, interruptible while it runs (state["current"] is its id);
+    the reply line: {"id", "result", "rss", "retire"}."""
+    rid = request.pop("id", None)
+    cpu = _cpu_seconds()
+    cap = int(request.pop("memory_mb", 0)) * MIB
+    _reset_peak()
+    retire = None
+    try:
+        try:
+            state["current"] = rid
+            if rid is not None and state["stop"] == rid:  # stopped before it began
+                raise Stopped
+            if cap:
+                _soft_limit(cap)
+            out = answer(request)
+        finally:
+            state["current"] = None
+            _soft_limit(None)
+    except Stopped:  # raised at the latest as the finally above began: its cap may still be set
+        _soft_limit(None)
+        out = {"stopped": True}
+        left = _left_set()
+        retire = f"was replaced: a stopped build left {left} set" if left else None
+    except MemoryError:
+        out = {"out_of_memory": True}
+    except Exception as e:  # noqa: BLE001 - a bug must reach the page as a message; this process then retires
+        out = {"failed": f"{type(e).__name__}: {str(e)[:300]}"}
+        retire = "stopped on an error in its last build"
+    if out.get("out_of_memory"):
+        retire = "ran past its memory cap in its last build"
+    out["peak_rss"] = _peak_rss()
+    out["cpu_seconds"] = _cpu_seconds() - cpu  # this request's
+    _settle()
+    return {"id": rid, "result": out, "rss": _rss(), "retire": retire}
 
 
 def _left_set() -> str:
