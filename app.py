@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import plots, report, sidebar, state, url
+from ui import jobs, plots, report, sidebar, state, url
 
 # the tab's icon served by this server (a :material/...: page icon is fetched from fonts.gstatic.com, offline too)
 st.set_page_config(page_title="ALBERT Explorer", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
@@ -41,3 +41,4 @@ finally:
 query = url.sync()
 with url.show_link(link_slot, query):
     report.button(tuple(state.shown_configs()), url.link(query))  # the view as one HTML file, for a design document
+jobs.prewarm()  # once this server has served a page: the warm measurement process starts (ui/jobs.py)

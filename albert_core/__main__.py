@@ -1,5 +1,5 @@
 """python -m albert_core: see albert_core.cli."""
 
-from .cli import main
+from .cli import console
 
-raise SystemExit(main(prog="python -m albert_core"))
+raise SystemExit(console(prog="python -m albert_core"))

@@ -251,6 +251,17 @@ def main(argv: list[str] | None = None, prog: str = "albert-core") -> int:
     return 0
 
 
+def console(argv: list[str] | None = None, prog: str = "albert-core") -> int:
+    """The command as a process of its own (`albert-core`, `python -m albert_core`): main() with transformers'
+    torchao import skipped, since no command quantizes (serving.skip_torchao: 0.4 s and four lines of torchao's
+    and torch's warnings on stderr before verify's table). main() itself changes nothing of the process, so it
+    stays callable in any process, torchao's users included."""
+    from .serving import skip_torchao
+
+    skip_torchao()
+    return main(argv, prog)
+
+
 def _measure_command(args: argparse.Namespace) -> str:
     if args.command == "memory":
         d = cli_measure.memory_json(load_config(args), args)

@@ -203,6 +203,7 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
         "training_memory": {"sum_of_parts": est.total if est is not None else None},
         "inference_peak": out.get("inference"),
         "engine_seconds": out.get("engine_seconds"),
+        "engine_timings": out.get("engine_timings"),
     }
 
 
@@ -256,6 +257,7 @@ def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) ->
         "training_memory": {"sum_of_parts": None},
         "inference_peak": {"total": r.inference, "estimate": inf_est},
         "engine_seconds": r.seconds,
+        "engine_timings": r.timings,
     }
 
 

@@ -123,6 +123,7 @@ class Result:
     inference: int | None = None
     step: StepPeak | None = None
     seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)  # seconds: "build", then each measurement that ran
 
     @property
     def how(self) -> str:
@@ -582,15 +583,21 @@ def saved_bytes(model: Any, ids: Any, amp: Any = None) -> tuple[int, list[SavedT
         seen.add(k)
         total += n
         out.append(SavedTensor(stack[-1] if stack else "", tuple(t.shape), str(t.dtype).removeprefix("torch."), n))
-        return t
+        return None  # not t: no backward reads it, and a tensor saved by its own grad_fn (exp, tanh, ...) would
+        # make a cycle through C++ (t -> grad_fn -> saved t) that Python's gc cannot see, keeping the whole forward's
+        # graph and the model alive: a process that measures request after request grew by each model's objects
+
+    def unpack(_: Any) -> Any:
+        raise EngineError("saved_bytes' forward is measured only; it cannot run backward")
 
     mode = _live_storages()({}, lambda: "")  # the one dispatch mode: the same kernels' outputs as the other two
     try:
-        with _stopped_by(model), mode, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), \
+        with _stopped_by(model), mode, torch.autograd.graph.saved_tensors_hooks(pack, unpack), \
                 (amp or contextlib.nullcontext()):
             result = forward(model, ids)
         del result
     finally:
+        keep.clear()  # every saved variable holds pack, and pack held these: a cycle through C++ otherwise
         for h in handles:
             h.remove()
     return total, out
@@ -746,7 +753,9 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
         ids = input_ids(vocab_size, run)
         if what:
             model = prepare(model, run, True)
+        timings = {"build": time.perf_counter() - t0}
         for w in sorted(set(what), key=MEASURES.index):
+            started = time.perf_counter()
             model.train(w != "inference")
             if w == "saved" and "step" not in what:
                 out["saved"], tensors = saved_bytes(model, ids, autocast(run.dtype))
@@ -758,5 +767,8 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
                 out["step"] = step_peak(model, ids, run, collected)
                 if collected is not None:
                     out["saved"], out["saved_tensors"] = sum(t.nbytes for t in collected), tuple(collected)
+            else:
+                continue  # "saved" with "step": taken in the step's forward, timed with it
+            timings[w] = time.perf_counter() - started
         del model
-    return Result(run=run, seconds=time.perf_counter() - t0, **out)
+    return Result(run=run, seconds=time.perf_counter() - t0, timings=timings, **out)

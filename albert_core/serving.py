@@ -44,6 +44,23 @@ class _DropMessages(logging.Filter):
         return not any(p in msg for p in self.parts)
 
 
+def skip_torchao() -> bool:
+    """Mark torchao absent in a process that never quantizes (the CLI, the measurement process); call before
+    transformers is imported. transformers imports torchao on every model build where it is installed
+    (quantizers.auto imports quantizer_torchao, which imports torchao when is_torchao_available()): 0.4 s here,
+    and four lines on stderr on a CPU-only machine (two "Failed to load ... torchao/_C_..." and two torch
+    `_pytree` warnings for its Enum constants). sys.modules["torchao"] = None is Python's own way to say a
+    module is absent: importlib.util.find_spec then returns None, which transformers', peft's and accelerate's
+    availability checks read, and `import torchao` raises ImportError. Nothing is changed where torchao is
+    imported already; True when it was marked absent."""
+    import sys
+
+    if "torchao" in sys.modules:
+        return False
+    sys.modules["torchao"] = None  # type: ignore[assignment]  # the documented marker of an absent module
+    return True
+
+
 def quiet_torchao() -> None:
     """Keep torchao's library-loading messages (harmless without CUDA) out of the log; call before importing
     torchao or peft (which imports it). Only those messages are dropped; the loggers stay as they are."""

@@ -2,10 +2,13 @@
 
 `plan(request)` (no torch) checks the request, estimates the measuring process's peak memory and
 decides what the child may do; `run(request)` does the work (torch imported inside, callable
-in-process by tests); `python -m albert_core.worker --memory-mb N` is the child the app starts for
-each request (albert_core.runner): it caps its own memory with RLIMIT_DATA, reads the request as
-JSON on stdin, writes the result as JSON on stdout and exits, so no model, tensor or torch module
-ever lives in the server's process.
+in-process by tests); `python -m albert_core.worker --memory-mb N` is the one-shot child (albert_core.runner
+starts one per real-tensor request, and per request when the warm process is off): it caps its own memory
+with RLIMIT_DATA, reads the request as JSON on stdin, writes the result as JSON on stdout and exits, so no
+model, tensor or torch module ever lives in the server's process. `python -m albert_core.worker --serve` is
+the warm measurement process (`serve`): it imports torch and transformers once, says it is ready with one
+JSON line, then answers one JSON line per request line (fake tensors only), each under the memory cap the
+request names, until its stdin closes or it asks to be retired.
 
 Request: {"config": ModelConfig.to_dict()} or {"hf_config": a config.json dict of a model_type no
 family models}, with "source": "reference" | "hf", "batch_size", "seq_len", "dtype", "attention",
@@ -240,7 +243,7 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
         out["step"] = asdict(r.step) | {"optimizer": r.run.optimizer}
     if r.inference is not None:
         out["inference"] = {"total": r.inference, "estimate": inf_est}
-    out["engine_seconds"] = r.seconds
+    out["engine_seconds"], out["engine_timings"] = r.seconds, r.timings
     return out
 
 
@@ -348,26 +351,239 @@ def _die_with_parent() -> None:
         pass
 
 
+def own_process(request: dict[str, Any]) -> bool:
+    """Whether the request runs in a fresh process of its own: a real-tensor measurement holds real memory (its
+    weights and activations), which a process that stays alive would keep. Everything else (fake tensors, a
+    count, the Memory page's points) is served by the warm measurement process where the server has one."""
+    return bool(request.get("real")) and bool(request.get("measure", True)) and "points" not in request
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    """The result of one request (both the one-shot child and the warm process)."""
+    try:
+        return (run_points(request) if "points" in request else
+                run(request, count=request.get("count", True), measure=request.get("measure", True)))
+    except MemoryError:  # past the cap before the measurement (imports, the meta build)
+        return {"out_of_memory": True}
+
+
 def main(argv: list[str]) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(description="Run one Verify request (JSON on stdin, JSON on stdout).")
+    p = argparse.ArgumentParser(description="Run one Verify request (JSON on stdin, JSON on stdout), or with "
+                                            "--serve one request per line until stdin closes.")
     p.add_argument("--memory-mb", type=int, default=0, help="cap on this process's data memory, MiB (0: none)")
+    p.add_argument("--serve", action="store_true", help="stay warm: one JSON request per line, each with memory_mb")
     args = p.parse_args(argv)
     _die_with_parent()
     _first_to_go()
+    from .serving import skip_torchao
+
+    skip_torchao()  # never quantizes: transformers' torchao import (0.4 s, messages on stderr) is skipped
+    if args.serve:
+        return serve()
     if args.memory_mb:
         _start_threads()
         _limit_memory(args.memory_mb * MIB)
-    request = json.loads(sys.stdin.read())
-    try:
-        out = (run_points(request) if "points" in request else
-               run(request, count=request.get("count", True), measure=request.get("measure", True)))
-    except MemoryError:  # past the cap before the measurement (imports, the meta build)
-        out = {"out_of_memory": True}
+    out = answer(json.loads(sys.stdin.read()))
     out["peak_rss"] = _peak_rss()
+    out["cpu_seconds"] = _cpu_seconds()  # the whole process: interpreter, imports, the request
     sys.stdout.write(json.dumps(out))
     return 0
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds this process has used (user + system, all its threads): a cost that a busy machine's load
+    does not inflate the way it inflates wall time."""
+    import time
+
+    return time.process_time()
+
+
+# ---- the warm measurement process ----------------------------------------------------------------------
+
+class Stopped(BaseException):
+    """Raised in the warm process's main thread when the runner stops the running request (Cancel, the time limit,
+    a closed session). A BaseException, so no `except Exception` on the way (the engine's, torch's) keeps it."""
+
+
+def serve() -> int:
+    """Import once, then answer requests one at a time (albert_core.runner.WarmProcess is the other side).
+
+    Protocol, one JSON object per line each way. Out: first {"ready": true, "pid", "rss", "seconds", ...} once
+    torch and transformers are imported; then one {"id", "result", "rss": resident bytes after it, "retire": why
+    this process should not serve another, or null} per request. In: a request as `answer` takes it plus "id"
+    and "memory_mb" (the cap for this request), or {"stop": id}: the request with that id is interrupted
+    (Stopped, raised in the main thread between two Python steps by SIGUSR1's handler) and answered
+    {"stopped": true}; the process then checks that the interrupted build left nothing set (torch's mode stacks,
+    grad mode, autocast, saved-tensor hooks, the engine's patch of transformers' is_tracing) and retires if it
+    did. (A Stopped that lands in a finalizer is printed and dropped by Python: the build then runs on, and the
+    runner ends the process when no answer comes within its grace period.) Stdout carries only these lines: anything a
+    library prints goes to stderr. The process ends when stdin closes, or after a reply that says retire.
+    """
+    import queue
+    import signal
+    import threading
+    import time
+
+    t0 = time.perf_counter()
+    reply = _protocol_out()
+    _start_threads()  # imports torch, and starts its threads before any cap (see _start_threads)
+    t1, cpu1 = time.perf_counter(), _cpu_seconds()
+    warm_up()
+    state: dict[str, Any] = {"current": None, "stop": None}  # the running request's id; the id asked to stop
+    lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+    def on_stop(signum: int, frame: Any) -> None:  # Python runs it in the main thread, between two steps
+        if state["current"] is not None and state["stop"] == state["current"]:
+            state["current"] = None  # once per request: nothing after the first raise is interrupted again
+            raise Stopped
+
+    def read() -> None:  # owns stdin: requests go to the main thread, a stop interrupts it
+        for raw in sys.stdin:
+            if raw.strip():
+                msg = json.loads(raw)
+                if "stop" in msg:
+                    state["stop"] = msg["stop"]
+                    os.kill(os.getpid(), signal.SIGUSR1)
+                else:
+                    lines.put(msg)
+        lines.put(None)
+
+    signal.signal(signal.SIGUSR1, on_stop)
+    threading.Thread(target=read, name="albert-warm-stdin", daemon=True).start()
+    _say(reply, {"ready": True, "pid": os.getpid(), "rss": _rss(), "seconds": time.perf_counter() - t0,
+                 "import_cpu_seconds": cpu1, "warm_up_seconds": time.perf_counter() - t1,
+                 "warm_up_cpu_seconds": _cpu_seconds() - cpu1})
+    while (request := lines.get()) is not None:
+        answered = _serve_one(request, state)
+        _say(reply, answered)
+        if answered["retire"]:
+            return 0
+    return 0
+
+
+def _serve_one(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """One request in the warm process, under its cap, interruptible while it runs (state["current"] is its id);
+    the reply line: {"id", "result", "rss", "retire"}."""
+    rid = request.pop("id", None)
+    cpu = _cpu_seconds()
+    cap = int(request.pop("memory_mb", 0)) * MIB
+    _reset_peak()
+    retire = None
+    try:
+        try:
+            state["current"] = rid
+            if rid is not None and state["stop"] == rid:  # stopped before it began
+                raise Stopped
+            if cap:
+                _soft_limit(cap)
+            out = answer(request)
+        finally:
+            state["current"] = None
+            _soft_limit(None)
+    except Stopped:  # raised at the latest as the finally above began: its cap may still be set
+        _soft_limit(None)
+        out = {"stopped": True}
+        left = _left_set()
+        retire = f"was replaced: a stopped build left {left} set" if left else None
+    except MemoryError:
+        out = {"out_of_memory": True}
+    except Exception as e:  # noqa: BLE001 - a bug must reach the page as a message; this process then retires
+        out = {"failed": f"{type(e).__name__}: {str(e)[:300]}"}
+        retire = "stopped on an error in its last build"
+    if out.get("out_of_memory"):
+        retire = "ran past its memory cap in its last build"
+    out["peak_rss"] = _peak_rss()
+    out["cpu_seconds"] = _cpu_seconds() - cpu  # this request's
+    _settle()
+    return {"id": rid, "result": out, "rss": _rss(), "retire": retire}
+
+
+def _left_set() -> str:
+    """What an interrupted build left set in this process ("" when nothing): the next build would run under it."""
+    import torch
+
+    left = [name for name, bad in (
+        ("a torch dispatch mode", torch._C._len_torch_dispatch_stack() != 0),
+        ("a torch function mode", torch._C._len_torch_function_stack() != 0),
+        ("grad mode off", not torch.is_grad_enabled()),
+        ("autocast", torch.is_autocast_enabled("cpu")),
+        ("saved-tensor hooks", torch._C._autograd._top_saved_tensors_default_hooks(False) is not None),
+        ("the engine's is_tracing patch", _tracing_patched())) if bad]
+    return ", ".join(left)
+
+
+def _tracing_patched() -> bool:
+    return any(getattr(getattr(sys.modules.get(m), "is_tracing", None), "__name__", "") == "real_paths"
+               for m in ("transformers.masking_utils", "transformers.modeling_attn_mask_utils"))
+
+
+def warm_up() -> None:
+    """Import transformers' model code for every family (BertModel ... ModernBertModel) at start, not at each
+    family's first build: 0.25 s here. (A first small run of the engine as well made no difference to the first
+    request that a busy 2-core machine could show, 2026-12-03, and cost about 1 s of CPU per start.)"""
+    from .families import family
+    from .names import FAMILIES
+
+    for name in FAMILIES:
+        family(name).hf_classes(False)
+    _settle()
+
+
+def _protocol_out() -> Any:
+    """A private copy of stdout for the protocol's lines; fd 1 itself then points at stderr, so a library's
+    print() cannot break a line the runner reads."""
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    return out
+
+
+def _say(out: Any, obj: dict[str, Any]) -> None:
+    out.write(json.dumps(obj) + "\n")
+    out.flush()
+
+
+def _reset_peak() -> None:
+    """Start VmHWM again from the current RSS (Linux >= 4.0: "5" to /proc/self/clear_refs), so each request's
+    peak_rss is its own, not the highest of this process's life."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def _soft_limit(limit_bytes: int | None) -> None:
+    """The request's cap as RLIMIT_DATA's soft limit (None: none); the hard limit stays as it is, so the next
+    request can raise it again."""
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    soft = resource.RLIM_INFINITY if limit_bytes is None else limit_bytes
+    if hard != resource.RLIM_INFINITY:
+        soft = hard if soft == resource.RLIM_INFINITY else min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
+def _settle() -> None:
+    """Give back what a request left: Python's cycles, FakeTensorMode's class-wide dispatch cache, and the C
+    heap's free pages (glibc malloc_trim)."""
+    import gc
+
+    gc.collect()
+    try:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        FakeTensorMode.cache_clear()
+    except (ImportError, AttributeError):
+        pass
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Verify: build the selected config in PyTorch, count and measure it on the engine, beside the estimate.
 
-torch runs only in a separate process per press (albert_core.worker, queued by ui/jobs.py): this
-page gets plain numbers back, and the server's memory returns to where it was.
+torch runs only in a separate process (albert_core.worker, queued by ui/jobs.py: the warm measurement process
+for fake tensors, a fresh one per press for real tensors): this page gets plain numbers back, and the server's
+memory returns to where it was.
 """
 
 import streamlit as st
@@ -172,8 +173,11 @@ def show_measurement(result: dict) -> None:
         st.caption(f"Eval forward (no_grad): peak of live tensors {format_bytes(inf['total'])} measured, "
                    f"{format_bytes(inf['estimate'])} estimated ({inf['total']:,} and {inf['estimate']:,} bytes).")
     if "peak_rss" in result and "estimate" in result:
+        proc = result.get("process") or {}
+        where = (f" (the warm measurement process, its build {proc['build']:,}: PyTorch imported once)"
+                 if proc.get("warm") else "")
         st.caption(f"Measured on {result.get('how', 'fake tensors')}. The build process peaked at "
-                   f"{format_bytes(result['peak_rss'])} resident; estimated before building: "
+                   f"{format_bytes(result['peak_rss'])} resident{where}; estimated before building: "
                    f"{format_bytes(result['estimate']['total'])} (this server allows "
                    f"{format_bytes(jobs.budget_bytes())} per build: {jobs.budget_source()}).")
 
@@ -184,6 +188,8 @@ if result is None or result["key"] != run_key:
             "process; on real tensors the measurement is refused, with the reason, when the model is too big "
             "for this server.")
 else:
+    if result.get("process_note"):
+        st.caption(md(result["process_note"]))  # a new measurement process was started for it, and why
     show_count(result)
     show_measurement(result)
 

@@ -172,6 +172,23 @@ def test_verify_json_measured_beside_estimated(capsys):
     assert t["at_start"]["parameters"] == 4 * count_parameters(cfg).total
     assert d["settings"]["how"].startswith("fake tensors") and d["settings"]["source"] == "hf"
     assert d["inference_peak"]["total"] == d["inference_peak"]["estimate"]
+    assert list(d["engine_timings"]) == ["build", "inference", "step"]  # where its time went (saved: in the step)
+
+
+def test_verify_as_a_command_prints_its_table_and_no_import_warnings():
+    """torchao is installed here (requirements-dev.txt), and transformers imported it on every build: its two
+    "Failed to load ... torchao/_C_..." lines and torch's two _pytree warnings came before verify's table. The
+    command marks it absent (serving.skip_torchao); main() in a process of its own leaves torchao alone."""
+    r = subprocess.run([sys.executable, "-m", "albert_core", "verify", "--preset", "bert-base", "--batch-size", "1",
+                        "--seq-len", "8"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0 and r.stderr == "", r.stderr[-2000:]
+    assert r.stdout.startswith("bert-base: batch 1, seq_len 8")
+    code = ("import sys; from albert_core import cli; import contextlib, io; "
+            "f = io.StringIO(); ctx = contextlib.redirect_stdout(f); ctx.__enter__(); "
+            "rc = cli.main(['params', '--preset', 'bert-base']); ctx.__exit__(None, None, None); "
+            "print(rc, 'torchao' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.stdout.split() == ["0", "False"], done.stderr[-1000:]  # main() marks nothing absent
 
 
 def test_verify_real_equals_fake_and_text_output(capsys):

@@ -3,36 +3,53 @@
 Settings (environment variable first, then `.streamlit/secrets.toml`, then the default):
   ALBERT_EXPLORER_MEMORY_BUDGET_MB / memory_budget_mb   memory one build process may use (MiB)
   ALBERT_EXPLORER_VERIFY_TIMEOUT_S / verify_timeout_s   wall-clock limit of one build (s)
+  ALBERT_EXPLORER_WARM_WORKER / warm_worker             1 (default): fake-tensor builds run in one warm
+                                                        measurement process; 0: a fresh process per press
+  ALBERT_EXPLORER_WARM_MAX_RSS_MB / warm_max_rss_mb     the warm process is replaced past this resident size
+                                                        after a build (default 440)
+  ALBERT_EXPLORER_WARM_MAX_REQUESTS / warm_max_requests ... and after this many builds (default 200)
 The default budget is the memory this server really has free when the build is asked for
 (albert_core.runner.available_bytes: its cgroup limit less its usage, else the machine's
-MemAvailable, less a 64 MiB reserve): on Streamlit Community Cloud (about 1 GB per app) about
-700 MiB beside the server's own 200-300 MiB (docs/deploy.md has the measurements).
+MemAvailable, less a 64 MiB reserve), plus what the warm process holds (a build reuses it: a fake-tensor
+build runs there; for a real-tensor one the runner ends it first when the memory is needed). On Streamlit
+Community Cloud (about 1 GB per app) the warm process holds about 360 MiB at rest beside the server's
+160 MiB (docs/deploy.md has the measurements).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
-from albert_core.runner import Job, Runner, available_bytes
+from albert_core.runner import WARM_MAX_REQUESTS, WARM_MAX_RSS_BYTES, Job, Runner, available_bytes
 
 BUDGET_ENV, BUDGET_SECRET = "ALBERT_EXPLORER_MEMORY_BUDGET_MB", "memory_budget_mb"
 TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S = "ALBERT_EXPLORER_VERIFY_TIMEOUT_S", "verify_timeout_s", 180
+WARM_ENV, WARM_SECRET = "ALBERT_EXPLORER_WARM_WORKER", "warm_worker"
+WARM_RSS_ENV, WARM_RSS_SECRET = "ALBERT_EXPLORER_WARM_MAX_RSS_MB", "warm_max_rss_mb"
+WARM_REQUESTS_ENV, WARM_REQUESTS_SECRET = "ALBERT_EXPLORER_WARM_MAX_REQUESTS", "warm_max_requests"
+OFF = ("0", "false", "no", "off")
 RECONNECT_GRACE_S = 10.0  # a session disconnected this long is gone (a browser's reconnect takes less)
 MIB = 1 << 20
 
 
-def _setting(env: str, secret: str, default: float | None) -> float | None:
+def _raw(env: str, secret: str) -> Any:
     raw: Any = os.environ.get(env)
     if raw is None:
         try:
             raw = st.secrets.get(secret)
         except Exception:  # noqa: BLE001 - no secrets file: Streamlit raises its own error types
             raw = None
+    return raw
+
+
+def _setting(env: str, secret: str, default: float | None) -> float | None:
+    raw = _raw(env, secret)
     try:
         value = float(raw) if raw is not None else default
     except (TypeError, ValueError):
@@ -41,9 +58,10 @@ def _setting(env: str, secret: str, default: float | None) -> float | None:
 
 
 def budget_bytes() -> int:
-    """The setting where one is given, else the memory this server has free now."""
+    """The setting where one is given, else the memory this server has free now and what the warm process holds
+    (a fake-tensor build runs in it; for a real-tensor build the runner ends it when that memory is needed)."""
     mb = _setting(BUDGET_ENV, BUDGET_SECRET, None)
-    return int(mb * MIB) if mb is not None else available_bytes()
+    return int(mb * MIB) if mb is not None else available_bytes() + runner().reclaimable_bytes()
 
 
 def budget_source() -> str:
@@ -55,10 +73,34 @@ def timeout_s() -> float:
     return _setting(TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S) or DEFAULT_TIMEOUT_S
 
 
+def warm_enabled() -> bool:
+    """ALBERT_EXPLORER_WARM_WORKER / warm_worker: on unless 0, false, no or off."""
+    raw = _raw(WARM_ENV, WARM_SECRET)
+    return raw is None or str(raw).strip().lower() not in OFF
+
+
 @st.cache_resource(show_spinner=False)
 def runner() -> Runner:
     """The server's one queue (st.cache_resource: one object per process, shared by every session)."""
-    return Runner()
+    rss_mb = _setting(WARM_RSS_ENV, WARM_RSS_SECRET, WARM_MAX_RSS_BYTES / MIB) or WARM_MAX_RSS_BYTES / MIB
+    requests = _setting(WARM_REQUESTS_ENV, WARM_REQUESTS_SECRET, WARM_MAX_REQUESTS) or WARM_MAX_REQUESTS
+    return Runner(warm=warm_enabled(), max_rss_bytes=int(rss_mb * MIB), max_requests=int(requests), log=_log)
+
+
+def _log(line: str) -> None:
+    """The warm process's events in the server's log (started, ready, a build stopped in it, ended and why)."""
+    print(f"ALBERT Explorer: {line}", file=sys.stderr, flush=True)
+
+
+def prewarm() -> None:
+    """Start the warm measurement process once this server has served a page (app.py calls it at the end of
+    every run; the runner starts one only the first time). Only under a real server, not AppTest's mock Runtime
+    (a MagicMock with Runtime's spec, which passes isinstance): AppTest runs start it on the first press instead,
+    so tests that never press start no process."""
+    from streamlit.runtime import Runtime
+
+    if Runtime.exists() and type(Runtime.instance()) is Runtime and warm_enabled():
+        runner().prewarm()
 
 
 def _session_alive() -> Callable[[], bool] | None:
@@ -136,9 +178,20 @@ def follow(job: Job, key: str = "verify_cancel") -> None:
                      "the queue; this server builds one model at a time). It starts by itself; keep this "
                      "page open.", icon=":material/hourglass_top:")
         else:
-            elapsed = time.monotonic() - (job.started or time.monotonic())
-            box.info(f"Building the model and measuring it in PyTorch in a separate process: {elapsed:.0f} s "
-                     f"(limit {job.timeout_s:,.0f} s, memory {job.memory_bytes / MIB:,.0f} MiB).",
-                     icon=":material/progress_activity:")
+            box.info(status(job), icon=":material/progress_activity:")
         r.wait(job, 0.5)
     slot.empty()
+
+
+def status(job: Job) -> str:
+    """What a running job is doing, in the words the page shows."""
+    elapsed = time.monotonic() - (job.started or time.monotonic())
+    limits = f"{elapsed:.0f} s (limit {job.timeout_s:,.0f} s, memory {job.memory_bytes / MIB:,.0f} MiB)"
+    if job.warm and job.phase == "starting":
+        last = job.notice.split(": ", 1)[1].rstrip(".") if ": " in job.notice else ""
+        return ("Building the model and measuring it in PyTorch in a separate process, which is starting"
+                + (f" ({last})" if last else "") + ": it imports PyTorch once (5-10 s here), then stays warm for "
+                f"the next builds. {limits}.")
+    if job.warm:
+        return f"Building the model and measuring it in PyTorch in a separate process (kept warm): {limits}."
+    return f"Building the model and measuring it in PyTorch in a separate process: {limits}."

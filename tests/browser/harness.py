@@ -31,14 +31,15 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, on_start=None,
-                     script: Path = ROOT / "serve.py", base_path: str = ""):
+                     script: Path = ROOT / "serve.py", base_path: str = "", on_line=None):
     """Yield (base_url, started_at) for `streamlit run script` (this app by default) on 127.0.0.1, run in the
     script's folder; stopped on exit.
 
     base_path: served under it (server.baseUrlPath, as behind a proxy), e.g. "albert": base_url ends with "/albert".
 
     env: extra environment variables for the server; on_start(proc): called with the Popen right after
-    the start (the memory benchmark reads its pid).
+    the start (the memory benchmark reads its pid); on_line(line): called with each line the server writes
+    (stdout and stderr), on a thread of its own.
     """
     port = free_port()
     cmd = [
@@ -59,6 +60,8 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
         for line in proc.stdout:
             if len(said) < 200:
                 said.append(line)
+            if on_line is not None:
+                on_line(line)
             if f":{port}" in line and "URL" in line:
                 ready.set()
         ready.set()  # the output ended: the process exited

@@ -1,0 +1,205 @@
+"""Verify's press -> result, cold (a fresh process per request) vs warm (the warm measurement process, issue 27),
+at the runner's API (albert_core.runner.Runner: what ui/jobs.py calls; no browser, no page), and the warm
+process's resident memory at rest and after the runs.
+
+The five cases of issue 27 (bert-base at Verify's defaults 2 x 64, xlm-roberta-large 8 x 512, deberta-v3-large
+4 x 512, ModernBERT-large 1 x 8,192, albert-xxlarge 8 x 512; fake tensors, the source the page picks), each
+--repeats times, round robin; then the Memory page's "Measure N points in PyTorch" at its default view (the
+request captured from the page in AppTest). Every time is from submit() to the job's end: the queue, the
+child's imports where there are any, the build and the engine's three measurements, the JSON back.
+Each job gets the budget the app gives it (ui/jobs.budget_bytes: the memory free now plus what the warm
+process holds).
+
+--cgroup-mb N: this process (the server's stand-in: Python with albert_core, Streamlit and AppTest loaded)
+and every child it starts run inside a new cgroup-v1 memory cgroup with that limit (as root, under this
+process's own memory cgroup, as benchmarks/bench_server_memory.py makes it); its peak, failures and OOM kills
+are reported.
+Usage: .venv/bin/python benchmarks/bench_warm.py [--repeats 3] [--cgroup-mb 1024] [--only warm|cold]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from timing import machine_line  # noqa: E402
+
+from albert_core.measure import default_kind  # noqa: E402
+from albert_core.presets import PRESETS  # noqa: E402
+from albert_core.runner import Runner, available_bytes  # noqa: E402
+
+MIB = 1 << 20
+CASES = [("bert-base", 2, 64), ("xlm-roberta-large", 8, 512), ("deberta-v3-large", 4, 512),
+         ("ModernBERT-large", 1, 8192), ("albert-xxlarge", 8, 512)]
+
+
+class Cgroup:
+    """A cgroup-v1 memory cgroup under this process's own, with a hard limit (bench_server_memory.py's)."""
+
+    def __init__(self, limit_mb: int):
+        own = next(line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup") if ":memory:" in line)
+        self.path = Path("/sys/fs/cgroup/memory") / own.lstrip("/") / f"albert_warm_{os.getpid()}"
+        self.parent = self.path.parent
+        self.path.mkdir()
+        (self.path / "memory.limit_in_bytes").write_text(str(limit_mb * MIB))
+        (self.path / "memory.memsw.limit_in_bytes").write_text(str(limit_mb * MIB))
+
+    def enter(self) -> None:
+        (self.path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def read(self, name: str) -> str:
+        return (self.path / name).read_text().strip()
+
+    def report(self) -> str:
+        oom = dict(line.split() for line in self.read("memory.oom_control").splitlines())
+        return (f"cgroup-v1 {self.path}: limit {int(self.read('memory.limit_in_bytes')) / MIB:,.0f} MiB, peak usage "
+                f"{int(self.read('memory.max_usage_in_bytes')) / MIB:,.0f} MiB, failcnt {self.read('memory.failcnt')}, "
+                f"oom_kill {oom.get('oom_kill', '?')}")
+
+    def leave(self) -> None:
+        (self.parent / "cgroup.procs").write_text(str(os.getpid()))
+        deadline = time.monotonic() + 10  # a child killed just now may still be on its way out of it
+        while self.read("cgroup.procs") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        try:
+            self.path.rmdir()
+        except OSError as e:
+            print(f"(cgroup {self.path} not removed: {e})")
+
+
+def rss(pid: int | None = None) -> int:
+    try:
+        with open(f"/proc/{pid or 'self'}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def request(name: str, batch: int, seq: int) -> dict:
+    cfg = PRESETS[name]
+    return {"config": cfg.to_dict(), "source": default_kind(cfg), "batch_size": batch, "seq_len": seq,
+            "dtype": "float32", "attention": "eager", "checkpointing": False, "optimizer": "adamw", "real": False}
+
+
+def memory_page_points() -> dict:
+    """The request the Memory page's "Measure N points in PyTorch" submits at its default view (AppTest)."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui import jobs
+
+    captured: list[dict] = []
+    jobs.start = lambda name, key, extra, req: captured.append(req)  # type: ignore[assignment]  # record only
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/memory.py").run()
+    button = next(b for b in at.button if b.key == "memory_measure")
+    button.click().run()
+    return captured[0]
+
+
+def press(r: Runner, req: dict) -> tuple[float, dict]:
+    t = time.monotonic()
+    job = r.submit(req, memory_bytes=available_bytes() + r.reclaimable_bytes(), timeout_s=600)
+    assert r.wait(job, 900), "no result in 900 s"
+    took = time.monotonic() - t
+    if job.state != "done":
+        return took, {"error": job.message}
+    return took, job.result or {}
+
+
+def outcome(res: dict) -> str:
+    if "error" in res:
+        return "ERROR " + res["error"][:120]
+    if "points" in res:
+        return f"{len(res['points'])} points"
+    m = res.get("measurement")
+    if not m:
+        return "not measured: " + str(res.get("measure_error"))[:120]
+    return "estimate = measured" if m["estimate"] == m["total"] else "ESTIMATE DIFFERS"
+
+
+def series(r: Runner, label: str, repeats: int, points: dict) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall seconds and the measuring process's CPU seconds (a cost the machine's load inflates less) per case."""
+    times: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    for i in range(repeats):
+        for key, req in [*((f"{n} {b} x {s}", request(n, b, s)) for n, b, s in CASES),
+                         (f"Memory page: {len(points['points'])} points", points)]:
+            took, res = press(r, req)
+            times.setdefault(key, []).append(took)
+            cpu.setdefault(key, []).append(res.get("cpu_seconds", float("nan")))
+            extra = (f", process build {res['process']['build']}, rest {res['process']['rss'] / MIB:,.0f} MiB"
+                     if "process" in res else "")
+            print(f"  {label} {i + 1}: {key}: {took:.2f} s wall, {res.get('cpu_seconds', float('nan')):.2f} s CPU, "
+                  f"{outcome(res)}, peak {res.get('peak_rss', 0) / MIB:,.0f} MiB{extra}", flush=True)
+    return times, cpu
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cgroup-mb", type=int, default=None)
+    ap.add_argument("--only", choices=("warm", "cold"), default=None)
+    args = ap.parse_args()
+    print(machine_line(), "load average", open("/proc/loadavg").read().split()[:3])
+    cgroup = Cgroup(args.cgroup_mb) if args.cgroup_mb else None
+    if cgroup:
+        cgroup.enter()
+    try:
+        points = memory_page_points()
+        print(f"this process (the server's stand-in): {rss() / MIB:,.0f} MiB; free for a build: "
+              f"{available_bytes() / MIB:,.0f} MiB\n")
+        results: dict[str, dict[str, list[float]]] = {}
+        if args.only != "warm":
+            print("cold: a fresh `python -m albert_core.worker` per press (ALBERT_EXPLORER_WARM_WORKER=0); load average",
+                  open("/proc/loadavg").read().split()[:3])
+            results["cold wall"], results["cold CPU"] = series(Runner(warm=False), "cold", args.repeats, points)
+        if args.only != "cold":
+            print("\nwarm: one `python -m albert_core.worker --serve`; load average", open("/proc/loadavg").read().split()[:3])
+            r = Runner(warm=True)
+            r.prewarm()
+            assert r.wait_until(lambda: r.warm_pid is not None, 60)
+            first, res = press(r, request("bert-base", 2, 64))
+            start = res["process"]["start"]
+            print(f"  started at t=0; first result (bert-base 2 x 64, waiting for its imports) at {first:.2f} s; "
+                  f"ready after {start['seconds']:.2f} s (interpreter and torch {start['import_cpu_seconds']:.2f} s "
+                  f"CPU, transformers and the families' model classes {start['warm_up_seconds']:.2f} s wall, "
+                  f"{start['warm_up_cpu_seconds']:.2f} s CPU); at rest {r.reclaimable_bytes() / MIB:,.0f} MiB",
+                  flush=True)
+            rest = r.reclaimable_bytes()
+            results["warm wall"], results["warm CPU"] = series(r, "warm", args.repeats, points)
+            print(f"  warm process: {rest / MIB:,.0f} MiB at rest before the runs, {r.reclaimable_bytes() / MIB:,.0f} "
+                  f"MiB after them ({(r.reclaimable_bytes() - rest) / MIB:+,.0f} MiB); this process "
+                  f"{rss() / MIB:,.0f} MiB; together {(rss() + r.reclaimable_bytes()) / MIB:,.0f} MiB; "
+                  f"{r.warm_starts} warm process(es) started")
+            r.close()
+        print("\nload average at the end", open("/proc/loadavg").read().split()[:3])
+        print("\n| case | " + " | ".join(f"{k} median (min-max)" for k in results) + " |")
+        print("|---|" + "---|" * len(results))
+        for key in next(iter(results.values())):
+            cells = [f"{statistics.median(v[key]):.2f} s ({min(v[key]):.2f}-{max(v[key]):.2f})" for v in results.values()]
+            print(f"| {key} | " + " | ".join(cells) + " |")
+        for k, v in results.items():
+            cases = [t for key, ts in v.items() if not key.startswith("Memory") for t in ts]
+            if not cases or cases[0] != cases[0]:  # nan: no CPU figure
+                continue
+            print(f"{k}: the five cases' median {statistics.median(cases):.2f} s, max {max(cases):.2f} s")
+    finally:
+        if cgroup:
+            print(cgroup.report())
+            cgroup.leave()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""The warm measurement process (issue 27): one process imports torch once and serves fake-tensor requests one at
+a time through the queue. Each fault ends cleanly and the job says why: Cancel, the time limit and a closed
+session interrupt the build inside the process, which stays warm for the next press; a process killed with
+SIGKILL mid-run, or past its memory bound, or after N requests, is replaced, and the next press starts a new one
+and says so. Real-tensor requests still run in a fresh process each. The tests wait on the runner's own signals
+(Runner.wait_until: a job's phase, its end), never on time."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import threading
+
+import pytest
+from test_app_verify import TINY_CFG, _pid_alive, request
+
+from albert_core import engine
+from albert_core.measure import maker
+from albert_core.params import count_parameters
+from albert_core.presets import PRESETS
+from albert_core.runner import Runner
+from ui import jobs
+
+MIB = 1 << 20
+LONG = request(PRESETS["bert-large"], source="hf", batch_size=8, seq_len=512)  # seconds of work: stopped mid-run
+WAIT_S = 300  # a generous bound for a wait on a busy machine; every wait ends on a signal well before it
+
+
+@pytest.fixture(scope="module")
+def warm():
+    r = Runner(warm=True)
+    r.prewarm()  # what the server does once it has served a page: the process starts before any job
+    assert r.wait_until(lambda: r.warm_pid is not None, WAIT_S)
+    yield r
+    r.close()
+
+
+def tiny(r: Runner, **kw):
+    job = r.submit(request(TINY_CFG, **kw), memory_bytes=700 * MIB, timeout_s=WAIT_S)
+    assert r.wait(job, WAIT_S) and job.state == "done", job.message
+    assert job.result["built"] == count_parameters(TINY_CFG).total
+    return job
+
+
+def ready(r: Runner) -> int:
+    """The warm process's pid, once it has served a request (started again first if a test ended it)."""
+    if not r.warm_ready():
+        tiny(r)
+    return r.warm_pid
+
+
+def mid_run(r: Runner, **kw):
+    """A long request, once the warm process is measuring it."""
+    job = r.submit(LONG, memory_bytes=700 * MIB, **({"timeout_s": WAIT_S} | kw))
+    assert r.wait_until(lambda: job.finished or job.phase == "measuring", WAIT_S) and not job.finished
+    return job
+
+
+def next_press_is_served_by_the_same_process(r: Runner, pid: int) -> None:
+    """The stopped build was interrupted inside the process, which answered and serves the next press at once."""
+    assert r.warm_pid == pid and r.warm_ready()
+    job = tiny(r)
+    assert job.pid == pid and not job.notice and "process_note" not in job.result
+
+
+def next_press_starts_a_new_one_and_says_so(r: Runner, old_pid: int, why: str) -> None:
+    assert not _pid_alive(old_pid)  # the stopped process is gone (reaped before its job ended), not left running
+    job = tiny(r)
+    assert job.warm and job.pid != old_pid and job.result["process"]["build"] == 1
+    assert job.notice.startswith("This build started a new measurement process") and why in job.notice, job.notice
+    assert job.result["process_note"] == job.notice  # the page shows it beside the result (pages/verify.py)
+
+
+def test_saved_bytes_leave_nothing_behind():
+    """A process that stays warm must not keep each request's model: the saved-tensor forward's pack hook held every
+    saved tensor and every saved variable held the hook, a cycle through C++ that gc cannot see."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    engine.measure(maker(TINY_CFG, "reference", "eager"), TINY_CFG.vocab_size, engine.Run(2, 16), what=("saved",))
+    gc.collect()
+    assert not [o for o in gc.get_objects() if issubclass(type(o), FakeTensor)]  # type(): no module __getattr__
+
+
+def test_two_sessions_at_once_are_served_one_after_the_other_by_the_same_process(warm):
+    pid = ready(warm)
+    go = threading.Barrier(2)
+    jobs_: list = []
+
+    def press(seq_len: int) -> None:
+        go.wait()  # both sessions press at the same moment
+        jobs_.append(warm.submit(request(TINY_CFG, seq_len=seq_len), memory_bytes=700 * MIB, timeout_s=WAIT_S))
+
+    threads = [threading.Thread(target=press, args=(s,)) for s in (8, 16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for job in jobs_:
+        assert warm.wait(job, WAIT_S) and job.state == "done", job.message
+    first, second = sorted(jobs_, key=lambda j: j.started)
+    assert second.started >= first.ended  # one at a time
+    assert first.pid == second.pid == pid and warm.warm_pid == pid  # no new process: PyTorch imported once
+    assert second.result["process"]["build"] == first.result["process"]["build"] + 1
+    assert {j.result["measurement"]["seq_len"] for j in jobs_} == {8, 16}
+    assert not first.notice and not second.notice
+    assert second.result["process"]["rss"] < warm.max_rss_bytes  # at rest it stays under its bound
+    assert 0 < second.result["peak_rss"] < 700 * MIB  # its own peak during that build (VmHWM reset per request)
+
+
+def test_a_real_tensor_request_runs_in_a_fresh_process(warm):
+    pid = ready(warm)
+    job = warm.submit(request(TINY_CFG, real=True), memory_bytes=700 * MIB, timeout_s=WAIT_S)
+    assert warm.wait(job, WAIT_S) and job.state == "done", job.message
+    assert not job.warm and job.pid != pid and not _pid_alive(job.pid)  # its real memory went back with it
+    assert job.result["measurement"]["fake"] is False and "process" not in job.result
+    assert warm.warm_pid == pid  # the warm process stays (this machine has the memory for both)
+
+
+def test_cancel_mid_run(warm):
+    pid = ready(warm)
+    job = mid_run(warm)
+    warm.cancel(job)
+    assert warm.wait(job, WAIT_S) and job.state == "cancelled" and job.message == "Cancelled."
+    next_press_is_served_by_the_same_process(warm, pid)
+
+
+def test_time_limit_mid_run(warm):
+    pid = ready(warm)
+    job = mid_run(warm, timeout_s=1)
+    assert warm.wait(job, WAIT_S) and job.state == "timeout" and "ALBERT_EXPLORER_VERIFY_TIMEOUT_S" in job.message
+    next_press_is_served_by_the_same_process(warm, pid)
+
+
+def test_closed_session_mid_run(warm):
+    pid = ready(warm)
+    open_session = [True]
+    job = mid_run(warm, alive=lambda: open_session[0])
+    open_session[0] = False  # the browser went away mid-run
+    assert warm.wait(job, WAIT_S) and job.state == "cancelled" and "session" in job.message
+    next_press_is_served_by_the_same_process(warm, pid)
+
+
+def test_sigkill_mid_run(warm):
+    pid = ready(warm)
+    job = mid_run(warm)
+    os.kill(pid, signal.SIGKILL)  # what the kernel's OOM killer does when the machine runs out first
+    assert warm.wait(job, WAIT_S) and job.state == "failed"
+    assert "killed (SIGKILL) during this build" in job.message and "ALBERT_EXPLORER_MEMORY_BUDGET_MB" in job.message
+    assert "starts a new measurement process" in job.message
+    starting = jobs.Job({}, 700 * MIB, 180, warm=True, phase="starting",
+                        notice="This build started a new measurement process (PyTorch imported first): the last one "
+                               "was killed (SIGKILL) during a build.")
+    line = jobs.status(starting)  # what the next press's page shows while the new process imports
+    assert "in a separate process, which is starting (the last one was killed (SIGKILL) during a build)" in line
+    next_press_starts_a_new_one_and_says_so(warm, pid, "the last one was killed (SIGKILL) during a build")
+
+
+def test_replaced_past_its_memory_bound_and_after_n_requests(warm):
+    pid = ready(warm)
+    bound, limit = warm.max_rss_bytes, warm.max_requests
+    try:
+        warm.max_rss_bytes = 1 * MIB  # any process is past this after a build
+        tiny(warm)
+        assert not _pid_alive(pid) and warm.warm_pid is None  # ended (and reaped) before the job ended
+        assert "past this server's bound of 1 MiB, and was replaced" in warm.last_end
+        warm.max_rss_bytes = bound
+        next_press_starts_a_new_one_and_says_so(warm, pid, "MiB resident after a build, past this server's bound")
+        warm.max_requests = 2  # the new process has served one build: the next one is its last
+        second = tiny(warm)
+        assert second.result["process"]["build"] == 2
+        assert not _pid_alive(second.pid) and warm.warm_pid is None
+        assert warm.last_end == "was replaced after 2 builds, this server's limit for one process"
+        warm.max_requests = limit
+        next_press_starts_a_new_one_and_says_so(warm, second.pid, "the last one was replaced after 2 builds")
+    finally:
+        warm.max_rss_bytes, warm.max_requests = bound, limit
+
+
+def test_a_real_tensor_build_that_needs_the_warm_process_memory_gets_it(warm, monkeypatch):
+    """On a small server (Community Cloud's 1 GB) the budget counts what the warm process holds; a real-tensor build
+    that needs it ends the warm process first (the next fake-tensor press starts a new one and says so)."""
+    from albert_core import runner
+
+    pid = ready(warm)
+    monkeypatch.setattr(runner, "available_bytes", lambda: 0)  # this server has nothing free beside it
+    job = warm.submit(request(TINY_CFG, real=True), memory_bytes=700 * MIB, timeout_s=WAIT_S)
+    assert warm.wait(job, WAIT_S) and job.state == "done" and not job.warm, job.message
+    assert not _pid_alive(pid) and warm.warm_pid is None
+    assert warm.last_end == "was ended to give its memory to a real-tensor build"
+    monkeypatch.undo()
+    next_press_starts_a_new_one_and_says_so(warm, pid, "the last one was ended to give its memory to a real-tensor")
+
+
+def test_the_setting_turns_the_warm_process_off(monkeypatch):
+    for raw, on in (("0", False), ("off", False), ("False", False), ("1", True), ("yes", True)):
+        monkeypatch.setenv(jobs.WARM_ENV, raw)
+        assert jobs.warm_enabled() is on, raw
+    monkeypatch.delenv(jobs.WARM_ENV)
+    assert jobs.warm_enabled()  # on by default
+
+
+def test_pages_in_apptest_start_no_measurement_process(monkeypatch):
+    """app.py starts the warm process once a real server has served a page; AppTest's Runtime is a mock (a MagicMock
+    with Runtime's spec, which passes isinstance), and taking it for a server would start one in every test process
+    that opens a page."""
+    from test_app_pages import open_app
+
+    asked: list[Runner] = []
+    monkeypatch.setattr(Runner, "prewarm", lambda self: asked.append(self))
+    at = open_app()
+    assert not at.exception and asked == []
