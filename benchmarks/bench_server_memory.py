@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cgroup import Cgroup  # noqa: E402
 from timing import machine_line  # noqa: E402
 
 from tests.browser.harness import error_blocks, launch_browser, streamlit_server, wait_until_idle  # noqa: E402
@@ -99,34 +100,6 @@ class Sampler:
         self._stop = True
 
 
-class Cgroup:
-    """A cgroup-v1 memory cgroup under this process's own, with a hard limit."""
-
-    def __init__(self, limit_mb: int):
-        own = next(line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup") if ":memory:" in line)
-        self.path = Path("/sys/fs/cgroup/memory") / own.lstrip("/") / f"albert_bench_{os.getpid()}"
-        self.path.mkdir()
-        (self.path / "memory.limit_in_bytes").write_text(str(limit_mb * MIB))
-        (self.path / "memory.memsw.limit_in_bytes").write_text(str(limit_mb * MIB))  # no swap beyond it either
-
-    def add(self, pid: int) -> None:
-        (self.path / "cgroup.procs").write_text(str(pid))
-
-    def read(self, name: str) -> str:
-        return (self.path / name).read_text().strip()
-
-    def report(self) -> str:
-        oom = dict(line.split() for line in self.read("memory.oom_control").splitlines())
-        return (f"cgroup {self.path.name}: limit {int(self.read('memory.limit_in_bytes')) / MIB:,.0f} MiB, peak usage "
-                f"{int(self.read('memory.max_usage_in_bytes')) / MIB:,.0f} MiB, failcnt {self.read('memory.failcnt')}, "
-                f"oom_kill {oom.get('oom_kill', '?')}")
-
-    def remove(self) -> None:
-        try:
-            self.path.rmdir()
-        except OSError as e:
-            print(f"(cgroup {self.path} not removed: {e})")
-
 
 def verify(page, base: str, run: str) -> str:
     preset, source, *rest = run.split(":")
@@ -185,7 +158,7 @@ def main() -> None:
     args = ap.parse_args()
     runs = args.runs.split(",")
     env = {"ALBERT_EXPLORER_MEMORY_BUDGET_MB": str(args.budget_mb)} if args.budget_mb else {}
-    cgroup = Cgroup(args.cgroup_mb) if args.cgroup_mb else None
+    cgroup = Cgroup(args.cgroup_mb, "bench") if args.cgroup_mb else None
     procs = []
     warm_ready = threading.Event()
 

@@ -20,7 +20,6 @@ Usage: .venv/bin/python benchmarks/bench_warm.py [--repeats 3] [--cgroup-mb 1024
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -30,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from cgroup import Cgroup  # noqa: E402
 from timing import machine_line  # noqa: E402
 
 from albert_core.measure import default_kind  # noqa: E402
@@ -40,39 +40,6 @@ MIB = 1 << 20
 CASES = [("bert-base", 2, 64), ("xlm-roberta-large", 8, 512), ("deberta-v3-large", 4, 512),
          ("ModernBERT-large", 1, 8192), ("albert-xxlarge", 8, 512)]
 
-
-class Cgroup:
-    """A cgroup-v1 memory cgroup under this process's own, with a hard limit (bench_server_memory.py's)."""
-
-    def __init__(self, limit_mb: int):
-        own = next(line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup") if ":memory:" in line)
-        self.path = Path("/sys/fs/cgroup/memory") / own.lstrip("/") / f"albert_warm_{os.getpid()}"
-        self.parent = self.path.parent
-        self.path.mkdir()
-        (self.path / "memory.limit_in_bytes").write_text(str(limit_mb * MIB))
-        (self.path / "memory.memsw.limit_in_bytes").write_text(str(limit_mb * MIB))
-
-    def enter(self) -> None:
-        (self.path / "cgroup.procs").write_text(str(os.getpid()))
-
-    def read(self, name: str) -> str:
-        return (self.path / name).read_text().strip()
-
-    def report(self) -> str:
-        oom = dict(line.split() for line in self.read("memory.oom_control").splitlines())
-        return (f"cgroup-v1 {self.path}: limit {int(self.read('memory.limit_in_bytes')) / MIB:,.0f} MiB, peak usage "
-                f"{int(self.read('memory.max_usage_in_bytes')) / MIB:,.0f} MiB, failcnt {self.read('memory.failcnt')}, "
-                f"oom_kill {oom.get('oom_kill', '?')}")
-
-    def leave(self) -> None:
-        (self.parent / "cgroup.procs").write_text(str(os.getpid()))
-        deadline = time.monotonic() + 10  # a child killed just now may still be on its way out of it
-        while self.read("cgroup.procs") and time.monotonic() < deadline:
-            time.sleep(0.1)
-        try:
-            self.path.rmdir()
-        except OSError as e:
-            print(f"(cgroup {self.path} not removed: {e})")
 
 
 def rss(pid: int | None = None) -> int:
@@ -153,7 +120,7 @@ def main() -> None:
     ap.add_argument("--only", choices=("warm", "cold"), default=None)
     args = ap.parse_args()
     print(machine_line(), "load average", open("/proc/loadavg").read().split()[:3])
-    cgroup = Cgroup(args.cgroup_mb) if args.cgroup_mb else None
+    cgroup = Cgroup(args.cgroup_mb, "warm") if args.cgroup_mb else None
     if cgroup:
         cgroup.enter()
     try:
