@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cgroup import Cgroup  # noqa: E402
+from cgroup import Cgroup, rss  # noqa: E402
 from timing import machine_line  # noqa: E402
 
 from tests.browser.harness import error_blocks, launch_browser, streamlit_server, wait_until_idle  # noqa: E402
@@ -39,16 +39,6 @@ RUNS = ["bert-base:auto", "xlm-roberta-large:auto:8:512", "deberta-v3-large:auto
         "ModernBERT-large:auto:1:8192", "albert-xxlarge:auto:8:512"]
 PAGES = ["overview", "parameters", "memory", "fit", "compute", "verify"]
 
-
-def rss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def descendants(pid: int) -> list[int]:

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from cgroup import Cgroup  # noqa: E402
+from cgroup import Cgroup, rss  # noqa: E402
 from timing import machine_line  # noqa: E402
 
 from albert_core.measure import default_kind  # noqa: E402
@@ -40,17 +40,6 @@ MIB = 1 << 20
 CASES = [("bert-base", 2, 64), ("xlm-roberta-large", 8, 512), ("deberta-v3-large", 4, 512),
          ("ModernBERT-large", 1, 8192), ("albert-xxlarge", 8, 512)]
 
-
-
-def rss(pid: int | None = None) -> int:
-    try:
-        with open(f"/proc/{pid or 'self'}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def request(name: str, batch: int, seq: int) -> dict:

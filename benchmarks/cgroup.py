@@ -48,3 +48,15 @@ class Cgroup:
             self.path.rmdir()
         except OSError as e:
             print(f"(cgroup {self.path} not removed: {e})")
+
+
+def rss(pid: int | None = None) -> int:
+    """A process's resident bytes (VmRSS; this process when pid is None), 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid or 'self'}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
