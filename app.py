@@ -41,4 +41,5 @@ finally:
 query = url.sync()
 with url.show_link(link_slot, query):
     report.button(tuple(state.shown_configs()), url.link(query))  # the view as one HTML file, for a design document
-jobs.prewarm()  # once this server has served a page: the warm measurement process starts (ui/jobs.py)
+if plots.view() is not None:  # a run at the browser's width: the first page is drawn in full (its width rerun done)
+    jobs.prewarm()  # now the warm measurement process starts, once per server (ui/jobs.py)

@@ -428,9 +428,12 @@ def serve() -> int:
 
     t0 = time.perf_counter()
     reply = _protocol_out()
+    niced = _nice(IMPORT_NICE)  # the imports yield the CPU to the server and the first visit's browser
     _start_threads()  # imports torch, and starts its threads before any cap (see _start_threads)
     t1, cpu1 = time.perf_counter(), _cpu_seconds()
     warm_up()
+    if niced:
+        _nice(0)  # measured at the server's own priority where this process may go back (root, CAP_SYS_NICE)
     state: dict[str, Any] = {"current": None, "stop": None}  # the running request's id; the id asked to stop
     lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
@@ -453,6 +456,7 @@ def serve() -> int:
     signal.signal(signal.SIGUSR1, on_stop)
     threading.Thread(target=read, name="albert-warm-stdin", daemon=True).start()
     _say(reply, {"ready": True, "pid": os.getpid(), "rss": _rss(), "seconds": time.perf_counter() - t0,
+                 "nice": os.getpriority(os.PRIO_PROCESS, 0),
                  "import_cpu_seconds": cpu1, "warm_up_seconds": time.perf_counter() - t1,
                  "warm_up_cpu_seconds": _cpu_seconds() - cpu1})
     while (request := lines.get()) is not None:
@@ -461,6 +465,25 @@ def serve() -> int:
         if answered["retire"]:
             return 0
     return 0
+
+
+IMPORT_NICE = 10  # the warm process's priority while it imports (it starts right after the server's first page)
+
+
+def _nice(value: int) -> bool:
+    """Set this process's nice value; False where it may not (lowering it needs CAP_SYS_NICE: an unprivileged
+    process then stays at IMPORT_NICE, which on an otherwise idle server changes nothing, and leaves the pages
+    the CPU first while a build runs)."""
+    try:  # Linux sets a thread's priority (PRIO_PROCESS with a tid): each of this process's threads, torch's too
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        tids = [0]
+    try:
+        for tid in tids:
+            os.setpriority(os.PRIO_PROCESS, tid, value)
+        return True
+    except (PermissionError, OSError, AttributeError):
+        return False
 
 
 def _serve_one(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:

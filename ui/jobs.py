@@ -94,7 +94,8 @@ def _log(line: str) -> None:
 
 def prewarm() -> None:
     """Start the warm measurement process once this server has served a page (app.py calls it at the end of
-    every run; the runner starts one only the first time). Only under a real server, not AppTest's mock Runtime
+    every run drawn at the browser's width: the first visit's page is then drawn in full, its width rerun
+    included; the runner starts one only the first time). Only under a real server, not AppTest's mock Runtime
     (a MagicMock with Runtime's spec, which passes isinstance): AppTest runs start it on the first press instead,
     so tests that never press start no process."""
     from streamlit.runtime import Runtime
