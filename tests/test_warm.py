@@ -77,9 +77,14 @@ def test_saved_bytes_leave_nothing_behind():
     saved tensor and every saved variable held the hook, a cycle through C++ that gc cannot see."""
     from torch._subclasses.fake_tensor import FakeTensor
 
+    def fakes() -> dict[int, object]:  # type(): no module __getattr__
+        gc.collect()
+        return {id(o): o for o in gc.get_objects() if issubclass(type(o), FakeTensor)}
+
+    before = fakes()  # what other tests in this process left (xdist runs many in one): not this measurement's
     engine.measure(maker(TINY_CFG, "reference", "eager"), TINY_CFG.vocab_size, engine.Run(2, 16), what=("saved",))
-    gc.collect()
-    assert not [o for o in gc.get_objects() if issubclass(type(o), FakeTensor)]  # type(): no module __getattr__
+    left = [o for k, o in fakes().items() if k not in before]
+    assert not left, left
 
 
 def test_two_sessions_at_once_are_served_one_after_the_other_by_the_same_process(warm):
