@@ -72,6 +72,8 @@ def quiet_torchao() -> None:
 
 # ---- serving sizes --------------------------------------------------------------------------------------
 FORMATS = ("float32", "bfloat16", "float16", "int8", "int4", "int4-packed")
+# bits per stored value each format names (the usual rule divides float32's 4 bytes by 32 / bits)
+NOMINAL_BITS = {"float32": 32, "bfloat16": 16, "float16": 16, "int8": 8, "int4": 4, "int4-packed": 4}
 BASE_DTYPES = ("float32", "bfloat16", "float16")  # what an int8/int4 model keeps its other parameters in
 ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2}
 INT4_GROUP_SIZES = (32, 64, 128, 256)  # Int4WeightOnlyConfig's documented choices; IntxWeightOnlyConfig takes any

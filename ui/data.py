@@ -344,13 +344,11 @@ def serving_table(cfg: ModelConfig, group_size: int, quantize_embeddings: bool, 
                         num_labels=num_labels)
 
 
-# bits per stored value each serving format names (the rule's divisor: 32 / bits bytes ÷ 4)
-NOMINAL_BITS = {"float32": 32, "bfloat16": 16, "float16": 16, "int8": 8, "int4": 4, "int4-packed": 4}
-
-
 def serving_inversions(table: pd.DataFrame) -> list[str]:
     """Formats of fewer bits that hold more bytes than one of more bits (torchao's unpacked int4 against int8): one
     sentence each, with the layout that explains it, shown whatever format is picked."""
+    from albert_core.serving import NOMINAL_BITS
+
     rows = [r for _, r in table.iterrows() if not r["error"]]
     out = []
     for r in rows:
