@@ -16,10 +16,10 @@ memory: the trainable and frozen parameters of the fine-tuning mode (finetune.tr
 get_nb_trainable_parameters counts), the training step's peak (step.step_peak: what is alive at the step's
 highest moment and in which phase, with the ZeRO stage applied to every moment when --sharding shards it over
 --num-gpus), training_memory's sum of parts for the same mode and head, and with --serve the weights at rest in that format (serving.weight_bytes,
-what torchao 0.18 stores) and the eval forward's activation peak at batch × seq_len where a family models it. The step's peak runs the precision as the engine does: float32, bfloat16/float16
-(the model cast), and mixed_bf16/mixed_fp16 as torch.autocast over float32 weights (float32 gradients and
-optimizer state, no separate master copy), while training_memory's mixed_* hold 16-bit weights beside a
-float32 master copy (Micikevicius et al. 2018); the peak is one device's (ZeRO-sharded as training_memory shards it).
+what torchao 0.18 stores) and the eval forward's activation peak at batch × seq_len where a family models it. Each precision means one thing in the peak, the parts and the engine
+(training.PRECISION_NOTES): float32, bfloat16/float16 (the model cast), mixed_bf16/mixed_fp16 (torch.autocast over
+float32 weights) and bf16_master/fp16_master (16-bit weights beside a float32 master copy, Micikevicius et al. 2018);
+the peak is one device's (ZeRO-sharded as training_memory shards it).
 
 verify builds the model and measures it on the engine (albert_core.engine; fake tensors unless
 --real), in this process; with --train or --head it builds the fine-tuned model (finetune.build: peft's
@@ -38,14 +38,11 @@ from .config import ConfigError, ModelConfig
 from .engine import DTYPES, OPTIMIZERS
 from .finetune import LoraSpec, parse_mode, parse_targets, trainable
 from .heads import parse_head
+from .replay import MASTER
 from .serving import BASE_DTYPES, FORMATS, approximate_bytes, weight_bytes
 from .training import OPTIMIZERS as TRAIN_OPTIMIZERS
-from .training import PEAK_MAX_LAYERS, PRECISIONS, SHARDINGS, peak_trust, training_memory
+from .training import PEAK_MAX_LAYERS, PRECISION_NOTES, PRECISIONS, SHARDINGS, peak_trust, training_memory
 from .units import format_bytes, format_count
-
-MIXED_NOTE = ("mixed_bf16/mixed_fp16 in the step's peak: torch.autocast over float32 weights (float32 gradients and "
-              "optimizer state, no master copy), as the engine runs it; training_memory's mixed_* parts: 16-bit "
-              "weights and gradients beside a float32 master copy")
 
 
 def add_parsers(sub: Any, add_source: Any) -> None:
@@ -308,10 +305,9 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
                         optimizer=args.optimizer, num_gpus=args.num_gpus, sharding=args.sharding,
                         attention=args.attention, checkpointing=args.checkpointing, device=args.device,
                         mode=ft["mode"], head=ft["head"], num_labels=max(ft["num_labels"], 1), lora=ft["lora"])
-    act_dtype = {"mixed_bf16": "bfloat16", "mixed_fp16": "float16"}.get(args.precision, args.precision)
+    act_dtype = MASTER.get(args.precision, args.precision)  # the forward's: autocast's, else the weights' dtype
     a = activation_memory(cfg, batch_size=args.batch_size, seq_len=args.seq_len, dtype=act_dtype,
                           attention=args.attention, checkpointing=args.checkpointing, device=args.device)
-    # step_peak's dtype names are training's precisions; mixed_* there = torch.autocast over float32 weights
     sp = step_peak(cfg, batch_size=args.batch_size, seq_len=args.seq_len, dtype=args.precision,
                    optimizer=args.optimizer, attention=args.attention, checkpointing=args.checkpointing,
                    device=args.device, mode=ft["mode"], head=ft["head"], num_labels=max(ft["num_labels"], 1),
@@ -328,13 +324,14 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
         "parameters": {"stored": t.parameters, **tr.to_json()},
         "training_peak": {"estimate": peak, "phase": phase, "moment": moment, "at_peak": at_peak,
                           "at_start": sp.at_start, "dtype": args.precision,
-                          "weights_dtype": "float32" if args.precision.startswith("mixed") else args.precision,
+                          "weights_dtype": ("float32" if args.precision.startswith("mixed")
+                                            else MASTER.get(args.precision, args.precision)),
                           "activations_exact": sp.activations_exact, "replayed": sp.replayed,
                           "peak_is": t.peak_is if t.peak_modelled else peak_trust(True, sp.replayed, ft["mode"]),
                           "per_device_unsharded": not (sharded and t.peak_modelled),
                           "sharding_modelled": (t.peak_modelled if sharded else None),
                           "source": "albert_core.step.step_peak (the engine's step, modelled)",
-                          "note": MIXED_NOTE if args.precision.startswith("mixed") else None},
+                          "note": PRECISION_NOTES[args.precision]},
         "training_memory": {"weights": t.weights, "gradients": t.gradients, "optimizer_state": t.optimizer,
                             "master_weights": t.master_weights, "activations": t.activations,
                             "activations_saved": t.activations_saved, "activations_recompute": t.activations_recompute,

@@ -21,7 +21,7 @@ through a weakref finalizer, the tick it was freed at; storages that exist befor
   (weights, buffers and input excluded): what activations.inference_peak estimates.
 * `step`: the peak bytes of every live storage on the device during one full training step (the
   second one, so the optimizer state exists): forward, loss, backward, optimizer.step(). What is
-  alive at that moment is split into parameters, buffers, gradients, optimizer state, saved
+  alive at that moment is split into parameters, master weights, buffers, gradients, optimizer state, saved
   activations, temporaries and the input, and the phase it occurs in is named.
 
 The training step (issue 16): the model in train mode (dropout on), input_ids (batch, seq_len); loss =
@@ -43,12 +43,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .replay import MASTER, STEP_DTYPES
+
 MEASURES = ("saved", "inference", "step")
 OPTIMIZERS = ("adamw", "sgd", "adafactor")
-# dtype of a run: the model cast to 16 bits ("bfloat16", "float16") or float32 weights under
-# torch.autocast ("mixed_bf16", "mixed_fp16"), as activation_memory's dtypes.
-DTYPES = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
-CATEGORIES = ("parameters", "buffers", "gradients", "optimizer state", "saved activations", "temporaries", "input")
+# dtype of a run: the model cast to 16 bits ("bfloat16", "float16"), float32 weights under torch.autocast
+# ("mixed_bf16", "mixed_fp16"), as activation_memory's dtypes, or the model cast to 16 bits with its optimizer over
+# float32 master copies ("bf16_master", "fp16_master"; Micikevicius et al. 2018, Sec. 3.1; see step_peak)
+DTYPES = STEP_DTYPES
+CATEGORIES = ("parameters", "master weights", "buffers", "gradients", "optimizer state", "saved activations",
+              "temporaries", "input")
 PHASES = ("forward", "backward", "optimizer step")
 
 
@@ -190,8 +194,8 @@ def prepare(model: Any, run: Run, training: bool) -> Any:
     """Cast to a 16-bit dtype, set train/eval mode and gradient checkpointing as `run` asks."""
     import torch
 
-    if run.dtype in ("bfloat16", "float16"):
-        cast(model, getattr(torch, run.dtype))
+    if run.dtype in ("bfloat16", "float16") or run.dtype in MASTER:
+        cast(model, getattr(torch, MASTER.get(run.dtype, run.dtype)))
     model.train(training)
     if run.checkpointing and training:
         if hasattr(model, "gradient_checkpointing") and not hasattr(model, "activation_checkpointing_enable"):
@@ -315,13 +319,14 @@ def loss_of(seq: Any, pooled: Any) -> Any:
     return loss + pooled.float().mean() if pooled is not None else loss
 
 
-def optimizer(model: Any, name: str, foreach: bool = False) -> Any:
-    """torch.optim's `name` with its defaults; foreach=True: the multi-tensor path torch.optim takes on CUDA
-    (optimizer.py _default_to_fused_or_foreach), run here on the CPU's foreach fallback, which allocates as
-    CUDA's kernels do: one output tensor per input."""
+def optimizer(model: Any, name: str, foreach: bool = False, params: list[Any] | None = None) -> Any:
+    """torch.optim's `name` with its defaults over `params` (None: the model's trainable parameters); foreach=True:
+    the multi-tensor path torch.optim takes on CUDA (optimizer.py _default_to_fused_or_foreach), run here on the
+    CPU's foreach fallback, which allocates as CUDA's kernels do: one output tensor per input."""
     import torch
 
-    params = [p for p in model.parameters() if p.requires_grad]  # frozen ones hold no state (torch.optim skips them)
+    if params is None:  # frozen ones hold no state (torch.optim skips them)
+        params = [p for p in model.parameters() if p.requires_grad]
     if name == "adamw":
         return torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
     if name == "sgd":
@@ -629,27 +634,38 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     trainable parameter the loss never reaches gets no gradient in step 2, so a real step 1 would have made no
     state for it: that state, alive and untouched through all of step 2 (torch.optim skips a parameter whose grad
     is None), is taken out of every moment afterwards, which leaves the peak's moment as it was.
+
+    bf16_master / fp16_master: the model is cast to 16 bits (prepare) and the optimizer runs over a float32 master
+    copy of each trainable parameter (Micikevicius et al. 2018, Sec. 3.1); its optimizer step first gives each
+    master the float32 copy of its parameter's gradient (apex's FP16_Optimizer, model_grads_to_master_grads; the
+    16-bit gradients live on to the next zero_grad), steps the masters, then copies them back into the 16-bit
+    weights (in place).
     """
     import torch
 
-    opt = optimizer(model, run.optimizer, run.foreach)
     trainable = [p for p in model.parameters() if p.requires_grad]
+    masters = [p.detach().float().requires_grad_(True) for p in trainable] if run.dtype in MASTER else []
+    stepped = masters or trainable  # what the optimizer steps
+    opt = optimizer(model, run.optimizer, run.foreach, params=stepped)
     first = _live_storages()({}, lambda: "")  # under the same mode (known values, .item()), not counted
     first.phase = "optimizer step"
     with _stopped_by(model), first, torch.no_grad():
-        for p in trainable:
+        for p in stepped:
             p.grad = torch.zeros_like(p)
         opt.step()
         opt.zero_grad(set_to_none=True)
     del first
     existing: dict[int, tuple[int, str]] = {}
-    owner: dict[int, Any] = {}  # an optimizer state's storage -> its parameter
+    owner: dict[int, Any] = {}  # an optimizer state's storage -> the model's parameter it is for
+    model_param = dict(zip(map(id, stepped), trainable, strict=True))
     host: dict[int, int] = {}  # a host-side step counter's storage -> its bytes
+    for m in masters:
+        existing[_key(m)] = (m.untyped_storage().nbytes(), "master weights")
     for p, state in opt.state.items():
         for name, t in state.items():
             if not isinstance(t, torch.Tensor):
                 continue
-            owner[_key(t)] = p
+            owner[_key(t)] = model_param[id(p)]
             if name == "step" and t.dim() == 0:  # host-side step counter on CUDA (torch/optim/adam.py)
                 host[_key(t)] = t.untyped_storage().nbytes()
                 existing[_key(t)] = (0, "optimizer state")
@@ -689,7 +705,10 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
             loss.backward()
             del loss
             mode.phase = "optimizer step"
-            opt.step()
+            if masters:
+                _master_step(mode, trainable, masters, opt)
+            else:
+                opt.step()
     finally:
         for h in [*hooks, *handles]:
             h.remove()
@@ -703,6 +722,22 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     return StepPeak(peak=int(mode.peak), phase=mode.peak_phase, module=mode.peak_module,
                     at_peak=mode.alive_at_peak(), at_start=at_start,
                     host_bytes=sum(n for k, n in host.items() if k not in unreached))
+
+
+def _master_step(mode: Any, trainable: list[Any], masters: list[Any], opt: Any) -> None:
+    """One optimizer step over float32 masters: each reached parameter's gradient copied to float32 onto its master
+    (apex's model_grads_to_master_grads), the step, the masters copied back into the 16-bit weights in place."""
+    import torch
+
+    with torch.no_grad():
+        for p, m in zip(trainable, masters, strict=True):
+            m.grad = None if p.grad is None else p.grad.float()
+            rec = None if m.grad is None else mode.record(m.grad)
+            if rec is not None:
+                rec.category = "gradients"
+        opt.step()
+        for p, m in zip(trainable, masters, strict=True):
+            p.copy_(m)
 
 
 def _tie(model: Any) -> None:

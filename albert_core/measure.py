@@ -201,22 +201,17 @@ def count_difference(cfg: ModelConfig, kind: str, by_module: dict[str, int]) -> 
 
 
 # engine category -> TrainingMemory part that models it (None: not modelled by training_memory)
-_STEP_PARTS = {"parameters": "weights", "gradients": "gradients", "optimizer state": "optimizer",
-               "saved activations": "activations", "buffers": None, "temporaries": None, "input": None}
+_STEP_PARTS = {"parameters": "weights", "master weights": "master_weights", "gradients": "gradients",
+               "optimizer state": "optimizer", "saved activations": "activations", "buffers": None,
+               "temporaries": None, "input": None}
 
 
 def step_estimate(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str, optimizer: str,
                   attention: str, checkpointing: bool) -> Any:
-    """training_memory for the step the engine runs, or None where it models another step.
-
-    The engine's float32/bfloat16/float16 steps are training_memory's precisions of those names;
-    its mixed_* steps keep float32 weights under torch.autocast, while training_memory's mixed_*
-    precisions hold 16-bit weights with float32 master copies (Micikevicius et al. 2018).
-    """
+    """training_memory for the step the engine runs: each precision means the same in both (training.py's
+    docstring: mixed_* autocast over float32 weights, *_master 16-bit weights with float32 master copies)."""
     from .training import training_memory
 
-    if dtype not in ("float32", "bfloat16", "float16"):
-        return None
     return training_memory(cfg, batch_size=batch_size, seq_len=seq_len, precision=dtype, optimizer=optimizer,
                            attention=attention, checkpointing=checkpointing, device="cpu")
 
@@ -314,7 +309,7 @@ def measure_cuda_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, precis
     """torch.cuda.max_memory_allocated over one training step of HF's base model on the first CUDA device.
 
     precision: "float32", "bfloat16"/"float16" (model cast) or "mixed_bf16"/"mixed_fp16" (autocast,
-    float32 weights). The loss is engine.loss_of (sequence mean + pooled mean where there is a
+    float32 weights); the master-copy precisions (bf16_master, fp16_master) are measured on the engine only. The loss is engine.loss_of (sequence mean + pooled mean where there is a
     pooler), so no task head adds memory. Returns bytes: weights (allocated after building), peak, and
     peak minus weights. RuntimeError with a clear message where no CUDA device exists.
     """
@@ -322,6 +317,9 @@ def measure_cuda_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, precis
 
     if not torch.cuda.is_available():
         raise RuntimeError("no CUDA device is available here: measure_cuda_peak needs an NVIDIA GPU with CUDA")
+    if precision not in ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16"):
+        raise ValueError(f"measure_cuda_peak runs float32, bfloat16, float16, mixed_bf16 or mixed_fp16, not "
+                         f"{precision!r}: measure the master-copy step on the engine (albert_core.engine)")
     from .build import hf_model, reference_model
 
     dev = torch.device("cuda")

@@ -129,11 +129,12 @@ from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
 from .hf import hf_dict
 from .hf_modules import BASE_PREFIX
-from .replay import BYTES, split_dtype
+from .replay import BYTES, MASTER, split_dtype
+from .replay import STEP_DTYPES as DTYPES
 
-DTYPES = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
 OPTIMIZERS = ("adamw", "sgd", "adafactor")
-CATEGORIES = ("parameters", "buffers", "gradients", "optimizer state", "saved activations", "temporaries", "input")
+CATEGORIES = ("parameters", "master weights", "buffers", "gradients", "optimizer state", "saved activations",
+              "temporaries", "input")
 CUDA_BLOCK = 512  # c10/cuda/CUDACachingAllocator.cpp: kMinBlockSize, every allocation rounded up to it
 _POOLED = ("bert", "albert", "roberta")  # AutoModel returns a pooler output (BertPooler: dense + tanh)
 
@@ -175,13 +176,6 @@ class StepPeakEstimate:
     replayed: bool = False  # the forward's last moments and the backward replayed op by op (CPU kernels); else
     # their candidates are lower bounds (CUDA; LoRA on an embedding other than the word lookup)
 
-    @property
-    def sum_of_parts(self) -> int:
-        """What training_memory adds up: parameters, all gradients, state, all saved activations (and the rest)."""
-        s = self.at_start
-        grads = next(c for c in self.candidates if c.name == "optimizer step").at["gradients"]
-        acts = self.saved if self.saved is not None else max(c.at["saved activations"] for c in self.candidates)
-        return s["parameters"] + s["buffers"] + s["optimizer state"] + s["input"] + grads + acts
 
 
 def _categories(**kw: int) -> dict[str, int]:
@@ -380,25 +374,31 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
               foreach: bool | None = None) -> StepPeakEstimate:
     """The peak of one training step of cfg (engine.step_peak's step), by category and phase (module docstring).
 
-    dtype: float32, bfloat16/float16 (the model cast) or mixed_bf16/mixed_fp16 (torch.autocast, float32
-    weights), as the engine runs them. device "cpu" is the engine's; "cuda" changes the saved activations
+    dtype: float32, bfloat16/float16 (the model cast), mixed_bf16/mixed_fp16 (torch.autocast, float32
+    weights) or bf16_master/fp16_master (the model cast, its optimizer over float32 master copies), as the engine
+    runs them. device "cpu" is the engine's; "cuda" changes the saved activations
     (replay.py) and the optimizer step (foreach, each temporary rounded as the caching allocator does); see
     the module docstring for what else differs on CUDA.
     foreach: torch.optim's multi-tensor step (engine.Run.foreach); None: the device's default (CUDA: True).
     """
+    require_choice("dtype", dtype, DTYPES)
+    precision, dtype = dtype, MASTER.get(dtype, dtype)  # a master run's forward and backward: the cast model's
     check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
     require_choice("optimizer", optimizer, OPTIMIZERS)
     name, k = parse_mode(mode)
     B, S = batch_size, seq_len
-    wb = _bytes_per(dtype)  # parameters, gradients and optimizer state share the weights' dtype
+    wb = _bytes_per(dtype)  # parameters and gradients in the weights' dtype
+    sb = 4 if precision in MASTER else wb  # optimizer state: zeros_like its parameter (a master copy: float32)
     ts = _module_order(cfg, tensors(cfg, mode, head=head, num_labels=num_labels, lora=lora))
     requires = {t.name: t.trainable for t in ts}  # requires_grad as built (an unused tensor too)
     ts = [Tensor(t.name, t.shape, False, t.part) if t.trainable and _unused(cfg, t.name) else t for t in ts]
     el = state_elements(ts, optimizer)
     P = sum(t.numel for t in ts) * wb
     G = el["gradients"] * wb
-    O = el["optimizer"] * wb
-    start = _categories(parameters=P, buffers=buffer_bytes(cfg, dtype), optimizer_state=O,
+    O = el["optimizer"] * sb
+    # a float32 copy of every parameter built with requires_grad (engine.step_peak's masters), reached or not
+    M = 4 * sum(t.numel for t in ts if requires[t.name]) if precision in MASTER else 0
+    start = _categories(parameters=P, master_weights=M, buffers=buffer_bytes(cfg, dtype), optimizer_state=O,
                         input=B * S * BYTES["int64"])
     persist = dict(start)
     cands: list[Candidate] = []
@@ -425,13 +425,16 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
         saved = None
         cands += _bound_candidates(cfg, ts, persist, B, S, dtype, attention, checkpointing, device, name, k, head,
                                    wb, G)
-    temps = optimizer_temporaries(ts, optimizer, wb, foreach=device == "cuda" if foreach is None else foreach,
+    temps = optimizer_temporaries(ts, optimizer, sb, foreach=device == "cuda" if foreach is None else foreach,
                                   cuda=device == "cuda")
-    cands.append(Candidate("optimizer step", "optimizer step" if temps else "backward",
-                           {**persist, "gradients": G, "temporaries": temps}))
+    # a master step first gives each master the float32 copy of its gradient (apex's model_grads_to_master_grads;
+    # the 16-bit gradients live on to the next zero_grad)
+    G32 = 4 * el["gradients"] if precision in MASTER else 0
+    cands.append(Candidate("optimizer step", "optimizer step" if temps or G32 else "backward",
+                           {**persist, "gradients": G + G32, "temporaries": temps}))
     best = max(cands, key=lambda c: c.total)
     exact = replayed or (name in ("full", "frozen-embeddings", "frozen-layers") and head == "none")
-    return StepPeakEstimate(cfg.name, B, S, dtype, optimizer, attention, checkpointing, mode, head, best.total,
+    return StepPeakEstimate(cfg.name, B, S, precision, optimizer, attention, checkpointing, mode, head, best.total,
                             best.phase, best.name, dict(best.at), start, tuple(cands), exact, saved, replayed)
 
 

@@ -4,16 +4,18 @@ Exact ints; the parts sum to the total. Parameters are the *stored* ones (count_
 cross-layer sharing cuts weights, gradients, optimizer state and master weights; activations are
 per layer *application* and sharing leaves them alone (activations.py).
 
-Precisions (bytes per parameter for weights / gradients / master weights):
-- "float32": 4 / 4 / 0, optimizer state in float32.
-- "bfloat16", "float16": the model cast to 16 bits ("pure" 16-bit training): 2 / 2 / 0, optimizer
-  state in the parameter dtype (torch.optim creates it with zeros_like(param)).
-- "mixed_bf16", "mixed_fp16": mixed-precision training as in Micikevicius et al. 2018 and the ZeRO
-  paper's accounting (Rajbhandari et al. 2020, Sec. 3.1: 2Ψ + 2Ψ + KΨ, K = 12 for Adam): 16-bit
-  weights and gradients, a float32 master copy (4Ψ) and float32 optimizer state. The forward runs
-  the 16-bit model, so activations are those of dtype "bfloat16"/"float16". (torch.autocast with
-  float32 parameters instead keeps 4Ψ float32 weights and 4Ψ float32 gradients plus 2Ψ cached
-  16-bit copies: activation_memory(dtype="mixed_bf16") models that forward.)
+Precisions, one meaning per name (bytes per parameter for weights / gradients / optimizer state's element /
+master weights); the step's peak (step.py) and the engine (engine.py) run each the same way:
+- "float32": 4 / 4 / 4 / 0.
+- "bfloat16", "float16": the model cast to 16 bits ("pure" 16-bit training): 2 / 2 / 2 / 0 (torch.optim
+  creates its state with zeros_like(param)).
+- "mixed_bf16", "mixed_fp16": torch.autocast over float32 weights (torch.amp; the weights are their own master
+  copy): 4 / 4 / 4 / 0, the forward's matmuls in 16 bits and autocast's cached 16-bit weight copies among the
+  activations (activation_memory(dtype="mixed_bf16")).
+- "bf16_master", "fp16_master": 16-bit weights with a float32 master copy of what trains (Micikevicius et al.
+  2018, Sec. 3.1; the ZeRO paper's accounting, Rajbhandari et al. 2020, Sec. 3.1: 2Ψ + 2Ψ + KΨ, K = 12 for
+  Adam): 2 / 2 / 4 / 4, the forward that of the 16-bit model (activations of dtype "bfloat16"/"float16"). The
+  step's peak adds the float32 copy of the gradients the optimizer step makes (engine.step_peak).
 
 Optimizers (state per parameter tensor):
 - "adamw": exp_avg and exp_avg_sq, 2 values per element (Loshchilov & Hutter 2019; torch.optim.AdamW).
@@ -37,9 +39,7 @@ the sum of parts are the base model's full forward (a frozen prefix saving nothi
 The step's peak (`peak`, `peak_phase`, `peak_moment`, `at_peak`): albert_core.step.step_peak with the same
 settings: the largest of the moments a step really passes through (forward end, backward start, end of
 backward, the optimizer step's temporaries, the checkpoint recomputes), which is what must fit, not the sum.
-step_peak runs mixed_bf16/mixed_fp16 as the engine does, torch.autocast with float32 weights: those weights
-are the master copy, so the per-parameter bytes are 4 (weights) + 4 (gradients) + 8 (AdamW) = the same 16 as
-the ZeRO accounting above; its activations are autocast's (some float32). Sharding is applied to the peak's
+Sharding is applied to the peak's
 categories per moment (ZeRO, Rajbhandari et al. 2020, Sec. 5: stage 1 the optimizer state, 2 + gradients,
 3 + parameters, ceil(n / N) elements each), and stage 3 adds the largest gathered unit's full parameters as a
 transient (Sec. 5.3: parameters are broadcast to every GPU for the unit's forward and backward; a unit is
@@ -56,18 +56,45 @@ from .activations import DEFAULT_DEVICE, activation_memory, recompute_memory
 from .config import ModelConfig, require_choice
 from .finetune import LoraSpec, Tensor, state_elements, tensors
 from .params import count_parameters, stored_copies
+from .replay import MASTER, STEP_DTYPES
 
 if TYPE_CHECKING:
     import pandas as pd
 
-PRECISIONS = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
+PRECISIONS = STEP_DTYPES  # float32, bfloat16, float16, mixed_bf16, mixed_fp16, bf16_master, fp16_master
+PRECISION_LABELS = {"float32": "float32", "bfloat16": "bfloat16 (model cast)", "float16": "float16 (model cast)",
+                    "mixed_bf16": "mixed bf16: autocast, float32 weights",
+                    "mixed_fp16": "mixed fp16: autocast, float32 weights",
+                    "bf16_master": "bf16 weights + float32 master copy",
+                    "fp16_master": "fp16 weights + float32 master copy"}
+PRECISION_NOTES = {  # what each precision holds, in one sentence (the pages' and the CLI's captions)
+    "float32": "float32 weights, gradients and optimizer state",
+    "bfloat16": "the model cast to bfloat16: 16-bit weights, gradients and optimizer state",
+    "float16": "the model cast to float16: 16-bit weights, gradients and optimizer state",
+    "mixed_bf16": "torch.autocast to bfloat16 over float32 weights (their own master copy): float32 gradients "
+                  "and optimizer state, 16-bit matmuls and autocast's cached 16-bit weight copies",
+    "mixed_fp16": "torch.autocast to float16 over float32 weights (their own master copy): float32 gradients "
+                  "and optimizer state, 16-bit matmuls and autocast's cached 16-bit weight copies",
+    "bf16_master": "bfloat16 weights and gradients, a float32 master copy of what trains and float32 optimizer "
+                   "state; the optimizer step adds a float32 copy of the gradients",
+    "fp16_master": "float16 weights and gradients, a float32 master copy of what trains and float32 optimizer "
+                   "state; the optimizer step adds a float32 copy of the gradients",
+}
 OPTIMIZERS = ("adamw", "sgd", "adafactor")
 SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
 PEAK_MAX_LAYERS = 512  # layer applications up to which the peak is modelled: step_peak walks every tensor and
 # layer step (about 0.07 ms per layer here), and a planner's search calls it dozens of times; deeper configs
 # (no encoder trained has more than 48) are planned on the sum of the parts, and the pages say so
-_ACT_DTYPE = {"float32": "float32", "bfloat16": "bfloat16", "float16": "float16",
-              "mixed_bf16": "bfloat16", "mixed_fp16": "float16"}
+
+
+def weight_bytes(precision: str) -> int:
+    """Bytes of a weight's (and its gradient's) element: 2 where the model is cast to 16 bits, else 4."""
+    return 2 if precision in ("bfloat16", "float16") or precision in MASTER else 4
+
+
+def state_bytes(precision: str) -> int:
+    """Bytes of an optimizer state's element: its parameter's dtype (zeros_like), a master copy's float32."""
+    return 2 if precision in ("bfloat16", "float16") else 4
 
 
 def parameter_shape_counts(cfg: ModelConfig) -> list[tuple[tuple[int, ...], int]]:
@@ -195,9 +222,7 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
     else:
         el = state_elements(ts, optimizer)
         n_train, grad_el, opt_el = el["gradients"], el["gradients"], el["optimizer"]
-    wb = 4 if precision == "float32" else 2  # weight and gradient bytes
-    sb = 2 if precision in ("bfloat16", "float16") else 4  # optimizer state bytes
-    mixed = precision.startswith("mixed")
+    wb, sb = weight_bytes(precision), state_bytes(precision)  # weight and gradient bytes; optimizer state's
     stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3}[sharding_eff]
     N = num_gpus
 
@@ -207,8 +232,8 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
     weights = part(n, wb, 3)
     grads = part(grad_el, wb, 2)
     opt = part(opt_el, sb, 1)
-    master = part(n_train, 4, 1) if mixed else 0  # the float32 master copy of what trains (ZeRO Sec. 3.1)
-    dt = _ACT_DTYPE[precision]
+    master = part(n_train, 4, 1) if precision in MASTER else 0  # float32 copy of what trains (ZeRO Sec. 3.1)
+    dt = MASTER.get(precision, precision)  # the forward: autocast's (mixed_*), else the weights' dtype
     saved = activation_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dt, attention=attention,
                               checkpointing=checkpointing, device=device).total
     recompute = recompute_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dt, attention=attention,
@@ -267,14 +292,18 @@ def _sharded_peak(cfg: ModelConfig, stage: int, N: int, *, batch_size: int, seq_
                     num_labels=num_labels, lora=lora)
     if stage == 0:
         return est.peak, est.phase, est.moment, dict(est.at_peak), est.replayed
-    eb = 2 if precision in ("bfloat16", "float16") else 4  # step_peak: parameters, gradients, state in the weights' dtype
-    sharded = {"optimizer state": 1, "gradients": 2, "parameters": 3}
+    wb, sb = weight_bytes(precision), state_bytes(precision)
+    sharded = {"optimizer state": 1, "master weights": 1, "gradients": 2, "parameters": 3}
     gathered = 0
     if stage == 3:  # the largest unit's full parameters while it runs, beside its own shard
-        gathered = eb * gathered_unit_elements(tensors(cfg, mode, head=head, num_labels=num_labels, lora=lora))
+        gathered = wb * gathered_unit_elements(tensors(cfg, mode, head=head, num_labels=num_labels, lora=lora))
     best: tuple[int, str, str, dict[str, int]] | None = None
     for c in est.candidates:
-        at = {k: eb * _ceil_div(v // eb, N) if stage >= sharded.get(k, 9) else v for k, v in c.at.items()}
+        # bytes per element of each partitioned buffer: a master step's gradients are 16-bit and float32 copies
+        eb = {"optimizer state": sb, "master weights": 4,
+              "gradients": wb + (4 if precision in MASTER and c.name == "optimizer step" else 0)}
+        at = {k: eb.get(k, wb) * _ceil_div(v // eb.get(k, wb), N) if stage >= sharded.get(k, 9) else v
+              for k, v in c.at.items()}
         if stage == 3:
             at[GATHERED] = gathered
         total = sum(at.values())

@@ -6,6 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
+from albert_core.training import PRECISION_LABELS, PRECISION_NOTES
 from albert_core.units import format_bytes
 from ui import controls, data, figures, measured, plots, sections, state, tables
 from ui import finetune as ft_ui
@@ -88,16 +89,19 @@ with body:
             st.info("Turn Training on to compare eager and sdpa with and without checkpointing (saved activations).")
     elif tab == "training":
         st.header("Training memory per GPU")
-        st.markdown("One training step: weights, gradients, optimizer state, float32 master weights (mixed "
-                    "precision) and activations, and the **step's peak**: the most bytes alive at one moment of "
+        st.markdown("One training step: weights, gradients, optimizer state, float32 master weights (the master-copy "
+                    "precisions) and activations, and the **step's peak**: the most bytes alive at one moment of "
                     "the step (albert_core.step), which is what must fit. Dashed lines: the memory of common GPUs.")
         d1, d2, d3, d4 = st.columns(4)
         with d1:
             seq_len = controls.number("seq_len", "Sequence length for the bars (tokens)", step=128,
                                       help="Clipped to each config's max_position.")
         with d2:
-            precision = controls.select("precision", "Precision", help="mixed_*: 16-bit compute with float32 master "
-                                        "weights; bfloat16/float16: pure 16-bit.")
+            precision = controls.select("precision", "Precision", fmt=lambda p: PRECISION_LABELS[p],
+                                        help="mixed: torch.autocast over float32 weights (HF Trainer's bf16/fp16); "
+                                             "+ float32 master copy: 16-bit weights, the optimizer over float32 "
+                                             "copies (apex O2, DeepSpeed); model cast: pure 16-bit. The bars and "
+                                             "the peak count the same one.")
         with d3:
             optimizer = controls.select("optimizer", "Optimizer")
         with d4:
@@ -117,9 +121,8 @@ with body:
             plots.show(figures.memory_training_stack(ok, ctl_t), "memory_training")
             st.subheader("The step's peak beside the sum of the parts")
             st.caption(f"Batch {batch:,} × {seq_len:,} tokens (at most max_position), {precision}, {optimizer}, "
-                       f"{attention}{', checkpointing' if checkpointing else ''}, {ft_text}. The peak runs mixed_* as "
-                       "torch.autocast with float32 weights (the master copy: 4 + 4 + 8 bytes per parameter under "
-                       "AdamW, as the sum's 2 + 2 + 4 + 8), its activations as autocast keeps them.")
+                       f"{attention}{', checkpointing' if checkpointing else ''}, {ft_text}. "
+                       f"{PRECISION_LABELS[precision]}: {PRECISION_NOTES[precision]}, in the bars and the peak alike.")
             peaks = data.peak_table(ok, batch, seq_len, kw, ft)
             at_cols = {c: "bytes" for c in peaks.columns if c.startswith("at peak: ")}
             tables.show(peaks, "peak_table", file_name="training-step-peak.csv",

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from test_app_pages import figure, goto, no_errors, open_app, traces
 
 from albert_core import engine
@@ -53,9 +54,11 @@ def test_training_chart_measures_step_peaks_beside_the_modelled_peak():
     assert "measured by PyTorch on this server" in layout
 
 
-def test_training_points_say_why_not_for_mixed_precision():
+@pytest.mark.parametrize("precision", ["mixed_bf16", "bf16_master"])
+def test_training_points_measure_every_precision(precision):
+    """autocast and the master-copy step both run on the engine as the chart counts them: each can be measured."""
     from test_app_pages import open_tab
 
-    at = open_tab(goto(open_app({"precision": "mixed_bf16", "memory_tab": "training"}), "memory"), "memory", "training")
-    assert not [b for b in at.button if b.key == "memory_measure_training"]
-    assert any("float32 master copies" in c.value for c in at.caption)
+    at = open_tab(goto(open_app({"precision": precision, "memory_tab": "training"}), "memory"), "memory", "training")
+    assert [b for b in at.button if b.key == "memory_measure_training"]
+    assert not any("which PyTorch's autocast does not build" in c.value for c in at.caption)

@@ -243,13 +243,20 @@ def test_activation_panels_stack_the_two_parts():
     assert log["layout"]["yaxis"]["type"] == "log" and "stackgroup" not in log["data"][0]
 
 
-def test_training_stack_equals_training_memory_and_budget_line():
-    df = data.training_table(CFGS, 8, 512, KW)
+@pytest.mark.parametrize("precision", ["mixed_bf16", "bf16_master"])
+def test_training_stack_equals_training_memory_and_budget_line(precision):
+    kw = (("precision", precision), *KW[1:])
+    df = data.training_table(CFGS, 8, 512, kw)
     fig = mcharts.training_stack(df[df["part"] != "total"], {"A100 80 GB": GPUS["A100 80 GB"]})
+    names = {t["name"] for t in spec(fig)["data"]}
+    assert ("fp32 master weights" in names) == (precision == "bf16_master")  # autocast's weights are the master
     for label, field in (("weights", "weights"), ("gradients", "gradients"), ("optimizer state", "optimizer"),
                          ("fp32 master weights", "master_weights"), ("activations", "activations")):
+        want = [getattr(training_memory(c, batch_size=8, seq_len=512, **dict(kw)), field) for c in CFGS]
+        if label not in names:
+            assert not any(want)
+            continue
         t = trace(fig, label)
-        want = [getattr(training_memory(c, batch_size=8, seq_len=512, **dict(KW)), field) for c in CFGS]
         assert [cd[0] for cd in t["customdata"]] == want
     tallest = max(int(b) for b in df[df["part"] == "total"]["bytes"])
     lay = spec(fig)["layout"]

@@ -36,6 +36,23 @@ def _case(family: str, seed: int):
     return cfg, kind, run
 
 
+@pytest.mark.parametrize("precision", ["bf16_master", "fp16_master"])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_master_weights_step_fake_equals_real(family, precision):
+    """16-bit weights with float32 master copies: the masters, the float32 gradients the optimizer step makes and the
+    float32 state, fake equal to real; the saved activations are the cast model's."""
+    cfg, kind, run = _case(family, 1)
+    run = engine.Run(run.batch_size, run.seq_len, dtype=precision, attention=run.attention, optimizer="adamw")
+    r = fake_equals_real(maker(cfg, kind, run.attention), cfg.vocab_size, run)
+    n = r.parameters
+    assert r.step.at_start["master weights"] == 4 * n and r.step.at_start["optimizer state"] == 8 * n
+    assert r.step.at_start["parameters"] == 2 * n
+    cast = engine.measure(maker(cfg, kind, run.attention), cfg.vocab_size,
+                          engine.Run(run.batch_size, run.seq_len, dtype=engine.MASTER[precision],
+                                     attention=run.attention), ("saved",))
+    assert r.saved == cast.saved
+
+
 @pytest.mark.parametrize("seed", range(20))
 @pytest.mark.parametrize("family", FAMILIES)
 def test_fake_tensors_equal_real_tensors(family, seed):

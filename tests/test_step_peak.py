@@ -59,7 +59,9 @@ from tests.test_activations import random_config as random_bert_albert
 from tests.test_families_activations import random_config as random_other
 
 FAMILIES = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
-DTYPES = list(engine.DTYPES)
+# the random draws choose among the five dtypes they were drawn with (adding a choice would redraw every seed);
+# the master-copy precisions have their own draws (test_master_step_peak_equals_the_engine)
+DTYPES = ["float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16"]
 OPTIMIZERS = list(engine.OPTIMIZERS)
 
 
@@ -91,7 +93,7 @@ def _optimizer_bound(family: str, seed: int) -> tuple[ModelConfig, int]:
 def test_optimizer_step_peak_equals_the_engine(family, seed, foreach):
     """foreach: torch.optim's multi-tensor step, CUDA's default, run on the CPU's foreach path."""
     cfg, S = _optimizer_bound(family, seed)
-    for i, dtype in enumerate(DTYPES):  # every dtype, the optimizers in turn
+    for i, dtype in enumerate(engine.DTYPES):  # every dtype (the master copies too), the optimizers in turn
         opt = OPTIMIZERS[(i + seed) % 3]
         run = engine.Run(1, S, dtype=dtype, optimizer=opt, foreach=foreach)
         m, e = _measure(cfg, run), _estimate(cfg, run, foreach=foreach)
@@ -216,6 +218,24 @@ def test_step_peak_equals_the_engine(family, seed):
     assert abs(e.peak - m.peak) <= off * m.peak, (cfg, run, mode, head, lora, e.peak, m.peak, e.moment)
     assert not off or e.peak != m.peak, f"{family} seed {seed} is now equal to the byte: take it out of RESIDUALS"
     assert e.phase == m.phase, (cfg, run, mode, head, lora, e.moment)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("family", REPLAYED)
+def test_master_step_peak_equals_the_engine(family, seed):
+    """16-bit weights with float32 master copies (bf16_master, fp16_master): the property draws with the master
+    precision of their 16-bit dtype; the masters, their float32 gradients at the optimizer step and float32 state
+    equal the engine's, and so does the peak."""
+    cfg, run, mode, head, labels, lora = _property_case(family, seed)
+    run = dataclasses.replace(run, dtype=("bf16_master", "fp16_master")[seed % 2])
+    make = maker(cfg, default_kind(cfg, run.checkpointing), run.attention) if (mode, head) == ("full", "none") \
+        else _built(cfg, mode, run.attention, head, labels, lora)
+    m, e = _measure(cfg, run, make), _estimate(cfg, run, mode=mode, head=head, num_labels=labels, lora=lora)
+    assert e.at_start == m.at_start and e.at_start["master weights"] > 0, (cfg, run, mode, head, lora)
+    assert (e.peak, e.phase) == (m.peak, m.phase), (cfg, run, mode, head, lora, e.peak, m.peak, e.moment)
+    assert e.at_peak["master weights"] == m.at_peak["master weights"]
+    if e.phase == "optimizer step":  # elsewhere the replay may name a storage otherwise (the peak still equal)
+        assert e.at_peak == m.at_peak, (cfg, run, mode, head, lora)
 
 
 # draws past the 50 seeds above that each found a gap in the replay (all now equal to the byte): DeBERTa's

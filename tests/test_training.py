@@ -27,20 +27,56 @@ def test_bytes_per_parameter():
     n = count_parameters(cfg).total
     f32 = training_memory(cfg, batch_size=1, seq_len=8, precision="float32", optimizer="adamw")
     assert (f32.weights, f32.gradients, f32.optimizer, f32.master_weights) == (4 * n, 4 * n, 8 * n, 0)
-    mixed = training_memory(cfg, batch_size=1, seq_len=8, precision="mixed_bf16", optimizer="adamw")
+    master = training_memory(cfg, batch_size=1, seq_len=8, precision="bf16_master", optimizer="adamw")
     # ZeRO paper Sec. 3.1: 2Ψ + 2Ψ + 12Ψ (fp32 master + momentum + variance) = 16Ψ
-    assert mixed.weights + mixed.gradients + mixed.optimizer + mixed.master_weights == 16 * n
+    assert (master.weights, master.gradients, master.optimizer, master.master_weights) == (2 * n, 2 * n, 8 * n, 4 * n)
     pure = training_memory(cfg, batch_size=1, seq_len=8, precision="bfloat16", optimizer="sgd")
     assert (pure.weights, pure.gradients, pure.optimizer, pure.master_weights) == (2 * n, 2 * n, 2 * n, 0)
-    assert mixed.activations == activation_memory(cfg, batch_size=1, seq_len=8, dtype="bfloat16",
-                                                  attention="sdpa").total
+    assert master.activations == activation_memory(cfg, batch_size=1, seq_len=8, dtype="bfloat16",
+                                                   attention="sdpa").total
+    # autocast over float32 weights: those weights are the master copy (4Ψ + 4Ψ + 8Ψ), the forward autocast's
+    amp = training_memory(cfg, batch_size=1, seq_len=8, precision="mixed_bf16", optimizer="adamw")
+    assert (amp.weights, amp.gradients, amp.optimizer, amp.master_weights) == (4 * n, 4 * n, 8 * n, 0)
+    assert amp.activations == activation_memory(cfg, batch_size=1, seq_len=8, dtype="mixed_bf16",
+                                                attention="sdpa").total
+
+
+@pytest.mark.parametrize("precision", ["float32", "bfloat16", "mixed_bf16", "mixed_fp16", "bf16_master",
+                                       "fp16_master"])
+def test_each_precision_has_one_meaning_in_the_parts_and_the_peak(precision):
+    """The sum of the parts and the step's peak hold the same weights, state and master copy: the peak's
+    parameters, master weights and optimizer state are the parts' weights, master weights and optimizer state."""
+    from albert_core.step import step_peak
+
+    cfg = PRESETS["albert-base"]
+    t = training_memory(cfg, batch_size=8, seq_len=512, precision=precision, attention="eager", device="cpu")
+    s = t.at_peak
+    assert (s["parameters"], s["master weights"], s["optimizer state"]) == (t.weights, t.master_weights, t.optimizer)
+    est = step_peak(cfg, batch_size=8, seq_len=512, dtype=precision, attention="eager")
+    opt = next(c for c in est.candidates if c.name == "optimizer step").at  # every gradient made
+    assert opt["gradients"] == t.gradients + (4 * t.trainable if precision.endswith("master") else 0)
+    assert est.peak == t.peak
+
+
+def test_autocast_sharing_cuts_the_cached_casts():
+    """Under autocast the Linear layers save autocast's cached 16-bit copy of each stored weight (one per stored
+    weight, activations.py): ALBERT's sharing saves 2 (L - 1)(4H² + 2HI) bytes of them, the master-copy forward
+    (the model cast, no cache) none."""
+    shared = PRESETS["albert-base"]
+    H, I, L = shared.hidden_dim, shared.intermediate_dim, shared.num_layers
+    kw = dict(batch_size=8, seq_len=512, attention="eager")
+    unshared = shared.replace(sharing="none")
+    amp = [training_memory(c, precision="mixed_bf16", **kw).activations for c in (shared, unshared)]
+    cast = [training_memory(c, precision="bf16_master", **kw).activations for c in (shared, unshared)]
+    assert amp[1] - amp[0] == 2 * (L - 1) * (4 * H * H + 2 * H * I)
+    assert cast[0] == cast[1]
 
 
 @pytest.mark.parametrize("N", [2, 3, 8])
 def test_zero_stages(N):
     cfg = PRESETS["albert-large"]
     n = count_parameters(cfg).total
-    kw = dict(batch_size=2, seq_len=128, precision="mixed_bf16", optimizer="adamw", num_gpus=N)
+    kw = dict(batch_size=2, seq_len=128, precision="bf16_master", optimizer="adamw", num_gpus=N)
     dp = training_memory(cfg, sharding="none", **kw)
     z1 = training_memory(cfg, sharding="zero1", **kw)
     z2 = training_memory(cfg, sharding="zero2", **kw)
@@ -54,13 +90,16 @@ def test_zero_stages(N):
     assert fsdp.total == z3.total
     assert dp.activations == z1.activations == z2.activations == z3.activations  # ZeRO does not shard activations
     assert dp.total > z1.total > z2.total > z3.total
+    for z in (z1, z2, z3):  # the peak's master copy sharded from stage 1 (with the optimizer state)
+        assert z.at_peak["master weights"] == 4 * per
+        assert z.peak < dp.peak
 
 
 def test_sharing_cuts_state_not_activations():
     shared = PRESETS["albert-base"]
     unshared = shared.replace(sharing="none")
-    a = training_memory(shared, batch_size=8, seq_len=512)
-    b = training_memory(unshared, batch_size=8, seq_len=512)
+    a = training_memory(shared, batch_size=8, seq_len=512, precision="bf16_master")
+    b = training_memory(unshared, batch_size=8, seq_len=512, precision="bf16_master")
     for part in ("weights", "gradients", "optimizer", "master_weights"):
         assert getattr(a, part) < getattr(b, part)
     assert a.activations == b.activations
@@ -114,7 +153,8 @@ MODES = ["full", "frozen-embeddings", "frozen-layers:2", "lora", "bitfit"]
 
 @pytest.mark.parametrize("name", ["bert-base", "albert-base", "distilbert-base-uncased", "deberta-v3-base"])
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("precision,optimizer", [("mixed_bf16", "adamw"), ("float32", "adafactor"), ("bfloat16", "sgd")])
+@pytest.mark.parametrize("precision,optimizer", [("mixed_bf16", "adamw"), ("bf16_master", "adamw"),
+                                                ("float32", "adafactor"), ("bfloat16", "sgd")])
 def test_modes_count_state_for_the_trainable_tensors_only(name, mode, precision, optimizer):
     from albert_core.finetune import LoraSpec, state_elements, tensors, trainable
 
@@ -125,12 +165,12 @@ def test_modes_count_state_for_the_trainable_tensors_only(name, mode, precision,
     t = training_memory(cfg, batch_size=2, seq_len=64, precision=precision, optimizer=optimizer, **kw)
     ts = tensors(cfg, mode, head="classification", num_labels=3, lora=lora if mode == "lora" else None)
     el = state_elements(ts, optimizer)
-    wb, sb = (4, 4) if precision == "float32" else (2, 4) if precision.startswith("mixed") else (2, 2)
+    wb, sb = {"float32": (4, 4), "mixed_bf16": (4, 4), "bf16_master": (2, 4), "bfloat16": (2, 2)}[precision]
     count = trainable(cfg, mode, head="classification", num_labels=3, lora=lora if mode == "lora" else None)
     assert t.trainable == count.trainable == el["gradients"]
     assert t.parameters == count.total  # base + head + adapters (+ peft's trainable copies)
     assert (t.weights, t.gradients, t.optimizer) == (wb * count.total, wb * el["gradients"], sb * el["optimizer"])
-    assert t.master_weights == (4 * count.trainable if precision.startswith("mixed") else 0)
+    assert t.master_weights == (4 * count.trainable if precision.endswith("master") else 0)
     if mode != "full":
         full = training_memory(cfg, batch_size=2, seq_len=64, precision=precision, optimizer=optimizer,
                                head="classification", num_labels=3)

@@ -13,6 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from albert_core.training import PRECISION_LABELS
 from charts import compute as compute_charts
 from charts import fit as fit_charts
 from charts import memory as memory_charts
@@ -42,7 +43,7 @@ def training_kw(ctl: Ctl) -> tuple:
 
 def training_caption(ctl: Ctl, seq: str) -> str:
     ckpt = ", checkpointing" if ctl["checkpointing"] and ctl["training"] else ""
-    return (f"Batch {ctl['batch_size']:,} per GPU, {seq}, {ctl['precision']}, {ctl['optimizer']}, "
+    return (f"Batch {ctl['batch_size']:,} per GPU, {seq}, {PRECISION_LABELS[ctl['precision']]}, {ctl['optimizer']}, "
             f"{ctl['attention']} attention{ckpt}, {ft_ui.settings_of(ctl).fine_tuning()}; dashed: GPU memory.")
 
 

@@ -19,7 +19,6 @@ from . import jobs
 from .text import md
 
 JOB, RESULTS = "_ae_points_job", "_ae_points"
-STEP_DTYPES = ("float32", "bfloat16", "float16")  # precisions whose training step the engine runs as this chart's
 
 
 def _measure(key: tuple, name: str, n: int, req: Callable[[], dict], table: Callable[[list], pd.DataFrame]
@@ -58,12 +57,8 @@ def activation_points(cfgs: tuple, seqs: tuple, ctl: Any) -> pd.DataFrame | None
 
 
 def training_points(cfgs: tuple, seqs: tuple, ctl: Any, precision: str, optimizer: str) -> pd.DataFrame | None:
-    """The training chart's measured step peaks of this view, or None (not measured, or a precision whose step
-    the engine does not run as this chart counts it: it says so)."""
-    if precision not in STEP_DTYPES:
-        st.caption(f"Measured points: precision {md(precision)} keeps 16-bit weights with float32 master copies "
-                   "here, which PyTorch's autocast does not build; choose float32, bfloat16 or float16 to measure.")
-        return None
+    """The training chart's measured step peaks of this view, or None (not measured): every precision's step runs
+    on the engine as the chart counts it (training.PRECISION_NOTES)."""
     kw = dict(batch_size=ctl["batch_size"], dtype=precision, optimizer=optimizer, attention=ctl["attention"],
               checkpointing=bool(ctl["checkpointing"]))
     lengths = point_lengths(list(cfgs), seqs)
