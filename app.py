@@ -4,11 +4,15 @@ Run with `streamlit run app.py`. This file routes the pages and draws the shared
 every number on every page comes from albert_core.
 """
 
+import os
+import time
 from pathlib import Path
 
 import streamlit as st
 
 from ui import jobs, plots, report, sidebar, state, url
+
+STARTED = time.perf_counter()  # benchmarks/runs.py: each run's seconds on the server (ALBERT_EXPLORER_RUN_LOG)
 
 # the tab's icon served by this server (a :material/...: page icon is fetched from fonts.gstatic.com, offline too)
 st.set_page_config(page_title="ALBERT Explorer", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
@@ -41,5 +45,8 @@ finally:
 query = url.sync()
 with url.show_link(link_slot, query):
     report.button(tuple(state.shown_configs()), url.link(query))  # the view as one HTML file, for a design document
-if plots.view() is not None:  # a run at the browser's width: the first page is drawn in full (its width rerun done)
+if plots.view() is not None:  # a run at the browser's width: the first page is drawn in full
     jobs.prewarm()  # now the warm measurement process starts, once per server (ui/jobs.py)
+if os.environ.get("ALBERT_EXPLORER_RUN_LOG"):  # one line per finished run: its page and seconds on the server
+    with open(os.environ["ALBERT_EXPLORER_RUN_LOG"], "a") as log:
+        log.write(f"{page.url_path or 'home'} {time.perf_counter() - STARTED:.4f}\n")

@@ -5,7 +5,8 @@ app.py is the app (it routes the pages; AppTest runs it). This file only wraps i
 
 1. warm_up: the server's start imports what every page needs. The first visit after a start otherwise waits for
    it (pandas alone 0.4-0.5 s on the 2-core machine): 1.58-1.66x a one-chart app without it, 1.28-1.44x with it.
-2. PageBase: a page's HTML tells Streamlit's frontend where the server is. Opened at /memory, the frontend does not
+2. PageBase: a page's HTML says the width its figures will be drawn at (VIEW_JS, below), so a first visit runs
+   the script once, not twice. And it tells Streamlit's frontend where the server is. Opened at /memory, the frontend does not
    know whether /memory is a page or the app's base path, so it first asks /memory/_stcore/health and
    /memory/_stcore/host-config, gets 404s, and tries / after a pause: the websocket opened 130 ms later than at /.
 """
@@ -54,6 +55,22 @@ BASE_JS = ("(()=>{const c=CONFIG,p=location.pathname.replace(/\\/+$/,''),i=p.las
            "window.__streamlit=Object.assign({},s,{BACKEND_BASE_URL:location.origin+r})})()")
 
 
+# The main area's width as ui/plots.py's width component will report it (floored to 10 px, as if the main area
+# always showed its scrollbar) and whether columns stack, written into a cookie before the websocket opens: its
+# cookies reach the session's first script run (st.context.cookies, ui/plots.view), which wraps the figures for it,
+# and where the component then measures the same view it reports nothing, so no second run follows. Streamlit
+# 1.67's layout="wide", measured in Chromium at 17 widths from 390 to 1920 px: the sidebar is 300 px beside the
+# main area above 768 px (collapsed below), the main block's padding 5rem from 864 px, 1rem below; columns stack up
+# to 640 px. A sidebar the user collapsed, or another layout, only costs the rerun the component then asks for.
+VIEW_COOKIE = "ae_view"
+VIEW_JS = ("(()=>{const w=innerWidth,d=document.createElement('div');d.style.cssText='position:absolute;"
+           "top:-9999px;width:100px;height:100px;overflow:scroll';document.documentElement.appendChild(d);"
+           "const bar=d.offsetWidth-d.clientWidth;d.remove();"
+           "const m=Math.floor((w-(w>768?300:0)-2*(w>=864?80:16)-bar)/10)*10,"
+           "s=matchMedia('(max-width: 640px)').matches?1:0;"
+           "if(m>0)document.cookie='" + VIEW_COOKIE + "='+m+':'+s+';path=/;SameSite=Lax'})()")
+
+
 def base_script(pages: list[str], base_url_path: str) -> bytes:
     """An inline script for the page's <head>: where the path's last segment is one of the pages, the rest of the
     path is the server's base URL, and Streamlit's frontend reads it from window.__streamlit.BACKEND_BASE_URL
@@ -62,7 +79,7 @@ def base_script(pages: list[str], base_url_path: str) -> bytes:
     nothing is set and the frontend finds the server as it always does."""
     base = "/" + "".join(f"{p}/" for p in base_url_path.split("/") if p)
     config = json.dumps({"pages": pages, "base": base}).replace("<", "\\u003c")
-    return f"<script>{BASE_JS.replace('CONFIG', config)}</script>".encode()
+    return f"<script>{BASE_JS.replace('CONFIG', config)};{VIEW_JS}</script>".encode()
 
 
 class PageBase:

@@ -48,3 +48,15 @@ def test_column_width_from_the_page_width(monkeypatch):
     assert plots.figure_px(0.5) == 350  # a phone stacks the columns: each takes the whole width
     monkeypatch.setattr(plots, "view", lambda: None)
     assert plots.figure_px(0.5) is None
+
+
+def test_the_cookie_view_is_read_only_where_well_formed():
+    assert plots.cookie_view("940:0") == {"main": 940, "stacked": False}
+    assert plots.cookie_view("350:1") == {"main": 350, "stacked": True}
+    for bad in (None, "", "940", "940:2", "0:0", "00:1", "-40:0", "940:0;x", "1e3:0", "999999:0", "abc:0", " 940:0"):
+        assert plots.cookie_view(bad) is None, bad
+
+
+def test_without_a_script_run_the_view_is_unknown():
+    """Outside a run (no session, no cookies): None, the phone's wrapping, never an error."""
+    assert plots.view() is None

@@ -106,3 +106,13 @@ def test_the_base_script_knows_every_page_and_the_servers_base():
     assert '"base": "/a/b/"' in js and '"pages": ["memory"]' in js
     assert '"base": "/"' in serve.base_script(["memory"], "").decode()
     assert "</script" not in serve.base_script(["</script>"], "").decode()[:-len("</script>")]
+
+
+def test_the_page_script_writes_the_view_cookie_the_first_run_reads():
+    """serve.VIEW_JS writes the cookie ui/plots.view reads before the first report; its breakpoints are Streamlit's
+    (the browser test test_page_base.py holds its estimate equal to what the width component measures)."""
+    from ui import plots
+
+    js = serve.base_script(["memory"], "").decode()
+    assert serve.VIEW_COOKIE == plots.VIEW_COOKIE and f"document.cookie='{plots.VIEW_COOKIE}='" in js
+    assert js.count("<script>") == 1 and serve.VIEW_JS in js

@@ -3,6 +3,7 @@ slide-ready PNG export."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -53,8 +54,10 @@ def show(fig: go.Figure, key: str, title: str | None = None, caption: str = "", 
 # Plotly does not wrap text, and the server cannot see the screen: a small component at the foot of the main
 # area reports the main area's width (floored to 10 px, so a figure is never narrower than it was wrapped
 # for) and whether columns stack (Streamlit stacks them on screens up to 640 px wide), once and then on each
-# change, each time once the app is idle; that reruns the script, and the figures' titles are wrapped again. Until then they wrap for
-# a phone (charts.base.TEXT_PX), which fits every screen.
+# change, each time once the app is idle; that reruns the script, and the figures' titles are wrapped again. Before
+# its first report, the first run wraps them for the view the page's script estimated (serve.py's cookie): where
+# that is what the component measures, it reports nothing and the visit runs the script once. Without either they
+# wrap for a phone (charts.base.TEXT_PX), which fits every screen.
 WIDTH_KEY = "_figure_width"
 COLUMN_GAP_PX = 16  # st.columns' "small" gap (1rem)
 _WIDTH_JS = """
@@ -110,14 +113,28 @@ export default function({parentElement, data, setStateValue}) {
 _width_component = st.components.v2.component("albert_explorer.figure_width", js=_WIDTH_JS, isolate_styles=False)
 
 
+VIEW_COOKIE = "ae_view"  # serve.py's VIEW_JS writes it into the page before the websocket opens
+
+
+def cookie_view(value: str | None) -> dict[str, Any] | None:
+    """The view in serve.py's cookie, "main:stacked" ("940:0"), or None where it is absent or malformed."""
+    m = re.fullmatch(r"(\d{2,5}):([01])", value or "")
+    return {"main": int(m.group(1)), "stacked": m.group(2) == "1"} if m and int(m.group(1)) > 0 else None
+
+
 def view() -> dict[str, Any] | None:
-    """The main area's width in px and whether columns stack, as the browser last reported them (None: not yet,
-    or no browser, as in AppTest)."""
+    """The main area's width in px and whether columns stack, as the browser last reported them, or before its
+    first report as the page's script estimated them (serve.py's cookie); None: neither (AppTest, or `streamlit run
+    app.py`, which has no page script)."""
     state: Any = st.session_state.get(WIDTH_KEY)  # the component's result: a mapping of its state values
     got = state.get("view") if state is not None and hasattr(state, "get") else None
     if isinstance(got, dict) and isinstance(got.get("main"), int | float) and got["main"] > 0:
         return {"main": int(got["main"]), "stacked": bool(got.get("stacked"))}
-    return None
+    try:
+        cookies = st.context.cookies
+    except Exception:  # no script run context (a thread of its own)
+        return None
+    return cookie_view(cookies.get(VIEW_COOKIE) if cookies is not None else None)
 
 
 def figure_px(share: float = 1.0) -> float | None:

@@ -5,6 +5,8 @@ page without a connection."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from .harness import streamlit_server, wait_until_idle
@@ -69,3 +71,29 @@ def test_under_a_base_url_path_every_page_still_connects(browser):
             assert page.evaluate(BASE_JS) is None
         finally:
             page.context.close()
+
+
+# widths on either side of the breakpoints that serve.VIEW_JS models: columns stack to 640 px, the sidebar
+# beside the main area above 768 px, the main block's wider padding from 864 px
+FIRST_VISIT_WIDTHS = [390, 640, 769, 863, 864, 1400]
+
+
+@pytest.mark.parametrize("width", FIRST_VISIT_WIDTHS)
+def test_a_first_visit_runs_the_script_once_with_its_figures_wrapped_for_its_width(server, browser, width):
+    """The page's script estimates the view before the websocket opens (serve.VIEW_JS, a cookie); the first run
+    wraps the figures for it, the width component measures the same view and reports nothing: one run drew the
+    page (window.__aeDrawn), no width report was sent (__aeReports), and every figure is wrapped for the width
+    the browser measured (wait_until_idle checks each figure's main_px against __aeView)."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    page = ctx.new_page()
+    try:
+        page.goto(server + "/parameters")
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        wait_until_idle(page)
+        got = page.evaluate("() => [window.__aeDrawn, window.__aeReports || 0, window.__aeView, window.__aeKnown,"
+                            " document.cookie]")
+        assert got[:2] == [1, 0], (width, got)
+        assert json.loads(got[3]) == got[2], got  # the view the run wrapped for is the one measured
+        assert f"ae_view={got[2]['main']}:{int(got[2]['stacked'])}" in got[4]
+    finally:
+        ctx.close()
