@@ -34,7 +34,9 @@ def main_figures(cfgs: tuple, ctl: dict) -> list:
 def html(cfgs: tuple, ctl: dict, link: str, settings, when: dt.datetime) -> str:
     return build(title="ALBERT Explorer report: " + ", ".join(c.name for c in cfgs),
                  date=when.strftime("%Y-%m-%d %H:%M UTC"), link=link, settings=settings.describe(),
-                 configs=configs_table(cfgs), comparison=comparison.wide(data.comparison(cfgs, settings), settings),
+                 configs=configs_table(cfgs),
+                 comparison=[(t.title, t.header, t.text, t.diff)
+                             for t in comparison.tables(data.comparison(cfgs, settings), settings, cfgs)],
                  figures=main_figures(cfgs, ctl), paper=data.paper_matches(cfgs))
 
 
