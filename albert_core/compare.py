@@ -67,7 +67,7 @@ class Settings:
         run at their max_position, and the header says so)."""
         short = [f"{c.name}: {c.max_position:,}" for c in cfgs if c.max_position < self.seq_len]
         clipped = f" (at its max_position where shorter: {'; '.join(short)})" if short else ""
-        return f"One training step per GPU: {self.describe()}{clipped}; on CUDA"
+        return f"One training step per GPU, on CUDA: {self.describe()}{clipped}"
 
 
 # The first table: each config's own facts, every number under these settings (stated once, in OWN_HEADER)

@@ -15,6 +15,8 @@ from . import finetune, state
 from .tables import csv_button
 from .text import attention_note, md
 
+PEAK_IS = "the peak is"  # compare.WORKLOAD's row of how far each peak can be trusted
+
 HIGHLIGHT = "background-color: #FFE8A3; color: #262730; font-weight: 600"
 
 
@@ -83,9 +85,14 @@ def tables(df: pd.DataFrame, s: Settings, cfgs) -> list[Table]:
     config's own max_position under OWN_HEADER's settings) and one training step at the chosen workload (s). No
     row of one is under the other's settings."""
     own = wide(df[df["section"].isin(("field", "own"))])
-    work = wide(df[df["section"] == "workload"])
+    work = df[df["section"] == "workload"]
+    header = s.header(cfgs)
+    trust = set(work[work["item"] == PEAK_IS]["value"]) - {None}
+    if len(trust) == 1:  # one word for every config's peak: said once, in the header, not in a row of repeats
+        header += f"; the peak is {trust.pop()}"
+        work = work[work["item"] != PEAK_IS]
     return [Table("compare_own", "The configs' own facts", OWN_HEADER, *own),
-            Table("compare_workload", "At the chosen workload", s.header(cfgs), *work)]
+            Table("compare_workload", "At the chosen workload", header, *wide(work))]
 
 
 def differing(df: pd.DataFrame) -> pd.DataFrame:
@@ -113,7 +120,33 @@ def show(df: pd.DataFrame, cfgs, settings: Settings, key: str = "compare_table")
                     st.caption(note)
                 if t.key == "compare_own" and hidden:
                     st.caption(f"{hidden} fields equal in every config are hidden.")
-                styled = t.text.style.apply(lambda col, d=t.diff: [HIGHLIGHT if v else "" for v in d[col.name]],
-                                            axis=0)
-                st.table(styled)
+                st.table(_styled(t))
         csv_button(df, "comparison.csv", key=f"{key}_csv")
+    st.html(TABLE_CSS)
+
+
+def _styled(t: Table):
+    """The table for st.table, which reads every cell, label and column name as Markdown: escaped (ui.text.md), so
+    each shows as typed; the cells that differ from the first config highlighted."""
+    shown = t.text.map(md)
+    shown.index = pd.Index([md(i) for i in t.text.index], name=t.text.index.name)
+    shown.columns = [md(c) for c in t.text.columns]
+    return shown.style.apply(lambda d: pd.DataFrame(t.diff.map(lambda v: HIGHLIGHT if v else "").to_numpy(),
+                                                    index=d.index, columns=d.columns), axis=None)
+
+
+# The tables wrap their labels and cells; where the configs' columns are wider than the screen (a phone, or a dozen
+# configs), the table scrolls sideways inside its box and the label column stays at its left, so each row's label
+# stays beside its values. A sticky cell needs the page's background: every box from the app down to the label
+# cells takes it (inherit), in a light or a dark theme; a highlighted cell keeps its own (the Styler's id rule).
+TABLE_CSS = """<style>
+[data-testid="stApp"] :has(.st-key-compare_section [data-testid="stTable"]), .st-key-compare_section,
+.st-key-compare_section :has([data-testid="stTable"]), .st-key-compare_section [data-testid="stTable"],
+.st-key-compare_section [data-testid="stTable"] :is(div, table, thead, tbody, tr) { background-color: inherit; }
+.st-key-compare_section [data-testid="stTable"] th:first-child {
+  position: sticky; left: 0; z-index: 1; background-color: inherit; min-width: 7em; max-width: 14em; }
+.st-key-compare_section [data-testid="stTable"] th:first-child * { overflow-wrap: anywhere; }
+.st-key-compare_section [data-testid="stTable"] :is(th, td) { white-space: normal; }
+@media (max-width: 640px) { .st-key-compare_section [data-testid="stTable"] :is(th, td) { font-size: 12px; }
+  .st-key-compare_section [data-testid="stTable"] th:first-child { min-width: 6em; max-width: 10em; } }
+</style>"""

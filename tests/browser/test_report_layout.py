@@ -74,7 +74,7 @@ def test_each_table_states_its_settings_once_and_no_row_mixes_them(browser, repo
         own, work = page.evaluate(TABLES_JS)
     finally:
         page.close()
-    assert own["header"] == f"Settings: {OWN_HEADER}." and work["header"].startswith("Settings: One training step")
+    assert own["header"] == f"Settings: {OWN_HEADER}." and work["header"].startswith("Settings: One training step per GPU, on CUDA: ")
     assert "batch 8 × 512 tokens, mixed_bf16" in work["header"] and "LoRA r=8" in work["header"]
     assert "LoRA" not in own["header"] and "mixed_bf16" not in own["header"]
     modern = PRESETS["ModernBERT-base"]
