@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import HEIGHT, counts, legend_name, log_axis, name_ticks, plotly_text, short, style
+from .base import HEIGHT, counts, legend_name, log_axis, name_ticks, plotly_text, style
 from .colors import COMPONENT_COLORS, color_map
 
 COMPONENT_LABELS = {"embedding": "Embedding", "layers": "Layers", "pooler": "Pooler", "heads": "Pre-training heads"}
@@ -170,7 +170,7 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
         same = None if first == name else first  # same V, H and tables as an earlier config: drawn dotted over it
         fig.add_scatter(  # the config's one legend entry (the caption says solid / dashed)
             x=[int(v) for v in d["embedding_dim"]], y=[int(v) for v in d["embedding"]], mode="lines+markers",
-            name=legend_name(name + (f" (= {short(same)})" if same else "")),
+            name=legend_name(name + (f" (= {same})" if same else "")),
             legendgroup=name, line=dict(color=colors[name], dash="dot" if same else "solid", width=2 if same else 3),
             marker=dict(symbol="circle-open" if same else "circle", size=10 if same else 6),
             meta=f"{name}: factorized V×E + E×H",
