@@ -78,6 +78,22 @@ def test_sunburst_values_sum_to_total_and_leaves_are_groups():
     assert sorted(leaves.values()) == sorted(g.params for g in c.groups)
 
 
+@pytest.mark.parametrize("name", ["bert-base", "albert-base", "deberta-v3-base"])
+def test_sunburst_hides_the_labels_of_slices_too_small_to_hold_them(name):
+    """issue 29 item 9: labels of thin slices overlapped. A slice under LABEL_MIN_PCT of the model draws no label;
+    every other slice its label; every slice keeps its name and numbers in the hover."""
+    cfg = PRESETS[name]
+    c = count_parameters(cfg)
+    t = spec(pcharts.breakdown_sunburst(c.breakdown(), cfg.name))["data"][0]
+    small = [v < pcharts.LABEL_MIN_PCT / 100 * c.total for v in t["values"]]
+    assert any(small) and not all(small)  # the case holds both kinds
+    assert t["texttemplate"] == ["" if s else "%{label}" for s in small]
+    assert "%{label}" in t["hovertemplate"] and "%{value:,}" in t["hovertemplate"]
+    assert len(t["customdata"]) == len(t["values"])  # the hover's numbers for every slice, labelled or not
+    layout = spec(pcharts.breakdown_sunburst(c.breakdown(), cfg.name))["layout"]
+    assert layout["uniformtext"] == {"minsize": 10, "mode": "hide"}
+
+
 @pytest.mark.parametrize("field", ["vocab_size", "hidden_dim", "num_layers"])
 def test_share_sweep_points_are_count_parameters(field):
     df = data.share_sweep(CFGS[:2], field)
