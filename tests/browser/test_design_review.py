@@ -181,6 +181,32 @@ def test_side_by_side_shows_names_as_typed(server, page):
     assert columns[1:] == [HOSTILE["name"], EVIL2]
 
 
+@pytest.mark.parametrize("width", [1400, 390])
+def test_long_names_are_drawn_in_full_under_the_bars(server, browser, width):
+    """issue 29 item 9: "bert-base-mu…ual-cased" is drawn in full, in lines, under its bars and above its Memory
+    panel; each tick's lines are read from the SVG Plotly drew."""
+    from .harness import resize
+
+    ctx = browser.new_context(viewport={"width": width, "height": 1000})
+    pg = ctx.new_page()
+    try:
+        open_view(pg, f"{server}/parameters?preset=bert-base-multilingual-cased&compare=bert-base")
+        resize(pg, width)
+        for key in ("params_shares", "params_components"):
+            ticks = pg.evaluate("k => Array.from(document.querySelectorAll('.st-key-' + k + ' .xtick text')).map("
+                                "t => { const ls = Array.from(t.querySelectorAll('tspan.line')).map(l => l.textContent);"
+                                " return ls.length ? ls : [t.textContent]; })", key)
+            assert ["bert-base-multilingual-", "cased"] in ticks and ["bert-base"] in ticks, (key, ticks)
+            assert not any("…" in line for t in ticks for line in t)
+        open_view(pg, f"{server}/memory?preset=bert-base-multilingual-cased&compare=bert-base")
+        titles = pg.evaluate("() => Array.from(document.querySelectorAll('.st-key-memory_activations .annotation-text'))"
+                             ".map(t => { const ls = Array.from(t.querySelectorAll('tspan.line')).map(l => l.textContent);"
+                             " return ls.length ? ls.join('') : t.textContent; })")
+        assert "bert-base-multilingual-cased" in titles and "bert-base" in titles, titles  # the panels' titles
+    finally:
+        ctx.close()
+
+
 def test_overview_path_opens_overview(server, page):
     open_view(page, f"{server}/overview")
     assert "Page not found" not in page.inner_text("body")
