@@ -1,4 +1,4 @@
-"""Overview: your configs against BERT and ALBERT at a glance, the side-by-side table, and the report."""
+"""Overview: your configs against BERT and ALBERT at a glance, the side-by-side tables, and the report."""
 
 import streamlit as st
 
@@ -47,7 +47,7 @@ st.caption(f"The training step above: **one sequence of {min(512, cfg.max_positi
            "attention** (the same in the table below). The Side by side tab and the Memory page use their own "
            "settings (batch, precision) and say which above each table and beside each number.")
 st.caption("For a design review: **Share this view** in the sidebar holds the link to this view and a report, one "
-           "HTML file with the configs, the side-by-side table and every page's main figures.")
+           "HTML file with the configs, the two side-by-side tables and every page's main figures.")
 
 # only the open tab runs and is sent: the first visit draws the charts alone (docs/app.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("overview_tab", {"presets": "Against the presets", "table": "Table and CSV",
