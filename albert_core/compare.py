@@ -16,6 +16,7 @@ from .config import ConfigError, ModelConfig
 from .finetune import LoraSpec, trainable
 from .flops import forward_flops
 from .params import count_parameters
+from .replay import BYTES
 from .training import training_memory
 
 if TYPE_CHECKING:
@@ -24,31 +25,26 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Settings:
-    """The page settings the results depend on (Memory / Fit planner / Compute controls)."""
+    """The chosen workload (the sidebar's Memory / Fit planner controls): the second table's settings."""
 
     batch_size: int = 8  # sequences per GPU
     seq_len: int = 512  # tokens of the training step (clipped to each config's max_position)
-    dtype: str = "float32"  # activation dtype of "activations at max_position"
     attention: str = "eager"
-    training: bool = True
     checkpointing: bool = False
     precision: str = "mixed_bf16"
     optimizer: str = "adamw"
     num_gpus: int = 1
     sharding: str = "none"
-    flops_seq_len: int = 512  # tokens of the forward FLOPs (clipped to each config's max_position)
     mode: str = "full"  # fine-tuning mode (finetune.parse_mode; frozen-layers:K clipped to each config's layers)
     head: str = "none"
     num_labels: int = 2
     lora: LoraSpec | None = None  # mode lora: r, alpha, dropout, targets (None: peft's default)
 
     def describe(self) -> str:
-        ckpt = ", checkpointing" if self.checkpointing and self.training else ""
-        mode = "training" if self.training else "inference"
-        return (f"batch {self.batch_size:,}, activations {self.dtype}, {self.attention} attention, {mode}{ckpt}; "
-                f"training step at {self.seq_len:,} tokens, {self.precision}, {self.optimizer}, "
-                f"{self.num_gpus:,} GPU(s), sharding {self.sharding}, {self.fine_tuning()}; "
-                f"FLOPs at {self.flops_seq_len:,} tokens")
+        """The workload in words, once: 'batch 8 × 512 tokens, mixed_bf16, eager attention, adamw, ...'."""
+        ckpt = ", checkpointing" if self.checkpointing else ""
+        return (f"batch {self.batch_size:,} × {self.seq_len:,} tokens, {self.precision}, {self.attention} attention, "
+                f"{self.optimizer}{ckpt}, {self.num_gpus:,} GPU(s), sharding {self.sharding}, {self.fine_tuning()}")
 
     def fine_tuning(self) -> str:
         """The mode, head and LoRA settings in words: 'LoRA r=8 alpha=8 dropout 0 on query,value, head classification:3'."""
@@ -66,49 +62,82 @@ class Settings:
             return f"frozen-layers:{min(int(self.mode.split(':')[1]), cfg.num_layers)}"
         return self.mode
 
+    def header(self, cfgs: Sequence[ModelConfig]) -> str:
+        """The workload table's settings, once, with the configs whose max_position is shorter than seq_len (they
+        run at their max_position, and the header says so)."""
+        short = [f"{c.name}: {c.max_position:,}" for c in cfgs if c.max_position < self.seq_len]
+        clipped = f" (at its max_position where shorter: {'; '.join(short)})" if short else ""
+        return f"One training step per GPU, on CUDA: {self.describe()}{clipped}"
 
-# (item, unit) of the results, in the order shown
-RESULTS = (
+
+# The first table: each config's own facts, every number under these settings (stated once, in OWN_HEADER)
+OWN_BATCH, OWN_DTYPE, OWN_ATTENTION = 1, "float32", "eager"
+OWN_HEADER = (f"Each config's own facts, at its own max_position: {OWN_BATCH} sequence, {OWN_DTYPE} (4 bytes a weight "
+              f"and an activation), {OWN_ATTENTION} attention, a training forward (what it keeps for backward), "
+              "no checkpointing")
+# (item, unit) of each table's results, in the order shown
+OWN = (
     ("total parameters", "parameters"),
     ("embedding share", "%"),
     ("layer share", "%"),
+    ("weights", "bytes"),
     ("activations at max_position", "bytes"),
     ("of which attention (seq_len²)", "bytes"),
+    ("forward FLOPs per sequence at max_position", "FLOPs"),
+)
+WORKLOAD = (
     ("trainable parameters", "parameters"),
+    ("activations per GPU (saved for backward)", "bytes"),
     ("training step's peak per GPU", "bytes"),
+    ("the peak is", ""),
     ("training memory per GPU (sum of parts)", "bytes"),
     ("forward FLOPs per sequence", "FLOPs"),
 )
+RESULTS = OWN + WORKLOAD
+SECTIONS = {"own": OWN, "workload": WORKLOAD}
 
 
-def results(cfg: ModelConfig, s: Settings) -> dict[str, int | float | None]:
-    """The key numbers of one config under the settings (exact ints; shares in percent). None where albert_core
-    does not model a number (a family's activations) or the settings cannot be counted (LoRA without targets
-    where peft has none: the pages say why)."""
+def own_results(cfg: ModelConfig) -> dict[str, int | float | None]:
+    """The config's own numbers at its max_position (OWN_HEADER's settings); None where albert_core does not model
+    a number (a family's activations)."""
     c = count_parameters(cfg)
-    mode, lora = s.mode_for(cfg), s.lora if s.mode == "lora" else None
     act: tuple[int | None, int | None] = (None, None)
-    try:  # the activation memory of one training forward at seq_len = max_position (albert_core.activations)
-        a = activation_memory(cfg, batch_size=s.batch_size, seq_len=cfg.max_position, dtype=s.dtype,
-                              attention=s.attention, training=s.training, checkpointing=s.checkpointing and s.training)
+    try:  # what one training forward at seq_len = max_position keeps for backward (albert_core.activations)
+        a = activation_memory(cfg, batch_size=OWN_BATCH, seq_len=cfg.max_position, dtype=OWN_DTYPE,
+                              attention=OWN_ATTENTION, training=True)
         act = (a.total, a.quadratic)
     except ConfigError:  # a family whose activations albert_core does not model: no number rather than a wrong one
         pass
-    train: tuple[int | None, int | None, int | None] = (None, None, None)
+    weights = c.total * BYTES[OWN_DTYPE]  # stored parameters × bytes per element (sharing counted once)
+    values = (c.total, c.embedding_pct, c.layers_pct, weights, *act, forward_flops(cfg, cfg.max_position, 1).total)
+    return {item: v for (item, _), v in zip(OWN, values, strict=True)}
+
+
+def workload_results(cfg: ModelConfig, s: Settings) -> dict[str, int | float | str | None]:
+    """The config's numbers for one training step under the workload s (exact ints). None where albert_core does
+    not model a number or the settings cannot be counted (LoRA without targets where peft has none: the pages
+    say why)."""
+    mode, lora = s.mode_for(cfg), s.lora if s.mode == "lora" else None
+    seq = min(s.seq_len, cfg.max_position)
+    train: tuple[int | None, int | None, int | None, str | None, int | None] = (None, None, None, None, None)
     try:
-        t = training_memory(cfg, batch_size=s.batch_size, seq_len=min(s.seq_len, cfg.max_position),
-                            precision=s.precision, optimizer=s.optimizer, num_gpus=s.num_gpus, sharding=s.sharding,
-                            attention=s.attention, checkpointing=s.checkpointing, mode=mode, head=s.head,
-                            num_labels=s.num_labels, lora=lora)
-        train = (t.trainable, t.peak if t.peak_modelled else None, t.total)
+        t = training_memory(cfg, batch_size=s.batch_size, seq_len=seq, precision=s.precision, optimizer=s.optimizer,
+                            num_gpus=s.num_gpus, sharding=s.sharding, attention=s.attention,
+                            checkpointing=s.checkpointing, mode=mode, head=s.head, num_labels=s.num_labels, lora=lora)
+        train = (t.trainable, t.activations, t.peak if t.peak_modelled else None, t.peak_is, t.total)
     except ValueError:  # ConfigError (not modelled) or a fine-tuning setup that cannot be counted
         try:
-            train = (trainable(cfg, mode, head=s.head, num_labels=s.num_labels, lora=lora).trainable, None, None)
+            train = (trainable(cfg, mode, head=s.head, num_labels=s.num_labels, lora=lora).trainable,
+                     None, None, None, None)
         except ValueError:
             pass
-    f = forward_flops(cfg, min(s.flops_seq_len, cfg.max_position), 1)
-    values = (c.total, c.embedding_pct, c.layers_pct, *act, *train, f.total)
-    return {item: v for (item, _), v in zip(RESULTS, values, strict=True)}
+    values = (*train, forward_flops(cfg, seq, 1).total)
+    return {item: v for (item, _), v in zip(WORKLOAD, values, strict=True)}
+
+
+def results(cfg: ModelConfig, s: Settings) -> dict[str, int | float | str | None]:
+    """Both tables' numbers of one config: its own facts and the workload's."""
+    return {**own_results(cfg), **workload_results(cfg, s)}
 
 
 def _delta(v: Any, first: Any) -> tuple[Any, float | None]:
@@ -121,7 +150,11 @@ def _delta(v: Any, first: Any) -> tuple[Any, float | None]:
 
 
 def compare_table(cfgs: Sequence[ModelConfig], settings: Settings | None = None) -> pd.DataFrame:
-    """Tidy comparison: columns section ("field" | "result"), item, unit, config, value, delta, rel_delta, differs.
+    """Tidy comparison: columns section, item, unit, config, value, delta, rel_delta, differs.
+
+    section: "field" (ModelConfig's fields) and "own" (OWN: each config at its own max_position, OWN_HEADER's
+    settings) make the first table; "workload" (WORKLOAD: one training step under `settings`) the second. No row
+    mixes the two tables' settings.
 
     delta and rel_delta are against the first config (None for text fields); differs says whether the value
     differs from the first config's.
@@ -140,11 +173,12 @@ def compare_table(cfgs: Sequence[ModelConfig], settings: Settings | None = None)
             rows.append(dict(section="field", item=f.name, unit="", config=cfg.name, value=v, delta=d,
                              rel_delta=r, differs=f.name != "name" and v != v0))
     res = [results(c, s) for c in cfgs]
-    for item, unit in RESULTS:
-        for cfg, got in zip(cfgs, res, strict=True):
-            d, rel = _delta(got[item], res[0][item])
-            rows.append(dict(section="result", item=item, unit=unit, config=cfg.name, value=got[item], delta=d,
-                             rel_delta=rel, differs=got[item] != res[0][item]))
+    for section, items in SECTIONS.items():
+        for item, unit in items:
+            for cfg, got in zip(cfgs, res, strict=True):
+                d, rel = _delta(got[item], res[0][item])
+                rows.append(dict(section=section, item=item, unit=unit, config=cfg.name, value=got[item], delta=d,
+                                 rel_delta=rel, differs=got[item] != res[0][item]))
     cols = {k: [r[k] for r in rows] for k in rows[0]}
     # value and delta stay Python objects: exact ints, not float64
     return pd.DataFrame({k: pd.Series(v, dtype=object if k in ("value", "delta") else None) for k, v in cols.items()})

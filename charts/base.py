@@ -76,7 +76,7 @@ def wrap_px(text: str, size: float, *, bold: bool = False, width: float = TEXT_P
 def style(fig: go.Figure, *, x: str, y: str, title: str | None = None, log_x: bool = False,
           log_y: bool = False, hovermode: str = "closest") -> go.Figure:
     """Axis titles with units, white background, legend below the plot (clear of Plotly's toolbar)."""
-    fig.update_layout(template="none", hovermode=hovermode, height=HEIGHT)
+    fig.update_layout(template="none", hovermode=hovermode, height=max(HEIGHT, fig.layout.height or 0))
     _frame(fig)
     if title:
         slide(fig, title)
@@ -182,7 +182,9 @@ def flops(values) -> list[str]:
 
 
 # ---- names and log axes, shared by every chart ---------------------------------------------------------------
-NAME_LIMIT = 22  # characters of a config name in a tick label or a panel title (the full name: hover)
+NAME_PX = 150  # a line of a config's name in a tick label at 12 px: about 22 characters (the full name: hover too)
+NAME_LINE_PX = 18  # the height one more line of a 13-px tick label takes, turned as Plotly turns it or not
+NAME_LINES = 3  # lines of a name at most: 60 characters in full; past them (names run to 80) the last line is cut
 LEGEND_PX = 250  # a legend entry's widest line at 12 px: with its symbol it fits a 390-px phone's figure
 
 
@@ -192,22 +194,32 @@ def legend_name(name: str) -> str:
     return "<br>".join(plotly_text(line) for line in wrap_px(str(name), 12, width=LEGEND_PX, at=" -_/."))
 
 
-def short(name: str, limit: int = NAME_LIMIT) -> str:
-    """A config name cut in the middle to `limit` characters ("my-proposal-xlm…-v3-final"): the start and the end
-    (where versions and sizes sit) stay, so two long names still read apart."""
-    name = str(name)
-    if len(name) <= limit:
-        return name
-    head = (limit - 1) * 3 // 5
-    return name[:head] + "…" + name[len(name) - (limit - 1 - head):]
+def name_lines(name: str, width: float = NAME_PX, most: int = NAME_LINES) -> list[str]:
+    """A config name in lines no wider than `width` px at 12 px, broken after - _ / . or a space, so a long name
+    reads in full ("bert-base-multilingual-" / "cased"); past `most` lines, the last line ends in … and the name's
+    end (where versions and sizes sit) is kept, so two long names still read apart."""
+    lines = wrap_px(str(name), 12, width=width, at=" -_/.")
+    if len(lines) <= most:
+        return lines
+    name = str(name).rstrip()  # the last line: the name's end that fits beside the ellipsis (it is past the lines kept)
+    n = max(i for i in range(len(name) + 1) if text_px("…" + name[len(name) - i:], 12) <= width)
+    return lines[:most - 1] + ["…" + name[len(name) - n:].lstrip()]
+
+
+def name_text(name: str, width: float = NAME_PX, most: int = NAME_LINES) -> str:
+    """name_lines as Plotly text: each line escaped (plotly_text), joined by <br>."""
+    return "<br>".join(plotly_text(line) for line in name_lines(name, width, most))
 
 
 def name_ticks(fig: go.Figure, names, *, axis: str = "x") -> None:
     """Category ticks of config names: the categories stay the full (escaped) names, so hover shows them; the
-    tick labels are short()."""
+    tick labels are the names in lines (name_text), in full up to NAME_LINES lines."""
     shown = [plotly_text(n) for n in names]
-    ticks = dict(tickmode="array", tickvals=shown, ticktext=[plotly_text(short(n)) for n in names])
-    (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**ticks)
+    text = [name_text(n) for n in names]
+    (fig.update_xaxes if axis == "x" else fig.update_yaxes)(tickmode="array", tickvals=shown, ticktext=text)
+    extra = max((t.count("<br>") for t in text), default=0)
+    if axis == "x" and extra:  # the plot keeps its height: the figure grows by the labels' extra lines (style keeps it)
+        fig.update_layout(height=(fig.layout.height or HEIGHT) + NAME_LINE_PX * extra)
 
 
 _SI = {"count": ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")),

@@ -46,7 +46,7 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
     fig.update_layout(template="none", barmode="group", height=HEIGHT + 160 + 24 * max(0, len(df) - 3),
                       uniformtext=dict(minsize=9, mode="hide"))
     _frame(fig)
-    name_ticks(fig, list(df["config"]))  # each bar named (short() names) under the lower panel, its value above it
+    name_ticks(fig, list(df["config"]))  # each bar named (in full, in lines) under the lower panel, its value above it
     fig.update_xaxes(showticklabels=False, row=1, col=1)  # the upper panel's bars stand above the same names
     fig.update_yaxes(title_text="batch (sequences)", row=1, col=1)
     fig.update_yaxes(title_text="sequence (tokens)", row=2, col=1)

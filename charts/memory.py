@@ -8,13 +8,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import HEIGHT, gib, legend_name, log_axis, name_ticks, plotly_text, short, sizes, style
+from .base import HEIGHT, gib, legend_name, log_axis, name_text, name_ticks, plotly_text, sizes, style
 from .colors import MEMORY_COLORS, color_map
 
 PART_LABELS = {"quadratic": "attention (grows with seq_len²)", "linear": "linear in seq_len"}
 TRAINING_PARTS = {"weights": "weights", "master_weights": "fp32 master weights", "gradients": "gradients",
                   "optimizer": "optimizer state", "activations": "activations"}
 BUDGET_DASHES = ("dash", "dot", "dashdot", "longdash", "longdashdot")
+PANEL_TITLE_PX = 120  # a line of a panel title at 12 px (18 characters): two panels share a phone's 390 px
+PANEL_TITLE_LINES = 2  # a panel title's lines at most: more would run into the panel above it
 
 
 def _hover_bytes(values) -> list[tuple[int, str]]:
@@ -35,8 +37,8 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
     names = list(dict.fromkeys(df["config"]))
     cols = min(per_row, len(names))
     rows = -(-len(names) // cols)
-    # panel titles: two panels share a phone's 390 px, so at most 18 characters of 12 px each
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[plotly_text(short(n, 18)) for n in names],
+    fig = make_subplots(rows=rows, cols=cols,
+                        subplot_titles=[name_text(n, PANEL_TITLE_PX, PANEL_TITLE_LINES) for n in names],
                         shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=0.16 if rows > 1 else 0.1)
     fig.update_annotations(font_size=12)  # the panel titles (the only annotations yet)
     for i, name in enumerate(names):

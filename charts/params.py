@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import HEIGHT, counts, legend_name, log_axis, name_ticks, plotly_text, short, style
+from .base import HEIGHT, counts, legend_name, log_axis, name_ticks, plotly_text, style
 from .colors import COMPONENT_COLORS, color_map
 
 COMPONENT_LABELS = {"embedding": "Embedding", "layers": "Layers", "pooler": "Pooler", "heads": "Pre-training heads"}
@@ -61,6 +61,12 @@ def share_bars(df: pd.DataFrame) -> go.Figure:
     return fig
 
 
+# the share of the model a sunburst slice needs to show its label: 2% of the circle is 7.2°, an arc of 14 px (a
+# 12-px label's height, the label running along the radius) at 110 px from the centre, inside the outer ring of
+# the sunburst drawn on a 390-px phone
+LABEL_MIN_PCT = 2.0
+
+
 def breakdown_sunburst(df: pd.DataFrame, name: str) -> go.Figure:
     """The fine breakdown of one config: component -> sublayer -> module, sized by stored parameters.
 
@@ -102,9 +108,14 @@ def breakdown_sunburst(df: pd.DataFrame, name: str) -> go.Figure:
         customdata=[(c, 100 * v / total, t) for c, v, t in zip(counts(values), values, text, strict=True)],
         hovertemplate="<b>%{label}</b><br>%{value:,} parameters (%{customdata[0]})<br>"
                       "%{customdata[1]:.2f}% of the model<br>%{customdata[2]}<extra></extra>",
-        insidetextorientation="radial", maxdepth=3,
+        # each label turned the way it is drawn largest (radial alone shrank "embeddings" across a thin ring to 6 px
+        # on a phone); a slice under LABEL_MIN_PCT of the model shows no label (labels of thin slices were shrunk
+        # to 1-4 px and ran into each other), its name and numbers stay in the hover; any other label Plotly would
+        # shrink under 10 px is hidden too
+        insidetextorientation="auto", maxdepth=3,
+        texttemplate=["%{label}" if 100 * v >= LABEL_MIN_PCT * total else "" for v in values],
     ))
-    fig.update_layout(template="none", height=HEIGHT)
+    fig.update_layout(template="none", height=HEIGHT, uniformtext=dict(minsize=10, mode="hide"))
     return fig
 
 
@@ -170,7 +181,7 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
         same = None if first == name else first  # same V, H and tables as an earlier config: drawn dotted over it
         fig.add_scatter(  # the config's one legend entry (the caption says solid / dashed)
             x=[int(v) for v in d["embedding_dim"]], y=[int(v) for v in d["embedding"]], mode="lines+markers",
-            name=legend_name(name + (f" (= {short(same)})" if same else "")),
+            name=legend_name(name + (f" (= {same})" if same else "")),
             legendgroup=name, line=dict(color=colors[name], dash="dot" if same else "solid", width=2 if same else 3),
             marker=dict(symbol="circle-open" if same else "circle", size=10 if same else 6),
             meta=f"{name}: factorized V×E + E×H",

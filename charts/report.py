@@ -55,11 +55,12 @@ def _table(df: pd.DataFrame, diff: pd.DataFrame | None = None) -> str:
 
 
 def build(*, title: str, date: str, link: str, settings: str, configs: pd.DataFrame,
-          comparison: tuple[pd.DataFrame, pd.DataFrame], figures: Sequence[go.Figure],
+          comparison: Sequence[tuple[str, str, pd.DataFrame, pd.DataFrame]], figures: Sequence[go.Figure],
           paper: Sequence[str] = ()) -> str:
     """The report as one HTML document.
 
-    configs: one column per config, one row per ModelConfig field; comparison: (text table, differs table);
+    configs: one column per config, one row per ModelConfig field; comparison: the side-by-side tables, each
+    (title, its settings stated once, text table, differs table);
     figures: titled figures (charts.base.slide), in page order; paper: one sentence per config, whether the
     ALBERT paper trained exactly its network (albert_core.paper_results.match_text).
     """
@@ -71,7 +72,9 @@ def build(*, title: str, date: str, link: str, settings: str, configs: pd.DataFr
              f"<code>{html.escape(link)}</code></a></p>",
              "<h2>Configs</h2>", _table(configs),
              "<h2>Side by side</h2><p class='meta'>Highlighted: differs from the first config; in brackets: the "
-             "change against it.</p>", _table(*comparison),
+             "change against it.</p>",
+             *(f"<section class='compare'><h3>{html.escape(t)}</h3><p class='meta'>Settings: {html.escape(h)}.</p>"
+               f"{_table(text, diff)}</section>" for t, h, text, diff in comparison),
              *(["<h2>What the ALBERT paper measured</h2>", *(f"<p>{html.escape(p)}</p>" for p in paper)] if paper else []),
              "<h2>Figures</h2><div class='figures'>"]
     for i, fig in enumerate(wrapped(f) for f in figures):

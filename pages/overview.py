@@ -1,4 +1,4 @@
-"""Overview: your configs against BERT and ALBERT at a glance, the side-by-side table, and the report."""
+"""Overview: your configs against BERT and ALBERT at a glance, the side-by-side tables, and the report."""
 
 import streamlit as st
 
@@ -45,9 +45,9 @@ else:
                    f"peak is modelled up to {PEAK_MAX_LAYERS} layer applications; past them, the sum of the parts.")
 st.caption(f"The training step above: **one sequence of {min(512, cfg.max_position):,} tokens, float32, AdamW, eager "
            "attention** (the same in the table below). The Side by side tab and the Memory page use their own "
-           "settings (batch, precision) and say which beside each number.")
+           "settings (batch, precision) and say which above each table and beside each number.")
 st.caption("For a design review: **Share this view** in the sidebar holds the link to this view and a report, one "
-           "HTML file with the configs, the side-by-side table and every page's main figures.")
+           "HTML file with the configs, the two side-by-side tables and every page's main figures.")
 
 # only the open tab runs and is sent: the first visit draws the charts alone (docs/app.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("overview_tab", {"presets": "Against the presets", "table": "Table and CSV",
@@ -83,9 +83,8 @@ with body:
     elif tab == "paper":
         paper.overview(shown)
     else:
-        st.markdown("Your configs (the sidebar config first, then the compared ones): every field, and the key "
-                    "results under the Memory, Fit planner and Compute settings. Highlighted: what differs from the "
-                    "first column; in brackets: the change against it.")
+        st.markdown("Your configs (the sidebar config first, then the compared ones) in two tables: their own facts "
+                    "at each one's own max_position, and one training step at the workload the sidebar chose. "
+                    "Highlighted: what differs from the first column; in brackets: the change against it.")
         settings = comparison.settings()
-        comparison.show(data.comparison(shown, settings), settings=settings)
-        st.caption(f"Settings: {settings.describe()}.")
+        comparison.show(data.comparison(shown, settings), shown, settings)

@@ -102,7 +102,7 @@ def preset_app(request):
             if tab is not None:
                 no_errors(open_tab(at, page, tab))
             content["figures"] |= {e.key: json.loads(e.proto.spec) for e in at.get("plotly_chart")}
-            content["tables"] += [d.value for d in at.dataframe]
+            content["tables"] += [d.value for d in at.dataframe] + [t.value for t in at.table]
             content["info"] += [i.value for i in at.info]
             content["warning"] += [w.value for w in at.warning]
     return request.param, pages, at
@@ -140,13 +140,17 @@ def test_overview_numbers(preset_app):
 
 
 def test_overview_comparison_table(preset_app):
+    """Side by side: two tables, the own facts (fields and results at each max_position) and the workload's."""
     preset, pages, _ = preset_app
     names = shown_names(preset)
     (t,) = [t for t in pages["overview"]["tables"] if "field / result" in (t.index.name or "")]
-    assert list(t.columns) == names
+    (w,) = [t for t in pages["overview"]["tables"] if t.index.name == "result"]
+    assert list(t.columns) == names == list(w.columns)
     for n in names:
         assert t.loc["total parameters", n].startswith(f"{count_parameters(PRESETS[n]).total:,} ")
         assert t.loc["hidden_dim", n] == f"{PRESETS[n].hidden_dim:,}"
+    assert "training step's peak per GPU" in w.index and "training step's peak per GPU" not in t.index
+    assert "activations at max_position" in t.index and "activations at max_position" not in w.index
 
 
 def test_every_figure_has_a_title(preset_app):

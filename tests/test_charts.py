@@ -20,7 +20,7 @@ from charts import compute as ccharts
 from charts import fit as fcharts
 from charts import memory as mcharts
 from charts import params as pcharts
-from charts.base import short, slide, title_of
+from charts.base import name_text, slide, title_of
 from charts.colors import PRESET_COLORS, color_map, config_color
 from ui import data
 
@@ -76,6 +76,22 @@ def test_sunburst_values_sum_to_total_and_leaves_are_groups():
     assert values["embedding"] == c.embedding and values["layers"] == c.all_layers and values["pooler"] == c.pooler
     leaves = {i: v for i, v in values.items() if i not in t["parents"]}
     assert sorted(leaves.values()) == sorted(g.params for g in c.groups)
+
+
+@pytest.mark.parametrize("name", ["bert-base", "albert-base", "deberta-v3-base"])
+def test_sunburst_hides_the_labels_of_slices_too_small_to_hold_them(name):
+    """issue 29 item 9: labels of thin slices overlapped. A slice under LABEL_MIN_PCT of the model draws no label;
+    every other slice its label; every slice keeps its name and numbers in the hover."""
+    cfg = PRESETS[name]
+    c = count_parameters(cfg)
+    t = spec(pcharts.breakdown_sunburst(c.breakdown(), cfg.name))["data"][0]
+    small = [v < pcharts.LABEL_MIN_PCT / 100 * c.total for v in t["values"]]
+    assert any(small) and not all(small)  # the case holds both kinds
+    assert t["texttemplate"] == ["" if s else "%{label}" for s in small]
+    assert "%{label}" in t["hovertemplate"] and "%{value:,}" in t["hovertemplate"]
+    assert len(t["customdata"]) == len(t["values"])  # the hover's numbers for every slice, labelled or not
+    layout = spec(pcharts.breakdown_sunburst(c.breakdown(), cfg.name))["layout"]
+    assert layout["uniformtext"] == {"minsize": 10, "mode": "hide"}
 
 
 @pytest.mark.parametrize("field", ["vocab_size", "hidden_dim", "num_layers"])
@@ -298,7 +314,7 @@ def test_fit_bars_equal_albert_core_fit():
         assert seq_bar["customdata"][0][1] == max_seq_len(cfg, GPUS["A100 40 GB"], batch_size=8, **dict(kw))
         # issue 29: each bar carries its value and its config's name under it, not the legend's colour alone
         assert batch_bar["text"] == [f"{batch_bar['y'][0]:,}"] and seq_bar["text"] == [f"{seq_bar['y'][0]:,}"]
-    assert s["layout"]["xaxis2"]["ticktext"] == [short(c.name) for c in CFGS]  # under the lower panel, for both
+    assert s["layout"]["xaxis2"]["ticktext"] == [name_text(c.name) for c in CFGS]  # under the lower panel, for both
     assert s["layout"]["xaxis"]["matches"] == "x2" and s["layout"]["xaxis"]["showticklabels"] is False
 
 
@@ -367,16 +383,32 @@ def test_log_axes_get_ranges_of_their_values_and_full_number_ticks():
     assert log_ticks(0, 12)[0] == [10.0 ** k for k in (0, 2, 4, 6, 8, 10, 12)]  # every other power of ten
 
 
-def test_long_names_are_cut_in_ticks_and_kept_in_hover():
-    from charts.base import short
+def test_long_names_wrap_in_ticks_and_panel_titles_in_full():
+    """issue 29 item 9: a long name is not cut ("bert-base-mu…ual-cased"): tick labels carry every character, in
+    lines broken after - _ / . or a space, each line within NAME_PX; past NAME_LINES lines the name's end is kept."""
+    from charts.base import NAME_LINES, NAME_PX, name_lines, text_px
 
     long = "xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final"
-    cfgs = (PRESETS["bert-base"].replace(name=long), PRESETS["bert-base"])
+    multi = "bert-base-multilingual-cased"
+    cfgs = (PRESETS["bert-base"].replace(name=long), PRESETS["bert-base"].replace(name=multi), PRESETS["bert-base"])
     fig = pcharts.component_bars(data.params_long(data.params_table(cfgs)))
     x = spec(fig)["layout"]["xaxis"]
-    assert x["tickvals"] == [long, "bert-base"] and x["ticktext"] == [short(long), "bert-base"]
-    assert len(short(long)) == 22 and short(long).startswith("xlmr") and short(long).endswith("final")
-    assert all(t["x"][0] == long for t in spec(fig)["data"])  # the hover's %{x}: the full name
+    assert x["tickvals"] == [long, multi, "bert-base"]
+    ticks = [t.split("<br>") for t in x["ticktext"]]
+    assert ["".join(t) for t in ticks] == [long, multi, "bert-base"]  # every character, in order, none added
+    assert len(ticks[0]) == 3 and len(ticks[1]) == 2 and ticks[2] == ["bert-base"]
+    assert all(text_px(line, 12) <= NAME_PX for t in ticks for line in t)
+    assert all(line[-1] in "-_/. " for t in ticks for line in t[:-1])  # broken after a separator, not mid-word
+    assert all(t["x"][0] == long for t in spec(fig)["data"] if t["x"])  # the hover's %{x}: the full name
+    longest = "xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final-ablation-run-0042-ab"  # 80 characters, the
+    # longest name allowed: NAME_LINES lines, the last one ending the name
+    lines = name_lines(longest)
+    assert len(lines) == NAME_LINES and lines[-1].startswith("…") and longest.endswith(lines[-1][1:])
+    assert "".join(lines[:-1]) == longest[:len("".join(lines[:-1]))]
+    panels = mcharts.activation_vs_seq(data.activation_table(cfgs[:2], (128, 512), 1, "float32", "eager", True, False))
+    titles = [a["text"] for a in spec(panels)["layout"]["annotations"][:2]]
+    assert "".join(titles[1].split("<br>")) == multi and len(titles[1].split("<br>")) == 2  # in full, two lines
+    assert titles[0].startswith("xlmr-large-proposal-<br>…") and titles[0].endswith("v2-final")
 
 
 def test_factorization_draws_identical_curves_dotted_and_named():

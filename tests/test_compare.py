@@ -5,7 +5,7 @@ from dataclasses import fields
 import pytest
 
 from albert_core.activations import activation_memory
-from albert_core.compare import RESULTS, Settings, compare_table
+from albert_core.compare import OWN, OWN_HEADER, RESULTS, WORKLOAD, Settings, compare_table
 from albert_core.config import ModelConfig
 from albert_core.flops import forward_flops
 from albert_core.params import count_parameters
@@ -13,8 +13,8 @@ from albert_core.presets import PRESETS
 from albert_core.training import training_memory
 
 CFGS = (PRESETS["albert-base"].replace(name="mine", max_position=4096), PRESETS["bert-base"], PRESETS["albert-xxlarge"])
-S = Settings(batch_size=2, seq_len=1024, dtype="bfloat16", attention="sdpa", precision="float32",
-             optimizer="sgd", num_gpus=2, sharding="zero2", flops_seq_len=2048)
+S = Settings(batch_size=2, seq_len=1024, attention="sdpa", precision="float32", optimizer="sgd", num_gpus=2,
+             sharding="zero2")
 
 
 def value(df, item, name):
@@ -31,21 +31,46 @@ def test_every_field_of_modelconfig_is_compared():
 
 
 def test_results_are_albert_cores_numbers():
+    """The own facts at each config's own max_position (one sequence, float32, eager), the workload's at its batch ×
+    seq_len (clipped to max_position), precision, attention and optimizer: each table under its own settings."""
     df = compare_table(CFGS, S)
     for c in CFGS:
         p = count_parameters(c)
-        a = activation_memory(c, batch_size=2, seq_len=c.max_position, dtype="bfloat16", attention="sdpa")
+        a = activation_memory(c, batch_size=1, seq_len=c.max_position, dtype="float32", attention="eager")
         t = training_memory(c, batch_size=2, seq_len=min(1024, c.max_position), precision="float32", optimizer="sgd",
                             num_gpus=2, sharding="zero2", attention="sdpa")
         assert value(df, "total parameters", c.name) == p.total
         assert value(df, "embedding share", c.name) == pytest.approx(p.embedding_pct)
+        assert value(df, "weights", c.name) == 4 * p.total
         assert value(df, "activations at max_position", c.name) == a.total
         assert value(df, "of which attention (seq_len²)", c.name) == a.quadratic
+        assert value(df, "forward FLOPs per sequence at max_position", c.name) == forward_flops(c, c.max_position).total
+        assert value(df, "activations per GPU (saved for backward)", c.name) == t.activations
         assert value(df, "training memory per GPU (sum of parts)", c.name) == t.total
         assert value(df, "training step's peak per GPU", c.name) == t.peak
+        assert value(df, "the peak is", c.name) == t.peak_is
         assert value(df, "trainable parameters", c.name) == p.total  # full fine-tuning of the base model
-        assert value(df, "forward FLOPs per sequence", c.name) == forward_flops(c, min(2048, c.max_position)).total
+        assert value(df, "forward FLOPs per sequence", c.name) == forward_flops(c, min(1024, c.max_position)).total
     assert {i for i, _ in RESULTS} <= set(df["item"])
+
+
+def test_no_row_mixes_the_two_tables_settings():
+    """issue 29 item 2: the own-max_position rows and the workload rows are two sections (two tables); the own facts
+    do not move with the workload, the workload's do; each header says its settings, once."""
+    df = compare_table(CFGS, S)
+    assert set(df["section"]) == {"field", "own", "workload"}
+    assert set(df[df["section"] == "own"]["item"]) == {i for i, _ in OWN}
+    assert set(df[df["section"] == "workload"]["item"]) == {i for i, _ in WORKLOAD}
+    other = compare_table(CFGS, Settings(batch_size=8, seq_len=256, precision="mixed_bf16"))
+    own = df["section"].isin(("field", "own"))
+    assert df[own]["value"].tolist() == other[own]["value"].tolist()  # the workload does not reach the first table
+    changed = df[~own]["value"].tolist() != other[~own]["value"].tolist()
+    assert changed
+    assert "own max_position" in OWN_HEADER and "float32" in OWN_HEADER
+    head = S.header(CFGS)
+    assert "batch 2 × 1,024 tokens, float32, sdpa attention, sgd" in head
+    assert "bert-base: 512" in head and "albert-xxlarge: 512" in head and "mine" not in head  # clipped, and said
+    assert "at its max_position" not in Settings(seq_len=512).header(CFGS)
 
 
 def test_deltas_are_against_the_first_config():

@@ -41,8 +41,8 @@ def test_configs_table_has_one_column_per_config_and_every_field():
 
 
 def test_report_carries_the_mode_and_the_peak():
-    """A LoRA view: the settings line and the comparison rows name the mode; the peak is training_memory's; albert
-    without targets has no training figures' numbers, not wrong ones, and the report still builds."""
+    """A LoRA view: the settings line and the workload table's header name the mode; the peak is training_memory's;
+    albert without targets has no training figures' numbers, not wrong ones, and the report still builds."""
     from albert_core.finetune import LoraSpec
     from albert_core.training import training_memory
     from albert_core.units import format_bytes
@@ -53,7 +53,10 @@ def test_report_carries_the_mode_and_the_peak():
     doc = report.html(CFGS, ctl, "http://x/?train_mode=lora", s, dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
     text = "LoRA r=4 alpha=8 dropout 0 on query,value, head token:7"
     assert text in doc.split("<h2>")[0]  # the settings line at the top
-    assert "training step&#x27;s peak per GPU" in doc and "trainable parameters (" + text in doc.replace("&#x27;", "'")
+    own, work = doc.split("<section class='compare'>")[1:3]
+    assert "training step&#x27;s peak per GPU" in work and text in work.split("<table>")[0]  # stated in its header
+    assert "training step&#x27;s peak per GPU" not in own and text not in own  # the own facts: no workload
+    assert "own max_position" in own.split("<table>")[0] and "activations at max_position" in own
     peak = training_memory(PRESETS["bert-base"], batch_size=8, seq_len=512, attention="eager", mode="lora", head="token",
                            num_labels=7, lora=lora).peak
     assert format_bytes(peak) in doc

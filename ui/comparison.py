@@ -1,27 +1,31 @@
-"""The side-by-side comparison table: one column per shown config, differences from the first highlighted."""
+"""The side-by-side comparison: two tables (the configs' own facts; one training step at the chosen workload), one
+column per shown config, differences from the first highlighted, each table's settings stated once above it."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
-from albert_core.compare import Settings
-from albert_core.training import LOWER_BOUND_MODES
+from albert_core.compare import OWN_HEADER, Settings
 from albert_core.units import format_bytes, format_count, format_flops
 
 from . import finetune, state
 from .tables import csv_button
+from .text import attention_note, md
+
+PEAK_IS = "the peak is"  # compare.WORKLOAD's row of how far each peak can be trusted
 
 HIGHLIGHT = "background-color: #FFE8A3; color: #262730; font-weight: 600"
 
 
 def settings() -> Settings:
-    """The comparison's settings from the page controls (Memory / Fit planner / Compute)."""
+    """The workload table's settings from the page controls (the sidebar's Memory / Fit planner controls)."""
     c = state.controls()
-    return Settings(batch_size=c["batch_size"], seq_len=c["seq_len"], dtype=c["dtype"], attention=c["attention"],
-                    training=c["training"], checkpointing=c["checkpointing"] and c["training"],
-                    precision=c["precision"], optimizer=c["optimizer"], num_gpus=c["num_gpus"],
-                    sharding=c["sharding"], flops_seq_len=c["flops_seq_len"], **_fine_tuning(c))
+    return Settings(batch_size=c["batch_size"], seq_len=c["seq_len"], attention=c["attention"],
+                    checkpointing=c["checkpointing"] and c["training"], precision=c["precision"],
+                    optimizer=c["optimizer"], num_gpus=c["num_gpus"], sharding=c["sharding"], **_fine_tuning(c))
 
 
 def _fine_tuning(c) -> dict:
@@ -49,28 +53,19 @@ def cell(unit: str, value, delta, rel) -> str:
     return text
 
 
-def result_labels(s: Settings) -> dict[str, str]:
-    """Each result row's name with the settings its number depends on: the Overview headline, this table and the
-    Memory page give different training memories for one config when their settings differ, and each says which."""
-    ckpt = ", checkpointing" if s.checkpointing and s.training else ""
-    mode = "training" if s.training else "inference"
-    return {
-        "activations at max_position": f"activations at max_position (batch {s.batch_size:,}, {s.dtype}, "
-                                       f"{s.attention}, {mode}{ckpt})",
-        "trainable parameters": f"trainable parameters ({s.fine_tuning()})",
-        "training step's peak per GPU": f"training step's peak per GPU (batch {s.batch_size:,} × {s.seq_len:,} "
-                                        f"tokens, {s.precision}, {s.optimizer}, {s.attention}{ckpt}, "
-                                        f"{s.num_gpus:,} GPU(s), {s.sharding}, {s.fine_tuning()}; on CUDA, "
-                                        f"{'at least' if s.mode.split(':')[0] in LOWER_BOUND_MODES else 'an estimate'}"
-                                        ": Memory → peak_is)",
-        "training memory per GPU (sum of parts)": "training memory per GPU, sum of parts (same settings)",
-        "forward FLOPs per sequence": f"forward FLOPs per sequence ({s.flops_seq_len:,} tokens)",
-    }
+@dataclass(frozen=True)
+class Table:
+    """One of the side-by-side tables: every number in it under the one set of settings its header states."""
+
+    key: str  # the Streamlit container key (compare_own | compare_workload)
+    title: str
+    header: str  # the settings, once
+    text: pd.DataFrame  # one column per config
+    diff: pd.DataFrame  # the cells that differ from the first config
 
 
-def wide(df: pd.DataFrame, settings: Settings | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(text table one column per config, bool table of cells that differ from the first config); with the
-    settings, the result rows carry them in their names (result_labels)."""
+def wide(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(text table one column per config, bool table of cells that differ from the first config)."""
     names = list(dict.fromkeys(df["config"]))
     items = list(dict.fromkeys(df["item"]))
     text: dict[str, list[str]] = {n: [] for n in names}
@@ -81,30 +76,77 @@ def wide(df: pd.DataFrame, settings: Settings | None = None) -> tuple[pd.DataFra
             r = by[(item, n)]
             text[n].append(cell(r["unit"], r["value"], r["delta"], r["rel_delta"]))
             diff[n].append(bool(r["differs"]))
-    labels = result_labels(settings) if settings is not None else {}
-    index = pd.Index([labels.get(i, i) for i in items], name="field / result")
+    index = pd.Index(items, name="field / result" if "field" in set(df["section"]) else "result")
     return pd.DataFrame(text, index=index), pd.DataFrame(diff, index=index)
+
+
+def tables(df: pd.DataFrame, s: Settings, cfgs) -> list[Table]:
+    """The two side-by-side tables of a compare_table: the configs' own facts (fields, and the results at each
+    config's own max_position under OWN_HEADER's settings) and one training step at the chosen workload (s). No
+    row of one is under the other's settings."""
+    own = wide(df[df["section"].isin(("field", "own"))])
+    work = df[df["section"] == "workload"]
+    header = s.header(cfgs)
+    trust = set(work[work["item"] == PEAK_IS]["value"]) - {None}
+    if len(trust) == 1:  # one word for every config's peak: said once, in the header, not in a row of repeats
+        header += f"; the peak is {trust.pop()}"
+        work = work[work["item"] != PEAK_IS]
+    return [Table("compare_own", "The configs' own facts", OWN_HEADER, *own),
+            Table("compare_workload", "At the chosen workload", header, *wide(work))]
 
 
 def differing(df: pd.DataFrame) -> pd.DataFrame:
     """The rows of fields that differ between the configs (name included), and every result."""
     fields = df[df["section"] == "field"]
     keep = {"name"} | set(fields.loc[fields["differs"], "item"])
-    return df[(df["section"] == "result") | df["item"].isin(keep)]
+    return df[(df["section"] != "field") | df["item"].isin(keep)]
 
 
-def show(df: pd.DataFrame, key: str = "compare_table", settings: Settings | None = None) -> None:
+def show(df: pd.DataFrame, cfgs, settings: Settings, key: str = "compare_table") -> None:
+    """The two tables, each under a header that states its settings once; cells and labels wrap (st.table), so
+    nothing is cut at any width; a CSV of both with the exact values."""
     n_fields = df[df["section"] == "field"]["item"].nunique()
     every = st.toggle("Show every field", value=False, key="compare_every_field",
                       help="Off: only the fields in which the configs differ (and the results).")
     shown = df if every else differing(df)
     hidden = n_fields - shown[shown["section"] == "field"]["item"].nunique()
-    if hidden:
-        st.caption(f"{hidden} fields equal in every config are hidden.")
-    text, diff = wide(shown, settings)
-    styled = text.style.apply(lambda col: [HIGHLIGHT if d else "" for d in diff[col.name]], axis=0)
     with st.container(key="compare_section"):
-        cols = {n: st.column_config.TextColumn(n, width="medium") for n in text.columns}
-        cols["_index"] = st.column_config.TextColumn("field / result", width="medium")
-        st.dataframe(styled, key=key, height=35 * (len(text) + 1) + 3, column_config=cols)
+        for t in tables(shown, settings, cfgs):
+            with st.container(key=t.key):
+                st.markdown(f"**{t.title}**")
+                st.caption(f"Settings: {md(t.header)}.")
+                note = attention_note(cfgs, settings.attention) if t.key == "compare_workload" else None
+                if note:
+                    st.caption(note)
+                if t.key == "compare_own" and hidden:
+                    st.caption(f"{hidden} fields equal in every config are hidden.")
+                st.table(_styled(t))
         csv_button(df, "comparison.csv", key=f"{key}_csv")
+    st.html(TABLE_CSS)
+
+
+def _styled(t: Table):
+    """The table for st.table, which reads every cell, label and column name as Markdown: escaped (ui.text.md), so
+    each shows as typed; the cells that differ from the first config highlighted."""
+    shown = t.text.map(md)
+    shown.index = pd.Index([md(i) for i in t.text.index], name=t.text.index.name)
+    shown.columns = [md(c) for c in t.text.columns]
+    return shown.style.apply(lambda d: pd.DataFrame(t.diff.map(lambda v: HIGHLIGHT if v else "").to_numpy(),
+                                                    index=d.index, columns=d.columns), axis=None)
+
+
+# The tables wrap their labels and cells; where the configs' columns are wider than the screen (a phone, or a dozen
+# configs), the table scrolls sideways inside its box and the label column stays at its left, so each row's label
+# stays beside its values. A sticky cell needs the page's background: every box from the app down to the label
+# cells takes it (inherit), in a light or a dark theme; a highlighted cell keeps its own (the Styler's id rule).
+TABLE_CSS = """<style>
+[data-testid="stApp"] :has(.st-key-compare_section [data-testid="stTable"]), .st-key-compare_section,
+.st-key-compare_section :has([data-testid="stTable"]), .st-key-compare_section [data-testid="stTable"],
+.st-key-compare_section [data-testid="stTable"] :is(div, table, thead, tbody, tr) { background-color: inherit; }
+.st-key-compare_section [data-testid="stTable"] th:first-child {
+  position: sticky; left: 0; z-index: 1; background-color: inherit; min-width: 7em; max-width: 14em; }
+.st-key-compare_section [data-testid="stTable"] th:first-child * { overflow-wrap: anywhere; }
+.st-key-compare_section [data-testid="stTable"] :is(th, td) { white-space: normal; }
+@media (max-width: 640px) { .st-key-compare_section [data-testid="stTable"] :is(th, td) { font-size: 12px; }
+  .st-key-compare_section [data-testid="stTable"] th:first-child { min-width: 6em; max-width: 10em; } }
+</style>"""

@@ -34,7 +34,9 @@ def main_figures(cfgs: tuple, ctl: dict) -> list:
 def html(cfgs: tuple, ctl: dict, link: str, settings, when: dt.datetime) -> str:
     return build(title="ALBERT Explorer report: " + ", ".join(c.name for c in cfgs),
                  date=when.strftime("%Y-%m-%d %H:%M UTC"), link=link, settings=settings.describe(),
-                 configs=configs_table(cfgs), comparison=comparison.wide(data.comparison(cfgs, settings), settings),
+                 configs=configs_table(cfgs),
+                 comparison=[(t.title, t.header, t.text, t.diff)
+                             for t in comparison.tables(data.comparison(cfgs, settings), settings, cfgs)],
                  figures=main_figures(cfgs, ctl), paper=data.paper_matches(cfgs))
 
 
@@ -47,9 +49,10 @@ def button(cfgs: tuple, link: str) -> None:
     def make() -> bytes:
         return html(cfgs, ctl, link, settings, dt.datetime.now(dt.UTC)).encode()
 
-    st.caption("For a design document: the configs, the side-by-side table, every page's main figures, the "
-               "settings and this link, in one HTML file.")
+    st.caption("For a design document: the configs, the two side-by-side tables (each under its settings), every "
+               "page's main figures, the settings and this link, in one HTML file.")
     st.download_button("Download report", make, file_name="albert-explorer-report.html", mime="text/html",
                        key="download_report", on_click="ignore", icon=":material/description:",
-                       help="One HTML file: the configs, the side-by-side table, every page's main figures "
-                            "(interactive, open offline), the settings, the date and the link to this view.")
+                       help="One HTML file: the configs, the two side-by-side tables (each under its settings), "
+                            "every page's main figures (interactive, open offline), the settings, the date and the "
+                            "link to this view.")

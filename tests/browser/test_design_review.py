@@ -14,7 +14,7 @@ from albert_core.flops import forward_flops
 from albert_core.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 
-from .harness import error_blocks, grid_text, open_tab, wait_for_figures, wait_until_idle
+from .harness import error_blocks, open_tab, wait_for_figures, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -81,15 +81,130 @@ def test_comparison_table_lists_the_shown_configs_with_their_totals(server, page
     open_tab(page, "Side by side")
     mine = PRESETS[DEFAULT_PRESET].replace(hidden_dim=1024, num_heads=16)
     shown = [mine, PRESETS["bert-large"], PRESETS["albert-xxlarge"]]
-    grid = page.locator(".st-key-compare_section")
-    grid.scroll_into_view_if_needed()
-    # the data grid draws its cells after the section (its download button) is in the page: wait for the rows
-    grid.locator('[role="row"]').nth(1).wait_for(state="attached", timeout=60_000)
+    own = page.locator('.st-key-compare_own [data-testid="stTable"]')
+    own.scroll_into_view_if_needed()
     names = (f"{DEFAULT_PRESET} (edited)", "bert-large", "albert-xxlarge")
     totals = tuple(f"{count_parameters(cfg).total:,}" for cfg in shown)
-    text = grid_text(page, grid, *names, *totals)
+    text = own.inner_text()
     for wanted in names + totals:
         assert wanted in text
+
+
+# Each side-by-side table as drawn: its title and settings (the captions above it), its scroll box, and every row:
+# the label's text and box, each cell's text, and whether any cell's text runs past its box (cut off)
+SIDE_BY_SIDE_JS = """() => ['compare_own', 'compare_workload'].map(key => {
+  const sec = document.querySelector('.st-key-' + key), t = sec.querySelector('[data-testid="stTable"] table');
+  const box = t.parentElement, b = box.getBoundingClientRect();
+  const rows = Array.from(t.querySelectorAll('tbody tr')).map(tr => {
+    const a = tr.firstElementChild.getBoundingClientRect(), z = tr.lastElementChild.getBoundingClientRect();
+    return {label: tr.firstElementChild.innerText.trim(), cells: Array.from(tr.children).slice(1).map(c => c.innerText.trim()),
+            top: a.top, labelLeft: a.left, labelRight: a.right, lastTop: z.top, lastRight: z.right}; });
+  const cut = Array.from(t.querySelectorAll('th, td')).filter(c => c.scrollWidth > c.clientWidth + 1
+                                                              || c.scrollHeight > c.clientHeight + 1).map(c => c.innerText);
+  return {title: sec.querySelector('[data-testid="stMarkdownContainer"]').innerText.trim(),
+          captions: Array.from(sec.querySelectorAll('[data-testid="stCaptionContainer"]')).map(c => c.innerText.trim()),
+          columns: Array.from(t.querySelectorAll('thead th')).slice(1).map(c => c.innerText.trim()),
+          boxLeft: b.left, boxRight: b.right, scrollWidth: box.scrollWidth, clientWidth: box.clientWidth, rows, cut}; })"""
+REVIEW = ("albert-base", "bert-base", "deberta-v3-base", "ModernBERT-base")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_side_by_side_is_two_tables_each_under_its_settings_readable_at_the_width(server, browser, width):
+    """issue 29 item 2, the review's case (four candidates, LoRA r=8 on query,value, 3 labels, 8 × 512, mixed bf16):
+    the own facts (ModernBERT's activations at its own 8,192 tokens, float32) and the workload (the 512-token peak)
+    are two tables, each stating its settings once; no row is in both; no label or value is cut off; each row's
+    label sits beside its values (at 390 px the table scrolls sideways inside its box and the label column stays)."""
+    from albert_core.activations import activation_memory
+    from albert_core.compare import OWN_HEADER
+    from albert_core.finetune import LoraSpec
+    from albert_core.training import training_memory
+    from albert_core.units import format_bytes
+
+    from .harness import resize
+
+    ctx = browser.new_context(viewport={"width": width, "height": 1000})
+    pg = ctx.new_page()
+    try:
+        pg.goto(f"{server}/?preset=albert-base&compare={','.join(REVIEW[1:])}&overview_tab=compare&train_mode=lora"
+                "&lora_r=8&lora_targets=query,value&head=classification&num_labels=3&batch_size=8&seq_len=512"
+                "&precision=mixed_bf16")
+        pg.wait_for_selector('.st-key-compare_workload [data-testid="stTable"]', timeout=60_000)
+        resize(pg, width)
+        assert error_blocks(pg) == []
+        own, work = pg.evaluate(SIDE_BY_SIDE_JS)
+        assert (own["title"], work["title"]) == ("The configs' own facts", "At the chosen workload")
+        assert own["captions"][0] == f"Settings: {OWN_HEADER}."
+        head = work["captions"][0]
+        assert head.startswith("Settings: One training step per GPU, on CUDA: batch 8 × 512 tokens, mixed_bf16")
+        assert "LoRA r=8 alpha=8 dropout 0 on query,value, head classification:3" in head
+        assert "mixed_bf16" not in own["captions"][0] and "LoRA" not in own["captions"][0]
+        assert own["columns"] == work["columns"] == list(REVIEW)
+        labels_own, labels_work = {r["label"]: r["cells"] for r in own["rows"]}, {r["label"]: r["cells"] for r in work["rows"]}
+        assert not set(labels_own) & set(labels_work)  # no row in both tables
+        modern = PRESETS["ModernBERT-base"]
+        act = activation_memory(modern, batch_size=1, seq_len=modern.max_position, dtype="float32", attention="eager")
+        peak = training_memory(modern, batch_size=8, seq_len=512, precision="mixed_bf16", attention="eager",
+                               mode="lora", head="classification", num_labels=3,
+                               lora=LoraSpec(r=8, targets=("query", "value"))).peak
+        assert labels_own["activations at max_position"][3].startswith(format_bytes(act.total))
+        assert labels_work["training step's peak per GPU"][3].startswith(format_bytes(peak))
+        assert "activations at max_position" not in labels_work and "training step's peak per GPU" not in labels_own
+        for t in (own, work):
+            assert t["cut"] == [], t["cut"]  # every label and value shown whole (wrapped, not cut)
+            for r in t["rows"]:
+                assert abs(r["lastTop"] - r["top"]) < 1, r  # the label and the last value on one row
+            if width >= 1280:
+                assert t["scrollWidth"] <= t["clientWidth"], t  # everything in view, no sideways scroll
+                assert all(r["lastRight"] <= t["boxRight"] + 1 for r in t["rows"])
+        pg.evaluate("() => document.querySelectorAll('.st-key-compare_section [data-testid=\"stTable\"] table')"
+                    ".forEach(t => { t.parentElement.scrollLeft = t.parentElement.scrollWidth; })")
+        for t in pg.evaluate(SIDE_BY_SIDE_JS):  # scrolled to the last config: the labels are still at the left
+            for r in t["rows"]:
+                assert abs(r["labelLeft"] - t["boxLeft"]) < 2 and r["lastRight"] <= t["boxRight"] + 1, (r, t["boxLeft"])
+    finally:
+        ctx.close()
+
+
+def test_side_by_side_shows_names_as_typed(server, page):
+    """st.table reads its cells, labels and column names as Markdown: the names are escaped, shown as typed."""
+    from urllib.parse import urlencode
+
+    from .test_browser import EVIL2, HOSTILE, MARKUP_JS
+
+    page.goto(f"{server}/?{urlencode(HOSTILE | {'overview_tab': 'compare'})}")
+    page.wait_for_selector('.st-key-compare_own [data-testid="stTable"]', timeout=60_000)
+    wait_until_idle(page)
+    assert error_blocks(page) == []
+    found = page.evaluate(MARKUP_JS)
+    assert {k: v for k, v in found.items() if v} == {}
+    columns = page.locator('.st-key-compare_own [data-testid="stTable"] thead th').all_inner_texts()
+    assert columns[1:] == [HOSTILE["name"], EVIL2]
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_long_names_are_drawn_in_full_under_the_bars(server, browser, width):
+    """issue 29 item 9: "bert-base-mu…ual-cased" is drawn in full, in lines, under its bars and above its Memory
+    panel; each tick's lines are read from the SVG Plotly drew."""
+    from .harness import resize
+
+    ctx = browser.new_context(viewport={"width": width, "height": 1000})
+    pg = ctx.new_page()
+    try:
+        open_view(pg, f"{server}/parameters?preset=bert-base-multilingual-cased&compare=bert-base")
+        resize(pg, width)
+        for key in ("params_shares", "params_components"):
+            ticks = pg.evaluate("k => Array.from(document.querySelectorAll('.st-key-' + k + ' .xtick text')).map("
+                                "t => { const ls = Array.from(t.querySelectorAll('tspan.line')).map(l => l.textContent);"
+                                " return ls.length ? ls : [t.textContent]; })", key)
+            assert ["bert-base-multilingual-", "cased"] in ticks and ["bert-base"] in ticks, (key, ticks)
+            assert not any("…" in line for t in ticks for line in t)
+        open_view(pg, f"{server}/memory?preset=bert-base-multilingual-cased&compare=bert-base")
+        titles = pg.evaluate("() => Array.from(document.querySelectorAll('.st-key-memory_activations .annotation-text'))"
+                             ".map(t => { const ls = Array.from(t.querySelectorAll('tspan.line')).map(l => l.textContent);"
+                             " return ls.length ? ls.join('') : t.textContent; })")
+        assert "bert-base-multilingual-cased" in titles and "bert-base" in titles, titles  # the panels' titles
+    finally:
+        ctx.close()
 
 
 def test_overview_path_opens_overview(server, page):
