@@ -53,7 +53,9 @@ def test_column_width_from_the_page_width(monkeypatch):
 def test_the_cookie_view_is_read_only_where_well_formed():
     assert plots.cookie_view("940:0") == {"main": 940, "stacked": False}
     assert plots.cookie_view("350:1") == {"main": 350, "stacked": True}
-    for bad in (None, "", "940", "940:2", "0:0", "00:1", "-40:0", "940:0;x", "1e3:0", "999999:0", "abc:0", " 940:0"):
+    from unittest.mock import MagicMock
+
+    for bad in (None, MagicMock(), 940, "", "940", "940:2", "0:0", "00:1", "-40:0", "940:0;x", "1e3:0", "999999:0", "abc:0", " 940:0"):
         assert plots.cookie_view(bad) is None, bad
 
 

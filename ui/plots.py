@@ -116,9 +116,9 @@ _width_component = st.components.v2.component("albert_explorer.figure_width", js
 VIEW_COOKIE = "ae_view"  # serve.py's VIEW_JS writes it into the page before the websocket opens
 
 
-def cookie_view(value: str | None) -> dict[str, Any] | None:
+def cookie_view(value: object) -> dict[str, Any] | None:
     """The view in serve.py's cookie, "main:stacked" ("940:0"), or None where it is absent or malformed."""
-    m = re.fullmatch(r"(\d{2,5}):([01])", value or "")
+    m = re.fullmatch(r"(\d{2,5}):([01])", value) if isinstance(value, str) else None  # AppTest's context: a mock
     return {"main": int(m.group(1)), "stacked": m.group(2) == "1"} if m and int(m.group(1)) > 0 else None
 
 
@@ -134,7 +134,7 @@ def view() -> dict[str, Any] | None:
         cookies = st.context.cookies
     except Exception:  # no script run context (a thread of its own)
         return None
-    return cookie_view(cookies.get(VIEW_COOKIE) if cookies is not None else None)
+    return cookie_view(cookies.get(VIEW_COOKIE) if hasattr(cookies, "get") else None)
 
 
 def figure_px(share: float = 1.0) -> float | None:
