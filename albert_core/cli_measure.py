@@ -230,7 +230,7 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
 def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) -> dict[str, Any]:
     """verify --train/--head: the fine-tuned model (finetune.build; peft's get_peft_model for lora) measured on
     the engine, beside finetune.trainable's counts and step.step_peak's modelled peak for the same step."""
-    from . import engine, finetune
+    from . import engine, worker
     from .activations import family_ops
     from .measure import MAX_MEASURE_PARAMS
     from .step import step_peak
@@ -243,12 +243,7 @@ def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) ->
                          f"{MAX_MEASURE_PARAMS:,}): drop --real (fake tensors need no storage)")
     labels = max(ft["num_labels"], 1)
     counted: dict[str, int] = {}
-
-    def make() -> Any:
-        model = finetune.build(cfg, ft["mode"], head=ft["head"], num_labels=labels, lora=lora, device="cpu",
-                               attention=run.attention)
-        counted["trainable"], counted["total"] = finetune.count_built(model)
-        return model
+    make = worker.finetune_maker(cfg, ft | {"num_labels": labels}, run.attention, counted)  # as the Verify page
 
     inference_modelled = ft["mode"] != "lora" and ft["head"] == "none" and hasattr(family_ops(cfg), "infer_layer")
     try:
