@@ -406,7 +406,7 @@ def device_differences(cfg: ModelConfig, *, precision: str, attention: str, trai
         # torch/optim/optimizer.py _default_to_fused_or_foreach; c10/cuda/CUDACachingAllocator.cpp kMinBlockSize
         out.append("the optimizer step: CUDA's foreach path (one temporary per tensor) in 512-byte blocks, the CPU's "
                    "single-tensor step")
-        if not replayed_on_cuda:
-            out.append("the forward's and backward's working set is replayed op by op for the CPU's kernels only: "
-                       "on CUDA those moments are lower bounds")
+        if not replayed_on_cuda:  # step.py: backward.modelled replays the CPU's kernels only
+            out.append("the forward's and backward's working set is replayed op by op for the CPU's kernels only, "
+                       "not for CUDA's")
     return out
