@@ -160,7 +160,7 @@ def show_activations(result: dict) -> None:
         a1.metric("Estimated (albert_core, CPU)", format_bytes(m["estimate"]), help=f"{m['estimate']:,} bytes")
         a3.metric("Estimate error", f"{100 * m['error']:+.2f}%")
         if cuda is not None:
-            a4.metric("Estimated for CUDA (Memory's figure)", format_bytes(cuda), help=f"{cuda:,} bytes")
+            a4.metric("Estimated for CUDA (as Memory counts)", format_bytes(cuda), help=f"{cuda:,} bytes")
         st.caption(f"{settings_line(m)}. Exact bytes: estimated {m['estimate']:,}, measured {m['total']:,}"
                    + (f", for CUDA {cuda:,}." if cuda is not None else "."))
         if cuda is not None:
@@ -177,7 +177,7 @@ def device_note(cuda: int, cpu: int, reasons: list[str], what: str) -> str:
     why = "; ".join(reasons) if reasons else "the kernels' saved tensors differ"
     return (f"For CUDA (what Memory and Fit show) albert_core gives {what} of {format_bytes(cuda)}, for the CPU "
             f"measured here {format_bytes(cpu)} ({cuda - cpu:+,} bytes). Why they differ: {why}. CUDA's figures "
-            "follow PyTorch's sources; this server has no GPU.")
+            "follow PyTorch's sources; the engine here runs the CPU's kernels.")
 
 
 def show_step(result: dict) -> None:
@@ -213,14 +213,14 @@ def show_step(result: dict) -> None:
                "No sum of parts beside it: a fine-tuned model's saved tensors have no closed form." if fine else
                "No sum of parts beside it: this run keeps float32 weights under autocast, while albert_core's "
                "mixed precision holds 16-bit weights with float32 master copies."))
-    show_planner(m, s, modelled)
+    show_planner(m, s)
     tables.show(pd.DataFrame.from_records(step_rows(s, est, modelled)), "verify_step",
                 file_name=f"{file_stem(cfg.name)}-training-step.csv",
                 readable={"at peak": "bytes", "at step start": "bytes", "albert_core (modelled peak)": "bytes",
                           "albert_core (sum of parts)": "bytes"})
 
 
-def show_planner(m: dict, s: dict, modelled) -> None:
+def show_planner(m: dict, s: dict) -> None:
     """What Memory's training tab and the Fit planner decide on for this step (one GPU, CUDA), beside the same
     step modelled for the CPU's kernels, which is what this server measures."""
     try:

@@ -85,7 +85,7 @@ def test_verify_counts_and_measures_a_small_model():
     caption = " ".join(c.value for c in at.caption)
     assert f"estimated {est:,}" in caption and f"{dtype}, eager attention" in caption
     # Memory's CUDA figure beside the CPU's measured here, and why they differ (autocast's lists under mixed_*)
-    assert metrics["Estimated for CUDA (Memory's figure)"] == format_bytes(cuda) and f"for CUDA {cuda:,}" in caption
+    assert metrics["Estimated for CUDA (as Memory counts)"] == format_bytes(cuda) and f"for CUDA {cuda:,}" in caption
     assert (f"({cuda - est:+,} bytes). Why they differ: " in caption and "autocast" in caption) if cuda != est else \
         "gives the same activations" in caption
     assert "The build process peaked at" in caption

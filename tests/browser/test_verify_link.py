@@ -53,7 +53,10 @@ def test_fit_link_opens_verify_on_the_planned_step_and_shows_the_planners_number
     wait_until_idle(page)
     assert error_blocks(page) == []
     precision = page.locator('[data-testid="stSelectbox"]').filter(has_text="Precision")
-    assert "mixed_bf16" in precision.inner_text()
+    shown = precision.evaluate("el => [el.innerText, ...Array.from(el.querySelectorAll('input'), i => i.value || ''),"
+                               " ...Array.from(el.querySelectorAll('[value]'), e => e.getAttribute('value'))]"
+                               ".join(' ')")
+    assert "mixed_bf16" in shown, shown  # the selected option, as the select draws it
     assert page.get_by_text("Fine-tuning: LoRA r=8 alpha=8 dropout 0 on query,value, head classification:3").count()
     page.get_by_role("button", name="Build, count and measure").click()
     metric = page.locator('[data-testid="stMetric"]').filter(has_text="Planner's peak, CUDA (Memory, Fit)")
