@@ -1,11 +1,11 @@
 """`python -m albert_core verify` and `memory`: measured beside estimated, and the training memory table.
 
-    python -m albert_core verify --preset bert-base [--batch-size 8] [--seq-len 512] [--dtype float32]
+    python -m albert_core verify --preset bert-base [--batch-size 2] [--seq-len 64] [--dtype mixed_bf16]
         [--attention eager|sdpa] [--optimizer adamw] [--checkpointing] [--real] [--json]
         [--train MODE] [--head HEAD] [--lora-r R] [--lora-alpha A] [--lora-dropout P] [--lora-targets a,b]
     python -m albert_core verify --config mpnet.json   # a model_type no family models: measured only
     python -m albert_core memory --preset bert-base --batch-size 8 --seq-len 512 [--precision mixed_bf16]
-        [--optimizer adamw] [--num-gpus 1] [--sharding none] [--attention sdpa] [--checkpointing]
+        [--optimizer adamw] [--num-gpus 1] [--sharding none] [--attention eager] [--checkpointing]
         [--device cuda|cpu] [--json]
         [--train full|frozen-embeddings|frozen-layers:K|lora|bitfit] [--lora-r 8] [--lora-alpha 8]
         [--lora-dropout 0] [--lora-targets query,value] [--head none|classification:N|token:N|mlm]
@@ -40,6 +40,7 @@ from .finetune import LoraSpec, parse_mode, parse_targets, trainable
 from .heads import parse_head
 from .replay import MASTER
 from .serving import BASE_DTYPES, FORMATS, approximate_bytes, weight_bytes
+from .share import CONTROLS
 from .training import OPTIMIZERS as TRAIN_OPTIMIZERS
 from .training import PEAK_MAX_LAYERS, PRECISION_NOTES, PRECISIONS, SHARDINGS, peak_trust, training_memory
 from .units import format_bytes, format_count
@@ -48,12 +49,19 @@ from .units import format_bytes, format_count
 def add_parsers(sub: Any, add_source: Any) -> None:
     v = sub.add_parser("verify", help="build the model in PyTorch and measure it beside the estimates")
     add_source(v)
-    v.add_argument("--batch-size", type=int, default=2, help="sequences (default 2)")
-    v.add_argument("--seq-len", type=int, default=64, help="tokens per sequence (default 64)")
-    v.add_argument("--dtype", choices=DTYPES, default="float32", help="model dtype or autocast (default float32)")
-    v.add_argument("--attention", choices=("eager", "sdpa"), default="eager")
-    v.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw", help="of the training step (default adamw)")
-    v.add_argument("--source", choices=("auto", "hf", "reference"), default="auto",
+    # every default is the app's (share.CONTROLS: the Verify page's batch and length, the precision, attention
+    # and optimizer that Memory, Fit and Verify share), so a command and the page it mirrors agree
+    v.add_argument("--batch-size", type=int, default=_default("verify_batch"),
+                   help=f"sequences (default {_default('verify_batch')})")
+    v.add_argument("--seq-len", type=int, default=_default("verify_seq_len"),
+                   help=f"tokens per sequence (default {_default('verify_seq_len')})")
+    v.add_argument("--dtype", choices=DTYPES, default=_default("precision"),
+                   help=f"model dtype or autocast, the app's precision (default {_default('precision')})")
+    v.add_argument("--attention", choices=("eager", "sdpa"), default=_default("attention"),
+                   help=f"default {_default('attention')}")
+    v.add_argument("--optimizer", choices=OPTIMIZERS, default=_default("optimizer"),
+                   help=f"of the training step (default {_default('optimizer')})")
+    v.add_argument("--source", choices=("auto", "hf", "reference"), default=_default("source"),
                    help="Hugging Face's model or the reference encoder (default: the one that can express it)")
     v.add_argument("--checkpointing", action="store_true", help="gradient checkpointing")
     v.add_argument("--real", action="store_true", help="real CPU tensors instead of fake ones (needs the memory)")
@@ -61,13 +69,18 @@ def add_parsers(sub: Any, add_source: Any) -> None:
     _add_finetune(v)
     m = sub.add_parser("memory", help="training memory per GPU and activation memory, as albert_core models them")
     add_source(m)
-    m.add_argument("--batch-size", type=int, default=8, help="micro-batch per GPU (default 8)")
-    m.add_argument("--seq-len", type=int, default=512, help="tokens per sequence (default 512)")
-    m.add_argument("--precision", choices=PRECISIONS, default="mixed_bf16")
-    m.add_argument("--optimizer", choices=TRAIN_OPTIMIZERS, default="adamw")
-    m.add_argument("--num-gpus", type=int, default=1)
-    m.add_argument("--sharding", choices=SHARDINGS, default="none")
-    m.add_argument("--attention", choices=("eager", "sdpa"), default="sdpa")
+    m.add_argument("--batch-size", type=int, default=_default("batch_size"),
+                   help=f"micro-batch per GPU (default {_default('batch_size')})")
+    m.add_argument("--seq-len", type=int, default=_default("seq_len"),
+                   help=f"tokens per sequence (default {_default('seq_len')})")
+    m.add_argument("--precision", choices=PRECISIONS, default=_default("precision"),
+                   help=f"default {_default('precision')}")
+    m.add_argument("--optimizer", choices=TRAIN_OPTIMIZERS, default=_default("optimizer"),
+                   help=f"default {_default('optimizer')}")
+    m.add_argument("--num-gpus", type=int, default=_default("num_gpus"), help=f"default {_default('num_gpus')}")
+    m.add_argument("--sharding", choices=SHARDINGS, default=_default("sharding"), help=f"default {_default('sharding')}")
+    m.add_argument("--attention", choices=("eager", "sdpa"), default=_default("attention"),
+                   help=f"default {_default('attention')}, as the app's")
     m.add_argument("--checkpointing", action="store_true")
     m.add_argument("--device", choices=DEVICES, default="cuda")
     m.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -80,13 +93,20 @@ def add_parsers(sub: Any, add_source: Any) -> None:
                    help="int8/int4: what stays unquantized (biases, norms) and int4's scales (default bfloat16)")
 
 
+def _default(name: str) -> Any:
+    """The app's default of page control `name` (share.CONTROLS): the CLI and the app start from the same view."""
+    return CONTROLS[name].default
+
+
 def _add_finetune(s: Any) -> None:
     s.add_argument("--train", default="full", metavar="MODE",
                    help="fine-tuning mode: full, frozen-embeddings, frozen-layers:K, lora, bitfit (default full)")
     s.add_argument("--head", default="none", help="task head: none, classification:N, token:N, mlm (default none)")
-    s.add_argument("--lora-r", type=int, default=None, help="LoRA rank (default 8)")
-    s.add_argument("--lora-alpha", type=float, default=None, help="LoRA alpha (default 8; scales, adds nothing)")
-    s.add_argument("--lora-dropout", type=float, default=None, help="LoRA dropout (default 0; keeps a copy of the input)")
+    s.add_argument("--lora-r", type=int, default=None, help=f"LoRA rank (default {_default('lora_r')})")
+    s.add_argument("--lora-alpha", type=float, default=None,
+                   help=f"LoRA alpha (default {_default('lora_alpha')}; scales, adds nothing)")
+    s.add_argument("--lora-dropout", type=float, default=None,
+                   help=f"LoRA dropout (default {_default('lora_dropout'):g}; keeps a copy of the input)")
     s.add_argument("--lora-targets", default=None, metavar="NAMES",
                    help="LoRA target modules by Hugging Face name, e.g. query,value (default: peft's for the model type)")
 
@@ -104,7 +124,7 @@ def finetune_settings(args: argparse.Namespace) -> dict[str, Any]:
         if given:
             raise ValueError(f"{', '.join(given)} only {_verb(given)} with --train lora (the mode is {args.train!r})")
         return {"mode": args.train.strip(), "head": head, "num_labels": labels, "lora": None}
-    defaults = LoraSpec()
+    defaults = LoraSpec(r=_default("lora_r"), lora_alpha=_default("lora_alpha"), lora_dropout=_default("lora_dropout"))
     targets = parse_targets(args.lora_targets) if args.lora_targets is not None else None
     lora = LoraSpec(r=defaults.r if args.lora_r is None else args.lora_r,
                     lora_alpha=defaults.lora_alpha if args.lora_alpha is None else _number(args.lora_alpha),
@@ -207,7 +227,7 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
 def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) -> dict[str, Any]:
     """verify --train/--head: the fine-tuned model (finetune.build; peft's get_peft_model for lora) measured on
     the engine, beside finetune.trainable's counts and step.step_peak's modelled peak for the same step."""
-    from . import engine, finetune
+    from . import engine, worker
     from .activations import family_ops
     from .measure import MAX_MEASURE_PARAMS
     from .step import step_peak
@@ -220,12 +240,7 @@ def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) ->
                          f"{MAX_MEASURE_PARAMS:,}): drop --real (fake tensors need no storage)")
     labels = max(ft["num_labels"], 1)
     counted: dict[str, int] = {}
-
-    def make() -> Any:
-        model = finetune.build(cfg, ft["mode"], head=ft["head"], num_labels=labels, lora=lora, device="cpu",
-                               attention=run.attention)
-        counted["trainable"], counted["total"] = finetune.count_built(model)
-        return model
+    make = worker.finetune_maker(cfg, ft | {"num_labels": labels}, run.attention, counted)  # as the Verify page
 
     inference_modelled = ft["mode"] != "lora" and ft["head"] == "none" and hasattr(family_ops(cfg), "infer_layer")
     try:

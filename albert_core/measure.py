@@ -347,3 +347,64 @@ def measure_cuda_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, precis
     torch.cuda.synchronize(dev)
     peak = torch.cuda.max_memory_allocated(dev) - base
     return {"weights": weights, "after_forward": after_forward, "peak": peak, "peak_minus_weights": peak - weights}
+
+
+# ---- what the planner decides on, beside what this server measures (Verify) --------------------------------
+
+def modelled_step_for(cfg: ModelConfig, kind: str, *, batch_size: int, seq_len: int, dtype: str, optimizer: str,
+                      attention: str, checkpointing: bool, device: str = "cpu", mode: str = "full",
+                      head: str = "none", num_labels: int = 2, lora: Any = None) -> Any:
+    """modelled_step with a fine-tuning mode, a task head and LoRA (step.step_peak's), on `device`; None where the
+    source is the reference encoder (albert_core.step models Hugging Face's modules)."""
+    from .step import step_peak
+
+    if kind != "hf":
+        return None
+    return step_peak(_estimate_config(cfg, kind), batch_size=batch_size, seq_len=seq_len, dtype=dtype,
+                     optimizer=optimizer, attention=attention, checkpointing=checkpointing, device=device,
+                     mode=mode, head=head, num_labels=num_labels, lora=lora)
+
+
+def planner_peaks(cfg: ModelConfig, *, batch_size: int, seq_len: int, precision: str, optimizer: str,
+                  attention: str, checkpointing: bool, mode: str = "full", head: str = "none", num_labels: int = 2,
+                  lora: Any = None) -> dict[str, Any]:
+    """training_memory on one GPU as the Fit planner and Memory's training tab compute it (device "cuda": what
+    they decide on, fit.step_bytes = .planned) and for the CPU's kernels (what Verify measures on this server):
+    {"cuda": TrainingMemory, "cpu": TrainingMemory}."""
+    from .training import training_memory
+
+    kw: dict[str, Any] = dict(batch_size=batch_size, seq_len=seq_len, precision=precision, optimizer=optimizer,
+                              attention=attention, checkpointing=checkpointing, mode=mode, head=head,
+                              num_labels=num_labels, lora=lora)
+    return {d: training_memory(cfg, device=d, **kw) for d in ("cuda", "cpu")}
+
+
+def device_differences(cfg: ModelConfig, *, precision: str, attention: str, training: bool = True,
+                       step: bool = False, replayed_on_cuda: bool = False) -> list[str]:
+    """Why albert_core's CUDA figure differs from the CPU's for these settings: the differences of replay.py's
+    module docstring that apply (dropout, LayerNorm statistics, sdpa kernels, autocast lists) and, for the
+    training step, the optimizer's path and what is replayed op by op. Empty where none applies."""
+    out = []
+    if training and (cfg.dropout > 0 or cfg.attention_dropout > 0):
+        # aten/src/ATen/native/Dropout.cpp (CPU: input * noise, noise saved) vs cuda/Dropout.cu (bool mask)
+        out.append("dropout: the CPU saves a noise tensor in the input's dtype, CUDA's fused native_dropout a "
+                   "1-byte mask")
+    if training and precision in ("bfloat16", "float16"):
+        # aten/src/ATen/native/cuda/layer_norm_kernel.cu: mean and rstd in acc_type (float32)
+        out.append("LayerNorm statistics: CUDA keeps mean and rstd in float32, the CPU in the input's dtype")
+    if attention == "sdpa":
+        # aten/src/ATen/native/transformers/attention.cpp: _fused_sdp_choice_cpp / sdp_utils.cpp on CUDA
+        out.append("sdpa: the CPU runs its flash kernel (the math path under attention dropout), CUDA flash or "
+                   "memory-efficient kernels, which save their own logsumexp")
+    if precision.startswith("mixed"):
+        # aten/src/ATen/autocast_mode.cpp: CUDA's fp32 list (softmax, layer_norm, pow); CPU's lower list only
+        out.append("autocast: CUDA runs softmax, layer_norm and pow in float32, the CPU autocasts only matmul-like "
+                   "ops")
+    if step:
+        # torch/optim/optimizer.py _default_to_fused_or_foreach; c10/cuda/CUDACachingAllocator.cpp kMinBlockSize
+        out.append("the optimizer step: CUDA's foreach path (one temporary per tensor) in 512-byte blocks, the CPU's "
+                   "single-tensor step")
+        if not replayed_on_cuda:  # step.py: backward.modelled replays the CPU's kernels only
+            out.append("the forward's and backward's working set is replayed op by op for the CPU's kernels only, "
+                       "not for CUDA's")
+    return out

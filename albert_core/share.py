@@ -167,6 +167,20 @@ def encode(view: View) -> dict[str, str]:
     return q
 
 
+VERIFY_PATH = "verify"  # the Verify page's url_path (app.py)
+
+
+def verify_query(view: View, cfg: ModelConfig, *, batch_size: int, seq_len: int) -> dict[str, str]:
+    """The query of the Verify page measuring the workload behind a planner number: cfg as the sidebar config, at
+    batch_size × seq_len, with view's precision, attention, optimizer, checkpointing and fine-tuning (mode, k,
+    head, labels, LoRA), which Memory, Fit and Verify share. Beyond Verify's limits the batch and the length are
+    clipped to them (CONTROLS' hi)."""
+    controls = dict(view.controls) | {"verify_batch": min(batch_size, CONTROLS["verify_batch"].hi),
+                                      "verify_seq_len": min(seq_len, CONTROLS["verify_seq_len"].hi)}
+    preset = view.preset if cfg == view.config else nearest_preset(cfg)
+    return encode(View(config=cfg, preset=preset, compare=view.compare, controls=controls))
+
+
 # ---- decode ---------------------------------------------------------------------------------
 def _short(s: str) -> str:
     return repr(s) if len(s) <= 40 else repr(s[:37] + "...")

@@ -12,11 +12,14 @@ request names, until its stdin closes or it asks to be retired.
 
 Request: {"config": ModelConfig.to_dict()} or {"hf_config": a config.json dict of a model_type no
 family models}, with "source": "reference" | "hf", "batch_size", "seq_len", "dtype", "attention",
-"checkpointing", "optimizer" (default "adamw"), "real" (default false: fake tensors). Result:
+"checkpointing", "optimizer" (default "adamw"), "real" (default false: fake tensors), and for a fine-tuned
+model "train" (finetune's mode), "head", "num_labels", "lora" ({"r", "lora_alpha", "lora_dropout", "targets"}
+or null): Hugging Face's task model, peft's for LoRA (finetune.build, as `verify --train`). Result:
 "built" (parameters PyTorch built), "by_module", "count_diff" (where a count differs) or
 "count_error"; "measurement" (saved bytes, estimate, breakdown) or "measure_error"; "step" (the
 training step's peak by category) and "inference" (the eval forward's peak) where measured;
-"how" (fake or real tensors); "peak_rss" (the child's peak resident bytes), "import_rss".
+"how" (fake or real tensors); "peak_rss" (the child's peak resident bytes), "import_rss"; for a fine-tuned
+model "trainable_built" (the parameters that require grad, as peft counts them).
 """
 
 from __future__ import annotations
@@ -53,6 +56,62 @@ def config_of(request: dict[str, Any]) -> ModelConfig:
     return ModelConfig.from_dict(request["config"])
 
 
+def finetune_of(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The request's fine-tuning as finetune.trainable and build take it ({"mode", "head", "num_labels", "lora":
+    LoraSpec or None}), or None for the base model in full fine-tuning (no "train", or full with no head)."""
+    from .finetune import LoraSpec
+
+    mode, head = request.get("train", "full"), request.get("head", "none")
+    if mode == "full" and head == "none":
+        return None
+    lo = request.get("lora")
+    lora = None
+    if lo is not None:
+        targets = lo.get("targets")
+        lora = LoraSpec(r=lo["r"], lora_alpha=lo["lora_alpha"], lora_dropout=lo["lora_dropout"],
+                        targets=tuple(targets) if targets is not None else None)
+    return {"mode": mode, "head": head, "num_labels": max(int(request.get("num_labels", 2)), 1), "lora": lora}
+
+
+def finetune_maker(cfg: ModelConfig, ft: dict[str, Any], attention: str, counted: dict[str, int]) -> Any:
+    """A function that builds ft's task model of cfg on the CPU for the engine (finetune.build: peft's
+    get_peft_model for LoRA) and puts what it built in `counted` ("trainable", "total", as peft counts)."""
+    from . import finetune
+
+    def make() -> Any:
+        model = finetune.build(cfg, ft["mode"], head=ft["head"], num_labels=ft["num_labels"], lora=ft["lora"],
+                               device="cpu", attention=attention)
+        counted["trainable"], counted["total"] = finetune.count_built(model)
+        return model
+
+    return make
+
+
+def finetune_error(request: dict[str, Any]) -> str | None:
+    """Why the request's fine-tuned model cannot be built (None when it can, or for the base model)."""
+    from .finetune import trainable
+    from .hf import hf_expressible
+
+    ft = finetune_of(request)
+    if ft is None:
+        return None
+    if is_generic(request):
+        return "a fine-tuning mode or a task head needs a config one of the families models"
+    if request["source"] != "hf":
+        return ("a fine-tuning mode or a task head builds Hugging Face's task model (peft's for LoRA), not the "
+                "reference encoder: choose Hugging Face's model")
+    cfg = config_of(request)
+    if not hf_expressible(cfg):
+        return (f"Hugging Face builds sharing '{cfg.sharing}' of family '{cfg.family}' unshared, so its task model "
+                "would not be the one albert_core counts: choose sharing 'none' (or an ALBERT sharing all), or full "
+                "fine-tuning with no head")
+    try:
+        trainable(cfg, ft["mode"], head=ft["head"], num_labels=ft["num_labels"], lora=ft["lora"])
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def is_generic(request: dict[str, Any]) -> bool:
     """A config.json of a model_type no family models: measured, with no closed form beside it."""
     return "hf_config" in request
@@ -78,7 +137,9 @@ def estimate(request: dict[str, Any]) -> dict[str, int]:
                 "total": IMPORT_BYTES + working}
     cfg = config_of(request)
     built = hf_built_config(cfg) if request["source"] == "hf" else cfg
-    weights = 4 * count_parameters(built).total  # float32: torch.float32 element size
+    ft = finetune_of(request)
+    n = count_parameters(built).total if ft is None else _trainable(cfg, ft).total  # a head and adapters too
+    weights = 4 * n  # float32: torch.float32 element size
     act = activation_memory(built, batch_size=request["batch_size"], seq_len=request["seq_len"],
                             dtype=request["dtype"], attention=request["attention"], training=True,
                             checkpointing=request["checkpointing"], device="cpu").total
@@ -86,6 +147,12 @@ def estimate(request: dict[str, Any]) -> dict[str, int]:
     working = WORKING_BASE_BYTES + act * num // den
     return {"imports": IMPORT_BYTES, "weights": weights, "activations": act, "working": working,
             "total": IMPORT_BYTES + weights + act + working}
+
+
+def _trainable(cfg: ModelConfig, ft: dict[str, Any]) -> Any:
+    from .finetune import trainable
+
+    return trainable(cfg, ft["mode"], head=ft["head"], num_labels=ft["num_labels"], lora=ft["lora"])
 
 
 def floor_error(budget_bytes: int) -> str | None:
@@ -109,6 +176,9 @@ def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {"count": True, "measure": True}
     reason = floor_error(budget_bytes)
+    if reason:
+        return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
+    reason = finetune_error(request)
     if reason:
         return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
     if not is_generic(request):
@@ -156,8 +226,8 @@ def _run_of(request: dict[str, Any]) -> Any:
                       optimizer=request.get("optimizer", "adamw"), fake=not request.get("real", False))
 
 
-def _maker(request: dict[str, Any]) -> tuple[Any, int, Any]:
-    """(make, vocab_size, cfg or None) for the request's model."""
+def _maker(request: dict[str, Any], counted: dict[str, int] | None = None) -> tuple[Any, int, Any]:
+    """(make, vocab_size, cfg or None) for the request's model (a fine-tuned one puts its counts in `counted`)."""
     from . import engine
     from .measure import maker
 
@@ -169,6 +239,9 @@ def _maker(request: dict[str, Any]) -> tuple[Any, int, Any]:
                                      f"least 1 to make input_ids, got {vocab!r}")
         return (lambda: engine.build_auto(d, request["attention"])), vocab, None
     cfg = config_of(request)
+    ft = finetune_of(request)
+    if ft is not None:
+        return finetune_maker(cfg, ft, request["attention"], {} if counted is None else counted), cfg.vocab_size, cfg
     return maker(cfg, request["source"], request["attention"]), cfg.vocab_size, cfg
 
 
@@ -178,10 +251,14 @@ def run(request: dict[str, Any], *, count: bool = True, measure: bool = True) ->
     from . import measure as measuring
 
     out: dict[str, Any] = {}
+    counted: dict[str, int] = {}
+    fine = finetune_of(request) is not None
     try:
-        make, vocab, cfg = _maker(request)
+        make, vocab, cfg = _maker(request, counted)
         r = _measure(request, make, vocab, cfg, measure)
-    except engine.EngineError as e:  # transformers cannot build it, or an op needs the tensors' values
+    except (engine.EngineError, ValueError) as e:  # transformers or peft cannot build it, or an op needs values
+        if not isinstance(e, engine.EngineError) and not fine:
+            raise
         return {"count_error": str(e), "measure_error": str(e), "import_rss": _rss()}
     except (MemoryError, RuntimeError) as e:  # past the cap: torch's "DefaultCPUAllocator: can't allocate"
         if not isinstance(e, MemoryError) and "alloc" not in str(e).lower():
@@ -191,7 +268,9 @@ def run(request: dict[str, Any], *, count: bool = True, measure: bool = True) ->
     out["how"] = r.how
     if count:
         out["built"], out["by_module"] = r.parameters, r.by_module
-        if cfg is not None:
+        if fine:
+            out["trainable_built"] = counted.get("trainable")  # beside finetune.trainable's count (the page)
+        elif cfg is not None:
             out["count_diff"] = measuring.count_difference(cfg, request["source"], r.by_module)
     if measure:
         out.update(_numbers(request, r, cfg))
@@ -205,6 +284,8 @@ def _measure(request: dict[str, Any], make: Any, vocab: int, cfg: ModelConfig | 
     if not measure:  # count only: on fake tensors, whatever the request, so no weight is ever allocated
         return engine.measure(make, vocab, dataclasses.replace(run, fake=True), what=())
     what: tuple[str, ...] = ("saved", "step")
+    if finetune_of(request) is not None:  # a task model: no closed form of its eval forward beside it
+        return engine.measure(make, vocab, run, what=what)
     if cfg is None or (request["source"] == "hf" and _inference_modelled(cfg)):  # modelled on HF's code
         what += ("inference",)
     return engine.measure(make, vocab, run, what=what)
@@ -225,19 +306,23 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
     from .measure import _estimate_config
 
     out: dict[str, Any] = {}
-    est = inf_est = None
-    if cfg is not None:
+    est = inf_est = est_cuda = None
+    if cfg is not None and finetune_of(request) is None:  # a fine-tuned model's saved tensors have no closed form
         ecfg = _estimate_config(cfg, request["source"])
         kw = {"batch_size": request["batch_size"], "seq_len": request["seq_len"], "dtype": request["dtype"],
               "attention": request["attention"], "device": "cpu"}
         est = activation_memory(ecfg, checkpointing=request["checkpointing"], **kw).total
+        try:  # the same forward as the Memory page counts it, for CUDA's kernels (replay.py: what differs)
+            est_cuda = activation_memory(ecfg, checkpointing=request["checkpointing"], **(kw | {"device": "cuda"})).total
+        except ValueError:
+            est_cuda = None
         if r.inference is not None:
             inf_est = activation_memory(ecfg, training=False, **kw).total
     out["measurement"] = {
-        "total": r.saved, "estimate": est, "error": None if est is None else engine.relative_error(est, r.saved),
+        "total": r.saved, "estimate": est, "estimate_cuda": est_cuda, "error": None if est is None else engine.relative_error(est, r.saved),
         "kind": request.get("source", "hf"), "batch_size": request["batch_size"], "seq_len": request["seq_len"],
         "dtype": request["dtype"], "attention": request["attention"], "checkpointing": request["checkpointing"],
-        "fake": r.run.fake,
+        "fake": r.run.fake, "fine_tuned": finetune_of(request) is not None,
         "breakdown": engine.saved_breakdown(r.saved_tensors)}
     if r.step is not None:
         out["step"] = asdict(r.step) | {"optimizer": r.run.optimizer}

@@ -7,7 +7,7 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from albert_core.units import format_bytes, format_count
-from ui import controls, data, figures, plots, sections, state, tables
+from ui import controls, data, figures, plots, sections, state, tables, url
 from ui import finetune as ft_ui
 from ui.text import attention_note, md
 
@@ -61,6 +61,7 @@ if cfgs:
         st.warning(f"Not even one sequence of the chosen length fits for: {', '.join(md(n) for n in no_fit)}. Add GPUs, shard, "
                    "checkpoint, or shorten the sequence.")
     lines = []
+    by_name = {c.name: c for c in cfgs}
     for _, r in plan.iterrows():
         verdict = "fits" if r["fits"] else "does **not** fit"
         bound = "at least " if str(r["peak_is"]).startswith("at least") else ""
@@ -68,7 +69,10 @@ if cfgs:
                      f"({md(r['peak_phase'])}; the sum of the parts {format_bytes(int(r['sum_of_parts']))}) at batch "
                      f"{int(r['batch_size']):,} × {int(r['seq_len']):,} tokens {verdict} in {format_bytes(int(r['gpu_bytes']))}; "
                      f"largest batch {int(r['max_batch_size']):,}; trainable {format_count(int(r['trainable']))} of "
-                     f"{format_count(int(r['parameters']))} parameters")
+                     f"{format_count(int(r['parameters']))} parameters  \n"
+                     # the workload of this number, measured: config, batch, length and every control of the step
+                     f"  {url.measure_on_verify(by_name[r['config']], int(r['batch_size']), int(r['seq_len']))}"
+                     f"{' (one GPU, unsharded)' if num_gpus > 1 and sharding != 'none' else ''}")
     st.markdown("\n".join(lines))
     # only the open tab runs and is sent: the first visit draws the chart alone (docs/app.md, "Speed in the browser")
     tab, body = sections.lazy_tabs("fit_tab", {"chart": "Chart", "table": "Table and CSV"})

@@ -8,7 +8,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 
 from albert_core.training import PRECISION_LABELS, PRECISION_NOTES
 from albert_core.units import format_bytes
-from ui import controls, data, figures, measured, plots, sections, state, tables
+from ui import controls, data, figures, measured, plots, sections, state, tables, url
 from ui import finetune as ft_ui
 from ui.text import attention_note, md
 
@@ -127,6 +127,8 @@ with body:
             at_cols = {c: "bytes" for c in peaks.columns if c.startswith("at peak: ")}
             tables.show(peaks, "peak_table", file_name="training-step-peak.csv",
                         readable={"peak": "bytes", "sum_of_parts": "bytes", **at_cols}, pct=("peak_vs_sum_pct",))
+            st.caption("Each peak's step, built in PyTorch: " + " · ".join(  # config, batch, length, every control
+                f"{md(c.name)}: {url.measure_on_verify(c, batch, min(seq_len, c.max_position))}" for c in ok) + ".")
             tables.csv_button(train, "training-memory.csv", key="training_csv")
 
             st.subheader("Where each config stops fitting")

@@ -14,11 +14,21 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 import pandas as pd
 
 from albert_core import worker  # no torch: every build runs in a separate process (ui/jobs.py)
+from albert_core.compare import Settings
+from albert_core.finetune import trainable
 from albert_core.hf import hf_built_config, hf_expressible
-from albert_core.measure import default_kind, modelled_step, step_estimate, step_rows
+from albert_core.measure import (
+    default_kind,
+    device_differences,
+    modelled_step_for,
+    planner_peaks,
+    step_estimate,
+    step_rows,
+)
 from albert_core.params import count_parameters
 from albert_core.units import format_bytes
 from ui import controls, jobs, state, tables
+from ui import finetune as ft_ui
 from ui.text import file_stem, md
 from ui.verify_other import other_encoder
 
@@ -44,8 +54,9 @@ with c3:
     seq = controls.number("verify_seq_len", "Sequence length (tokens)", step=16,
                           help=f"At most max_position ({cfg.max_position:,}).")
 c4, c5, c6 = st.columns(3)
-with c4:
-    dtype = controls.select("dtype", "dtype")
+with c4:  # Memory's and Fit's own control (key "precision"), so a link from their numbers measures the same step
+    dtype = controls.select("precision", "Precision", help="The precision Memory's training tab and the Fit planner "
+                            "plan with; mixed_*: torch.autocast as the engine runs it.")
 with c5:
     attention = controls.select("attention", "Attention")
 with c6:
@@ -56,16 +67,30 @@ with c7:
 with c8:
     real = controls.toggle("verify_real", "Real tensors", help="Allocate every tensor on this server's CPU "
                            "(proves the fake-tensor engine; limited by this server's memory).")
-source = default_kind(cfg, checkpointing) if source_choice == "auto" else source_choice
+ft_kw, _ = ft_ui.expander((cfg,))  # the fine-tuning controls of Memory and Fit (same keys: a link carries them)
+ft = ft_ui.for_config(cfg, ft_kw)  # frozen-layers:k with k at most this config's layers
+fine = ft["mode"] != "full" or ft["head"] != "none"
+ft_text = Settings(**ft).fine_tuning()
+if fine:  # a task model or peft's LoRA: Hugging Face's (finetune.build), unless the reference encoder is asked for
+    source = "reference" if source_choice == "reference" else "hf"
+else:
+    source = default_kind(cfg, checkpointing) if source_choice == "auto" else source_choice
 if source_choice == "auto":
-    why = "Hugging Face's model cannot build this" if source == "reference" else f"family {md(cfg.family)}"
+    why = ("the fine-tuned task model" if fine else "Hugging Face's model cannot build this"
+           if source == "reference" else f"family {md(cfg.family)}")
     st.caption(f"Model: {SOURCES[source]} ({why}).")
 
-run_key = (cfg, source, batch, seq, dtype, attention, optimizer, checkpointing, real)
+lora = ft["lora"]
+ft_request = {"train": ft["mode"], "head": ft["head"], "num_labels": ft["num_labels"],
+              "lora": None if lora is None else {"r": lora.r, "lora_alpha": lora.lora_alpha,
+                                                 "lora_dropout": lora.lora_dropout,
+                                                 "targets": list(lora.targets) if lora.targets else None}}
+run_key = (cfg, source, batch, seq, dtype, attention, optimizer, checkpointing, real, tuple(sorted(ft.items())))
 JOB, RESULT = "_ae_verify_job", "_ae_verify"  # session: (run_key, plan, runner Job) while pending; the result
 if st.button("Build, count and measure", type="primary", key="verify_run"):
     request = {"config": cfg.to_dict(), "source": source, "batch_size": batch, "seq_len": seq, "dtype": dtype,
-               "attention": attention, "checkpointing": checkpointing, "optimizer": optimizer, "real": real}
+               "attention": attention, "checkpointing": checkpointing, "optimizer": optimizer, "real": real,
+               **ft_request}
     plan = worker.plan(request, jobs.budget_bytes())  # no torch here: refusals need no process
     st.session_state.pop(RESULT, None)
     if plan["count"] or plan["measure"]:  # one job per session: a new press replaces the pending one
@@ -82,7 +107,12 @@ def show_count(result: dict) -> None:
     st.header("Parameters")
     expected = count_parameters(cfg).total
     note = ""
-    if source == "hf" and not hf_expressible(cfg):
+    tr = trainable(cfg, **ft) if fine and "trainable_built" in result else None
+    if tr is not None:
+        expected = tr.total  # the task model: the head, and LoRA's adapters, counted as peft counts them
+        note = (f"{md(ft_text)}: trainable {tr.trainable:,} counted by albert_core, {result['trainable_built']:,} "
+                f"built (requires_grad, as peft's get_nb_trainable_parameters counts); frozen {tr.frozen:,}.")
+    elif source == "hf" and not hf_expressible(cfg):
         expected = count_parameters(hf_built_config(cfg)).total  # the layout Hugging Face builds
         model = "BertModel" if cfg.family == "bert" else "AlbertModel"
         note = (f"Hugging Face's {model} cannot express sharing '{cfg.sharing}' (num_groups {cfg.num_groups}, "
@@ -97,8 +127,12 @@ def show_count(result: dict) -> None:
     m3.metric("Difference", f"{result['built'] - expected:,}")
     if note:
         st.caption(note)
-    if result["built"] == expected:
-        st.success("The PyTorch model has exactly the parameters albert_core counts.")
+    if result["built"] == expected and (tr is None or result["trainable_built"] == tr.trainable):
+        st.success("The PyTorch model has exactly the parameters albert_core counts"
+                   + (", the trainable ones too." if tr is not None else "."))
+    elif tr is not None:
+        st.error(f"The counts differ: built {result['built']:,} ({result['trainable_built']:,} trainable), albert_core "
+                 f"{tr.total:,} ({tr.trainable:,} trainable).")
     else:
         st.error("The counts differ, here (component, albert_core's count, what PyTorch built, its modules):")
         tables.show(pd.DataFrame.from_records(result.get("count_diff") or []), "verify_count_diff",
@@ -108,19 +142,42 @@ def show_count(result: dict) -> None:
 def settings_line(m: dict) -> str:
     how = "fake tensors" if m.get("fake", True) else "real tensors"
     return (f"{m['kind']} model, batch {m['batch_size']}, seq_len {m['seq_len']:,}, {m['dtype']}, {m['attention']} "
-            "attention" + (", checkpointing" if m["checkpointing"] else "") + f", {how}")
+            "attention" + (", checkpointing" if m["checkpointing"] else "") + f", {md(ft_text)}, {how}")
 
 
 def show_activations(result: dict) -> None:
     st.header("Activation memory (one training forward)")
     m = result["measurement"]
-    a1, a2, a3 = st.columns(3)
-    a1.metric("Estimated (albert_core, CPU)", format_bytes(m["estimate"]), help=f"{m['estimate']:,} bytes")
+    cuda = m.get("estimate_cuda")
+    a1, a2, a3, a4 = st.columns(4)
     a2.metric("Measured (saved tensors)", format_bytes(m["total"]), help=f"{m['total']:,} bytes")
-    a3.metric("Estimate error", f"{100 * m['error']:+.2f}%")
-    st.caption(f"{settings_line(m)}. Exact bytes: estimated {m['estimate']:,}, measured {m['total']:,}.")
+    if m["estimate"] is None:  # a fine-tuned task model: frozen parts, heads and adapters have no closed form
+        a1.metric("Estimated (albert_core, CPU)", "no closed form", help="albert_core's activation replay models "
+                  "the base model; a fine-tuned model's saved tensors are measured only (its step peak is modelled "
+                  "below).")
+        st.caption(f"{settings_line(m)}. Exact bytes measured: {m['total']:,}.")
+    else:
+        a1.metric("Estimated (albert_core, CPU)", format_bytes(m["estimate"]), help=f"{m['estimate']:,} bytes")
+        a3.metric("Estimate error", f"{100 * m['error']:+.2f}%")
+        if cuda is not None:
+            a4.metric("Estimated for CUDA (as Memory counts)", format_bytes(cuda), help=f"{cuda:,} bytes")
+        st.caption(f"{settings_line(m)}. Exact bytes: estimated {m['estimate']:,}, measured {m['total']:,}"
+                   + (f", for CUDA {cuda:,}." if cuda is not None else "."))
+        if cuda is not None:
+            st.caption(device_note(cuda, m["estimate"], device_differences(
+                cfg, precision=m["dtype"], attention=m["attention"]), "activations"))
     tables.show(pd.DataFrame.from_records(m["breakdown"]), "verify_breakdown",
                 file_name=f"{file_stem(cfg.name)}-measured.csv", readable={"bytes": "bytes"})
+
+
+def device_note(cuda: int, cpu: int, reasons: list[str], what: str) -> str:
+    """One line: albert_core's CUDA figure beside its CPU one, and why they differ (measure.device_differences)."""
+    if cuda == cpu:
+        return f"For CUDA (what Memory and Fit show) albert_core gives the same {what}, to the byte."
+    why = "; ".join(reasons) if reasons else "the kernels' saved tensors differ"
+    return (f"For CUDA (what Memory and Fit show) albert_core gives {what} of {format_bytes(cuda)}, for the CPU "
+            f"measured here {format_bytes(cpu)} ({cuda - cpu:+,} bytes). Why they differ: {why}. CUDA's figures "
+            "follow PyTorch's sources; the engine here runs the CPU's kernels.")
 
 
 def show_step(result: dict) -> None:
@@ -128,8 +185,8 @@ def show_step(result: dict) -> None:
     s, m = result["step"], result["measurement"]
     kw = dict(batch_size=m["batch_size"], seq_len=m["seq_len"], dtype=m["dtype"], optimizer=s["optimizer"],
               attention=m["attention"], checkpointing=m["checkpointing"])
-    est = step_estimate(cfg, **kw)
-    modelled = modelled_step(cfg, m["kind"], **kw)
+    est = None if fine else step_estimate(cfg, **kw)
+    modelled = modelled_step_for(cfg, m["kind"], **kw, **ft)
     p1, p2, p3 = st.columns(3)
     p1.metric("Measured peak", format_bytes(s["peak"]), help=f"{s['peak']:,} bytes")
     p2.metric("When", s["phase"], help=f"innermost module: {s['module'] or '(none)'}")
@@ -139,24 +196,51 @@ def show_step(result: dict) -> None:
                   (f"{100 * gap / s['peak']:+.2f}% vs measured" if gap else "equal to the byte") + f", {modelled.phase}",
                   delta_color="off", delta_arrow="auto" if gap else "off",
                   help=f"{modelled.peak:,} bytes at {modelled.moment}")
-    st.caption(f"{settings_line(m)}, {s['optimizer']}: step 2 (forward, loss, backward, optimizer.step()), every live "
-               f"tensor storage counted once; the peak comes {PHASE_NOTE.get(s['phase'], s['phase'])}. "
-               + (("The modelled peak (albert_core.step) replays this step op by op: the forward's moments, the "
-                   "backward on the recorded autograd graph (checkpointing's recomputation included) and the "
-                   "optimizer's temporaries. " if modelled.activations_exact else
-                   "The modelled peak (albert_core.step) does not replay this setup (peft's LoRA on an embedding "
-                   "other than the word embeddings: position, token type, relative): "
-                   "it is the largest of moments the step passes through, a lower bound. ")
-                  if modelled is not None else "")
-               + ("The sum of parts (albert_core's training memory: weights, gradients, optimizer state and every "
-                  f"saved activation) is {format_bytes(est.total)}: the real step frees activations in backward "
-                  "while gradients appear." if est is not None else
-                  "No sum of parts beside it: this run keeps float32 weights under autocast, while albert_core's "
-                  "mixed precision holds 16-bit weights with float32 master copies."))
+    st.caption(f"{settings_line(m)}, {s['optimizer']}: training step 2, every live tensor counted once; the peak "
+               f"comes {PHASE_NOTE.get(s['phase'], s['phase'])}.")
+    with st.expander("How the step is measured and modelled", icon=":material/info:"):
+        st.markdown(
+            "The step: forward, loss, backward, optimizer.step(), its second run (the optimizer state exists). "
+            + (("The modelled peak (albert_core.step) replays it op by op: the forward's moments, the backward on "
+                "the recorded autograd graph (checkpointing's recomputation included) and the optimizer's "
+                "temporaries. " if modelled.activations_exact else
+                "The modelled peak (albert_core.step) does not replay this setup (peft's LoRA on an embedding "
+                "other than the word embeddings: position, token type, relative): it is the largest of moments "
+                "the step passes through, a lower bound. ") if modelled is not None else "")
+            + ("The sum of parts (albert_core's training memory: weights, gradients, optimizer state and every "
+               f"saved activation) is {format_bytes(est.total)}: the real step frees activations in backward while "
+               "gradients appear." if est is not None else
+               "No sum of parts beside it: a fine-tuned model's saved tensors have no closed form." if fine else
+               "No sum of parts beside it: this run keeps float32 weights under autocast, while albert_core's "
+               "mixed precision holds 16-bit weights with float32 master copies."))
+    show_planner(m, s)
     tables.show(pd.DataFrame.from_records(step_rows(s, est, modelled)), "verify_step",
                 file_name=f"{file_stem(cfg.name)}-training-step.csv",
                 readable={"at peak": "bytes", "at step start": "bytes", "albert_core (modelled peak)": "bytes",
                           "albert_core (sum of parts)": "bytes"})
+
+
+def show_planner(m: dict, s: dict) -> None:
+    """What Memory's training tab and the Fit planner decide on for this step (one GPU, CUDA), beside the same
+    step modelled for the CPU's kernels, which is what this server measures."""
+    try:
+        plan = planner_peaks(cfg, batch_size=m["batch_size"], seq_len=m["seq_len"], precision=m["dtype"],
+                             optimizer=s["optimizer"], attention=m["attention"], checkpointing=m["checkpointing"],
+                             **ft)
+    except ValueError as e:  # a precision the planner does not model
+        st.caption(f"No planner figure beside it: {md(str(e))}.")
+        return
+    cuda, cpu = plan["cuda"], plan["cpu"]
+    q1, q2, _ = st.columns(3)
+    q1.metric("Planner's peak, CUDA (Memory, Fit)", format_bytes(cuda.planned), help=f"{cuda.planned:,} bytes")
+    q2.metric("Planner's peak, CPU kernels", format_bytes(cpu.planned), help=f"{cpu.planned:,} bytes, the same "
+              "step for the kernels this server measures")
+    st.caption(f"The planner on one GPU, unsharded: CUDA {cuda.planned:,} bytes in the {cuda.peak_phase or 'sum'} "
+               f"({md(cuda.peak_is)}); CPU {cpu.planned:,} bytes in the {cpu.peak_phase or 'sum'} ({md(cpu.peak_is)}).")
+    if cuda.planned != cpu.planned:
+        st.caption(device_note(cuda.planned, cpu.planned, device_differences(
+            cfg, precision=m["dtype"], attention=m["attention"], step=True, replayed_on_cuda=cuda.peak_replayed),
+            "step peak"))
 
 
 def show_measurement(result: dict) -> None:

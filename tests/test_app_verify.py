@@ -2,21 +2,28 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from test_app_pages import APP, goto, open_app
 
 from albert_core import worker
 from albert_core.activations import activation_memory
+from albert_core.finetune import LoraSpec, trainable
 from albert_core.params import count_parameters
 from albert_core.presets import PRESETS
 from albert_core.runner import Runner
+from albert_core.share import CONTROLS, decode
+from albert_core.training import training_memory
+from albert_core.units import format_bytes
 from ui import jobs
+from ui.text import md
 
 ROOT = Path(APP).parent
 MIB = 1 << 20
@@ -72,9 +79,15 @@ def test_verify_counts_and_measures_a_small_model():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Estimated (albert_core)"] == f"{count_parameters(TINY_CFG).total:,}"
     assert metrics["Built in PyTorch"] == f"{count_parameters(TINY_CFG).total:,}"
-    est = activation_memory(TINY_CFG, batch_size=2, seq_len=16, device="cpu").total
+    dtype = CONTROLS["precision"].default  # Memory's and Fit's precision, now Verify's too (issue 29 item 6)
+    est = activation_memory(TINY_CFG, batch_size=2, seq_len=16, dtype=dtype, device="cpu").total
+    cuda = activation_memory(TINY_CFG, batch_size=2, seq_len=16, dtype=dtype, device="cuda").total
     caption = " ".join(c.value for c in at.caption)
-    assert f"estimated {est:,}" in caption
+    assert f"estimated {est:,}" in caption and f"{dtype}, eager attention" in caption
+    # Memory's CUDA figure beside the CPU's measured here, and why they differ (autocast's lists under mixed_*)
+    assert metrics["Estimated for CUDA (as Memory counts)"] == format_bytes(cuda) and f"for CUDA {cuda:,}" in caption
+    assert (f"({cuda - est:+,} bytes). Why they differ: " in caption and "autocast" in caption) if cuda != est else \
+        "gives the same activations" in caption
     assert "The build process peaked at" in caption
     assert any("exactly the parameters" in s.value for s in at.success)
     assert "_ae_verify_job" not in at.session_state  # the job is collected; only numbers stay
@@ -98,7 +111,8 @@ def test_real_tensor_measurement_over_the_budget_is_refused_before_building_nami
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Built in PyTorch"] == f"{count_parameters(PRESETS['bert-base']).total:,}"  # still counted
     (err,) = at.error
-    est = worker.estimate(request(PRESETS["bert-base"], batch_size=2, seq_len=64, real=True))
+    est = worker.estimate(request(PRESETS["bert-base"], batch_size=2, seq_len=64, real=True,
+                                  dtype=CONTROLS["precision"].default))  # the page's precision: Memory's and Fit's
     assert est["total"] > 600 * MIB
     assert err.value.startswith("Not measured:")
     assert f"about {est['total'] / MIB:,.0f} MiB" in err.value and "over the 600 MiB" in err.value
@@ -218,9 +232,9 @@ def test_child_past_its_memory_cap_gives_a_clear_message():
 def test_verify_shows_the_training_step_peak_the_engine_measures():
     from albert_core import engine
     from albert_core.measure import maker
-    from albert_core.units import format_bytes
 
-    at = goto(open_app(TINY | {"verify_batch": "2", "verify_seq_len": "16", "optimizer": "sgd"}), "verify")
+    at = goto(open_app(TINY | {"verify_batch": "2", "verify_seq_len": "16", "optimizer": "sgd",
+                               "precision": "float32"}), "verify")
     at.button(key="verify_run").click().run(timeout=120)
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert not [b for b in at.button if b.key == "verify_cancel"]  # the finished build's Cancel is gone
@@ -258,3 +272,107 @@ def test_a_cap_reached_before_torch_starts_its_threads_is_still_a_clear_message(
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           cwd=str(Path(__file__).resolve().parents[1]))
     assert done.returncode == 0 and done.stdout.strip() == "262144.0", done.stderr[-500:]
+
+
+# ---- Verify checks what the planner decides on (issue 29 item 6) ----------------------------------------
+TINY_BERT = {"preset": "bert-base", "name": "tiny-bert", "vocab_size": "1000", "hidden_dim": "64",
+             "embedding_dim": "64", "num_heads": "2", "intermediate_dim": "128", "num_layers": "2",
+             "max_position": "64"}
+TINY_BERT_CFG = PRESETS["bert-base"].replace(**{k: (v if k == "name" else int(v)) for k, v in TINY_BERT.items()
+                                                if k != "preset"})
+# a fine-tuned step as the design review planned it: LoRA r=8 on query,value, a 3-class head, mixed bf16, sdpa
+WORKLOAD = {"train_mode": "lora", "lora_targets": "query,value", "head": "classification", "num_labels": "3",
+            "precision": "mixed_bf16", "attention": "sdpa", "optimizer": "adamw", "batch_size": "2",
+            "seq_len": "16"}
+LINK = re.compile(r"\[measure this on Verify\]\(([^)]+)\)")
+
+
+def _links(at) -> list[str]:
+    """Every "measure this on Verify" link the page drew (its markdown and captions)."""
+    return [u for t in [m.value for m in at.markdown] + [c.value for c in at.caption] for u in LINK.findall(t)]
+
+
+def _view_of(link: str):
+    parts = urlsplit(link)
+    assert parts.path == "verify" and not parts.netloc  # relative: the Verify page beside this one, any base path
+    view, warnings = decode(dict(parse_qsl(parts.query)))
+    assert warnings == []
+    return view
+
+
+def test_the_fit_planners_number_links_to_verify_which_measures_that_step_and_shows_it():
+    at = goto(open_app(TINY_BERT | WORKLOAD | {"compare": ""}), "fit")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (link,) = _links(at)  # one config shown, one planner number, one link under it
+    view = _view_of(link)
+    c = view.controls
+    assert view.config == TINY_BERT_CFG
+    assert (c["verify_batch"], c["verify_seq_len"]) == (2, 16)
+    for k in ("train_mode", "head", "num_labels", "lora_targets", "precision", "attention", "optimizer"):
+        assert str(c[k]) == WORKLOAD[k], k
+    lora = LoraSpec(targets=("query", "value"))
+    kw = dict(batch_size=2, seq_len=16, precision="mixed_bf16", optimizer="adamw", attention="sdpa",
+              mode="lora", head="classification", num_labels=3, lora=lora)
+    cuda, cpu = training_memory(TINY_BERT_CFG, device="cuda", **kw), training_memory(TINY_BERT_CFG, device="cpu", **kw)
+    fit_text = " ".join(m.value for m in at.markdown)
+    assert f"the step's peak at least {format_bytes(cuda.planned)}" in fit_text or \
+        f"the step's peak {format_bytes(cuda.planned)}" in fit_text  # what the planner decides on
+
+    v = goto(open_app(dict(parse_qsl(urlsplit(link).query))), "verify")  # the link, opened
+    assert v.selectbox(key="ctl.precision").value == "mixed_bf16" and v.selectbox(key="ctl.attention").value == "sdpa"
+    assert v.selectbox(key="ctl.train_mode").value == "lora" and v.selectbox(key="ctl.head").value == "classification"
+    assert v.number_input(key="ctl.verify_batch").value == 2 and v.number_input(key="ctl.verify_seq_len").value == 16
+    v.button(key="verify_run").click().run(timeout=180)
+    assert not v.exception and not v.error, [e.value for e in v.error]
+    metrics = {m.label: m.value for m in v.metric}
+    tr = trainable(TINY_BERT_CFG, "lora", head="classification", num_labels=3, lora=lora)
+    assert metrics["Built in PyTorch"] == f"{tr.total:,}"  # peft's model with its head, as albert_core counts it
+    result = v.session_state["_ae_verify"]
+    assert result["trainable_built"] == tr.trainable
+    captions = " ".join(c.value for c in v.caption)
+    assert f"trainable {tr.trainable:,} counted by albert_core, {tr.trainable:,} built" in captions
+    # the Fit planner's own number, on Verify, beside the CPU's for the step measured here
+    assert metrics["Planner's peak, CUDA (Memory, Fit)"] == format_bytes(cuda.planned)
+    assert metrics["Planner's peak, CPU kernels"] == format_bytes(cpu.planned)
+    assert result["step"]["peak"] == cpu.planned  # the CPU planner is the step the engine measured, to the byte
+    assert f"CUDA {cuda.planned:,} bytes" in captions and f"CPU {cpu.planned:,} bytes" in captions
+    if cuda.planned != cpu.planned:  # side by side, with the reason
+        assert f"({cuda.planned - cpu.planned:+,} bytes). Why they differ: " in captions
+        assert "autocast" in captions and "sdpa" in captions and "dropout" in captions  # bert-base's 0.1 dropout
+    assert md("LoRA r=8 alpha=8 dropout 0 on query,value, head classification:3") in captions  # as the page writes it
+    assert metrics["Estimated (albert_core, CPU)"] == "no closed form"  # a fine-tuned model's saved tensors
+
+
+def test_memorys_step_peaks_link_to_verify_at_each_configs_own_length():
+    q = TINY_BERT | WORKLOAD | {"compare": "bert-base", "memory_tab": "training", "seq_len": "512", "batch_size": "4"}
+    at = goto(open_app(q), "memory")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    links = _links(at)
+    assert len(links) == 2  # one per config of the peak table
+    views = {v.config.name: v for v in map(_view_of, links)}
+    assert views["tiny-bert"].config == TINY_BERT_CFG and views["bert-base"].config == PRESETS["bert-base"]
+    assert views["tiny-bert"].controls["verify_seq_len"] == 64  # clipped to its max_position, as the table is
+    assert views["bert-base"].controls["verify_seq_len"] == 512
+    assert all(v.controls["verify_batch"] == 4 and v.controls["train_mode"] == "lora" for v in views.values())
+
+
+def test_verify_step_caption_is_short_and_the_detail_is_in_an_expander():
+    at = goto(open_app(TINY | {"verify_batch": "2", "verify_seq_len": "16"}), "verify")
+    at.button(key="verify_run").click().run(timeout=120)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (cap,) = [c.value for c in at.caption if "training step 2" in c.value]
+    assert len(cap.split()) <= 40, (len(cap.split()), cap)
+    (exp,) = [e for e in at.expander if e.label == "How the step is measured and modelled"]
+    assert "replays it op by op" in " ".join(m.value for m in exp.markdown)
+
+
+def test_worker_refuses_a_fine_tuned_model_it_cannot_build_with_the_reason():
+    ft = {"train": "lora", "head": "none", "num_labels": 2, "lora": {"r": 8, "lora_alpha": 8, "lora_dropout": 0.0,
+                                                                     "targets": ["query", "value"]}}
+    ref = worker.plan(request(TINY_BERT_CFG, **ft), 700 * MIB)  # request(): the reference encoder
+    assert not ref["count"] and "choose Hugging Face's model" in ref["count_error"]
+    shared = worker.plan(request(TINY_CFG.replace(sharing="attention"), **ft, source="hf"), 700 * MIB)
+    assert not shared["measure"] and "sharing 'attention'" in shared["measure_error"]
+    no_targets = worker.plan(request(TINY_CFG, **(ft | {"lora": ft["lora"] | {"targets": None}}), source="hf"),
+                             700 * MIB)
+    assert not no_targets["count"] and "LoRA" in no_targets["count_error"]

@@ -162,7 +162,8 @@ def _main_json(capsys, *args: str) -> dict:
 def test_verify_json_measured_beside_estimated(capsys):
     from albert_core.activations import activation_memory
 
-    d = _main_json(capsys, "verify", "--preset", "albert-base", "--batch-size", "4", "--seq-len", "128")
+    d = _main_json(capsys, "verify", "--preset", "albert-base", "--batch-size", "4", "--seq-len", "128",
+                   "--dtype", "float32")
     cfg = PRESETS["albert-base"]
     assert d["parameters"]["built"] == d["parameters"]["estimate"] == count_parameters(cfg).total
     assert d["activations"]["measured"] == d["activations"]["estimate"] == activation_memory(
@@ -204,14 +205,43 @@ def test_verify_real_equals_fake_and_text_output(capsys):
     assert "training step peak" in text and f"{fake['training_peak']['measured']:,}" in text
 
 
+def test_the_commands_start_from_the_apps_defaults(capsys):
+    """verify and memory read every default from share.CONTROLS, the app's (issue 29 item 6): bert-base 8 × 512
+    gave 2.89 GiB of activations from `memory` (sdpa) and 4.86 GiB on the Memory page (eager)."""
+    from albert_core.cli import build_parser
+    from albert_core.share import CONTROLS
+
+    def default(name: str):
+        return CONTROLS[name].default
+
+    p = build_parser()
+    v = p.parse_args(["verify"])
+    assert (v.batch_size, v.seq_len, v.dtype, v.attention, v.optimizer, v.source, v.checkpointing, v.real) == (
+        default("verify_batch"), default("verify_seq_len"), default("precision"), default("attention"),
+        default("optimizer"), default("source"), default("checkpointing"), default("verify_real"))
+    m = p.parse_args(["memory"])
+    assert (m.batch_size, m.seq_len, m.precision, m.optimizer, m.num_gpus, m.sharding, m.attention,
+            m.checkpointing) == (default("batch_size"), default("seq_len"), default("precision"), default("optimizer"),
+                                 default("num_gpus"), default("sharding"), default("attention"),
+                                 default("checkpointing"))
+    assert (v.train, v.head) == (default("train_mode"), default("head"))
+    d = _main_json(capsys, "memory", "--preset", "bert-base", "--train", "lora")
+    lora = d["parameters"]["lora"]
+    assert (lora["r"], lora["lora_alpha"], lora["lora_dropout"]) == (default("lora_r"), default("lora_alpha"),
+                                                                      default("lora_dropout"))
+    assert d["settings"]["attention"] == default("attention")
+
+
 def test_memory_json_parts_sum_to_total(capsys):
     from albert_core.training import training_memory
 
     d = _main_json(capsys, "memory", "--preset", "bert-base", "--batch-size", "16", "--seq-len", "512",
                    "--precision", "mixed_bf16", "--num-gpus", "4", "--sharding", "zero2")
     t = d["training_memory"]
+    from albert_core.share import CONTROLS
+
     ref = training_memory(PRESETS["bert-base"], batch_size=16, seq_len=512, precision="mixed_bf16", num_gpus=4,
-                          sharding="zero2")
+                          sharding="zero2", attention=CONTROLS["attention"].default)  # the command's default: the app's
     assert t["total"] == ref.total == sum(t[k] for k in ("weights", "gradients", "optimizer_state",
                                                           "master_weights", "activations"))
     assert d["settings"]["sharding"] == "zero2" and d["parameters"]["stored"] == count_parameters(PRESETS["bert-base"]).total
@@ -235,10 +265,11 @@ def test_verify_and_memory_bad_input_exit_2_with_a_message(args, message, capsys
 
 # ---- fine-tuning, task heads and serving (issue 18, item 5) -------------------------------------------
 def _step(cfg, args_mode: str, *, head="none", num_labels=2, lora=None, B=8, S=512, dtype="mixed_bf16"):
+    from albert_core.share import CONTROLS
     from albert_core.step import step_peak
 
-    return step_peak(cfg, batch_size=B, seq_len=S, dtype=dtype, optimizer="adamw", attention="sdpa",
-                     checkpointing=False, device="cuda", mode=args_mode, head=head, num_labels=num_labels, lora=lora)
+    return step_peak(cfg, batch_size=B, seq_len=S, dtype=dtype, optimizer="adamw",
+                     attention=CONTROLS["attention"].default, checkpointing=False, device="cuda", mode=args_mode, head=head, num_labels=num_labels, lora=lora)
 
 
 @pytest.mark.parametrize("preset", ["xlm-roberta-base", "albert-base"])
@@ -321,7 +352,7 @@ def test_memory_json_keys_and_text(capsys):
     from albert_core.activations import activation_memory
 
     assert d["serving"]["inference_activations"] == activation_memory(  # int8 weight-only: bfloat16 activations
-        PRESETS["bert-base"], batch_size=8, seq_len=512, dtype="bfloat16", attention="sdpa", training=False).total
+        PRESETS["bert-base"], batch_size=8, seq_len=512, dtype="bfloat16", attention="eager", training=False).total
     assert _main_json(capsys, "memory", "--preset", "bert-base", "--precision", "bfloat16")["serving"] is None
     assert cli.main(["memory", "--preset", "bert-base", "--train", "lora", "--serve", "int4"]) == 0
     text = capsys.readouterr().out
@@ -385,8 +416,11 @@ def test_memory_json_follows_the_mode_and_the_sharding(capsys):
     args = ("memory", "--preset", "bert-base", "--batch-size", "8", "--seq-len", "256", "--precision", "mixed_bf16")
     d = _main_json(capsys, *args, "--train", "lora", "--head", "classification:3", "--num-gpus", "4",
                    "--sharding", "zero3")
+    from albert_core.share import CONTROLS
+
     ref = training_memory(PRESETS["bert-base"], batch_size=8, seq_len=256, precision="mixed_bf16", num_gpus=4,
-                          sharding="zero3", mode="lora", head="classification", num_labels=3, lora=LoraSpec())
+                          sharding="zero3", mode="lora", head="classification", num_labels=3, lora=LoraSpec(),
+                          attention=CONTROLS["attention"].default)
     t, k = d["training_memory"], d["training_peak"]
     assert (t["mode"], t["head"], t["trainable"], t["total"]) == ("lora", "classification", ref.trainable, ref.total)
     assert k["estimate"] == ref.peak and k["sharding_modelled"] is True and k["per_device_unsharded"] is False

@@ -173,8 +173,11 @@ def test_verify_by_hub_id_of_an_encoder_outside_the_families(server, capsys):
 
     assert cli.main(["verify", "--hub", "test/mpnet-small", "--batch-size", "2", "--seq-len", "16", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
+    from albert_core.share import CONTROLS
+
     cfg = json.loads(MPNET)
-    built = engine.measure(lambda: engine.build_auto(cfg), 99, engine.Run(2, 16, fake=False), what=("saved",))
+    run = engine.Run(2, 16, dtype=CONTROLS["precision"].default, fake=False)  # the command's default: the app's
+    built = engine.measure(lambda: engine.build_auto(cfg), 99, run, what=("saved",))
     assert d["parameters"]["built"] == built.parameters and d["parameters"]["estimate"] is None
     assert d["activations"]["measured"] == built.saved  # fake tensors in the command, real ones here
 

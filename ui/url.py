@@ -6,7 +6,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from albert_core.share import encode
+from albert_core.config import ModelConfig
+from albert_core.share import VERIFY_PATH, encode, verify_query
 
 from . import state
 from .text import md
@@ -28,6 +29,18 @@ def link(q: dict[str, str]) -> str:
     """The full URL of this page and view (relative when the browser's URL is unknown)."""
     base = st.context.url or ""
     return base + ("?" + urlencode(q, safe=",") if q else "")
+
+
+def verify_link(cfg: ModelConfig, batch_size: int, seq_len: int) -> str:
+    """A link, relative to this page (so under any base path), that opens Verify on cfg at batch_size × seq_len
+    with this view's precision, attention, optimizer, checkpointing and fine-tuning: the planner number's step."""
+    q = verify_query(state.view(), cfg, batch_size=batch_size, seq_len=seq_len)
+    return VERIFY_PATH + ("?" + urlencode(q, safe=",") if q else "")
+
+
+def measure_on_verify(cfg: ModelConfig, batch_size: int, seq_len: int) -> str:
+    """The markdown link placed under a planner number."""
+    return f"[measure this on Verify]({verify_link(cfg, batch_size, seq_len)})"
 
 
 def show_link(where, q: dict[str, str]):

@@ -1,7 +1,7 @@
 """Verify's section for an encoder no family models: a config.json (upload or Hub id) that transformers builds.
 
 It is measured by the engine in the same child process as every build (albert_core.worker, ui/jobs.py),
-at Verify's batch, seq_len, dtype, attention and optimizer, with no closed form beside it.
+at Verify's batch, seq_len, precision, attention and optimizer, with no closed form beside it.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _load() -> dict[str, Any] | None:
 def _request(d: dict[str, Any]) -> dict[str, Any]:
     c = state.controls()
     return {"hf_config": d, "source": "hf", "batch_size": c["verify_batch"], "seq_len": c["verify_seq_len"],
-            "dtype": c["dtype"], "attention": c["attention"], "checkpointing": c["checkpointing"],
+            "dtype": c["precision"], "attention": c["attention"], "checkpointing": c["checkpointing"],
             "optimizer": c["optimizer"], "real": c["verify_real"]}
 
 
