@@ -32,6 +32,7 @@ from .config import ModelConfig, require_choice
 from .engine import SavedTensor
 from .hf import hf_built_config, hf_expressible
 from .params import count_parameters
+from .replay import MASTER
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -389,7 +390,7 @@ def device_differences(cfg: ModelConfig, *, precision: str, attention: str, trai
         # aten/src/ATen/native/Dropout.cpp (CPU: input * noise, noise saved) vs cuda/Dropout.cu (bool mask)
         out.append("dropout: the CPU saves a noise tensor in the input's dtype, CUDA's fused native_dropout a "
                    "1-byte mask")
-    if training and precision in ("bfloat16", "float16"):
+    if training and MASTER.get(precision, precision) in ("bfloat16", "float16"):  # the cast model's forward
         # aten/src/ATen/native/cuda/layer_norm_kernel.cu: mean and rstd in acc_type (float32)
         out.append("LayerNorm statistics: CUDA keeps mean and rstd in float32, the CPU in the input's dtype")
     if attention == "sdpa":

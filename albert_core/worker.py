@@ -141,7 +141,7 @@ def estimate(request: dict[str, Any]) -> dict[str, int]:
     n = count_parameters(built).total if ft is None else _trainable(cfg, ft).total  # a head and adapters too
     weights = 4 * n  # float32: torch.float32 element size
     act = activation_memory(built, batch_size=request["batch_size"], seq_len=request["seq_len"],
-                            dtype=request["dtype"], attention=request["attention"], training=True,
+                            dtype=forward_dtype(request["dtype"]), attention=request["attention"], training=True,
                             checkpointing=request["checkpointing"], device="cpu").total
     num, den = WORKING_PER_ACTIVATION
     working = WORKING_BASE_BYTES + act * num // den
@@ -190,7 +190,8 @@ def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
             return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
         try:
             check_kind(cfg, request["source"], request["checkpointing"])
-            check_inputs(cfg, request["batch_size"], request["seq_len"], request["dtype"], request["attention"], "cpu")
+            check_inputs(cfg, request["batch_size"], request["seq_len"], forward_dtype(request["dtype"]),
+                         request["attention"], "cpu")
         except ValueError as e:  # seq_len beyond max_position, a dtype the CPU cannot run, ...
             out.update(measure=False, measure_error=str(e))
     if out["measure"]:
@@ -297,6 +298,14 @@ def _inference_modelled(cfg: ModelConfig) -> bool:
     return hasattr(family_ops(cfg), "infer_layer")
 
 
+def forward_dtype(precision: str) -> str:
+    """The dtype of a training precision's forward, as activation_memory names it: a master-copy precision runs
+    the 16-bit model (replay.MASTER), every other is its own."""
+    from .replay import MASTER
+
+    return MASTER.get(precision, precision)
+
+
 def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[str, Any]:
     """The measurements as plain JSON, each beside albert_core's estimate where a family models the config."""
     from dataclasses import asdict
@@ -309,8 +318,8 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
     est = inf_est = est_cuda = None
     if cfg is not None and finetune_of(request) is None:  # a fine-tuned model's saved tensors have no closed form
         ecfg = _estimate_config(cfg, request["source"])
-        kw = {"batch_size": request["batch_size"], "seq_len": request["seq_len"], "dtype": request["dtype"],
-              "attention": request["attention"], "device": "cpu"}
+        kw = {"batch_size": request["batch_size"], "seq_len": request["seq_len"],
+              "dtype": forward_dtype(request["dtype"]), "attention": request["attention"], "device": "cpu"}
         est = activation_memory(ecfg, checkpointing=request["checkpointing"], **kw).total
         try:  # the same forward as the Memory page counts it, for CUDA's kernels (replay.py: what differs)
             est_cuda = activation_memory(ecfg, checkpointing=request["checkpointing"], **(kw | {"device": "cuda"})).total

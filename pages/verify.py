@@ -26,6 +26,7 @@ from albert_core.measure import (
     step_rows,
 )
 from albert_core.params import count_parameters
+from albert_core.training import PRECISION_LABELS
 from albert_core.units import format_bytes
 from ui import controls, jobs, state, tables
 from ui import finetune as ft_ui
@@ -55,8 +56,10 @@ with c3:
                           help=f"At most max_position ({cfg.max_position:,}).")
 c4, c5, c6 = st.columns(3)
 with c4:  # Memory's and Fit's own control (key "precision"), so a link from their numbers measures the same step
-    dtype = controls.select("precision", "Precision", help="The precision Memory's training tab and the Fit planner "
-                            "plan with; mixed_*: torch.autocast as the engine runs it.")
+    dtype = controls.select("precision", "Precision", fmt=lambda p: PRECISION_LABELS[p],
+                            help="The precision Memory's training tab and the Fit planner plan with, run here as "
+                                 "they count it: mixed is torch.autocast over float32 weights; + float32 master "
+                                 "copy: 16-bit weights, the optimizer over float32 copies.")
 with c5:
     attention = controls.select("attention", "Attention")
 with c6:
@@ -210,9 +213,7 @@ def show_step(result: dict) -> None:
             + ("The sum of parts (albert_core's training memory: weights, gradients, optimizer state and every "
                f"saved activation) is {format_bytes(est.total)}: the real step frees activations in backward while "
                "gradients appear." if est is not None else
-               "No sum of parts beside it: a fine-tuned model's saved tensors have no closed form." if fine else
-               "No sum of parts beside it: this run keeps float32 weights under autocast, while albert_core's "
-               "mixed precision holds 16-bit weights with float32 master copies."))
+               "No sum of parts beside it: a fine-tuned model's saved tensors have no closed form."))
     show_planner(m, s)
     tables.show(pd.DataFrame.from_records(step_rows(s, est, modelled)), "verify_step",
                 file_name=f"{file_stem(cfg.name)}-training-step.csv",

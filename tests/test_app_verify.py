@@ -250,6 +250,29 @@ def test_verify_shows_the_training_step_peak_the_engine_measures():
     assert "+0.00%" not in modelled.delta  # an equal peak is said in words, with no arrow
 
 
+@pytest.mark.parametrize("precision", ["bf16_master", "mixed_bf16"])
+def test_verify_measures_each_mixed_precision_as_the_planner_counts_it(precision):
+    """Both mixed precisions run on the engine as Memory and Fit count them: the measured step peak, the modelled one
+    (equal to the byte) and the sum of parts beside it, with the master copy's row where there is one."""
+    from albert_core import engine
+    from albert_core.measure import maker
+
+    at = goto(open_app(TINY | {"verify_batch": "2", "verify_seq_len": "16", "precision": precision}), "verify")
+    at.button(key="verify_run").click().run(timeout=120)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    step = engine.measure(maker(TINY_CFG, "hf", "eager"), TINY_CFG.vocab_size,
+                          engine.Run(2, 16, dtype=precision), what=("step",)).step
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Measured peak"] == format_bytes(step.peak)
+    (modelled,) = [m for m in at.metric if m.label == "albert_core's modelled peak"]
+    assert modelled.delta == f"equal to the byte, {step.phase}"
+    rows = {r["category"]: r for r in at.dataframe[-1].value.to_dict("records")}
+    n = count_parameters(TINY_CFG).total
+    assert int(rows["master weights"]["at step start"]) == (4 * n if precision == "bf16_master" else 0)
+    summed = training_memory(TINY_CFG, batch_size=2, seq_len=16, precision=precision, attention="eager", device="cpu")
+    assert int(rows["parameters"]["albert_core (sum of parts)"]) == summed.weights
+
+
 def test_fake_tensor_build_over_the_budget_says_what_can_work():
     deep = PRESETS["bert-large"].replace(num_layers=1024)
     p = worker.plan(request(deep, source="hf"), 700 * MIB)
