@@ -195,6 +195,7 @@ class Runner:
         self.last_end = ""  # why the last warm process ended ("was killed (SIGKILL) during a build", ...)
         self._prewarm = False  # asked to start the warm process before any job
         self._prewarm_asked = False
+        self._prewarm_at = 0.0  # time.monotonic() from which it may start
         self._thread = threading.Thread(target=self._loop, name="albert-verify-runner", daemon=True)
         self._thread.start()
 
@@ -207,13 +208,19 @@ class Runner:
             self._cond.notify_all()
         return job
 
-    def prewarm(self) -> None:
-        """Start the warm process now, before any job (the server calls it once its first page is served); once
-        per Runner: after that a replacement is started by the next job that needs one."""
+    def prewarm(self, delay_s: float = 0.0) -> None:
+        """Start the warm process before any job, `delay_s` from now (the server asks once its first page is
+        served, leaving the browser time to draw it); once per Runner: after that a replacement is started by the
+        next job that needs one. A job that comes first starts it at once."""
         with self._cond:
             if self.warm and not self._prewarm_asked:
                 self._prewarm_asked = self._prewarm = True
+                self._prewarm_at = time.monotonic() + max(0.0, delay_s)
                 self._cond.notify_all()
+
+    def _prewarm_wait(self) -> float | None:
+        """Seconds until a pending prewarm is due (0: now), None where none is pending (under the lock)."""
+        return max(0.0, self._prewarm_at - time.monotonic()) if self._prewarm else None
 
     def place(self, job: Job) -> int:
         """0 while running or finished; else 1 + the number of jobs before it (the running one included)."""
@@ -272,12 +279,14 @@ class Runner:
     def _loop(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._queue or self._prewarm)
+                while not self._queue and self._prewarm_wait() != 0.0:  # a job, or a prewarm now due
+                    self._cond.wait(self._prewarm_wait())
                 if not self._queue:
                     self._prewarm = False
                     job = None
                 else:
                     job = self._queue.pop(0)
+                    self._prewarm = False  # the job starts the warm process itself, if none is running
                     self.current = job
                     job.state, job.started = "running", time.monotonic()
                     self._cond.notify_all()

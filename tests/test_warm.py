@@ -205,6 +205,22 @@ def test_the_setting_turns_the_warm_process_off(monkeypatch):
     assert jobs.warm_enabled()  # on by default
 
 
+def test_a_press_before_the_prewarm_is_due_starts_the_process_at_once():
+    """The server asks for the warm process a few seconds after its first page (jobs.PREWARM_DELAY_S: the browser
+    draws first); a press before then does not wait for it: the job starts the process, and the prewarm, no longer
+    needed, starts no second one."""
+    r = Runner(warm=True)
+    try:
+        r.prewarm(delay_s=3600)  # due in an hour: never, within this test
+        assert r.warm_pid is None and r.warm_starts == 0
+        tiny(r)
+        assert r.warm_starts == 1 and r.warm_pid is not None
+        tiny(r)  # served by the same process
+        assert r.warm_starts == 1
+    finally:
+        r.close()
+
+
 def test_pages_in_apptest_start_no_measurement_process(monkeypatch):
     """app.py starts the warm process once a real server has served a page; AppTest's Runtime is a mock (a MagicMock
     with Runtime's spec, which passes isinstance), and taking it for a server would start one in every test process
@@ -212,6 +228,6 @@ def test_pages_in_apptest_start_no_measurement_process(monkeypatch):
     from test_app_pages import open_app
 
     asked: list[Runner] = []
-    monkeypatch.setattr(Runner, "prewarm", lambda self: asked.append(self))
+    monkeypatch.setattr(Runner, "prewarm", lambda self, delay_s=0.0: asked.append(self))
     at = open_app()
     assert not at.exception and asked == []

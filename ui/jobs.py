@@ -92,16 +92,23 @@ def _log(line: str) -> None:
     print(f"ALBERT Explorer: {line}", file=sys.stderr, flush=True)
 
 
+# seconds between the end of the server's first page run and the warm process's start: its imports (6.5 s of CPU,
+# niced) beside a first visit's browser still drawing made that visit 1.88x the one-chart app at / against 1.33x
+# without the warm process (bench_ratio.py, 2026-12-03, first visit after start, median of 2-3); the first chart is
+# drawn within about 2 s of that run's end here
+PREWARM_DELAY_S = 5.0
+
+
 def prewarm() -> None:
-    """Start the warm measurement process once this server has served a page (app.py calls it at the end of
-    every run drawn at the browser's width: the first visit's page is then drawn in full, its width rerun
-    included; the runner starts one only the first time). Only under a real server, not AppTest's mock Runtime
+    """Start the warm measurement process PREWARM_DELAY_S after this server has served a page (app.py calls it at
+    the end of every run drawn at the browser's width; the runner starts one only the first time, and a press
+    before then starts it at once). Only under a real server, not AppTest's mock Runtime
     (a MagicMock with Runtime's spec, which passes isinstance): AppTest runs start it on the first press instead,
     so tests that never press start no process."""
     from streamlit.runtime import Runtime
 
     if Runtime.exists() and type(Runtime.instance()) is Runtime and warm_enabled():
-        runner().prewarm()
+        runner().prewarm(PREWARM_DELAY_S)
 
 
 def _session_alive() -> Callable[[], bool] | None:
