@@ -30,7 +30,7 @@ from albert_core.training import PRECISION_LABELS
 from albert_core.units import format_bytes
 from ui import controls, jobs, state, tables
 from ui import finetune as ft_ui
-from ui.text import file_stem, md
+from ui.text import file_stem, gap_words, md
 from ui.verify_other import other_encoder
 
 SOURCES = {"auto": "the one that can express it", "hf": "Hugging Face's model (AutoModel)",
@@ -196,7 +196,7 @@ def show_step(result: dict) -> None:
     if modelled is not None:
         gap = modelled.peak - s["peak"]  # equal to the byte: said in words, with no arrow (not "↑ +0.00%")
         p3.metric("albert_core's modelled peak", format_bytes(modelled.peak),
-                  (f"{100 * gap / s['peak']:+.2f}% vs measured" if gap else "equal to the byte") + f", {modelled.phase}",
+                  gap_words(gap, s["peak"]) + f", {modelled.phase}",
                   delta_color="off", delta_arrow="auto" if gap else "off",
                   help=f"{modelled.peak:,} bytes at {modelled.moment}")
     st.caption(f"{settings_line(m)}, {s['optimizer']}: training step 2, every live tensor counted once; the peak "

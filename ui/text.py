@@ -43,3 +43,12 @@ def attention_note(cfgs, attention: str) -> str | None:
     names = ", ".join(f"{md(c.name)} ({c.family})" for c in other)
     return (f"{names}: Hugging Face's model has no {attention} path and runs its own attention, so "
             f"{'its' if len(other) == 1 else 'their'} numbers here are eager's.")
+
+
+def gap_words(gap: int, measured: int) -> str:
+    """The modelled peak against the measured one: equal said in words, a gap under 0.01% in bytes (never
+    "+0.00%"), else in percent."""
+    if not gap:
+        return "equal to the byte"
+    pct = 100 * gap / measured
+    return f"{gap:+,} B, {pct:+.4f}% vs measured" if abs(pct) < 0.01 else f"{pct:+.2f}% vs measured"
