@@ -22,3 +22,12 @@ def browser():
         b = launch_browser(p)
         yield b
         b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser session per test, 1400 x 1000 (a module needing more, downloads say, defines its own)."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()

@@ -38,13 +38,6 @@ CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).ma
 })"""
 
 
-@pytest.fixture
-def page(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})  # a fresh session per test
-    pg = ctx.new_page()
-    yield pg
-    ctx.close()
-
 
 def open_view(page, url: str, charts: bool = True) -> None:
     page.goto(url)

@@ -22,13 +22,6 @@ BIG = 2 * 1024 * 1024  # bytes: a tokenizer.json, uploaded by mistake
 PAYLOAD = b'{"model": "' + b"x" * (BIG - 13) + b'"}'
 
 
-@pytest.fixture
-def page(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = ctx.new_page()
-    yield pg
-    ctx.close()
-
 
 def test_the_server_takes_what_the_uploaders_take():
     server = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]

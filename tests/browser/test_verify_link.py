@@ -28,13 +28,6 @@ WORKLOAD = {"train_mode": "lora", "lora_targets": "query,value", "head": "classi
             "precision": "mixed_bf16", "attention": "sdpa", "batch_size": "2", "seq_len": "16", "compare": ""}
 
 
-@pytest.fixture
-def page(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = ctx.new_page()
-    yield pg
-    ctx.close()
-
 
 def test_fit_link_opens_verify_on_the_planned_step_and_shows_the_planners_number(server, page):
     page.goto(f"{server}/fit?{urlencode(TINY_BERT | WORKLOAD)}")
