@@ -14,7 +14,7 @@ import pytest
 from albert_core.finetune import LoraSpec
 from albert_core.presets import PRESETS
 from albert_core.share import decode
-from albert_core.training import training_memory
+from albert_core.training import PRECISION_LABELS, training_memory
 from albert_core.units import format_bytes
 
 from .harness import error_blocks, wait_until_idle
@@ -49,7 +49,7 @@ def test_fit_link_opens_verify_on_the_planned_step_and_shows_the_planners_number
     shown = precision.evaluate("el => [el.innerText, ...Array.from(el.querySelectorAll('input'), i => i.value || ''),"
                                " ...Array.from(el.querySelectorAll('[value]'), e => e.getAttribute('value'))]"
                                ".join(' ')")
-    assert "mixed_bf16" in shown, shown  # the selected option, as the select draws it
+    assert PRECISION_LABELS["mixed_bf16"] in shown, shown  # the selected option, as the select names it
     assert page.get_by_text("Fine-tuning: LoRA r=8 alpha=8 dropout 0 on query,value, head classification:3").count()
     page.get_by_role("button", name="Build, count and measure").click()
     metric = page.locator('[data-testid="stMetric"]').filter(has_text="Planner's peak, CUDA (Memory, Fit)")
