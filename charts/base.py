@@ -184,6 +184,8 @@ def flops(values) -> list[str]:
 # ---- names and log axes, shared by every chart ---------------------------------------------------------------
 NAME_PX = 150  # a line of a config's name in a tick label at 12 px: about 22 characters (the full name: hover too)
 NAME_LINE_PX = 18  # the height one more line of a 13-px tick label takes, turned as Plotly turns it or not
+CROWDED_PX = 80  # six names upright under a 390-px phone's bars: the plot 91 px high, shorter than its axis title
+NAME_STANDOFF_PX = 8  # x tick labels of names set down from their ticks (see name_ticks)
 NAME_LINES = 3  # lines of a name at most: 60 characters in full; past them (names run to 80) the last line is cut
 LEGEND_PX = 250  # a legend entry's widest line at 12 px: with its symbol it fits a 390-px phone's figure
 
@@ -218,8 +220,13 @@ def name_ticks(fig: go.Figure, names, *, axis: str = "x") -> None:
     text = [name_text(n) for n in names]
     (fig.update_xaxes if axis == "x" else fig.update_yaxes)(tickmode="array", tickvals=shown, ticktext=text)
     extra = max((t.count("<br>") for t in text), default=0)
-    if axis == "x" and extra:  # the plot keeps its height: the figure grows by the labels' extra lines (style keeps it)
-        fig.update_layout(height=(fig.layout.height or HEIGHT) + NAME_LINE_PX * extra)
+    # the plot keeps its height: the figure grows by the labels' extra lines (style keeps it), and where five or
+    # more names crowd the axis (a phone turns them upright) by CROWDED_PX more
+    grow = NAME_LINE_PX * extra + (CROWDED_PX if len(text) >= 5 else 0)
+    if axis == "x" and grow:
+        fig.update_layout(height=(fig.layout.height or HEIGHT) + grow)
+    if axis == "x":  # a long label, turned as Plotly turns crowded ones, reaches up beside the axes' corner: set down
+        fig.update_xaxes(ticklabelstandoff=NAME_STANDOFF_PX)  # from the ticks, it clears the y axis's lowest label
 
 
 _SI = {"count": ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")),
