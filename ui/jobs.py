@@ -92,11 +92,12 @@ def _log(line: str) -> None:
     print(f"ALBERT Explorer: {line}", file=sys.stderr, flush=True)
 
 
-# seconds between the end of the server's first page run and the warm process's start: its imports (6.5 s of CPU,
-# niced) beside a first visit's browser still drawing made that visit 1.88x the one-chart app at / against 1.33x
-# without the warm process (bench_ratio.py, 2026-12-03, first visit after start, median of 2-3); the first chart is
-# drawn within about 2 s of that run's end here
-PREWARM_DELAY_S = 5.0
+# seconds between the end of the server's first page run and the warm process's start. Started at once, its
+# imports (6.5 s of CPU, niced) beside a first visit's browser still drawing made that visit 1.88x the one-chart app
+# at / against 1.33x without it (bench_ratio.py, 2026-12-03); 5 s measured 1.53x, but let a press in those seconds
+# start the process itself, and a Cancel then landed in its first build, which ended the process instead of
+# interrupting it (tests/browser/test_load.py's cancel test): 0 until that path stops a first build cleanly
+PREWARM_DELAY_S = 0.0
 
 
 def prewarm() -> None:
