@@ -87,12 +87,12 @@ PEAK_MAX_LAYERS = 512  # layer applications up to which the peak is modelled: st
 # (no encoder trained has more than 48) are planned on the sum of the parts, and the pages say so
 
 
-def weight_bytes(precision: str) -> int:
+def weight_element_bytes(precision: str) -> int:
     """Bytes of a weight's (and its gradient's) element: 2 where the model is cast to 16 bits, else 4."""
     return 2 if precision in ("bfloat16", "float16") or precision in MASTER else 4
 
 
-def state_bytes(precision: str) -> int:
+def state_element_bytes(precision: str) -> int:
     """Bytes of an optimizer state's element: its parameter's dtype (zeros_like), a master copy's float32."""
     return 2 if precision in ("bfloat16", "float16") else 4
 
@@ -222,7 +222,7 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
     else:
         el = state_elements(ts, optimizer)
         n_train, grad_el, opt_el = el["gradients"], el["gradients"], el["optimizer"]
-    wb, sb = weight_bytes(precision), state_bytes(precision)  # weight and gradient bytes; optimizer state's
+    wb, sb = weight_element_bytes(precision), state_element_bytes(precision)  # weight and gradient bytes; optimizer state's
     stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3}[sharding_eff]
     N = num_gpus
 
@@ -292,7 +292,7 @@ def _sharded_peak(cfg: ModelConfig, stage: int, N: int, *, batch_size: int, seq_
                     num_labels=num_labels, lora=lora)
     if stage == 0:
         return est.peak, est.phase, est.moment, dict(est.at_peak), est.replayed
-    wb, sb = weight_bytes(precision), state_bytes(precision)
+    wb, sb = weight_element_bytes(precision), state_element_bytes(precision)
     sharded = {"optimizer state": 1, "master weights": 1, "gradients": 2, "parameters": 3}
     gathered = 0
     if stage == 3:  # the largest unit's full parameters while it runs, beside its own shard
