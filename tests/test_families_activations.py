@@ -3,7 +3,7 @@
 Seeded random tiny configs (hidden 2-32, 1-4 layers, seq 1-20, batch 1-3), 100 per family: the
 bytes autograd saves in one training forward of Hugging Face's model, measured on the CPU with
 saved_tensors_hooks (albert_core.measure), must equal activation_memory(..., device="cpu") to
-the byte, in every dtype (autocast included), eager and sdpa, dropout 0 and above, with and
+the byte (real tensors: fake equals real is tests/test_engine.py's), in every dtype (autocast included), eager and sdpa, dropout 0 and above, with and
 without checkpointing. FLOPs must equal torch.utils.flop_counter.FlopCounterMode. The inference
 peak (training=False) is exact for RoBERTa, DistilBERT and ELECTRA and refused for DeBERTa-v2 and
 ModernBERT.
@@ -73,7 +73,7 @@ def _case(family: str, seed: int):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_saved_bytes_equal_measurement(family, seed):
     cfg, B, S, dtype, attention, checkpointing = _case(family, seed)
-    m = measure_activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
+    m = measure_activation_memory(cfg, fake=False, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
                                   checkpointing=checkpointing)
     est = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
                             checkpointing=checkpointing, device="cpu")
@@ -108,7 +108,7 @@ def test_inference_peak_equals_measurement(family, seed):
     cfg = random_config(rng, family).replace(num_layers=rng.choice([1, 2, 3, 5, 6]))
     B, S = rng.randint(1, 3), rng.randint(1, cfg.max_position)
     dtype, attention = DTYPES[seed % 5], ("eager", "sdpa")[(seed // 5) % 2]
-    m = measure_activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention, training=False)
+    m = measure_activation_memory(cfg, fake=False, batch_size=B, seq_len=S, dtype=dtype, attention=attention, training=False)
     assert m.estimate == m.total > 0, (cfg, B, S, dtype, attention)
 
 
