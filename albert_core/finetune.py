@@ -33,6 +33,8 @@ builds only). Not here: gradients, optimizer state and activations of these mode
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -46,8 +48,10 @@ from .hf_modules import (
     embedding_modules,
     head_modules,
     layer_modules,
+    layers_key,
     model_modules,
     other_modules,
+    pooler_dropped,
     prefix,
 )
 
@@ -306,24 +310,59 @@ def _tensors(cfg: ModelConfig, mode: str, head: str, num_labels: int, lora: Lora
     if name == "frozen-layers" and not 0 <= k <= cfg.num_layers:
         raise ValueError(f"frozen-layers:{k}: the number of layers to freeze must be from 0 to {cfg.num_layers}")
     p = prefix(cfg, head)
-    emb = {m.path for m in embedding_modules(cfg)}
-    layer_paths = {m.path for layer in layer_modules(cfg) for m in layer}
-    part = {**{m: "embeddings" for m in emb}, **{m: "layers" for m in layer_paths}}
-    mods = [(m, part.get(m.path, "other"), p + m.path) for m in base_modules(cfg, head)]
-    mods += [(m, "head", m.path) for m in head_modules(cfg, head, max(num_labels, 1))]
     if name == "lora":
+        emb = {m.path for m in embedding_modules(cfg)}
+        layer_paths = {m.path for layer in layer_modules(cfg) for m in layer}
+        part = {**{m: "embeddings" for m in emb}, **{m: "layers" for m in layer_paths}}
+        mods = [(m, part.get(m.path, "other"), p + m.path) for m in base_modules(cfg, head)]
+        mods += [(m, "head", m.path) for m in head_modules(cfg, head, max(num_labels, 1))]
         return tuple(_lora_tensors(cfg, head, mods, lora or LoraSpec()))
-    frozen_paths: set[str] = set()
-    if name in ("frozen-embeddings", "frozen-layers"):
-        frozen_paths = emb | (_frozen_layer_paths(cfg, k) if name == "frozen-layers" else set())
+    # named_parameters' order (hf_modules.base_modules, then the head): the embeddings, the layers, the rest
+    dropped = ("pooler", "pooler.dense") if pooler_dropped(cfg, head) else ()
+    others = [m for m in other_modules(cfg) if m.path not in dropped]
+    frozen_embeddings = name in ("frozen-embeddings", "frozen-layers")
+    return (*_plain_tensors(embedding_modules(cfg), "embeddings", p, name, head, frozen_embeddings),
+            *_layer_tensors(cfg, name, k, p),
+            *_plain_tensors(others, "other", p, name, head, False),
+            *_plain_tensors(head_modules(cfg, head, max(num_labels, 1)), "head", "", name, head, False))
+
+
+def _plain_tensors(mods: list[Module], where: str, p: str, name: str, head: str, frozen: bool) -> list[Tensor]:
+    """The tensors of modules outside the layers (`where`: embeddings, other or head), `frozen` unless BitFit."""
     out = []
-    for m, where, path in mods:
-        for pname, shape in _shapes(Module(path, m.kind, m.n_in, m.n_out, m.bias, m.tied)):
+    for m in mods:
+        for pname, shape in _shapes(Module(p + m.path, m.kind, m.n_in, m.n_out, m.bias, m.tied)):
             if name == "bitfit":  # biases, and a new classification/token head in full
                 train = (where == "head" and head in ("classification", "token")) or _is_bias(pname)
             else:
-                train = where == "head" or m.path not in frozen_paths
+                train = where == "head" or not frozen
             out.append(Tensor(pname, shape, train, where))
+    return out
+
+
+_LAYER_TENSORS: OrderedDict[tuple[Any, ...], tuple[Tensor, ...]] = OrderedDict()
+_LAYER_TENSORS_LOCK = threading.Lock()
+
+
+def _layer_tensors(cfg: ModelConfig, name: str, k: int, p: str) -> tuple[Tensor, ...]:
+    """The layers' tensors, kept for the last few configs by hf_modules.layers_key: the Fit planner's search over
+    max_position asks for the same layers at a dozen positions (a 4,096-layer config: 65,000 tensors each time)."""
+    key = (layers_key(cfg), name, k, p)
+    with _LAYER_TENSORS_LOCK:
+        if key in _LAYER_TENSORS:
+            _LAYER_TENSORS.move_to_end(key)
+            return _LAYER_TENSORS[key]
+    frozen = _frozen_layer_paths(cfg, k) if name == "frozen-layers" else set()
+    out = []
+    for step in layer_modules(cfg):
+        for m in step:
+            for pname, shape in _shapes(Module(p + m.path, m.kind, m.n_in, m.n_out, m.bias, m.tied)):
+                train = _is_bias(pname) if name == "bitfit" else m.path not in frozen
+                out.append(Tensor(pname, shape, train, "layers"))
+    with _LAYER_TENSORS_LOCK:
+        _LAYER_TENSORS[key] = tuple(out)
+        while len(_LAYER_TENSORS) > 4:
+            _LAYER_TENSORS.popitem(last=False)
     return tuple(out)
 
 

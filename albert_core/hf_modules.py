@@ -27,8 +27,11 @@ Layout per family (transformers 5.23 modeling_<family>.py, each module's __init_
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, fields
 from functools import lru_cache
+from typing import Any
 
 from .config import ModelConfig
 
@@ -147,6 +150,18 @@ def _layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
     return {"distilbert": "transformer.layer.", "modernbert": "layers."}.get(c.family, "encoder.layer.") + f"{k}."
 
 
+def layers_key(cfg: ModelConfig) -> tuple[Any, ...]:
+    """cfg's fields but its name and max_position: what the layers' modules depend on (no layer module of any
+    family has a size or a name that depends on the positions: only the embeddings' position table and
+    DeBERTa's rel_embeddings, in other_modules, do). The Fit planner asks for a config at many max_positions."""
+    return tuple(getattr(cfg, f.name) for f in fields(cfg) if f.name not in ("name", "max_position"))
+
+
+_LAYERS: OrderedDict[tuple[Any, ...], tuple[tuple[Module, ...], ...]] = OrderedDict()
+_LAYERS_LOCK = threading.Lock()  # one server, many sessions' script threads
+_LAYERS_MAX = 4  # a 4,096-layer config's list holds about 65,000 modules
+
+
 def layer_modules(cfg: ModelConfig) -> tuple[tuple[Module, ...], ...]:
     """The modules each of the num_layers layer steps brings, in order; a shared module only at the first
     step that runs it, so every stored tensor appears once (params.stored_copies copies of each sublayer).
@@ -154,7 +169,22 @@ def layer_modules(cfg: ModelConfig) -> tuple[tuple[Module, ...], ...]:
     Step i runs group int(i / (L / num_groups)) (AlbertTransformer.forward), all inner_group_num layers of it.
     Names are Hugging Face's: for the layouts it builds (hf.hf_expressible) exactly its modules; for the
     sharing modes only the explorer models, a shared module keeps the name of its first copy.
+    Kept for the last few configs by layers_key (the same at every max_position).
     """
+    key = layers_key(cfg)
+    with _LAYERS_LOCK:
+        if key in _LAYERS:
+            _LAYERS.move_to_end(key)
+            return _LAYERS[key]
+    steps = _layer_modules(cfg)
+    with _LAYERS_LOCK:
+        _LAYERS[key] = steps
+        while len(_LAYERS) > _LAYERS_MAX:
+            _LAYERS.popitem(last=False)
+    return steps
+
+
+def _layer_modules(cfg: ModelConfig) -> tuple[tuple[Module, ...], ...]:
     c = cfg
     L, G, inner = c.num_layers, c.num_groups, c.inner_group_num
     att_shared, ffn_shared = c.sharing in ("all", "attention"), c.sharing in ("all", "ffn")

@@ -308,3 +308,24 @@ def test_families_with_bert_s_names_keep_them():
 
     for name in ("bert-base", "albert-base", "roberta-base", "electra-base-discriminator"):
         assert lora_targets(PRESETS[name], ("query", "value")) == (("query", "value"), ())
+
+
+@pytest.mark.parametrize("family", sorted(STRATEGIES))
+def test_layers_are_the_same_at_every_max_position(family):
+    """hf_modules.layer_modules and finetune's layer tensors are kept by layers_key, which leaves max_position out
+    (the Fit planner asks for a config at a dozen positions): a layer's modules never depend on the positions,
+    while the tensors outside the layers (the position table, DeBERTa's rel_embeddings) follow each one."""
+    from albert_core.hf_modules import _layer_modules, layer_modules, named_parameters
+
+    @settings(max_examples=N, deadline=None)
+    @given(STRATEGIES[family]().map(from_hf_config), st.integers(2, 5000),
+           st.sampled_from(["full", "frozen-layers:1", "bitfit"]))
+    def run(cfg, p, mode):
+        other = cfg.replace(max_position=p)
+        assert other.max_position != cfg.max_position or p == cfg.max_position
+        assert layer_modules(cfg) == layer_modules(other) == _layer_modules(other)
+        for c in (cfg, other):  # the cached layers inside each config's own list, its own table beside them
+            got = [(t.name, t.numel) for t in tensors(c, mode, head="classification")]
+            assert got == list(named_parameters(c, "classification").items())
+
+    run()
