@@ -91,8 +91,49 @@ def wait_until_idle(page, timeout_ms: int = 30_000) -> None:
     page (the width component at its foot counts them: window.__aeDrawn), no width report is on its way
     (__aePending) and every figure is wrapped for the width reported (FIGURES_WRAPPED_JS). Signals the page
     sets, never a time."""
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
-    page.wait_for_function(IDLE_JS, timeout=timeout_ms)
+    _signal(page, IDLE_JS, None, timeout_ms, "the app to be idle with every figure wrapped")
+
+
+# What the page shows of each signal the waits read: a wait that does not see its signal fails with this
+STATE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const main = document.querySelector('[data-testid="stMain"]');
+    return {
+        url: location.href,
+        script_state: app && app.getAttribute('data-test-script-state'),
+        running_icon: !!document.querySelector('[data-testid="stStatusWidgetRunningIcon"]'),
+        title: (document.querySelector('[data-testid="stMain"] h1') || {}).textContent || null,
+        skeletons: document.querySelectorAll('[data-testid="stSkeleton"], [data-testid="stAppSkeleton"]').length,
+        width_component: !!document.querySelector('.st-key-_figure_width'),
+        drawn: window.__aeDrawn || 0, pending: window.__aePending || null,
+        view: window.__aeView || null, known: window.__aeKnown || null,
+        figures: Array.from(document.querySelectorAll('.js-plotly-plot')).map(d => {
+            const m = d._fullLayout && d._fullLayout.meta;
+            return m ? m.main_px : (d._fullLayout ? 'no meta' : 'not drawn'); }),
+        errors: Array.from(document.querySelectorAll('[data-testid="stException"], [data-testid="stAlertContentError"]'))
+            .map(e => e.innerText.slice(0, 300)),
+        text: ((main || document.body).innerText || '').slice(0, 600),
+    };
+}"""
+
+
+def page_state(page) -> dict:
+    """Each signal's value on the page now, and the start of what it shows (for a failed wait's message)."""
+    try:
+        return page.evaluate(STATE_JS)
+    except Exception as e:  # the page itself is gone (crashed, closed): say so
+        return {"page": f"could not be read: {e}"}
+
+
+def _signal(page, js: str, arg, timeout_ms: int, what: str) -> None:
+    """page.wait_for_function(js, arg): the signal the app emits; without it, fail with what the page showed."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(js, arg=arg, timeout=timeout_ms)
+    except PlaywrightTimeout:
+        state = page_state(page)
+        raise AssertionError(f"waited {timeout_ms / 1000:.0f} s for {what}; the page showed: {state}") from None
 
 
 # The app's figure titles are wrapped for the width the browser reports (ui/plots.py): a page is settled once
@@ -130,7 +171,7 @@ def rerun(page, action, timeout_ms: int = 30_000) -> None:
     """
     before = page.evaluate(DRAWN_RUNS_JS)
     action()
-    page.wait_for_function(f"() => (window.__aeDrawn || 0) > {before}", timeout=timeout_ms)
+    _signal(page, "n => (window.__aeDrawn || 0) > n", before, timeout_ms, f"a script run to draw the page after run {before}")
     wait_until_idle(page, timeout_ms)
 
 
@@ -157,12 +198,10 @@ def open_tab(page, label: str) -> None:
     """Click a page's tab by its label and wait for the run it starts: ui/sections.lazy_tabs draws only the open
     tab, so its content arrives with that run; then wait for its charts and data grids, if any, to be drawn (the
     grid's JavaScript may load only now)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     tab = page.locator('[data-testid="stMain"] [role="tab"]').filter(has_text=label).first
     try:
         rerun(page, tab.click, timeout_ms=20_000)
-    except PlaywrightTimeout:  # no finished run seen: accept the tab only if it is open and the app idle
+    except AssertionError:  # no finished run seen: accept the tab only if it is open and the app idle
         assert tab.get_attribute("aria-selected") == "true", f"tab {label!r} did not open"
         wait_until_idle(page)
     page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
