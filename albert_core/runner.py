@@ -321,7 +321,7 @@ class Runner:
         cmd = [*self.command, "--memory-mb", str(job.memory_bytes // MIB)]
         proc = subprocess.Popen(cmd, cwd=ROOT, env=_child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
-        job.pid = proc.pid
+        self._set(job, pid=proc.pid)  # waiters on the runner (wait_until) see the child start
         payload: bytes | None = json.dumps(job.request).encode()
         deadline = time.monotonic() + job.timeout_s
         while True:

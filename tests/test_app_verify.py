@@ -6,7 +6,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -202,15 +201,11 @@ def test_runner_cancel_timeout_closed_session_and_oom_kill():
     assert "ALBERT_EXPLORER_VERIFY_TIMEOUT_S" in waiting_for.message
     open_session = [True]
     orphan = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120, alive=lambda: open_session[0])
-    deadline = time.monotonic() + 30
-    while orphan.pid is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert r.wait_until(lambda: orphan.pid is not None, 30)  # the runner's own signal: the child started
     open_session[0] = False  # the browser went away mid-run
     assert r.wait(orphan, 30) and orphan.state == "cancelled" and "session" in orphan.message
     victim = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120)
-    deadline = time.monotonic() + 30
-    while victim.pid is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert r.wait_until(lambda: victim.pid is not None, 30)
     os.kill(victim.pid, signal.SIGKILL)  # what the kernel's OOM killer does when the machine runs out first
     assert r.wait(victim, 30) and victim.state == "failed"
     assert "killed (SIGKILL)" in victim.message and "ALBERT_EXPLORER_MEMORY_BUDGET_MB" in victim.message
