@@ -33,8 +33,6 @@ builds only). Not here: gradients, optimizer state and activations of these mode
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -43,6 +41,7 @@ from .config import ModelConfig
 from .families import family
 from .heads import check_head, check_labels
 from .hf_modules import (
+    BoundedCache,
     Module,
     base_modules,
     embedding_modules,
@@ -340,30 +339,24 @@ def _plain_tensors(mods: list[Module], where: str, p: str, name: str, head: str,
     return out
 
 
-_LAYER_TENSORS: OrderedDict[tuple[Any, ...], tuple[Tensor, ...]] = OrderedDict()
-_LAYER_TENSORS_LOCK = threading.Lock()
+_LAYER_TENSORS = BoundedCache(4)
 
 
 def _layer_tensors(cfg: ModelConfig, name: str, k: int, p: str) -> tuple[Tensor, ...]:
     """The layers' tensors, kept for the last few configs by hf_modules.layers_key: the Fit planner's search over
     max_position asks for the same layers at a dozen positions (a 4,096-layer config: 65,000 tensors each time)."""
-    key = (layers_key(cfg), name, k, p)
-    with _LAYER_TENSORS_LOCK:
-        if key in _LAYER_TENSORS:
-            _LAYER_TENSORS.move_to_end(key)
-            return _LAYER_TENSORS[key]
-    frozen = _frozen_layer_paths(cfg, k) if name == "frozen-layers" else set()
-    out = []
-    for step in layer_modules(cfg):
-        for m in step:
-            for pname, shape in _shapes(Module(p + m.path, m.kind, m.n_in, m.n_out, m.bias, m.tied)):
-                train = _is_bias(pname) if name == "bitfit" else m.path not in frozen
-                out.append(Tensor(pname, shape, train, "layers"))
-    with _LAYER_TENSORS_LOCK:
-        _LAYER_TENSORS[key] = tuple(out)
-        while len(_LAYER_TENSORS) > 4:
-            _LAYER_TENSORS.popitem(last=False)
-    return tuple(out)
+    def make() -> tuple[Tensor, ...]:
+        frozen = _frozen_layer_paths(cfg, k) if name == "frozen-layers" else set()
+        out = []
+        for step in layer_modules(cfg):
+            for m in step:
+                for pname, shape in _shapes(Module(p + m.path, m.kind, m.n_in, m.n_out, m.bias, m.tied)):
+                    train = _is_bias(pname) if name == "bitfit" else m.path not in frozen
+                    out.append(Tensor(pname, shape, train, "layers"))
+        return tuple(out)
+
+    layers: tuple[Tensor, ...] = _LAYER_TENSORS.get((layers_key(cfg), name, k, p), make)
+    return layers
 
 
 def _lora_tensors(cfg: ModelConfig, head: str, mods: list[tuple[Module, str, str]], lora: LoraSpec) -> list[Tensor]:

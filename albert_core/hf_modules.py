@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any
@@ -157,9 +158,27 @@ def layers_key(cfg: ModelConfig) -> tuple[Any, ...]:
     return tuple(getattr(cfg, f.name) for f in fields(cfg) if f.name not in ("name", "max_position"))
 
 
-_LAYERS: OrderedDict[tuple[Any, ...], tuple[tuple[Module, ...], ...]] = OrderedDict()
-_LAYERS_LOCK = threading.Lock()  # one server, many sessions' script threads
-_LAYERS_MAX = 4  # a 4,096-layer config's list holds about 65,000 modules
+class BoundedCache:
+    """The last `size` values computed, by key; thread-safe (one server, many sessions' script threads). For values
+    keyed by something other than their arguments, where functools.lru_cache cannot serve."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self._items, self._lock = size, OrderedDict[Any, Any](), threading.Lock()
+
+    def get(self, key: Any, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()  # outside the lock: two threads may both make it, and the same value is kept
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+
+_LAYERS = BoundedCache(4)  # a 4,096-layer config's list holds about 65,000 modules
 
 
 def layer_modules(cfg: ModelConfig) -> tuple[tuple[Module, ...], ...]:
@@ -171,16 +190,7 @@ def layer_modules(cfg: ModelConfig) -> tuple[tuple[Module, ...], ...]:
     sharing modes only the explorer models, a shared module keeps the name of its first copy.
     Kept for the last few configs by layers_key (the same at every max_position).
     """
-    key = layers_key(cfg)
-    with _LAYERS_LOCK:
-        if key in _LAYERS:
-            _LAYERS.move_to_end(key)
-            return _LAYERS[key]
-    steps = _layer_modules(cfg)
-    with _LAYERS_LOCK:
-        _LAYERS[key] = steps
-        while len(_LAYERS) > _LAYERS_MAX:
-            _LAYERS.popitem(last=False)
+    steps: tuple[tuple[Module, ...], ...] = _LAYERS.get(layers_key(cfg), lambda: _layer_modules(cfg))
     return steps
 
 
