@@ -146,6 +146,26 @@ def test_closed_session_mid_run(warm):
     next_press_is_served_by_the_same_process(warm, pid)
 
 
+def test_a_build_that_does_not_answer_its_stop_is_ended_after_the_grace(warm, monkeypatch):
+    """The fallback: a process that cannot answer a Cancel (hung in a C call; here stopped with SIGSTOP) is ended
+    once runner.STOP_GRACE_S has passed, the job ends cancelled, and the next press starts a new one and says why."""
+    from albert_core import runner
+
+    monkeypatch.setattr(runner, "STOP_GRACE_S", 0.5)  # the grace itself is not what is tested: its end is
+    pid = ready(warm)
+    job = mid_run(warm)
+    os.kill(pid, signal.SIGSTOP)  # it reads no more of its stdin: the Stop stays unanswered
+    try:
+        warm.cancel(job)
+        assert warm.wait(job, WAIT_S) and job.state == "cancelled" and job.message == "Cancelled."
+    finally:
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGCONT)
+    assert warm.last_end == "was stopped when its build was cancelled"
+    monkeypatch.undo()
+    next_press_starts_a_new_one_and_says_so(warm, pid, "the last one was stopped when its build was cancelled")
+
+
 def test_sigkill_mid_run(warm):
     pid = ready(warm)
     job = mid_run(warm)
