@@ -8,9 +8,11 @@ from .harness import launch_browser, require_chromium, streamlit_server
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(request):
+    """The app, with its warm measurement process only in a module that presses Verify's build and says so
+    (`WARM_WORKER = True`): elsewhere it would import torch and transformers beside the tests for nothing."""
     require_chromium()
-    with streamlit_server() as (base, _):
+    with streamlit_server(warm_worker=getattr(request.module, "WARM_WORKER", False)) as (base, _):
         yield base
 
 

@@ -31,7 +31,8 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, on_start=None,
-                     script: Path = ROOT / "serve.py", base_path: str = "", on_line=None):
+                     script: Path = ROOT / "serve.py", base_path: str = "", on_line=None,
+                     warm_worker: bool | None = None):
     """Yield (base_url, started_at) for `streamlit run script` (this app by default) on 127.0.0.1, run in the
     script's folder; stopped on exit.
 
@@ -40,6 +41,10 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
     env: extra environment variables for the server; on_start(proc): called with the Popen right after
     the start (the memory benchmark reads its pid); on_line(line): called with each line the server writes
     (stdout and stderr), on a thread of its own.
+
+    warm_worker: False turns the app's warm measurement process off (ALBERT_EXPLORER_WARM_WORKER=0), for tests that
+    never press Verify's build: it would import torch and transformers beside them for nothing (about 5 s of CPU per
+    server); None leaves the app's default (on), which tests/browser/test_load.py and the benchmarks measure.
     """
     port = free_port()
     cmd = [
@@ -49,7 +54,8 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
     ]
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=script.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, **(env or {})})
+                            env={**os.environ, **({"ALBERT_EXPLORER_WARM_WORKER": "0"} if warm_worker is False else {}),
+                                 **(env or {})})
     if on_start is not None:
         on_start(proc)
     base = f"http://127.0.0.1:{port}" + (f"/{base_path}" if base_path else "")

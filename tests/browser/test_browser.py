@@ -253,7 +253,7 @@ def test_deep_link_is_the_first_request_after_start(browser):
 
     Streamlit starts a process in its legacy pages/ mode; ui/legacy.py must hand that run to app.py.
     """
-    with streamlit_server() as (base, _):
+    with streamlit_server(warm_worker=False) as (base, _):
         page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
         try:
             open_view(page, f"{base}/parameters?vocab_size=40000")

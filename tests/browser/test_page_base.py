@@ -55,7 +55,7 @@ def test_the_root_page_is_left_as_it_was(server, browser):
 
 
 def test_under_a_base_url_path_every_page_still_connects(browser):
-    with streamlit_server(base_path="albert") as (base, _):
+    with streamlit_server(base_path="albert", warm_worker=False) as (base, _):
         page, asked = visit(browser, base + "/memory")
         try:
             assert page.evaluate(BASE_JS) == base + "/"

@@ -20,6 +20,7 @@ from albert_core.units import format_bytes
 from .harness import error_blocks, wait_until_idle
 
 pytestmark = pytest.mark.browser
+WARM_WORKER = True  # its test presses Verify's build: measured in the warm process, as a user's press is
 
 TINY_BERT = {"preset": "bert-base", "name": "tiny-bert", "vocab_size": "1000", "hidden_dim": "64",
              "embedding_dim": "64", "num_heads": "2", "intermediate_dim": "128", "num_layers": "2",
