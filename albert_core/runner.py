@@ -401,6 +401,7 @@ class Runner:
             if not ready:
                 return self._died(job, w, "while starting")
             self._set(job, phase="measuring")
+        sent = time.monotonic()
         if not w.send(job.request | {"id": job.id, "memory_mb": job.memory_bytes // MIB}):
             return self._died(job, w, "before a build")
         msg, reason = w.read(stop)
@@ -415,8 +416,9 @@ class Runner:
                       f"{self.max_rss_bytes / MIB:,.0f} MiB, and was replaced" if rss > self.max_rss_bytes else None)
                   or (f"was replaced after {w.served:,} builds, this server's limit for one process"
                       if w.served >= self.max_requests else None))
-        self.log(f"build {job.id} measured in warm measurement process {w.pid} (its build {w.served:,}), "
-                 f"{rss / MIB:,.0f} MiB resident after it")
+        self.log(f"build {job.id} measured in warm measurement process {w.pid} (its build {w.served:,}) in "
+                 f"{time.monotonic() - sent:.2f} s (the engine {float(result.get('engine_seconds') or 0):.2f} s, "
+                 f"{float(result.get('cpu_seconds') or 0):.2f} s of CPU), {rss / MIB:,.0f} MiB resident after it")
         if retire:
             self._end_warm(retire, kill=False)
         result["process"] = {"warm": True, "pid": w.pid, "build": w.served, "rss": rss,
