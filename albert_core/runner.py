@@ -434,9 +434,14 @@ class Runner:
         the build and answers; past STOP_GRACE_S without an answer, or where the build left something set, the
         process is ended (the next job starts a new one and says why)."""
         grace = time.monotonic() + STOP_GRACE_S
-        msg = None
+        msg, late = None, None
         if w.send({"stop": job.id}):
-            msg, _ = w.read(lambda: ("grace", None, "") if time.monotonic() > grace else None)
+            msg, late = w.read(lambda: ("grace", None, "") if time.monotonic() > grace else None)
+        if msg is None and late is None:  # its output ended: it died unwinding the Stop. Seen: SIGABRT, "terminate
+            # called after throwing an instance of 'python_error'" (the Stop raised under a C++ frame that cannot pass
+            # it on; 2 of 28 time-limit stops beside two busy loops): the next job says so, in those words
+            self._gone(w, "while its build was being stopped")
+            return reason
         if msg is None or msg.get("id") != job.id:
             self._end_warm(_ended_by(reason, job.timeout_s))
             return reason
