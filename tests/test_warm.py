@@ -176,6 +176,30 @@ def test_a_build_that_does_not_answer_its_stop_is_ended_after_the_grace(warm, mo
     next_press_starts_a_new_one_and_says_so(warm, pid, "the last one was stopped when its build was cancelled")
 
 
+def test_a_process_that_dies_while_its_build_is_stopped_is_described_as_such(warm, monkeypatch):
+    """What a SIGABRT while the build unwinds a Stop looks like to the runner (its output ends instead of an answer),
+    made certain: the process is held (SIGSTOP) and killed the moment the runner has sent its Stop."""
+    from albert_core.runner import WarmProcess
+
+    pid = ready(warm)
+    send = WarmProcess.send
+
+    def send_then_die(w: WarmProcess, message: dict) -> bool:
+        sent = send(w, message)
+        if "stop" in message:
+            os.kill(w.pid, signal.SIGKILL)
+        return sent
+
+    monkeypatch.setattr(WarmProcess, "send", send_then_die)
+    job = mid_run(warm)
+    os.kill(pid, signal.SIGSTOP)  # it cannot answer the Stop before it dies
+    warm.cancel(job)
+    assert warm.wait(job, WAIT_S) and job.state == "cancelled" and job.message == "Cancelled."
+    assert warm.last_end == "was killed (SIGKILL) while its build was being stopped"
+    monkeypatch.undo()
+    next_press_starts_a_new_one_and_says_so(warm, pid, "the last one was killed (SIGKILL) while its build was being")
+
+
 def test_sigkill_mid_run(warm):
     pid = ready(warm)
     job = mid_run(warm)
