@@ -60,6 +60,14 @@ class EngineError(ValueError):
     """PyTorch could not run the model: says which op or module stopped it and what to change."""
 
 
+# A safe point: called before each op the engine's dispatch mode sees and between a build's parts. The warm
+# measurement process (worker.serve) sets it to raise its Stop there, where an exception passes through PyTorch's
+# dispatcher as any op's error does; raised from a signal handler instead, it could land under a C++ frame that
+# cannot pass it on (a destructor, a noexcept callback), and torch aborts ("terminate called after throwing an
+# instance of 'python_error'": 2 of 28 time-limit stops beside two busy loops, 2026-12-03).
+safe_point: Callable[[], None] = lambda: None  # noqa: E731
+
+
 @dataclass(frozen=True)
 class Run:
     """What PyTorch is asked to run."""
@@ -422,6 +430,22 @@ def _known_value(mode: _Storages, t: Any) -> bool | int | float | None:
     return None
 
 
+_COMPUTES: dict[Any, bool] = {}
+
+
+def _computes(func: Any) -> bool:
+    """Whether an op is an aten op that returns a tensor: a safe point. Not a query of a tensor's metadata
+    (prim.device, aten.sym_size, aten.is_contiguous ...), which PyTorch's C++ getters call where an exception cannot
+    pass (a Stop raised at prim.device aborted the process: 6 of 6 aborts in 80 stops beside two busy loops)."""
+    import torch
+
+    known = _COMPUTES.get(func)
+    if known is None:
+        known = _COMPUTES[func] = func.namespace == "aten" and any(
+            isinstance(r.type, torch.TensorType) for r in func._schema.returns)
+    return known
+
+
 def _live_storages() -> Any:
     """The one TorchDispatchMode class (built on first use: torch is imported only here)."""
     import torch
@@ -437,6 +461,8 @@ def _live_storages() -> Any:
             _Storages.__init__(self, existing, module)
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if _computes(func):  # before the op: a Stop leaves nothing half-recorded
+                safe_point()
             if func is torch.ops.aten._local_scalar_dense.default and isinstance(args[0], FakeTensor):
                 value = _known_value(self, args[0])
                 if value is not None:
@@ -781,6 +807,7 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
         torch.manual_seed(run.seed)
         with fake_build() if run.fake else contextlib.nullcontext():
             model = make()
+        safe_point()
         if run.fake:
             _tie(model)
         out["parameters"] = sum(p.numel() for p in model.parameters())
@@ -790,6 +817,7 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
             model = prepare(model, run, True)
         timings = {"build": time.perf_counter() - t0}
         for w in sorted(set(what), key=MEASURES.index):
+            safe_point()
             started = time.perf_counter()
             model.train(w != "inference")
             if w == "saved" and "step" not in what:

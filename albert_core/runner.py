@@ -437,9 +437,10 @@ class Runner:
         msg, late = None, None
         if w.send({"stop": job.id}):
             msg, late = w.read(lambda: ("grace", None, "") if time.monotonic() > grace else None)
-        if msg is None and late is None:  # its output ended: it died unwinding the Stop. Seen: SIGABRT, "terminate
-            # called after throwing an instance of 'python_error'" (the Stop raised under a C++ frame that cannot pass
-            # it on; 2 of 28 time-limit stops beside two busy loops): the next job says so, in those words
+        if msg is None and late is None:  # its output ended: it died unwinding the Stop. Seen before the Stop was
+            # raised at the engine's safe points only (engine.safe_point): SIGABRT, "terminate called after throwing
+            # an instance of 'python_error'" (raised under a C++ getter, prim.device, that cannot pass it on; 2 of 28
+            # time-limit stops beside two busy loops; 0 of 95 since): the next job says so, in those words
             self._gone(w, "while its build was being stopped")
             return reason
         if msg is None or msg.get("id") != job.id:

@@ -508,17 +508,18 @@ def serve() -> int:
     torch and transformers are imported; then one {"id", "result", "rss": resident bytes after it, "retire": why
     this process should not serve another, or null} per request. In: a request as `answer` takes it plus "id"
     and "memory_mb" (the cap for this request), or {"stop": id}: the request with that id is interrupted
-    (Stopped, raised in the main thread between two Python steps by SIGUSR1's handler) and answered
-    {"stopped": true}; the process then checks that the interrupted build left nothing set (torch's mode stacks,
-    grad mode, autocast, saved-tensor hooks, the engine's patch of transformers' is_tracing) and retires if it
+    (Stopped, raised in the main thread at the engine's next safe point: before an op, between a build's parts) and
+    answered {"stopped": true}; the process then checks that the interrupted build left nothing set (torch's mode
+    stacks, grad mode, autocast, saved-tensor hooks, the engine's patch of transformers' is_tracing) and retires if it
     did. (A Stopped that lands in a finalizer, which Python drops, is raised again: on_unraisable; should none land,
     the runner ends the process when no answer comes within its grace period.) Stdout carries only these lines: anything a
     library prints goes to stderr. The process ends when stdin closes, or after a reply that says retire.
     """
     import queue
-    import signal
     import threading
     import time
+
+    from . import engine
 
     t0 = time.perf_counter()
     reply = _protocol_out()
@@ -531,35 +532,33 @@ def serve() -> int:
     state: dict[str, Any] = {"current": None, "stop": None}  # the running request's id; the id asked to stop
     lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
-    def on_stop(signum: int, frame: Any) -> None:  # Python runs it in the main thread, between two steps
+    def safe_point() -> None:  # the engine calls it in the main thread, where an exception passes through torch
         if state["current"] is not None and state["stop"] == state["current"]:
-            state["current"] = None  # once per request: nothing after the first raise is interrupted again
+            state["current"] = None  # once per request: the unwinding's own ops are not interrupted again
             raise Stopped
 
-    def read() -> None:  # owns stdin: requests go to the main thread, a stop interrupts it
+    def read() -> None:  # owns stdin: requests go to the main thread, a stop to its next safe point
         for raw in sys.stdin:
             if raw.strip():
                 msg = json.loads(raw)
                 if "stop" in msg:
                     state["stop"] = msg["stop"]
-                    os.kill(os.getpid(), signal.SIGUSR1)
                 else:
                     lines.put(msg)
         lines.put(None)
 
     def on_unraisable(u: Any) -> None:
-        """A Stopped raised inside a finalizer (a weakref callback, a __del__: fake tensors run many) is swallowed
-        by Python, and the build would run on past the runner's grace period, which then ends this process (seen
-        in 3 of 30 stops on a busy 2-core machine): ask again, until one lands in the build's own code."""
+        """A Stopped raised where Python drops it (a safe point reached inside a finalizer: a weakref callback, a
+        __del__) would let the build run on past the runner's grace period, which then ends this process: ask
+        again, at the next safe point."""
         if isinstance(u.exc_value, Stopped) and state["stop"] is not None:
             state["current"] = state["stop"]  # the stopped request is still running: it was raised inside it
-            os.kill(os.getpid(), signal.SIGUSR1)
             return
         default_unraisable(u)
 
     default_unraisable = sys.unraisablehook
     sys.unraisablehook = on_unraisable
-    signal.signal(signal.SIGUSR1, on_stop)
+    engine.safe_point = safe_point
     threading.Thread(target=read, name="albert-warm-stdin", daemon=True).start()
     _say(reply, {"ready": True, "pid": os.getpid(), "rss": _rss(), "seconds": time.perf_counter() - t0,
                  "nice": os.getpriority(os.PRIO_PROCESS, 0),

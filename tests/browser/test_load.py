@@ -176,13 +176,8 @@ def test_cancel_stops_the_build_and_says_so(served):
     assert "closed" not in page.inner_text('[data-testid="stMain"]')  # said as the user did it
     # stopped inside the warm process, which stays, or before it was ready, which goes on starting (the runner says
     # so before the job ends)
-    aborted = "was killed by signal 6 while its build was being stopped"  # torch aborted unwinding the Stop: said
-    stopped = log.wait_for("stopped in warm measurement process", "stopped while warm measurement process", aborted,
-                           since=mark, timeout=60) or ""
-    if aborted in stopped:  # (runner._stop_warm; 1 cancel in about 10 fresh-clone runs) the job still ended as the
-        assert page.locator('[data-testid="stException"]').count() == 0  # user asked; the next press starts a new
-        page.context.close()  # process and says so (tests/test_warm.py)
-        return
+    stopped = log.wait_for("stopped in warm measurement process", "stopped while warm measurement process",
+                           "while its build was being stopped", since=mark, timeout=60) or ""
     assert "(cancelled)" in stopped, log.lines[mark:]
     (child,) = worker_children(server_pid)
     assert f"process {child} " in stopped
