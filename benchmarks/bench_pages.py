@@ -5,7 +5,7 @@
 Each page is opened once (warm-up: imports, st.cache_data filled), then rerun --runs times with the
 same view; the script also times a rerun after a changed control (a cache miss on that page).
 The Verify page is timed without pressing its button (building and measuring a model is a deliberate
-action, timed by albert_core's own benchmarks). Figures are recorded in docs/app.md.
+action, timed by albert_core's own benchmarks). Figures are recorded in docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ if short:
     st.info(f"Counted at their own max_position (shorter than {seq_len:,} tokens): "
             + ", ".join(f"{md(c.name)} ({c.max_position:,})" for c in short) + ".")
 fig, table, parts = figures.compute_scatter(cfgs, seq_len)
-# only the open tab runs and is sent: the first visit draws the scatter alone (docs/app.md, "Speed in the browser")
+# only the open tab runs and is sent: the first visit draws the scatter alone (docs/benchmarks.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("compute_tab", {"scatter": "Parameters against FLOPs", "table": "Table and CSV",
                                                "breakdown": "Where the forward FLOPs go",
                                                "paper": "The paper's speedups"})

@@ -74,7 +74,7 @@ if cfgs:
                      f"  {url.measure_on_verify(by_name[r['config']], int(r['batch_size']), int(r['seq_len']))}"
                      f"{' (one GPU, unsharded)' if num_gpus > 1 and sharding != 'none' else ''}")
     st.markdown("\n".join(lines))
-    # only the open tab runs and is sent: the first visit draws the chart alone (docs/app.md, "Speed in the browser")
+    # only the open tab runs and is sent: the first visit draws the chart alone (docs/benchmarks.md, "Speed in the browser")
     tab, body = sections.lazy_tabs("fit_tab", {"chart": "Chart", "table": "Table and CSV"})
     with body:
         if tab == "chart":

@@ -54,7 +54,7 @@ if seqs[-1] > seq_max:  # a shown config's own max_position reaches further than
                f"sequence asked for: {seq_max:,}).")
 log = scale == "log"
 ctl = dict(state.controls(), checkpointing=checkpointing)
-# only the open tab runs and is sent: the first visit draws the activation chart alone (docs/app.md, "Speed in the
+# only the open tab runs and is sent: the first visit draws the activation chart alone (docs/benchmarks.md, "Speed in the
 # browser")
 tab, body = sections.lazy_tabs("memory_tab", {
     "activations": "Activations against max_position", "max_position": "At each max_position",

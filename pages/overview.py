@@ -49,7 +49,7 @@ st.caption(f"The training step above: **one sequence of {min(512, cfg.max_positi
 st.caption("For a design review: **Share this view** in the sidebar holds the link to this view and a report, one "
            "HTML file with the configs, the two side-by-side tables and every page's main figures.")
 
-# only the open tab runs and is sent: the first visit draws the charts alone (docs/app.md, "Speed in the browser")
+# only the open tab runs and is sent: the first visit draws the charts alone (docs/benchmarks.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("overview_tab", {"presets": "Against the presets", "table": "Table and CSV",
                                                 "compare": "Side by side", "paper": "What the paper measured"})
 with body:

@@ -16,7 +16,7 @@ st.title("Where the parameters go")
 st.markdown("Embedding, layers and pooler for each config (sidebar config first, then the compared ones): the "
             "shares on the left, the counts on the right. Hover a bar for the exact count; click a legend entry to "
             "hide it. The other tabs: the table, the fine breakdown, the sweeps, the sharing modes, ALBERT's cuts.")
-# only the open tab runs and is sent: the first visit draws the two charts alone (docs/app.md, "Speed in the browser")
+# only the open tab runs and is sent: the first visit draws the two charts alone (docs/benchmarks.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("parameters_tab", {
     "shares": "Shares and counts", "table": "Table and CSV", "breakdown": "Fine breakdown",
     "sweep": "How the shares move", "factorization": "Factorization", "sharing": "Sharing modes",

@@ -1,5 +1,5 @@
 """AppTest: the sidebar's sections ("Model fields", "More fields", "Import / export") draw their widgets only while
-open (a first visit sends fewer widgets: docs/app.md, "Speed in the browser"); closing one never loses a value."""
+open (a first visit sends fewer widgets: docs/benchmarks.md, "Speed in the browser"); closing one never loses a value."""
 
 from test_app_pages import goto, open_app, open_fields, table_with
 

@@ -68,7 +68,7 @@ def flip(name: str, labels: tuple[str, str], *, help: str | None = None, icons: 
          where: Any = st) -> bool:
     """A yes/no control drawn as a button that says what pressing it does: labels[0] while off, labels[1] while on.
     A button's code is already in the browser for the sidebar; a toggle's is a chunk of its own, which a first
-    visit would load before drawing the page's first chart (docs/app.md, "Speed in the browser")."""
+    visit would load before drawing the page's first chart (docs/benchmarks.md, "Speed in the browser")."""
     value = bool(state.controls()[name])
     where.button(labels[value], key=f"ctl.{name}", help=help, icon=icons[value] if icons else None,
                  on_click=_flip, args=(name,))

@@ -86,7 +86,7 @@ def expander(cfgs: tuple[ModelConfig, ...]) -> tuple[tuple[tuple[str, Any], ...]
     s = settings_of(ctl)
     open_ = s.mode != "full" or s.head != "none"
     # a stateful expander whose content runs only while open (as ui/sidebar._section): a first visit in full
-    # fine-tuning sends none of its widgets (docs/app.md, "Speed in the browser"); open by default when a link
+    # fine-tuning sends none of its widgets (docs/benchmarks.md, "Speed in the browser"); open by default when a link
     # sets a mode or a head, until the user opens or closes it
     opened = state.section_open("finetune", open_)
     st.session_state["sec.finetune"] = opened

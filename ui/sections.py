@@ -3,7 +3,7 @@ browser (Streamlit's st.tabs with a rerun on change). The open tab is a page con
 "<page>_tab"), so it survives a page change and a link carries it like the other controls.
 
 Why: everything that arrives while Plotly's JavaScript loads is drawn in one task with the first chart
-(docs/app.md, "Speed in the browser"); a first visit now sends only the first tab.
+(docs/benchmarks.md, "Speed in the browser"); a first visit now sends only the first tab.
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ MORE_FIELDS = (*MORE_INT_FIELDS, "attention_dropout", "hidden_act", *family_fiel
 
 def _section(label: str, name: str, *, default: bool = False, force: bool = False) -> tuple[AbstractContextManager[Any], bool]:
     """An expander whose content runs only while it is open (Streamlit's stateful expander): a closed section's
-    widgets are neither run nor sent, so a first visit draws the page's chart without them (docs/app.md, "Speed
+    widgets are neither run nor sent, so a first visit draws the page's chart without them (docs/benchmarks.md, "Speed
     in the browser"). Open by `default` until the user opens or closes it; always open when `force` (a rejected
     value inside must be seen). Returns the expander and whether to draw its content."""
     key = f"sec.{name}"

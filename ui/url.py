@@ -46,7 +46,7 @@ def measure_on_verify(cfg: ModelConfig, batch_size: int, seq_len: int) -> str:
 def show_link(where, q: dict[str, str]):
     """The "Share this view" popover with the link; returned, for the report's button. A popover's content is
     drawn in the browser only when opened: st.code's highlighter (1.5 MB of JavaScript) and the download
-    button's code are then not loaded before a page's first chart (docs/app.md, "Speed in the browser")."""
+    button's code are then not loaded before a page's first chart (docs/benchmarks.md, "Speed in the browser")."""
     box = where.popover("Share this view", icon=":material/link:", width="stretch")
     with box:
         st.caption("Opening this link reproduces the configs and controls of this page.")

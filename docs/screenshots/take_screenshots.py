@@ -1,19 +1,25 @@
-"""Screenshot every page of the running app with headless Chromium (Playwright), for docs/app.md.
+"""Retake the docs' screenshots of the app, every view in light and dark, desktop and phone:
 
-    streamlit run serve.py --server.headless true --server.port 8599 --browser.gatherUsageStats false &
-    python docs/screenshots/take_screenshots.py http://localhost:8599 [--theme dark] [--phone]
+    python docs/screenshots/take_screenshots.py                 # every view, both themes, both screens
+    python docs/screenshots/take_screenshots.py verify memory   # some views
 
-Writes docs/screenshots/<page>[-dark][-phone].png (palette reduction keeps each under 300 KB): desktop at
-1400 px, --phone at 390 px (an iPhone 12-15's CSS width, device scale 2, touch).
+Starts `streamlit run serve.py` itself (tests/browser/harness.py), opens each view in headless Chromium at 1400 px
+and at 390 px (an iPhone 12-15's CSS width, touch), waits on the signals the app emits when it has drawn
+(harness.wait_until_idle: no run under way, the page drawn, every figure wrapped for the width reported; never a
+sleep), and writes docs/screenshots/<view>[-dark][-phone].png (palette reduction keeps each under 300 KB).
+Run it after every page change, and look at what it wrote.
 """
 
 from __future__ import annotations
 
-import argparse
 import io
+import sys
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.browser.harness import launch_browser, streamlit_server, wait_until_idle  # noqa: E402
 
 PAGES = {
     "overview": "?c1.preset=albert-base&c1.max_position=4096&c1.name=albert-base-4k&compare=bert-base,c1",
@@ -41,9 +47,7 @@ PAGES = {
     "fit-finetune": "fit?train_mode=frozen-embeddings&preset=xlm-roberta-base&compare=bert-base,deberta-v3-base"
                     "&gpu=L4+24+GB&batch_size=16",
 }
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
-OUT = Path(__file__).resolve().parent
+OUT = ROOT / "docs" / "screenshots"
 
 
 def shrink(png: bytes, limit: int = 300_000) -> bytes:
@@ -62,63 +66,47 @@ def shrink(png: bytes, limit: int = 300_000) -> bytes:
     return buf.getvalue()
 
 
-IDLE_JS = """() => !document.querySelector('[data-testid="stStatusWidget"]')
-    && document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
-    && document.querySelectorAll('.js-plotly-plot').length === document.querySelectorAll('[data-testid="stPlotlyChart"]').length"""
+# viewport heights: Streamlit scrolls its main area, not the page, so the viewport is as tall as the page's content
+DESKTOP_HEIGHT = {"overview": 3000, "parameters": 4200, "memory": 3900, "memory-training-log": 3200,
+                  "parameters-six": 4200, "memory-finetune": 4600, "memory-serving": 2000, "fit-finetune": 2600}
+PHONE_HEIGHT = {"overview": 6500, "parameters": 8000, "memory": 7500, "memory-training-log": 7000,
+                "parameters-six": 8000, "memory-finetune": 9000, "memory-serving": 4200, "fit-finetune": 5200}
 
 
-# the figures' titles are wrapped for the width the browser reports (ui/plots.py): wait for that rerun's figures
-WRAPPED_JS = """() => !!window.__aeView && Array.from(document.querySelectorAll('.js-plotly-plot')).every(d => {
-    const m = d._fullLayout && d._fullLayout.meta;
-    return !m || m.pad === undefined || m.main_px === window.__aeView.main; })"""
+def shoot(browser, base: str, name: str, theme: str, phone: bool) -> Path:
+    if phone:
+        ctx = browser.new_context(viewport={"width": 390, "height": PHONE_HEIGHT.get(name, 4200)},
+                                  is_mobile=True, has_touch=True, color_scheme=theme)
+    else:
+        ctx = browser.new_context(viewport={"width": 1400, "height": DESKTOP_HEIGHT.get(name, 2000)},
+                                  color_scheme=theme)
+    page = ctx.new_page()
+    page.goto(f"{base}/{PAGES[name]}")
+    wait_until_idle(page)
+    if name == "verify":  # the page with a measurement on it: press the build and wait for its table
+        page.get_by_role("button", name="Build, count and measure").click()
+        page.get_by_text("Measured (saved tensors)").first.wait_for(timeout=180_000)
+        wait_until_idle(page)
+    path = OUT / f"{name}{'' if theme == 'light' else '-dark'}{'-phone' if phone else ''}.png"
+    path.write_bytes(shrink(page.screenshot(full_page=True)))
+    ctx.close()
+    return path
 
 
-def idle(page) -> None:
-    """Wait until the script run has finished, the titles are wrapped for this width and every chart is drawn."""
-    page.wait_for_timeout(500)
-    page.wait_for_function(IDLE_JS, timeout=120_000, polling=250)
-    page.wait_for_function(WRAPPED_JS, timeout=60_000, polling=250)
-    page.wait_for_function(IDLE_JS, timeout=120_000, polling=250)
+def main(names: list[str]) -> None:
+    from playwright.sync_api import sync_playwright
 
-
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("base", nargs="?", default="http://localhost:8599")
-    ap.add_argument("--theme", choices=("light", "dark"), default="light")
-    ap.add_argument("--pages", nargs="*", default=list(PAGES))
-    ap.add_argument("--phone", action="store_true", help="390 px wide, like a phone")
-    ap.add_argument("--width", type=int, default=1400, help="desktop width (CSS px)")
-    a = ap.parse_args()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        for name in a.pages:
-            height = {"overview": 3000, "parameters": 4200, "memory": 3900, "memory-training-log": 3200,
-                      "parameters-six": 4200, "memory-finetune": 4600, "memory-serving": 2000,
-                      "fit-finetune": 2600}.get(name, 2000)
-            if a.phone:
-                tall = {"overview": 6500, "parameters": 8000, "memory": 7500, "memory-training-log": 7000,
-                        "parameters-six": 8000, "memory-finetune": 9000, "memory-serving": 4200,
-                        "fit-finetune": 5200}.get(name, 4200)  # the app scrolls inside
-                page = browser.new_page(viewport={"width": 390, "height": tall}, device_scale_factor=1,
-                                        is_mobile=True, has_touch=True, color_scheme=a.theme)
-            else:
-                page = browser.new_page(viewport={"width": a.width, "height": height}, color_scheme=a.theme)
-            page.goto(f"{a.base}/{PAGES[name]}", wait_until="networkidle")
-            page.wait_for_selector("h1", timeout=30_000)
-            idle(page)
-            page.wait_for_timeout(1500)  # let Plotly draw
-            if name == "verify":
-                page.get_by_role("button", name="Build, count and measure").click()
-                page.get_by_text("Measured (saved tensors)").first.wait_for(timeout=180_000)
-                idle(page)
-                page.wait_for_timeout(1500)
-            png = page.screenshot(full_page=True)
-            suffix = ("" if a.theme == "light" else "-dark") + ("-phone" if a.phone else "")
-            (OUT / f"{name}{suffix}.png").write_bytes(shrink(png))
-            print(name, len(png))
-            page.close()
+    unknown = [n for n in names if n not in PAGES]
+    if unknown:
+        raise SystemExit(f"no view named {', '.join(unknown)}; the views: {', '.join(PAGES)}")
+    with streamlit_server() as (base, _), sync_playwright() as p:
+        browser = launch_browser(p)
+        for name in names:
+            for theme in ("light", "dark"):
+                for phone in (False, True):
+                    print(shoot(browser, base, name, theme, phone).relative_to(ROOT), flush=True)
         browser.close()
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:] or list(PAGES))
