@@ -126,9 +126,9 @@ from dataclasses import dataclass, field
 from . import backward, backward_deberta, backward_lora, backward_modernbert
 from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
+from .families import family
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
 from .hf import hf_dict
-from .hf_modules import BASE_PREFIX
 from .replay import BYTES, MASTER, split_dtype
 from .replay import STEP_DTYPES as DTYPES
 
@@ -350,7 +350,7 @@ def _unused(cfg: ModelConfig, name: str) -> bool:
 
 
 def _is_pooler(cfg: ModelConfig, name: str) -> bool:
-    base = BASE_PREFIX[cfg.family]
+    base = family(cfg.family).BASE_PREFIX
     return name.startswith(("pooler.", f"{base}.pooler.", "base_model.model.pooler.",
                             f"base_model.model.{base}.pooler."))
 

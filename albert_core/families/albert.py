@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import bert_replay
 from . import bert
 from .base import BERT_STYLE_REFUSED, ParamGroup, layer_norm, linear
+from .modules import Module, Sublayers, bert_embedding_modules, lin, norm, param, tied
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
@@ -96,3 +97,33 @@ infer_embeddings = bert_replay.infer_embeddings
 infer_layer = bert_replay.infer_layer
 infer_pooler = bert_replay.infer_pooler
 cast_sizes = bert_replay.cast_sizes
+
+# The modules Hugging Face builds (transformers modeling_albert.py, each module's __init__): albert_core.hf_modules
+BASE_PREFIX = "albert"
+POOLER_DROPPED_FOR = ("token", "mlm")  # AlbertForTokenClassification, AlbertForMaskedLM: add_pooling_layer=False
+embedding_modules = bert_embedding_modules  # E wide
+
+
+def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+    """Group `owner`'s inner layer j (AlbertTransformer: albert_layer_groups[g].albert_layers[j])."""
+    return f"encoder.albert_layer_groups.{owner}.albert_layers.{j}."
+
+
+def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+    H, I = c.hidden_dim, c.intermediate_dim  # AlbertLayer: full_layer_layer_norm follows the FFN
+    return ([*(lin(f"{p}attention.{m}", H, H) for m in ("query", "key", "value", "dense")),
+             norm(f"{p}attention.LayerNorm", H)],
+            [lin(f"{p}ffn", H, I), lin(f"{p}ffn_output", I, H), norm(f"{p}full_layer_layer_norm", H)])
+
+
+def other_modules(c: ModelConfig) -> list[Module]:
+    return [lin("encoder.embedding_hidden_mapping_in", c.embedding_dim, c.hidden_dim),
+            lin("pooler", c.hidden_dim, c.hidden_dim)]
+
+
+def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+    V, E, H = c.vocab_size, c.embedding_dim, c.hidden_dim
+    if head == "mlm":  # AlbertMLMHead: H -> E, then the E-wide table
+        return [param("predictions.bias", V), norm("predictions.LayerNorm", E), lin("predictions.dense", H, E),
+                tied("predictions.decoder", E, V, False)]
+    return [lin("classifier", H, num_labels)]

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..config import ModelConfig
     from ..liveness import Infer
     from ..replay import Replay, Tensor
+    from .modules import Module, Sublayers
 
 # config.json key -> (values that mean "off", what to change)
 Refusals = dict[str, tuple[tuple[object, ...], str]]
@@ -81,6 +82,21 @@ class Family(Protocol):
     def replay_pooler(self, r: Replay, cfg: ModelConfig, y: Tensor, /) -> None: ...
     def weight_copy_elements(self, cfg: ModelConfig, checkpointing: bool, /) -> int:
         """Elements of autocast's cached 16-bit weight copies that Linear layers save."""
+    # the modules Hugging Face builds, by qualified name (modules.py; albert_core.hf_modules puts them together)
+    @property
+    def BASE_PREFIX(self) -> str: ...  # the attribute under which an AutoModelFor... model holds the base model
+    @property
+    def POOLER_DROPPED_FOR(self) -> tuple[str, ...]: ...  # task heads whose model builds no pooler
+    def embedding_modules(self, c: ModelConfig, /) -> list[Module]:
+        """The modules inside the base model's `embeddings` module."""
+    def layer_prefix(self, c: ModelConfig, owner: int, j: int, /) -> str:
+        """The path prefix of stored layer `owner`'s inner layer j ('encoder.layer.3.')."""
+    def sublayer_modules(self, c: ModelConfig, p: str, first: bool, /) -> Sublayers:
+        """(attention, ffn) modules of one stored layer at prefix p; first: the model's first stored layer."""
+    def other_modules(self, c: ModelConfig, /) -> list[Module]:
+        """The base model's modules outside `embeddings` and the layers (projections, shared tables, norms, pooler)."""
+    def head_modules(self, c: ModelConfig, head: str, num_labels: int, /) -> list[Module]:
+        """What the task model adds beside its base model (head: classification, token or mlm), tied decoders too."""
 
 
 # Optional parts: a family defines all of one or none of it. Read with isinstance (runtime_checkable), which

@@ -10,6 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 from .. import bert_replay
 from .base import BERT_STYLE_REFUSED, ParamGroup, layer_norm, linear
+from .modules import (
+    Module,
+    Sublayers,
+    bert_embedding_modules,
+    bert_sublayer_modules,
+    lin,
+    norm,
+    param,
+    stacked_prefix,
+    tied,
+)
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
@@ -115,3 +126,28 @@ infer_embeddings = bert_replay.infer_embeddings
 infer_layer = bert_replay.infer_layer
 infer_pooler = bert_replay.infer_pooler
 cast_sizes = bert_replay.cast_sizes
+
+# The modules Hugging Face builds (transformers modeling_bert.py, each module's __init__): albert_core.hf_modules
+BASE_PREFIX = "bert"  # BertForMaskedLM.bert, BertForSequenceClassification.bert, ...
+POOLER_DROPPED_FOR = ("token", "mlm")  # BertForTokenClassification, BertForMaskedLM: add_pooling_layer=False
+embedding_modules = bert_embedding_modules
+
+
+def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+    return stacked_prefix("encoder.layer.", c, owner, j)
+
+
+def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+    return bert_sublayer_modules(c, p)
+
+
+def other_modules(c: ModelConfig) -> list[Module]:
+    return [lin("pooler.dense", c.hidden_dim, c.hidden_dim)]
+
+
+def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+    H, V = c.hidden_dim, c.vocab_size
+    if head == "mlm":  # BertOnlyMLMHead; decoder.bias is cls.predictions.bias
+        return [param("cls.predictions.bias", V), lin("cls.predictions.transform.dense", H, H),
+                norm("cls.predictions.transform.LayerNorm", H), tied("cls.predictions.decoder", H, V, False)]
+    return [lin("classifier", H, num_labels)]  # on the pooled [CLS] (classification) or on every token

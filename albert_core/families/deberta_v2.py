@@ -28,6 +28,7 @@ from .base import (
     lin_shape,
     linear,
 )
+from .modules import Module, Sublayers, bert_sublayer_modules, emb, lin, norm, param, stacked_prefix, tied
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
@@ -296,3 +297,44 @@ def relative_position_flops(cfg: ModelConfig, seq_len: int, batch_size: int) -> 
     R, H = rel_rows(cfg), cfg.hidden_dim
     terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
     return len(_position_uses(cfg)) * 2 * R * H * H + len(terms) * 2 * batch_size * seq_len * H * R
+
+# The modules Hugging Face builds (transformers modeling_deberta_v2.py, each module's __init__): albert_core.hf_modules
+BASE_PREFIX = "deberta"
+POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler in the base model (the classifier's ContextPooler is its head's)
+
+
+def embedding_modules(c: ModelConfig) -> list[Module]:
+    V, E, H, P, T = c.vocab_size, c.embedding_dim, c.hidden_dim, c.max_position, c.type_vocab_size
+    m = [emb("embeddings.word_embeddings", V, E)]
+    if c.position_biased_input:
+        m.append(emb("embeddings.position_embeddings", P, E))
+    if T > 0:
+        m.append(emb("embeddings.token_type_embeddings", T, E))
+    if E != H:
+        m.append(lin("embeddings.embed_proj", E, H, bias=False))
+    return [*m, norm("embeddings.LayerNorm", H)]
+
+
+def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+    return stacked_prefix("encoder.layer.", c, owner, j)
+
+
+def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+    att, ffn = bert_sublayer_modules(c, p, ("query_proj", "key_proj", "value_proj"))
+    att[3:3] = [lin(f"{p}attention.self.{m}", c.hidden_dim, c.hidden_dim) for m in _pos_projs(c)]
+    return att, ffn
+
+
+def other_modules(c: ModelConfig) -> list[Module]:
+    m = [emb("encoder.rel_embeddings", rel_rows(c), c.hidden_dim)] if c.relative_attention else []
+    return m + ([norm("encoder.LayerNorm", c.hidden_dim)] if c.norm_rel_ebd == "layer_norm" else [])
+
+
+def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+    V, E, H = c.vocab_size, c.embedding_dim, c.hidden_dim
+    if head == "classification":  # ContextPooler (pooler_hidden_size defaults to hidden_size), then the classifier
+        return [lin("pooler.dense", H, H), lin("classifier", H, num_labels)]
+    if head == "mlm":  # legacy=True (DebertaV2Config's default): LegacyDebertaV2OnlyMLMHead, H -> E
+        return [param("cls.predictions.bias", V), lin("cls.predictions.transform.dense", H, E),
+                norm("cls.predictions.transform.LayerNorm", E), tied("cls.predictions.decoder", E, V, False)]
+    return [lin("classifier", H, num_labels)]

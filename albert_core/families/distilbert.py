@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import bert_replay
 from ..replay import Replay, Tensor, sz
 from .base import ParamGroup, Refusals, bert_layer_sizes, layer_norm, lin_shape, linear
+from .modules import Module, Sublayers, emb, lin, norm, stacked_prefix, tied
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
@@ -145,3 +146,36 @@ def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
 def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
+
+# The modules Hugging Face builds (transformers modeling_distilbert.py, each module's __init__): albert_core.hf_modules
+BASE_PREFIX = "distilbert"
+POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler
+
+
+def embedding_modules(c: ModelConfig) -> list[Module]:  # Embeddings: word + position, no segment table
+    V, H, P = c.vocab_size, c.hidden_dim, c.max_position
+    return [emb("embeddings.word_embeddings", V, H), emb("embeddings.position_embeddings", P, H),
+            norm("embeddings.LayerNorm", H)]
+
+
+def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+    return stacked_prefix("transformer.layer.", c, owner, j)
+
+
+def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+    H, I = c.hidden_dim, c.intermediate_dim  # TransformerBlock
+    return ([*(lin(f"{p}attention.{m}_lin", H, H) for m in ("q", "k", "v", "out")), norm(f"{p}sa_layer_norm", H)],
+            [lin(f"{p}ffn.lin1", H, I), lin(f"{p}ffn.lin2", I, H), norm(f"{p}output_layer_norm", H)])
+
+
+def other_modules(c: ModelConfig) -> list[Module]:
+    return []
+
+
+def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+    H, V = c.hidden_dim, c.vocab_size
+    if head == "classification":  # hidden_state[:, 0] -> pre_classifier -> classifier
+        return [lin("pre_classifier", H, H), lin("classifier", H, num_labels)]
+    if head == "mlm":  # DistilBertForMaskedLM
+        return [lin("vocab_transform", H, H), norm("vocab_layer_norm", H), tied("vocab_projector", H, V, True)]
+    return [lin("classifier", H, num_labels)]

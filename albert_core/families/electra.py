@@ -12,6 +12,7 @@ from .. import bert_replay
 from ..replay import Replay, Tensor, sz
 from . import bert
 from .base import BERT_STYLE_REFUSED, ParamGroup, bert_layer_groups, bert_layer_sizes, layer_norm, lin_shape, linear
+from .modules import Module, Sublayers, bert_embedding_modules, bert_sublayer_modules, lin, norm, stacked_prefix, tied
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
@@ -116,3 +117,30 @@ def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
 def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
+
+# The modules Hugging Face builds (transformers modeling_electra.py, each module's __init__): albert_core.hf_modules
+BASE_PREFIX = "electra"
+POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler
+embedding_modules = bert_embedding_modules  # E wide
+
+
+def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+    return stacked_prefix("encoder.layer.", c, owner, j)
+
+
+def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+    return bert_sublayer_modules(c, p)
+
+
+def other_modules(c: ModelConfig) -> list[Module]:
+    return [lin("embeddings_project", c.embedding_dim, c.hidden_dim)] if c.embedding_dim != c.hidden_dim else []
+
+
+def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+    V, E, H = c.vocab_size, c.embedding_dim, c.hidden_dim
+    if head == "classification":  # ElectraClassificationHead
+        return [lin("classifier.dense", H, H), lin("classifier.out_proj", H, num_labels)]
+    if head == "mlm":  # ElectraForMaskedLM: the generator's head, E wide
+        return [norm("generator_predictions.LayerNorm", E), lin("generator_predictions.dense", H, E),
+                tied("generator_lm_head", E, V, True)]
+    return [lin("classifier", H, num_labels)]

@@ -14,6 +14,7 @@ from ..layout import stored_copies
 from ..replay import F32, Replay, Size, Tensor, sdpa_fused, sz
 from ..values import short as _short
 from .base import ParamGroup, Refusals, layer_norm, lin_shape, linear
+from .modules import Module, Sublayers, emb, lin, norm, stacked_prefix, tied
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
@@ -210,3 +211,35 @@ def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
     return stored_copies(cfg, "attention") * 4 * H * H + stored_copies(cfg, "ffn") * 3 * H * I
 
 FFN_MATRICES = 3  # gated FFN: Wi is H×2I (input and gate), Wo is I×H (flops.forward_flops)
+
+# The modules Hugging Face builds (transformers modeling_modernbert.py, each module's __init__): albert_core.hf_modules
+BASE_PREFIX = "model"  # ModernBertForMaskedLM.model, ...
+POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler
+
+
+def embedding_modules(c: ModelConfig) -> list[Module]:
+    return [emb("embeddings.tok_embeddings", c.vocab_size, c.hidden_dim),
+            norm("embeddings.norm", c.hidden_dim, c.norm_bias)]
+
+
+def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+    return stacked_prefix("layers.", c, owner, j)
+
+
+def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+    H, I, nb, ab, mb = c.hidden_dim, c.intermediate_dim, c.norm_bias, c.attention_bias, c.mlp_bias
+    attn_norm = [] if first else [norm(f"{p}attn_norm", H, nb)]  # layer 0's attn_norm is nn.Identity
+    return ([*attn_norm, lin(f"{p}attn.Wqkv", H, 3 * H, ab), lin(f"{p}attn.Wo", H, H, ab)],
+            [norm(f"{p}mlp_norm", H, nb), lin(f"{p}mlp.Wi", H, 2 * I, mb), lin(f"{p}mlp.Wo", I, H, mb)])
+
+
+def other_modules(c: ModelConfig) -> list[Module]:
+    return [norm("final_norm", c.hidden_dim, c.norm_bias)]
+
+
+def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+    H = c.hidden_dim  # ModernBertPredictionHead: dense H -> H (bias = classifier_bias, default False) and a norm
+    prediction = [lin("head.dense", H, H, bias=False), norm("head.norm", H, c.norm_bias)]
+    if head == "mlm":  # ModernBertForMaskedLM: decoder bias = decoder_bias (default True)
+        return [*prediction, tied("decoder", H, c.vocab_size, True)]
+    return [*prediction, lin("classifier", H, num_labels)]

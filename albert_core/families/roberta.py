@@ -14,6 +14,17 @@ from .. import bert_replay
 from ..replay import Replay, Tensor, sz
 from . import bert
 from .base import BERT_STYLE_REFUSED, ParamGroup, bert_layer_groups, bert_layer_sizes, layer_norm, linear, pooler_groups
+from .modules import (
+    Module,
+    Sublayers,
+    bert_embedding_modules,
+    bert_sublayer_modules,
+    lin,
+    norm,
+    param,
+    stacked_prefix,
+    tied,
+)
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
@@ -144,3 +155,30 @@ def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
 def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
+
+# The modules Hugging Face builds (transformers modeling_roberta.py, each module's __init__): albert_core.hf_modules
+BASE_PREFIX = "roberta"
+POOLER_DROPPED_FOR = ("classification", "token", "mlm")  # RoBERTa's task models never pool
+embedding_modules = bert_embedding_modules  # the position table: pad_token_id + 1 more rows
+
+
+def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+    return stacked_prefix("encoder.layer.", c, owner, j)
+
+
+def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+    return bert_sublayer_modules(c, p)
+
+
+def other_modules(c: ModelConfig) -> list[Module]:
+    return [lin("pooler.dense", c.hidden_dim, c.hidden_dim)]
+
+
+def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+    H, V = c.hidden_dim, c.vocab_size
+    if head == "classification":  # RobertaClassificationHead
+        return [lin("classifier.dense", H, H), lin("classifier.out_proj", H, num_labels)]
+    if head == "mlm":  # RobertaLMHead
+        return [param("lm_head.bias", V), lin("lm_head.dense", H, H), norm("lm_head.layer_norm", H),
+                tied("lm_head.decoder", H, V, False)]
+    return [lin("classifier", H, num_labels)]
