@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .config import ModelConfig
+from .families import family
 from .replay import BYTES, F32, split_dtype
 
 SEQ_MAX = 1 << 64  # AccumulateGrad's sequence_nr: UINT64_MAX (accumulate_grad.h)
@@ -801,6 +802,9 @@ _DISTILBERT_NAMES = {"q": "attention.q_lin", "k": "attention.k_lin", "v": "atten
                      "ln1": "sa_layer_norm", "ffn": "ffn.lin1", "ffn_out": "ffn.lin2", "ln2": "output_layer_norm"}
 _ALBERT_NAMES = {"q": "attention.query", "k": "attention.key", "v": "attention.value", "dense": "attention.dense",
                  "ln1": "attention.LayerNorm", "ffn": "ffn", "ffn_out": "ffn_output", "ln2": "full_layer_layer_norm"}
+# Step.layer -> (module names, dropout after the FFN, residual added as x + a, dropout on the attention output)
+_LAYERS = {"BertLayer": (_BERT_NAMES, True, False, True), "AlbertLayerGroup": (_ALBERT_NAMES, False, True, True),
+           "TransformerBlock": (_DISTILBERT_NAMES, True, False, False)}
 
 
 def _first_token(g: Graph, x: T) -> T:
@@ -810,55 +814,45 @@ def _first_token(g: Graph, x: T) -> T:
     return first
 
 
-# the family's own MLM head (transformers 5.23): (transform dense, activation, LayerNorm, decoder, decoder bias)
-_MLM = {"bert": ("cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm",
-                 "cls.predictions.decoder", "cls.predictions.bias"),
-        "albert": ("predictions.dense", None, "predictions.LayerNorm", "predictions.decoder", "predictions.bias"),
-        "roberta": ("lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias"),
-        "distilbert": ("vocab_transform", None, "vocab_layer_norm", "vocab_projector", "vocab_projector.bias"),
-        "electra": ("generator_predictions.dense", "gelu", "generator_predictions.LayerNorm", "generator_lm_head",
-                    "generator_lm_head.bias"),
-        # DebertaV2ForMaskedLM with legacy=True (DebertaV2Config's default): LegacyDebertaV2OnlyMLMHead, H -> E
-        "deberta-v2": ("cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm",
-                       "cls.predictions.decoder", "cls.predictions.bias")}
-
-
 def _mlm_head(g: Graph, cfg: ModelConfig, seq: T) -> tuple[T, T]:
     """*ForMaskedLM's head on the sequence output: dense (H -> E for ALBERT and ELECTRA's generator), the
     activation (config.hidden_act; RobertaLMHead's gelu, ElectraGeneratorPredictions' get_activation("gelu")),
     LayerNorm, then the decoder, whose weight is the word-embedding table (tied) and whose bias is the head's
     own `bias`: (the decoder's input, the (B, S, V) logits)."""
-    dense, act, norm, decoder, bias = _MLM[cfg.family]
+    m = family(cfg.family).STEP.mlm
+    if m is None:
+        raise ValueError(f"the step's replay has no MLM head for family {cfg.family!r}")
     H, E, V = cfg.hidden_dim, cfg.embedding_dim, cfg.vocab_size
-    W = E if cfg.family in ("albert", "electra", "deberta-v2") else H  # the head's width: the decoder reads the E-wide table
-    x = g.linear(seq, dense, H, W)
-    x = _activation(g, x, act or cfg.hidden_act)
-    x = g.layer_norm(x, norm, W)
-    return x, g.linear(x, decoder, W, V, wkey="embeddings.word_embeddings.weight", bkey=bias)
+    W = E if m.e_wide else H  # the head's width: an E-wide head's decoder reads the E-wide table
+    x = g.linear(seq, m.dense, H, W)
+    x = _activation(g, x, m.activation or cfg.hidden_act)
+    x = g.layer_norm(x, m.norm, W)
+    return x, g.linear(x, m.decoder, W, V, wkey="embeddings.word_embeddings.weight", bkey=m.bias)
 
 
 def _head(g: Graph, cfg: ModelConfig, seq: T, pooled: T | None, head: str, num_labels: int) -> tuple[T, T]:
     """The task model's head on the base model's outputs (transformers 5.23 *For{SequenceClassification,
     TokenClassification}): (the last Linear's input, the logits)."""
-    fam, H, N, B = cfg.family, cfg.hidden_dim, num_labels, g.B
+    st, H, N, B = family(cfg.family).STEP, cfg.hidden_dim, num_labels, g.B
     if head == "mlm":
         return _mlm_head(g, cfg, seq)
     if head not in ("classification", "token"):
         raise ValueError(f"the step's replay has no {head!r} head")
     rows: int | None = B
+    p = cfg.dropout if st.classifier_dropout is None else st.classifier_dropout  # ALBERT: classifier_dropout_prob
     if head == "classification":
-        if fam in ("bert", "albert"):  # pooled output, dropout (ALBERT: classifier_dropout_prob, 0.1), classifier
+        if st.classifier == "pooled":  # pooled output, dropout, classifier
             assert pooled is not None
-            x, key = g.dropout(pooled, 0.1 if fam == "albert" else cfg.dropout), "classifier"
-        elif fam == "distilbert":  # hidden_state[:, 0], pre_classifier, ReLU, dropout (seq_classif_dropout 0.2)
+            x, key = g.dropout(pooled, p), "classifier"
+        elif st.classifier == "pre_classifier":  # DistilBERT: hidden_state[:, 0], pre_classifier, ReLU, dropout
             x = g.unary(g.linear(_first_token(g, seq), "pre_classifier", H, H, rows=B), "ReluBackward0", True)
-            x, key = g.dropout(x, 0.2), "classifier"
+            x, key = g.dropout(x, 0.2), "classifier"  # seq_classif_dropout 0.2
         else:  # Roberta/ElectraClassificationHead: features[:, 0], dropout, dense, tanh/gelu, dropout, out_proj
             x = g.linear(g.dropout(_first_token(g, seq), cfg.dropout), "classifier.dense", H, H, rows=B)
-            x = g.unary(x, "TanhBackward0", True) if fam == "roberta" else g.unary(x, "GeluBackward0", False)
+            x = g.unary(x, "TanhBackward0", True) if st.classifier == "tanh" else g.unary(x, "GeluBackward0", False)
             x, key = g.dropout(x, cfg.dropout), "classifier.out_proj"
-    else:  # token: dropout (ALBERT: classifier_dropout_prob 0.1), classifier on every token
-        x, key, rows = g.dropout(seq, 0.1 if fam == "albert" else cfg.dropout), "classifier", None
+    else:  # token: dropout, classifier on every token
+        x, key, rows = g.dropout(seq, p), "classifier", None
     return x, g.linear(x, key, H, N, rows=rows)
 
 
@@ -866,40 +860,35 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
                        num_labels: int = 2) -> T:
     """BertModel / RobertaModel / ElectraModel / AlbertModel (input_ids only) and engine.loss_of's loss."""
     B, S, H = g.B, g.S, cfg.hidden_dim
-    fam = cfg.family
+    fam = family(cfg.family)
+    st = fam.STEP
     ids = g.persistent(B * S, "int64", "input_ids")
-    if fam == "roberta":
-        types = B * S if cfg.type_vocab_size else None
-        x = _embeddings(g, cfg, ids, True, types, cfg.max_position + cfg.position_offset)
-    elif fam == "distilbert":  # Embeddings: word + position, no segment table
-        x = _embeddings(g, cfg, ids, False, None, cfg.max_position)
-    else:
-        x = _embeddings(g, cfg, ids, False, S if cfg.type_vocab_size else None, cfg.max_position)
+    types = (B * S if st.positions_from_ids else S) if cfg.type_vocab_size else None  # the token_type_ids gather
+    x = _embeddings(g, cfg, ids, st.positions_from_ids, types, cfg.max_position + cfg.position_offset)
     emb = x  # BertModel's embedding_output: alive until the model returns
-    if fam == "albert":
-        x = g.linear(x, "encoder.embedding_hidden_mapping_in", cfg.embedding_dim, H)
-    elif fam == "electra" and cfg.embedding_dim != H:
-        x = emb = g.linear(x, "embeddings_project", cfg.embedding_dim, H)  # rebinds hidden_states
+    if st.projection is not None and any(m.path == st.projection for m in fam.other_modules(cfg)):
+        x = g.linear(x, st.projection, cfg.embedding_dim, H)  # AlbertModel's E -> H mapping, ElectraModel's project
+        if st.projection_rebinds:  # ELECTRA rebinds hidden_states
+            emb = x
     L, sdpa = cfg.num_layers, attention == "sdpa"
+    names, ffn_dropout, residual_first, attn_dropout = _LAYERS[st.layer]
+    flat = cfg if cfg.inner_group_num == 1 or st.layer == "AlbertLayerGroup" else cfg.replace(inner_group_num=1)
     for i in range(L):
         last = i == L - 1
-        if fam == "albert":
+        if st.layer == "AlbertLayerGroup":  # AlbertTransformer: layer step i runs group int(i / (L / G)), all its inner layers
             grp, group_in = int(i / (L / cfg.num_groups)), x
             for kk in range(cfg.inner_group_num):
                 held = [emb, group_in] if last and kk == cfg.inner_group_num - 1 else None
-                x = _bert_layer(g, cfg, x, f"encoder.albert_layer_groups.{grp}.albert_layers.{kk}.", _ALBERT_NAMES,
-                                False, True, held, sdpa)
-        elif fam == "distilbert":
-            x = _bert_layer(g, cfg, x, f"transformer.layer.{i}.", _DISTILBERT_NAMES, True, False,
-                            [emb] if last else None, sdpa, attn_dropout=False)
+                x = _bert_layer(g, cfg, x, fam.layer_prefix(cfg, grp, kk), names, ffn_dropout, residual_first, held,
+                                sdpa)
         else:
-            x = _bert_layer(g, cfg, x, f"encoder.layer.{i}.", _BERT_NAMES, True, False, [emb] if last else None, sdpa)
+            x = _bert_layer(g, cfg, x, fam.layer_prefix(flat, i, 0), names, ffn_dropout, residual_first,
+                            [emb] if last else None, sdpa, attn_dropout=attn_dropout)
     seq = x
-    pooler = fam in ("bert", "albert") or (fam == "roberta" and head == "none")  # task models drop it but for
+    # the pooler (dense + tanh on sequence_output[:, 0]) where the model keeps it: task models drop it but for
     pooled = None  # BERT's and ALBERT's sequence classification (add_pooling_layer=False)
-    if pooler and head in ("none", "classification"):  # the pooler: dense + tanh on sequence_output[:, 0]
-        key = "pooler" if fam == "albert" else "pooler.dense"
-        lin = g.linear(_first_token(g, x), key, H, H, rows=B)  # a frozen dense's casts: temporaries of the call
+    if st.pooler is not None and head not in fam.POOLER_DROPPED_FOR:
+        lin = g.linear(_first_token(g, x), st.pooler, H, H, rows=B)  # a frozen dense's casts: temporaries of the call
         g.moment("forward: the pooler's dense", [seq, emb, *g.linear_temps(), lin])
         pooled = g.unary(lin, "TanhBackward0", True)
         g.moment("forward: the pooler", [seq, emb, lin, pooled])
@@ -919,7 +908,6 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
     return loss
 
 
-BERT_STYLE = ("bert", "roberta", "electra", "albert", "distilbert")
 
 
 def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str) -> bool:
@@ -934,8 +922,9 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
     and _layer's moments op by op; where a relative term reads the trained rel_embeddings the layers record as in
     a trained step: deberta-v3-base 16 x 512 mixed bf16 frozen-layers:12 classification:2 equal to the engine,
     before -90%; 127 tiny linear-probe draws equal to the byte)."""
-    return (cfg.family in (*BERT_STYLE, "deberta-v2")  # DeBERTa-v2: backward_deberta.py
-            and not (checkpointing and cfg.family == "albert")  # HF's AlbertModel cannot checkpoint
+    st = family(cfg.family).STEP
+    return (st.recorder in ("backward", "backward_deberta")  # DeBERTa-v2: backward_deberta.py
+            and not (checkpointing and not st.hf_checkpointing)  # HF's AlbertModel cannot checkpoint
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora"))
 
 

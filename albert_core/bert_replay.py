@@ -63,8 +63,13 @@ def layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str, attn_dropout: 
 
 
 def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
-    """BertLayer (dropout after both sublayers) / AlbertLayer (HF's applies none after its FFN)."""
-    return layer(r, cfg, x, attention, True, cfg.family == "bert")
+    """BertLayer: dropout after both sublayers."""
+    return layer(r, cfg, x, attention, True, True)
+
+
+def replay_albert_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
+    """AlbertLayer: Hugging Face's applies no dropout after its FFN."""
+    return layer(r, cfg, x, attention, True, False)
 
 
 def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
@@ -121,9 +126,15 @@ def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
 
 
 def infer_layer(f: Infer, cfg: ModelConfig, xin: int, j: int) -> int:
-    """Layer application j: BertLayer (and RobertaLayer, ElectraLayer: copies of it) or AlbertLayer."""
+    """Layer application j: BertLayer (and RobertaLayer, ElectraLayer: copies of it)."""
     ka, kf = f.layer_linears(j, "attention", ATTENTION_LINEARS), f.layer_linears(j, "ffn", FFN_LINEARS)
-    return (_albert_layer if cfg.family == "albert" else _bert_layer)(f, cfg, xin, ka, kf)  # BertLayer's copies
+    return _bert_layer(f, cfg, xin, ka, kf)
+
+
+def infer_albert_layer(f: Infer, cfg: ModelConfig, xin: int, j: int) -> int:
+    """Layer application j of ALBERT: AlbertLayer."""
+    ka, kf = f.layer_linears(j, "attention", ATTENTION_LINEARS), f.layer_linears(j, "ffn", FFN_LINEARS)
+    return _albert_layer(f, cfg, xin, ka, kf)
 
 
 def _ffn(f: Infer, cfg: ModelConfig, a1: int, kf: str) -> tuple[int, int]:

@@ -87,7 +87,7 @@ class ModelConfig:
     @property
     def factorized(self) -> bool:
         """ALBERT's factorized embedding (V×E + E×H); ELECTRA's/DeBERTa's projection is family-specific."""
-        return self.family == "albert"
+        return self.family == "albert"  # a family name: ALBERT's factorization is the lens of the whole app
 
     @property
     def layer_applications(self) -> int:
@@ -145,7 +145,7 @@ def coerce_field(name: str, value: object) -> int | float | bool | str:
 
 def default_sharing(family: str) -> str:
     """Sharing a family uses when none is given: ALBERT shares all layers, every other family none."""
-    return "all" if family == "albert" else "none"
+    return "all" if family == "albert" else "none"  # a family name: ALBERT's own default, the app's lens
 
 
 def require_choice(name: str, value: object, choices: tuple[str, ...] | list[str]) -> None:

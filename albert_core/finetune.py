@@ -530,17 +530,12 @@ def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_label
     base = getattr(model, model.base_model_prefix) if head != "none" else model
     if name in ("frozen-embeddings", "frozen-layers"):
         base.embeddings.requires_grad_(False)
-    if name == "frozen-layers":
-        if cfg.family == "albert":
-            enc = base.encoder
-            L, G = enc.config.num_hidden_layers, enc.config.num_hidden_groups
-            for g in {int(i / (L / G)) for i in range(k)}:
-                enc.albert_layer_groups[g].requires_grad_(False)
-        else:
-            layers = base.transformer.layer if cfg.family == "distilbert" else (
-                base.layers if cfg.family == "modernbert" else base.encoder.layer)
-            for layer in layers[:k]:
-                layer.requires_grad_(False)
+    if name == "frozen-layers":  # the stored layers that the first k layer steps run (hf_modules._layer_modules)
+        L, G, fam = cfg.num_layers, cfg.num_groups, family(cfg.family)
+        owners = {int(i / (L / G)) if cfg.sharing != "none" else i for i in range(k)}  # ALBERT: group int(i / (L / G))
+        for owner in sorted(owners):
+            for j in range(cfg.inner_group_num):
+                base.get_submodule(fam.layer_prefix(cfg, owner, j).rstrip(".")).requires_grad_(False)
     if name == "bitfit":
         head_names = {m.path for m in head_modules(cfg, head, max(num_labels, 1))} if head in ("classification", "token") else set()
         for n, p in model.named_parameters():

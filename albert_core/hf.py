@@ -27,7 +27,7 @@ _EXPLORER_FIELDS = ("name", "sharing", "num_groups", "inner_group_num")
 def hf_expressible(cfg: ModelConfig) -> bool:
     """True when Hugging Face's model built from to_hf_config(cfg) has exactly cfg's parameters."""
     owns_all = cfg.sharing == "none" or cfg.num_groups == cfg.num_layers  # every layer its own weights
-    if cfg.family == "albert":
+    if family(cfg.family).STEP.layer == "AlbertLayerGroup":  # AlbertTransformer builds num_hidden_groups groups
         return cfg.sharing == "all" or owns_all
     return owns_all and cfg.inner_group_num == 1
 

@@ -30,6 +30,7 @@ from . import engine
 from .activations import activation_memory, check_inputs
 from .config import ModelConfig, require_choice
 from .engine import SavedTensor
+from .families import family
 from .hf import hf_built_config, hf_expressible
 from .params import count_parameters
 from .replay import MASTER
@@ -82,7 +83,7 @@ def default_kind(cfg: ModelConfig, checkpointing: bool = False) -> str:
     gradient checkpointing in ALBERT)."""
     if cfg.family not in REFERENCE_FAMILIES:
         return "hf"
-    if not hf_expressible(cfg) or (checkpointing and cfg.family == "albert"):
+    if not hf_expressible(cfg) or (checkpointing and not family(cfg.family).STEP.hf_checkpointing):
         return "reference"
     return "hf"
 
@@ -93,10 +94,11 @@ def check_kind(cfg: ModelConfig, kind: str, checkpointing: bool = False) -> None
     if kind == "reference" and cfg.family not in REFERENCE_FAMILIES:
         raise ValueError(f"the reference encoder builds BERT and ALBERT only, not family '{cfg.family}': "
                          "use Hugging Face's model (kind 'hf')")
-    if kind == "hf" and checkpointing and cfg.family == "albert":
+    st = family(cfg.family).STEP
+    if kind == "hf" and checkpointing and not st.hf_checkpointing:
         raise ValueError("Hugging Face's AlbertModel does not support gradient checkpointing (AlbertLayer is not a "
                          "GradientCheckpointingLayer in transformers 5.23): use kind='reference'")
-    if kind == "hf" and cfg.family == "bert" and cfg.inner_group_num > 1:
+    if kind == "hf" and cfg.family in REFERENCE_FAMILIES and st.layer != "AlbertLayerGroup" and cfg.inner_group_num > 1:
         raise ValueError("Hugging Face's BertModel has no inner layer groups (inner_group_num > 1): "
                          "use kind='reference'")
 
@@ -328,7 +330,7 @@ def measure_cuda_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, precis
     torch.cuda.reset_peak_memory_stats(dev)
     base = torch.cuda.memory_allocated(dev)
     torch.manual_seed(0)
-    use_ref = checkpointing and cfg.family == "albert"
+    use_ref = checkpointing and not family(cfg.family).STEP.hf_checkpointing
     model = (reference_model(cfg, device="cuda", attention=attention) if use_ref
              else hf_model(cfg, device="cuda", attention=attention))
     run = engine.Run(batch_size, seq_len, dtype=precision, attention=attention, checkpointing=checkpointing,

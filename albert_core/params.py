@@ -108,7 +108,7 @@ def factorization_savings(cfg: ModelConfig) -> int:
     ELECTRA and DeBERTa: against the same config with embedding_size = hidden_size.
     Families whose embedding is H wide save nothing (0).
     """
-    if cfg.family == "albert":
+    if cfg.factorized:  # ALBERT: against BERT with its sizes (an H-wide table, no E -> H mapping)
         unfactorized = cfg.replace(family="bert", embedding_dim=cfg.hidden_dim)
     elif family(cfg.family).OWN_EMBEDDING_WIDTH:
         unfactorized = cfg.replace(embedding_dim=cfg.hidden_dim)
@@ -128,7 +128,7 @@ def albert_twin(cfg: ModelConfig) -> ModelConfig:
     The family's own fields go back to their defaults and a family without a segment table gets one row
     (ALBERT always has one); cfg itself when it is an ALBERT.
     """
-    if cfg.family == "albert":
+    if cfg.family == "albert":  # a family name: this is the ALBERT twin of any config
         return cfg
     keep = ("name", "vocab_size", "embedding_dim", "hidden_dim", "num_layers", "num_heads", "intermediate_dim",
             "dropout", "attention_dropout", "max_position", "hidden_act", "sharing", "num_groups", "inner_group_num")

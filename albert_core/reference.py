@@ -21,6 +21,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from .config import ModelConfig, require_choice
+from .families import family
 from .params import stored_copies
 
 ATTENTION_IMPLS = ("eager", "sdpa")
@@ -112,6 +113,7 @@ class Attention(nn.Module):
         attn_output = attn_output.reshape(*input_shape, -1).contiguous()  # (B, S, H)
         attn_output = self.dense(attn_output)
         attn_output = self.output_dropout(attn_output)
+        # a family name: the reference encoder builds BERT's and ALBERT's layers (measure.REFERENCE_FAMILIES)
         if self.family == "bert":  # BertSelfOutput: LayerNorm(hidden_states + input_tensor)
             return self.LayerNorm(attn_output + hidden_states)
         return self.LayerNorm(hidden_states + attn_output)  # AlbertAttention
@@ -138,7 +140,7 @@ class FeedForward(nn.Module):
         x = self.ffn(attention_output)  # (B, S, I)
         x = self.activation(x)
         x = self.ffn_output(x)  # (B, S, H)
-        if self.family == "bert":
+        if self.family == "bert":  # a family name: BertOutput's dropout, which AlbertLayer does not apply
             x = self.dropout(x)
         return self.LayerNorm(x + attention_output)  # (B, S, H)
 
@@ -233,14 +235,14 @@ class ReferenceModel(nn.Module):
             m[f"embeddings.{n}.weight"] = f"embeddings.{n}.weight"
         for t in ("weight", "bias"):
             m[f"embeddings.LayerNorm.{t}"] = f"embeddings.LayerNorm.{t}"
-            m[f"pooler.{t}"] = "pooler.dense." + t if cfg.family == "bert" else f"pooler.{t}"
+            m[f"pooler.{t}"] = f"{family(cfg.family).STEP.pooler}.{t}"  # BERT's pooler.dense, ALBERT's pooler
             if cfg.factorized:
                 m[f"embedding_hidden_mapping_in.{t}"] = f"encoder.embedding_hidden_mapping_in.{t}"
         inner = cfg.inner_group_num
         for j, layer in enumerate(self.layers):
             a = next(i for i, x in enumerate(self.attentions) if x is layer.attention)
             f = next(i for i, x in enumerate(self.ffns) if x is layer.ffn)
-            if cfg.family == "bert":
+            if cfg.family == "bert":  # a family name: HF's names for the reference's BERT and ALBERT layers
                 hf = f"encoder.layer.{j}."
                 att = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
                        "dense": "attention.output.dense", "LayerNorm": "attention.output.LayerNorm"}

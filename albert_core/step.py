@@ -128,7 +128,6 @@ from .activations import Term, activation_memory, check_inputs, recompute_memory
 from .config import ModelConfig, require_choice
 from .families import family
 from .finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
-from .hf import hf_dict
 from .replay import BYTES, MASTER, split_dtype
 from .replay import STEP_DTYPES as DTYPES
 
@@ -196,12 +195,8 @@ def _module_order(cfg: ModelConfig, ts: list[Tensor]) -> list[Tensor]:
         last = max((i for i, t in enumerate(rest) if re.search(anchor, t.name)), default=-1)
         return rest[:last + 1] + move + rest[last + 1:]
 
-    if cfg.family == "roberta":
-        return moved(r"embeddings\.position_embeddings\.", r"embeddings\.(word|token_type)_embeddings\.|embeddings\.LayerNorm\.")
-    if cfg.family == "albert":
-        return moved(r"encoder\.embedding_hidden_mapping_in\.", r"(^|\.)embeddings\.")
-    if cfg.family == "electra":
-        return moved(r"(^|\.)embeddings_project\.", r"(^|\.)embeddings\.")
+    for pattern, anchor in family(cfg.family).STEP.parameter_order:
+        ts = moved(pattern, anchor)
     return ts
 
 
@@ -212,13 +207,7 @@ def _bytes_per(dtype: str) -> int:
 
 def buffer_bytes(cfg: ModelConfig, dtype: str = "float32") -> int:
     """Bytes of the base model's buffers (transformers 5.23's register_buffer / nn.Buffer), in the step's dtype."""
-    if cfg.family == "modernbert":  # ModernBertRotaryEmbedding: {type}_inv_freq and its original copy, per layer type
-        n = cfg.global_attn_every_n_layers
-        types = {"sliding" if n > 1 and i % n else "full" for i in range(cfg.num_layers)}
-        return len(types) * 2 * ((cfg.head_dim + 1) // 2) * _bytes_per(dtype)  # arange(0, dim, 2): ceil(dim / 2)
-    rows = int(hf_dict(cfg)["max_position_embeddings"])
-    per = 1 if cfg.family in ("distilbert", "deberta-v2") else 2  # position_ids (+ token_type_ids), (1, P) int64
-    return per * rows * BYTES["int64"]
+    return family(cfg.family).buffer_bytes(cfg, _bytes_per(dtype))
 
 
 # ---- the optimizer step, replayed per tensor ------------------------------------------------------------------
@@ -338,15 +327,12 @@ def _unused(cfg: ModelConfig, name: str) -> bool:
     p.grad is None). DeBERTa-v2 with relative_attention but neither c2p nor p2c builds encoder.rel_embeddings
     and its LayerNorm (DebertaV2Encoder.__init__) that DisentangledSelfAttention never uses; without
     relative_attention the LayerNorm (norm_rel_ebd) is built and never used."""
-    if cfg.family != "deberta-v2":
+    unread = getattr(family(cfg.family), "unread_parameter", None)
+    if unread is None:
         return False
     if backward_lora.unread(name):  # peft's lora.Embedding on rel_embeddings: the encoder reads .weight
         return True
-    if not cfg.relative_attention:  # the LayerNorm of norm_rel_ebd is built all the same
-        return bool(re.search(r"(^|\.)encoder\.LayerNorm\.", name))
-    if {"c2p", "p2c"} & set(cfg.pos_att_type.split("|")):
-        return False
-    return bool(re.search(r"(^|\.)encoder\.(rel_embeddings|LayerNorm)\.", name))
+    return bool(unread(cfg, name))
 
 
 def _is_pooler(cfg: ModelConfig, name: str) -> bool:
@@ -403,7 +389,8 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     persist = dict(start)
     cands: list[Candidate] = []
 
-    modern = cfg.family == "modernbert" and backward_modernbert.modelled(name, head)  # a linear probe too
+    recorder = family(cfg.family).STEP.recorder
+    modern = recorder == "backward_modernbert" and backward_modernbert.modelled(name, head)  # a linear probe too
     replayed = device == "cpu" and (modern or backward.modelled(cfg, attention, checkpointing, name, head)) \
         and backward_lora.replayed([t.name for t in ts])  # peft's lora.Embedding: the word lookup's only
     if replayed:  # the forward's last moments and the backward, op by op (albert_core/backward.py)
@@ -413,7 +400,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
         if modern:  # backward_modernbert.py
             pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention, head, num_labels,
                                                  adapt, checkpointing)
-        elif cfg.family == "deberta-v2":  # backward_deberta.py (its MLM head: the legacy one, backward._mlm_head)
+        elif recorder == "backward_deberta":  # backward_deberta.py (its MLM head: the legacy one, backward._mlm_head)
             pk, saved = backward_deberta.deberta_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
                                                       head, num_labels, adapt, backward.trainable_by_name(requires))
         else:
@@ -475,8 +462,8 @@ def _frozen_saves(cfg: ModelConfig, mode: str, k: int, terms: tuple[Term, ...], 
     trainable op still saves what its own weight's gradient needs (a Linear its input)."""
     if mode not in ("frozen-embeddings", "frozen-layers"):
         return 0
-    if cfg.family == "albert":  # ALBERT's E -> H mapping trains: it saves its input, which the replay counts
-        return 0  # under the embeddings' scope; not modelled, the full forward's saves are kept
+    if family(cfg.family).STEP.embeddings_scope_trains:  # ALBERT's E -> H mapping trains: it saves its input,
+        return 0  # which the replay counts under the embeddings' scope; not modelled, the full forward's saves kept
     first = k if mode == "frozen-layers" else 0  # layer steps before the first trainable one save nothing
     drop = 0
     for t in terms:

@@ -210,7 +210,7 @@ def _family_rule(v: dict[str, Any], d: dict[str, Any]) -> Any:
     for f, owners in family_fields().items():
         if d["family"] not in owners and f in _MAX:
             ok = ok & (v[f] == FIELD_DEFAULTS[f])
-    if d["family"] == "roberta":
+    if d["family"] == "roberta":  # a family name: roberta.validate's rule on whole arrays of position_offset
         ok = ok & (v["position_offset"] >= 1) & (v["position_offset"] <= v["vocab_size"])
     return ok & (v["max_relative_positions"] != 0) & (v["position_buckets"] != 0)
 

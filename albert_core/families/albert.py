@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import bert_replay
 from . import bert
-from .base import BERT_STYLE_REFUSED, ParamGroup, layer_norm, linear
+from .base import BERT_STYLE_REFUSED, MlmHead, ParamGroup, Step, layer_norm, linear, position_id_buffers
 from .modules import Module, Sublayers, bert_embedding_modules, lin, norm, param, tied
 
 if TYPE_CHECKING:
@@ -90,11 +90,11 @@ def hf_classes(heads: bool) -> tuple[type, type]:
 
 # ---- activation replay and inference peak: BERT's op sequences (albert_core/bert_replay.py), shared with BERT ----
 replay_embeddings = bert_replay.replay_embeddings
-replay_layer = bert_replay.replay_layer
+replay_layer = bert_replay.replay_albert_layer
 replay_pooler = bert_replay.replay_pooler
 weight_copy_elements = bert_replay.weight_copy_elements
 infer_embeddings = bert_replay.infer_embeddings
-infer_layer = bert_replay.infer_layer
+infer_layer = bert_replay.infer_albert_layer
 infer_pooler = bert_replay.infer_pooler
 cast_sizes = bert_replay.cast_sizes
 
@@ -127,3 +127,16 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
         return [param("predictions.bias", V), norm("predictions.LayerNorm", E), lin("predictions.dense", H, E),
                 tied("predictions.decoder", E, V, False)]
     return [lin("classifier", H, num_labels)]
+
+
+# The training step (albert_core.step)
+STEP = Step(
+    "backward", parameter_order=((r"encoder\.embedding_hidden_mapping_in\.", r"(^|\.)embeddings\."),),  # before groups
+    hf_checkpointing=False,  # AlbertLayer is not a GradientCheckpointingLayer in transformers 5.23
+    embeddings_scope_trains=True, layer="AlbertLayerGroup", projection="encoder.embedding_hidden_mapping_in", pooler="pooler",
+    classifier_dropout=0.1,  # classifier_dropout_prob
+    mlm=MlmHead("predictions.dense", None, "predictions.LayerNorm", "predictions.decoder", "predictions.bias", True))
+
+
+def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+    return position_id_buffers(c, 2)  # position_ids and token_type_ids

@@ -7,6 +7,7 @@ nn.LayerNorm: weight + bias; nn.Embedding: rows×width).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ..values import short
@@ -32,6 +33,39 @@ class ParamGroup(NamedTuple):
     @property
     def params(self) -> int:
         return self.per_copy * self.copies
+
+
+class MlmHead(NamedTuple):
+    """A family's own *ForMaskedLM head as the step's replay records it (transformers 5.23)."""
+
+    dense: str  # the transform's Linear: H -> H, or H -> E where e_wide
+    activation: str | None  # its activation; None: config.hidden_act
+    norm: str  # its LayerNorm
+    decoder: str  # the decoder, whose weight is the word-embedding table (tied)
+    bias: str | None  # the decoder's bias, as named_parameters() names it
+    e_wide: bool = False  # the head is E wide: the decoder reads the E-wide table (ALBERT, ELECTRA, DeBERTa legacy)
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the training step's model (albert_core.step, and its op-by-op replays backward*.py) asks of a family."""
+
+    recorder: str  # the module replaying the forward and backward: "backward", "backward_deberta", "backward_modernbert"
+    # named_parameters() order where a module's __init__ defines a module after the ones it reads first:
+    # (the parameters' name pattern, the last parameter they follow)
+    parameter_order: tuple[tuple[str, str], ...] = ()
+    hf_checkpointing: bool = True  # whether Hugging Face's model supports gradient checkpointing
+    embeddings_scope_trains: bool = False  # a trainable op recorded under the embeddings' scope (ALBERT's E -> H)
+    # the BERT-style recorder (backward.bert_style_forward):
+    layer: str = "BertLayer"  # or "AlbertLayerGroup" (AlbertLayers in groups), "TransformerBlock" (DistilBERT)
+    positions_from_ids: bool = False  # RobertaEmbeddings: position ids made from input_ids, token types B×S
+    projection: str | None = None  # the E -> H Linear after the embeddings, where other_modules builds it
+    projection_rebinds: bool = False  # its output is the embedding output the model holds (ELECTRA)
+    pooler: str | None = None  # the pooler's Linear (where the task model keeps it: POOLER_DROPPED_FOR)
+    classifier: str = "pooled"  # the classification head: "pooled" (on the pooler's output), "pre_classifier"
+    # (DistilBERT: first token, pre_classifier, ReLU), "tanh" or "gelu" (Roberta/ElectraClassificationHead)
+    classifier_dropout: float | None = None  # the heads' dropout (ALBERT's classifier_dropout_prob); None: dropout
+    mlm: MlmHead | None = None
 
 
 @runtime_checkable
@@ -97,13 +131,18 @@ class Family(Protocol):
         """The base model's modules outside `embeddings` and the layers (projections, shared tables, norms, pooler)."""
     def head_modules(self, c: ModelConfig, head: str, num_labels: int, /) -> list[Module]:
         """What the task model adds beside its base model (head: classification, token or mlm), tied decoders too."""
+    # the training step (albert_core.step)
+    @property
+    def STEP(self) -> Step: ...
+    def buffer_bytes(self, c: ModelConfig, float_bytes: int, /) -> int:
+        """Bytes of the base model's buffers (register_buffer / nn.Buffer); float ones float_bytes an element."""
 
 
 # Optional parts: a family defines all of one or none of it. Read with isinstance (runtime_checkable), which
 # narrows the type; the type checker holds each module that has one to it (families/__init__.py).
 # Optional single names, read with getattr and a default: HF_ATTENTIONS (build.py), LORA_ALIASES (finetune.py),
-# FIRST_LAYER_DIFFERS
-# (activations.py), FFN_MATRICES and relative_position_flops (flops.py), replay_checkpoint_inputs (activations.py).
+# FIRST_LAYER_DIFFERS and replay_checkpoint_inputs (activations.py), unread_parameter (step.py), FFN_MATRICES and
+# relative_position_flops (flops.py).
 @runtime_checkable
 class Heads(Protocol):
     """The pretraining heads, modelled where HEADS is None (bert, albert)."""
@@ -120,6 +159,11 @@ class Inference(Protocol):
     def infer_layer(self, f: Infer, cfg: ModelConfig, x: int, j: int, /) -> int: ...
     def infer_pooler(self, f: Infer, cfg: ModelConfig, x: int, /) -> None: ...
     def cast_sizes(self, cfg: ModelConfig, /) -> dict[str, int]: ...
+
+
+def position_id_buffers(c: ModelConfig, n: int) -> int:
+    """n (1, max_position_embeddings) int64 buffers: position_ids (and token_type_ids where n is 2)."""
+    return n * (c.max_position + c.position_offset) * 8
 
 
 def linear(n_in: int, n_out: int, bias: bool = True) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import bert_replay
-from .base import BERT_STYLE_REFUSED, ParamGroup, layer_norm, linear
+from .base import BERT_STYLE_REFUSED, MlmHead, ParamGroup, Step, layer_norm, linear, position_id_buffers
 from .modules import (
     Module,
     Sublayers,
@@ -151,3 +151,13 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
         return [param("cls.predictions.bias", V), lin("cls.predictions.transform.dense", H, H),
                 norm("cls.predictions.transform.LayerNorm", H), tied("cls.predictions.decoder", H, V, False)]
     return [lin("classifier", H, num_labels)]  # on the pooled [CLS] (classification) or on every token
+
+
+# The training step (albert_core.step)
+STEP = Step("backward", pooler="pooler.dense", mlm=MlmHead(  # BertOnlyMLMHead
+    "cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
+    "cls.predictions.bias"))
+
+
+def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+    return position_id_buffers(c, 2)  # position_ids and token_type_ids

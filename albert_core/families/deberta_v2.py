@@ -11,6 +11,7 @@ embedding_size differs (bias-free); the embedding LayerNorm is H wide.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from ..layout import stored_copies
@@ -20,13 +21,16 @@ from ..values import short as _short
 from . import bert
 from .base import (
     BERT_STYLE_REFUSED,
+    MlmHead,
     ParamGroup,
     Refusals,
+    Step,
     bert_layer_groups,
     bert_layer_sizes,
     layer_norm,
     lin_shape,
     linear,
+    position_id_buffers,
 )
 from .modules import Module, Sublayers, bert_sublayer_modules, emb, lin, norm, param, stacked_prefix, tied
 
@@ -338,3 +342,24 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
         return [param("cls.predictions.bias", V), lin("cls.predictions.transform.dense", H, E),
                 norm("cls.predictions.transform.LayerNorm", E), tied("cls.predictions.decoder", E, V, False)]
     return [lin("classifier", H, num_labels)]
+
+
+# The training step (albert_core.step)
+STEP = Step("backward_deberta", mlm=MlmHead(  # legacy=True (DebertaV2Config's default): LegacyDebertaV2OnlyMLMHead
+    "cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
+    "cls.predictions.bias", True))
+
+
+def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+    return position_id_buffers(c, 1)  # position_ids
+
+
+def unread_parameter(c: ModelConfig, name: str) -> bool:
+    """A built parameter the forward never reads, so no gradient and no optimizer state (step._unused): with
+    relative_attention but neither c2p nor p2c, encoder.rel_embeddings and its LayerNorm (DebertaV2Encoder.__init__)
+    that DisentangledSelfAttention never uses; without relative_attention the LayerNorm (norm_rel_ebd)."""
+    if not c.relative_attention:  # the LayerNorm of norm_rel_ebd is built all the same
+        return bool(re.search(r"(^|\.)encoder\.LayerNorm\.", name))
+    if {"c2p", "p2c"} & set(c.pos_att_type.split("|")):
+        return False
+    return bool(re.search(r"(^|\.)encoder\.(rel_embeddings|LayerNorm)\.", name))

@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 from .. import bert_replay
 from ..replay import Replay, Tensor, sz
-from .base import ParamGroup, Refusals, bert_layer_sizes, layer_norm, lin_shape, linear
+from .base import (
+    MlmHead,
+    ParamGroup,
+    Refusals,
+    Step,
+    bert_layer_sizes,
+    layer_norm,
+    lin_shape,
+    linear,
+    position_id_buffers,
+)
 from .modules import Module, Sublayers, emb, lin, norm, stacked_prefix, tied
 
 if TYPE_CHECKING:
@@ -179,3 +189,12 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
     if head == "mlm":  # DistilBertForMaskedLM
         return [lin("vocab_transform", H, H), norm("vocab_layer_norm", H), tied("vocab_projector", H, V, True)]
     return [lin("classifier", H, num_labels)]
+
+
+# The training step (albert_core.step)
+STEP = Step("backward", layer="TransformerBlock", classifier="pre_classifier", mlm=MlmHead(
+    "vocab_transform", None, "vocab_layer_norm", "vocab_projector", "vocab_projector.bias"))
+
+
+def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+    return position_id_buffers(c, 1)  # position_ids

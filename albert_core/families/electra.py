@@ -11,7 +11,18 @@ from typing import TYPE_CHECKING, Any
 from .. import bert_replay
 from ..replay import Replay, Tensor, sz
 from . import bert
-from .base import BERT_STYLE_REFUSED, ParamGroup, bert_layer_groups, bert_layer_sizes, layer_norm, lin_shape, linear
+from .base import (
+    BERT_STYLE_REFUSED,
+    MlmHead,
+    ParamGroup,
+    Step,
+    bert_layer_groups,
+    bert_layer_sizes,
+    layer_norm,
+    lin_shape,
+    linear,
+    position_id_buffers,
+)
 from .modules import Module, Sublayers, bert_embedding_modules, bert_sublayer_modules, lin, norm, stacked_prefix, tied
 
 if TYPE_CHECKING:
@@ -144,3 +155,15 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
         return [norm("generator_predictions.LayerNorm", E), lin("generator_predictions.dense", H, E),
                 tied("generator_lm_head", E, V, True)]
     return [lin("classifier", H, num_labels)]
+
+
+# The training step (albert_core.step)
+STEP = Step(
+    "backward", parameter_order=((r"(^|\.)embeddings_project\.", r"(^|\.)embeddings\."),),  # before the encoder
+    projection="embeddings_project", projection_rebinds=True, classifier="gelu",
+    mlm=MlmHead("generator_predictions.dense", "gelu", "generator_predictions.LayerNorm", "generator_lm_head",
+                "generator_lm_head.bias", True))  # ElectraForMaskedLM: the generator's head, E wide
+
+
+def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+    return position_id_buffers(c, 2)  # position_ids and token_type_ids

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..layout import stored_copies
 from ..replay import F32, Replay, Size, Tensor, sdpa_fused, sz
 from ..values import short as _short
-from .base import ParamGroup, Refusals, layer_norm, lin_shape, linear
+from .base import ParamGroup, Refusals, Step, layer_norm, lin_shape, linear
 from .modules import Module, Sublayers, emb, lin, norm, stacked_prefix, tied
 
 if TYPE_CHECKING:
@@ -243,3 +243,14 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
     if head == "mlm":  # ModernBertForMaskedLM: decoder bias = decoder_bias (default True)
         return [*prediction, tied("decoder", H, c.vocab_size, True)]
     return [*prediction, lin("classifier", H, num_labels)]
+
+
+# The training step (albert_core.step)
+STEP = Step("backward_modernbert")
+
+
+def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+    """ModernBertRotaryEmbedding: {type}_inv_freq and its original copy, per layer type (float)."""
+    n = c.global_attn_every_n_layers
+    types = {"sliding" if n > 1 and i % n else "full" for i in range(c.num_layers)}
+    return len(types) * 2 * ((c.head_dim + 1) // 2) * float_bytes  # arange(0, dim, 2): ceil(dim / 2)

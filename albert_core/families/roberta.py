@@ -13,7 +13,18 @@ from typing import TYPE_CHECKING, Any
 from .. import bert_replay
 from ..replay import Replay, Tensor, sz
 from . import bert
-from .base import BERT_STYLE_REFUSED, ParamGroup, bert_layer_groups, bert_layer_sizes, layer_norm, linear, pooler_groups
+from .base import (
+    BERT_STYLE_REFUSED,
+    MlmHead,
+    ParamGroup,
+    Step,
+    bert_layer_groups,
+    bert_layer_sizes,
+    layer_norm,
+    linear,
+    pooler_groups,
+    position_id_buffers,
+)
 from .modules import (
     Module,
     Sublayers,
@@ -182,3 +193,15 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
         return [param("lm_head.bias", V), lin("lm_head.dense", H, H), norm("lm_head.layer_norm", H),
                 tied("lm_head.decoder", H, V, False)]
     return [lin("classifier", H, num_labels)]
+
+
+# The training step (albert_core.step)
+STEP = Step(
+    "backward", parameter_order=((r"embeddings\.position_embeddings\.",  # RobertaEmbeddings: after LayerNorm
+                              r"embeddings\.(word|token_type)_embeddings\.|embeddings\.LayerNorm\."),),
+    positions_from_ids=True, pooler="pooler.dense", classifier="tanh",
+    mlm=MlmHead("lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias"))  # RobertaLMHead
+
+
+def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+    return position_id_buffers(c, 2)  # position_ids and token_type_ids
