@@ -6,17 +6,17 @@ build or measure real models (build, reference, measure, worker), and only when 
 huggingface_hub only when a config is fetched by Hub id (hub).
 """
 
-from .activations import activation_memory, activation_sweep, attention_quadratic_memory
-from .compare import compare_table
 from .config import FAMILIES, HIDDEN_ACTS, SHARING_MODES, ConfigError, ModelConfig
-from .fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
-from .flops import forward_flops, training_flops
-from .gpus import GPUS
-from .hf import from_hf_config, hf_expressible, to_hf_config
-from .params import ParameterCount, albert_cuts, count_parameters, factorization_savings, sharing_savings
+from .estimate.activations import activation_memory, activation_sweep, attention_quadratic_memory
+from .estimate.compare import compare_table
+from .estimate.fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
+from .estimate.flops import forward_flops, training_flops
+from .estimate.gpus import GPUS
+from .estimate.params import ParameterCount, albert_cuts, count_parameters, factorization_savings, sharing_savings
+from .estimate.sweeps import embedding_sweep, sharing_sweep, sweep
+from .estimate.training import training_memory
+from .formats.hf import from_hf_config, hf_expressible, to_hf_config
 from .presets import DEFAULT_PRESET, PRESET_FAMILIES, PRESETS
-from .sweeps import embedding_sweep, sharing_sweep, sweep
-from .training import training_memory
 
 __all__ = [
     "FAMILIES", "HIDDEN_ACTS", "SHARING_MODES", "ConfigError", "ModelConfig",

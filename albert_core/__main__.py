@@ -1,5 +1,5 @@
-"""python -m albert_core: see albert_core.cli."""
+"""python -m albert_core: see albert_core.cli.main."""
 
-from .cli import console
+from .cli.main import console
 
 raise SystemExit(console(prog="python -m albert_core"))

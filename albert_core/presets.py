@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .config import ModelConfig
-from .hf import from_hf_config
+from .formats.hf import from_hf_config
 from .names import FAMILIES
 
 

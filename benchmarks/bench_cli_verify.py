@@ -27,8 +27,8 @@ from timing import machine_line  # noqa: E402
 SPLIT = """
 import io, json, sys, time, contextlib
 t0 = time.perf_counter()
-from albert_core import cli
-from albert_core.serving import skip_torchao
+from albert_core.cli import main as cli
+from albert_core.estimate.serving import skip_torchao
 if not {old!r}:
     skip_torchao()
 t1 = time.perf_counter()

@@ -19,11 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from timing import machine_line  # noqa: E402
 
-from albert_core import engine  # noqa: E402
-from albert_core.measure import default_kind, maker  # noqa: E402
+from albert_core.engine import core as engine  # noqa: E402
+from albert_core.engine.measure import default_kind, maker  # noqa: E402
+from albert_core.engine.worker import _inference_modelled, _peak_rss  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
 from albert_core.units import format_bytes  # noqa: E402
-from albert_core.worker import _inference_modelled, _peak_rss  # noqa: E402
 
 
 def main() -> None:

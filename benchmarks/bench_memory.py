@@ -24,9 +24,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=15)
     args = ap.parse_args()
 
-    from albert_core import activations
-    from albert_core.activations import activation_memory, activation_sweep
-    from albert_core.fit import fit_table
+    from albert_core.estimate import activations
+    from albert_core.estimate.activations import activation_memory, activation_sweep
+    from albert_core.estimate.fit import fit_table
     from albert_core.presets import PRESETS
 
     print(machine_line())

@@ -24,10 +24,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=15)
     args = ap.parse_args()
 
-    from albert_core.build import hf_model, reference_model
-    from albert_core.params import count_parameters
+    from albert_core.engine.build import hf_model, reference_model
+    from albert_core.estimate.params import count_parameters
+    from albert_core.estimate.sweeps import grid, sweep
     from albert_core.presets import PRESETS
-    from albert_core.sweeps import grid, sweep
 
     print(machine_line())
     print("\ncount_parameters vs building on the meta device (median seconds)")

@@ -3,7 +3,7 @@
     python benchmarks/cuda_peak.py
 
 For 3 presets: torch.cuda.max_memory_allocated over forward + backward + AdamW step of HF's
-model (albert_core.measure.measure_cuda_peak), beside training_memory(..., device="cuda") with the
+model (albert_core.engine.measure.measure_cuda_peak), beside training_memory(..., device="cuda") with the
 same precision. The measured peak also holds what training_memory leaves out (backward temporaries,
 gradients of activations, the allocator's rounding), so expect it somewhat above the estimate.
 Without CUDA it says so and exits 0. Figures go in docs/memory.md.
@@ -24,9 +24,9 @@ RUNS = [  # (preset, batch, seq_len, precision, attention)
 
 
 def main() -> None:
-    from albert_core.measure import cuda_available, measure_cuda_peak
+    from albert_core.engine.measure import cuda_available, measure_cuda_peak
+    from albert_core.estimate.training import training_memory
     from albert_core.presets import PRESETS
-    from albert_core.training import training_memory
     from albert_core.units import format_bytes
 
     if not cuda_available():

@@ -30,11 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from timing import machine_line  # noqa: E402
 
-from albert_core import engine, finetune  # noqa: E402
-from albert_core.gpus import GPUS  # noqa: E402
+from albert_core.engine import core as engine  # noqa: E402
+from albert_core.estimate import finetune
+from albert_core.estimate.gpus import GPUS  # noqa: E402
+from albert_core.estimate.serving import approximate_bytes, weight_bytes  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
-from albert_core.serving import approximate_bytes, weight_bytes  # noqa: E402
-from albert_core.step import StepPeakEstimate, step_peak  # noqa: E402
+from albert_core.replay.step import StepPeakEstimate, step_peak  # noqa: E402
 from albert_core.units import format_bytes, format_count  # noqa: E402
 
 MODELS = ("xlm-roberta-base", "deberta-v3-base", "bert-base")

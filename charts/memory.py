@@ -185,7 +185,7 @@ def merge_budgets(budgets: dict[str, int], within: float = 0.02) -> dict[str, in
 
 
 def budget_label(budgets: dict[str, int], merged: str) -> str:
-    """The label of a (merged) GPU line: each GPU with its own memory from albert_core.gpus, one size when they
+    """The label of a (merged) GPU line: each GPU with its own memory from albert_core.estimate.gpus, one size when they
     print the same ("L4 24 GB / A10 24 GB: 22.49 GiB", "H100 80 GB: 79.65 GiB / A100 80 GB: 80.00 GiB")."""
     gpus = merged.split(" / ")
     shown = [sizes([budgets[g]])[0] for g in gpus]

@@ -1,6 +1,6 @@
 """What the ALBERT paper measured, beside exact counts: parameters against the paper's Avg, and speed against FLOPs.
 
-No formulas here: every number comes in the DataFrames (ui/data.py builds them from albert_core.paper_results).
+No formulas here: every number comes in the DataFrames (ui/data.py builds them from albert_core.estimate.paper_results).
 No line joins two measured points and nothing is interpolated: a config the paper did not train is not drawn.
 """
 

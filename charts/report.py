@@ -62,7 +62,7 @@ def build(*, title: str, date: str, link: str, settings: str, configs: pd.DataFr
     configs: one column per config, one row per ModelConfig field; comparison: the side-by-side tables, each
     (title, its settings stated once, text table, differs table);
     figures: titled figures (charts.base.slide), in page order; paper: one sentence per config, whether the
-    ALBERT paper trained exactly its network (albert_core.paper_results.match_text).
+    ALBERT paper trained exactly its network (albert_core.estimate.paper_results.match_text).
     """
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{CSS}</style></head><body>",

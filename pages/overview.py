@@ -6,8 +6,8 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
+from albert_core.estimate.training import PEAK_MAX_LAYERS
 from albert_core.presets import PRESETS
-from albert_core.training import PEAK_MAX_LAYERS
 from albert_core.units import format_bytes, format_count
 from ui import comparison, controls, data, figures, paper, plots, sections, state, tables
 from ui.text import md
@@ -36,7 +36,7 @@ m3.metric("Layer share", f"{mine['layers_pct']:.1f}%", help=f"{int(mine['all_lay
 if mine["training_512_is_peak"]:
     m4.metric(f"Training step's peak, 1 × {min(512, cfg.max_position)} tokens", format_bytes(int(mine["training_512"])),
               help="One sequence, float32, AdamW, eager attention: the most bytes alive at one moment of the step "
-                   f"(albert_core.step; {int(mine['training_512']):,} bytes). The sum of its parts (weights, "
+                   f"(albert_core.replay.step; {int(mine['training_512']):,} bytes). The sum of its parts (weights, "
                    f"gradients, optimizer state, every saved activation) is {format_bytes(int(mine['training_512_sum']))}.")
 else:
     m4.metric(f"Training step, sum of parts, 1 × {min(512, cfg.max_position)} tokens",

@@ -1,6 +1,6 @@
 """Verify: build the selected config in PyTorch, count and measure it on the engine, beside the estimate.
 
-torch runs only in a separate process (albert_core.worker, queued by ui/jobs.py: the warm measurement process
+torch runs only in a separate process (albert_core.engine.worker, queued by ui/jobs.py: the warm measurement process
 for fake tensors, a fresh one per press for real tensors): this page gets plain numbers back, and the server's
 memory returns to where it was.
 """
@@ -13,11 +13,8 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 
 import pandas as pd
 
-from albert_core import worker  # no torch: every build runs in a separate process (ui/jobs.py)
-from albert_core.compare import Settings
-from albert_core.finetune import trainable
-from albert_core.hf import hf_built_config, hf_expressible
-from albert_core.measure import (
+from albert_core.engine import worker  # no torch: every build runs in a separate process (ui/jobs.py)
+from albert_core.engine.measure import (
     default_kind,
     device_differences,
     modelled_step_for,
@@ -25,8 +22,11 @@ from albert_core.measure import (
     step_estimate,
     step_rows,
 )
-from albert_core.params import count_parameters
-from albert_core.training import PRECISION_LABELS
+from albert_core.estimate.compare import Settings
+from albert_core.estimate.finetune import trainable
+from albert_core.estimate.params import count_parameters
+from albert_core.estimate.training import PRECISION_LABELS
+from albert_core.formats.hf import hf_built_config, hf_expressible
 from albert_core.units import format_bytes
 from ui import controls, jobs, state, tables
 from ui import finetune as ft_ui
@@ -204,10 +204,10 @@ def show_step(result: dict) -> None:
     with st.expander("How the step is measured and modelled", icon=":material/info:"):
         st.markdown(
             "The step: forward, loss, backward, optimizer.step(), its second run (the optimizer state exists). "
-            + (("The modelled peak (albert_core.step) replays it op by op: the forward's moments, the backward on "
+            + (("The modelled peak (albert_core.replay.step) replays it op by op: the forward's moments, the backward on "
                 "the recorded autograd graph (checkpointing's recomputation included) and the optimizer's "
                 "temporaries. " if modelled.activations_exact else
-                "The modelled peak (albert_core.step) does not replay this setup (peft's LoRA on an embedding "
+                "The modelled peak (albert_core.replay.step) does not replay this setup (peft's LoRA on an embedding "
                 "other than the word embeddings: position, token type, relative): it is the largest of moments "
                 "the step passes through, a lower bound. ") if modelled is not None else "")
             + ("The sum of parts (albert_core's training memory: weights, gradients, optimizer state and every "

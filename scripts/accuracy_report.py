@@ -3,7 +3,7 @@
     python scripts/accuracy_report.py [--quick] [--out docs/memory-accuracy.md]
 
 For base and large presets and seq_len 64..512: the bytes autograd really saves in one
-training-mode forward of Hugging Face's model on this CPU (albert_core.measure, saved_tensors_hooks),
+training-mode forward of Hugging Face's model on this CPU (albert_core.engine.measure, saved_tensors_hooks),
 beside albert_core's estimate (device="cpu"), the Korthikanti et al. (2022) per-layer formula
 34·s·b·h + 5·a·s²·b (times the layers), and torchinfo 1.8.0's "Forward/backward pass size"
 (ModelStatistics.total_output_bytes), each with its ratio to the measurement. Takes a few minutes
@@ -36,9 +36,9 @@ def main() -> None:
 
     import torch
 
-    from albert_core import engine
-    from albert_core.activations import activation_memory, korthikanti_bytes
-    from albert_core.measure import check_measurable, maker, saved_tensors
+    from albert_core.engine import core as engine
+    from albert_core.engine.measure import check_measurable, maker, saved_tensors
+    from albert_core.estimate.activations import activation_memory, korthikanti_bytes
     from albert_core.presets import PRESETS
     from albert_core.units import format_bytes
 
@@ -79,7 +79,7 @@ def main() -> None:
         "",
         "**Measured**: bytes of the tensors autograd saves for backward during one training-mode forward of "
         "Hugging Face's `BertModel`/`AlbertModel` (pooler included) called as `model(input_ids=ids)`, parameters "
-        "excluded, each storage once (`torch.autograd.graph.saved_tensors_hooks`, albert_core/measure.py), on "
+        "excluded, each storage once (`torch.autograd.graph.saved_tensors_hooks`, albert_core/engine/measure.py), on "
         "this machine's CPU. **Estimate**: `activation_memory(cfg, ..., device=\"cpu\")`. **Korthikanti**: "
         "Korthikanti et al. 2022, Sec. 4.1, 34·s·b·h + 5·a·s²·b bytes per layer (16-bit activations, 1-byte "
         "masks), times the layers. **torchinfo**: torchinfo 1.8.0 `summary(..., mode=\"train\")`'s "

@@ -2,7 +2,7 @@
 
     python scripts/finetune_tables.py [--out docs/finetune-serving.md]
 
-Every number comes from albert_core.finetune.trainable, heads.head_parameters and serving.weight_bytes
+Every number comes from albert_core.estimate.finetune.trainable, heads.head_parameters and serving.weight_bytes
 (each tested against peft / transformers / torchao in tests/test_finetune.py, test_heads.py, test_serving.py).
 Pure arithmetic: no torch, runs in a second.
 """
@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from albert_core.finetune import LoraSpec, trainable  # noqa: E402
-from albert_core.hf_modules import embedding_modules  # noqa: E402
-from albert_core.params import count_parameters  # noqa: E402
+from albert_core.estimate.finetune import LoraSpec, trainable  # noqa: E402
+from albert_core.estimate.hf_modules import embedding_modules  # noqa: E402
+from albert_core.estimate.params import count_parameters  # noqa: E402
+from albert_core.estimate.serving import approximate_bytes, weight_bytes  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
-from albert_core.serving import approximate_bytes, weight_bytes  # noqa: E402
 from albert_core.units import format_bytes, format_count  # noqa: E402
 
 MODELS = ("bert-base", "xlm-roberta-base", "deberta-v3-base")

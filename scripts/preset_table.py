@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
-from albert_core.params import albert_cuts, count_parameters  # noqa: E402
+from albert_core.estimate.params import albert_cuts, count_parameters  # noqa: E402
 from albert_core.presets import HUB_CONFIGS, PRESETS  # noqa: E402
 from albert_core.units import format_count  # noqa: E402
 

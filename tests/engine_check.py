@@ -13,11 +13,11 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from albert_core import engine
-from albert_core.activations import activation_memory, family_ops
 from albert_core.config import ModelConfig
-from albert_core.measure import _estimate_config, maker
-from albert_core.params import count_parameters
+from albert_core.engine import core as engine
+from albert_core.engine.measure import _estimate_config, maker
+from albert_core.estimate.activations import activation_memory, family_ops
+from albert_core.estimate.params import count_parameters
 
 
 def fake_equals_real(make: Callable[[], Any], vocab: int, run: engine.Run,

@@ -10,14 +10,14 @@ import random
 
 import pytest
 
-from albert_core.activations import (
+from albert_core.config import ModelConfig
+from albert_core.engine.measure import measure_activation_memory
+from albert_core.estimate.activations import (
     activation_memory,
     activation_sweep,
     attention_quadratic_memory,
     korthikanti_bytes,
 )
-from albert_core.config import ModelConfig
-from albert_core.measure import measure_activation_memory
 from albert_core.presets import PRESETS
 
 ACTS = ["gelu", "gelu_new", "relu", "gelu_python", "gelu_fast", "quick_gelu", "silu", "tanh"]

@@ -3,9 +3,9 @@
 import pytest
 from test_app_pages import figure, goto, no_errors, open_app, open_fields, open_tab, table_with, traces
 
-from albert_core.activations import activation_memory
-from albert_core.flops import forward_flops
-from albert_core.params import count_parameters
+from albert_core.estimate.activations import activation_memory
+from albert_core.estimate.flops import forward_flops
+from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
 
 
@@ -133,9 +133,9 @@ def test_compute_seq_len_beyond_max_position_is_explained():
 
 
 def test_memory_training_bars_and_stop_table():
-    from albert_core.fit import max_position_that_fits
-    from albert_core.gpus import GPUS
-    from albert_core.training import training_memory
+    from albert_core.estimate.fit import max_position_that_fits
+    from albert_core.estimate.gpus import GPUS
+    from albert_core.estimate.training import training_memory
 
     at = goto(open_app({"precision": "float32", "optimizer": "sgd", "gpu": "A100 40 GB", "attention": "sdpa"}),
               "memory")
@@ -151,8 +151,8 @@ def test_memory_training_bars_and_stop_table():
 
 
 def test_fit_planner_page():
-    from albert_core.fit import max_batch_size
-    from albert_core.gpus import GPUS
+    from albert_core.estimate.fit import max_batch_size
+    from albert_core.estimate.gpus import GPUS
 
     at = goto(open_app(), "fit")
     at.selectbox(key="ctl.gpu").set_value("H100 80 GB").run()
@@ -180,8 +180,8 @@ def test_fit_planner_says_when_nothing_fits():
 @pytest.mark.parametrize("query", [{}, {"vocab_size": "50000", "num_layers": "6", "sharing": "none"},
                                    {"preset": "bert-large", "max_position": "256"}])
 def test_overview_headline_is_the_sidebar_config(query):
-    from albert_core.share import decode
-    from albert_core.training import training_memory
+    from albert_core.estimate.training import training_memory
+    from albert_core.formats.share import decode
     from albert_core.units import format_bytes, format_count
 
     at = open_app(query)
@@ -200,8 +200,8 @@ def test_overview_headline_is_the_sidebar_config(query):
 def test_overview_headline_says_sum_of_parts_past_the_peak_model():
     """Past training.PEAK_MAX_LAYERS layer applications the step's peak is not modelled: the headline is the sum
     of the parts and its label says so (not "peak")."""
-    from albert_core.share import decode
-    from albert_core.training import PEAK_MAX_LAYERS, training_memory
+    from albert_core.estimate.training import PEAK_MAX_LAYERS, training_memory
+    from albert_core.formats.share import decode
     from albert_core.units import format_bytes
 
     query = {"num_layers": str(PEAK_MAX_LAYERS + 88), "hidden_dim": "64", "num_heads": "2", "intermediate_dim": "128"}

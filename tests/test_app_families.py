@@ -5,9 +5,9 @@ import pytest
 from test_app_pages import PAGES, goto, no_errors, open_app, open_fields, open_tab
 from test_hub import server  # noqa: F401  (the local Hub fixture)
 
-from albert_core.params import count_parameters
+from albert_core.estimate.params import count_parameters
+from albert_core.formats.share import PAGE_TABS
 from albert_core.presets import PRESET_FAMILIES, PRESETS
-from albert_core.share import PAGE_TABS
 
 FAMILY_PRESET = {fam: names[0] for fam, names in PRESET_FAMILIES.items() if fam not in ("bert", "albert")}
 
@@ -72,7 +72,7 @@ def test_import_by_hub_id(server):  # noqa: F811
 
 
 def test_cuts_follow_the_e_control_and_the_link():
-    from albert_core.params import albert_cuts
+    from albert_core.estimate.params import albert_cuts
 
     at = goto(open_app({"preset": "mdeberta-v3-base", "cuts_e": "64", "parameters_tab": "cuts"}), "parameters")
     assert at.number_input(key="ctl.cuts_e").value == 64

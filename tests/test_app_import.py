@@ -4,10 +4,10 @@ import json
 
 from test_app_pages import goto, open_app, open_fields, open_tab, table_with
 
-from albert_core.hf import to_hf_config
-from albert_core.params import count_parameters
+from albert_core.estimate.params import count_parameters
+from albert_core.formats.hf import to_hf_config
+from albert_core.formats.share import PAGE_TABS
 from albert_core.presets import PRESETS
-from albert_core.share import PAGE_TABS
 from ui.sidebar import MAX_UPLOAD_BYTES
 
 

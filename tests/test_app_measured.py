@@ -5,8 +5,8 @@ import json
 import pytest
 from test_app_pages import figure, goto, no_errors, open_app, traces
 
-from albert_core import engine
-from albert_core.measure import maker
+from albert_core.engine import core as engine
+from albert_core.engine.measure import maker
 from albert_core.presets import PRESETS
 
 
@@ -32,7 +32,7 @@ def test_memory_measures_points_that_equal_the_cpu_estimate():
 def test_training_chart_measures_step_peaks_beside_the_modelled_peak():
     from test_app_pages import open_tab
 
-    from albert_core.step import step_peak
+    from albert_core.replay.step import step_peak
 
     q = {"preset": "bert-base", "compare": "albert-base", "seq_max": "1024", "batch_size": "2", "precision": "float32",
          "optimizer": "sgd", "memory_tab": "training"}

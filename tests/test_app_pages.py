@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from albert_core.activations import activation_memory
-from albert_core.flops import forward_flops
-from albert_core.params import count_parameters
+from albert_core.estimate.activations import activation_memory
+from albert_core.estimate.flops import forward_flops
+from albert_core.estimate.params import count_parameters
+from albert_core.formats.share import CONTROLS, DEFAULT_COMPARE, PAGE_TABS
 from albert_core.presets import PRESETS
-from albert_core.share import CONTROLS, DEFAULT_COMPARE, PAGE_TABS
 from albert_core.units import format_bytes, format_count
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -211,7 +211,7 @@ def test_paper_sections(preset_app):
     """What the ALBERT paper measured (issue 28): Table 3 on the factorization tab and Table 4 on the sharing tab
     beside exact counts, every row on the Overview, the speedups on Compute, the advice and the TPU note shown;
     rings only on the configs that are exactly a paper network."""
-    from albert_core import paper_results as pr
+    from albert_core.estimate import paper_results as pr
 
     preset, pages, _ = preset_app
     names = shown_names(preset)

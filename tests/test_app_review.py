@@ -4,9 +4,9 @@
 import pytest
 from test_app_pages import PAGES, figure, goto, no_errors, open_app, open_fields, open_tab, table_with, traces
 
-from albert_core.activations import activation_memory
-from albert_core.flops import forward_flops
-from albert_core.params import count_parameters
+from albert_core.estimate.activations import activation_memory
+from albert_core.estimate.flops import forward_flops
+from albert_core.estimate.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 
 MINE = f"{DEFAULT_PRESET} (edited)"

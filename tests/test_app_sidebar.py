@@ -3,7 +3,7 @@ open (a first visit sends fewer widgets: docs/benchmarks.md, "Speed in the brows
 
 from test_app_pages import goto, open_app, open_fields, table_with
 
-from albert_core.params import count_parameters
+from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
 
 

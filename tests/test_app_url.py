@@ -5,7 +5,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from test_app_pages import PAGES, figure, goto, no_errors, open_app, open_fields, table_with, traces
 
-from albert_core.params import count_parameters
+from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
 
 SHARED = {

@@ -12,14 +12,14 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from test_app_pages import APP, goto, open_app
 
-from albert_core import worker
-from albert_core.activations import activation_memory
-from albert_core.finetune import LoraSpec, trainable
-from albert_core.params import count_parameters
+from albert_core.engine import worker
+from albert_core.engine.runner import Runner
+from albert_core.estimate.activations import activation_memory
+from albert_core.estimate.finetune import LoraSpec, trainable
+from albert_core.estimate.params import count_parameters
+from albert_core.estimate.training import training_memory
+from albert_core.formats.share import CONTROLS, decode
 from albert_core.presets import PRESETS
-from albert_core.runner import Runner
-from albert_core.share import CONTROLS, decode
-from albert_core.training import training_memory
 from albert_core.units import format_bytes
 from ui import jobs
 from ui.text import md
@@ -225,8 +225,8 @@ def test_child_past_its_memory_cap_gives_a_clear_message():
 
 
 def test_verify_shows_the_training_step_peak_the_engine_measures():
-    from albert_core import engine
-    from albert_core.measure import maker
+    from albert_core.engine import core as engine
+    from albert_core.engine.measure import maker
 
     at = goto(open_app(TINY | {"verify_batch": "2", "verify_seq_len": "16", "optimizer": "sgd",
                                "precision": "float32"}), "verify")
@@ -249,8 +249,8 @@ def test_verify_shows_the_training_step_peak_the_engine_measures():
 def test_verify_measures_each_mixed_precision_as_the_planner_counts_it(precision):
     """Both mixed precisions run on the engine as Memory and Fit count them: the measured step peak, the modelled one
     (equal to the byte) and the sum of parts beside it, with the master copy's row where there is one."""
-    from albert_core import engine
-    from albert_core.measure import maker
+    from albert_core.engine import core as engine
+    from albert_core.engine.measure import maker
 
     at = goto(open_app(TINY | {"verify_batch": "2", "verify_seq_len": "16", "precision": precision}), "verify")
     at.button(key="verify_run").click().run(timeout=120)
@@ -282,7 +282,7 @@ def test_a_cap_reached_before_torch_starts_its_threads_is_still_a_clear_message(
     """libgomp starts torch's threads at the first parallel op; past RLIMIT_DATA their stacks cannot be mapped and
     it exits the process without a result. The worker starts them before it caps itself, so a cap hit by the
     very first parallel op of the measurement is the out-of-memory message, never "exited with code 1"."""
-    code = ("import sys; sys.argv=['w', '--memory-mb', '1']; from albert_core import worker; "
+    code = ("import sys; sys.argv=['w', '--memory-mb', '1']; from albert_core.engine import worker; "
             "worker._start_threads(); import re, resource, torch; "
             "d = int(re.search(r'VmData:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) * 1024; "
             "resource.setrlimit(resource.RLIMIT_DATA, (d + (4 << 20), d + (4 << 20))); "

@@ -6,15 +6,15 @@ import math
 import plotly.graph_objects as go
 import pytest
 
-from albert_core.activations import activation_memory
 from albert_core.config import SHARING_MODES
-from albert_core.fit import max_batch_size, max_position_that_fits, max_seq_len
-from albert_core.flops import forward_flops, training_flops
-from albert_core.gpus import GPUS
-from albert_core.params import count_parameters, factorization_savings
+from albert_core.estimate.activations import activation_memory
+from albert_core.estimate.fit import max_batch_size, max_position_that_fits, max_seq_len
+from albert_core.estimate.flops import forward_flops, training_flops
+from albert_core.estimate.gpus import GPUS
+from albert_core.estimate.params import count_parameters, factorization_savings
+from albert_core.estimate.sweeps import scaled
+from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
-from albert_core.sweeps import scaled
-from albert_core.training import training_memory
 from albert_core.units import format_count
 from charts import compute as ccharts
 from charts import fit as fcharts
@@ -349,7 +349,7 @@ def test_identical_variants_stay_visible():
 
 def test_gpu_lines_are_named_in_the_legend_with_each_gpus_own_memory():
     """Labels on the lines crossed each other where two GPUs lie close on the axis: the legend names them, each
-    GPU of a merged line with its own size (albert_core.gpus, as the tables give it)."""
+    GPU of a merged line with its own size (albert_core.estimate.gpus, as the tables give it)."""
     s = spec(mcharts.training_vs_seq(data.training_sweep(CFGS[:1], (128, 512), 2, KW), GPUS))
     lines = [t for t in s["data"] if str(t.get("meta", "")).startswith("budget ")]
     assert len(lines) == len(mcharts.merge_budgets(GPUS)) and "annotations" not in s["layout"]
@@ -471,7 +471,7 @@ def test_training_curve_equal_to_an_earlier_one_is_drawn_over_it_and_named():
 
 # ---- what the ALBERT paper measured (issue 28) ----------------------------------------------------------------
 def test_paper_tradeoff_draws_each_row_at_its_exact_count_and_rings_exact_matches():
-    from albert_core import paper_results as pr
+    from albert_core.estimate import paper_results as pr
     from charts import paper as paper_charts
 
     cfgs = (PRESETS["albert-base"], PRESETS["bert-base"], PRESETS["albert-xxlarge"])
@@ -504,7 +504,7 @@ def test_paper_tradeoff_by_sharing_and_without_marks():
 
 
 def test_paper_speedup_bars_are_flops_ratios_and_the_measured_speedups():
-    from albert_core import paper_results as pr
+    from albert_core.estimate import paper_results as pr
     from charts import paper as paper_charts
 
     fig = paper_charts.speedup_bars(data.paper_speedups())

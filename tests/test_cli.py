@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from albert_core.flops import forward_flops, training_flops
-from albert_core.hf import to_hf_config
-from albert_core.params import count_parameters
+from albert_core.estimate.flops import forward_flops, training_flops
+from albert_core.estimate.params import count_parameters
+from albert_core.formats.hf import to_hf_config
 from albert_core.presets import PRESETS
 from albert_core.units import format_count
 
@@ -99,7 +99,7 @@ def test_bad_input_exits_2_with_a_message(tmp_path, case):
 
 
 def test_main_in_process_keeps_torch_out():
-    code = ("import sys; from albert_core.cli import main; assert main(['params', '--preset', 'bert-large']) == 0; "
+    code = ("import sys; from albert_core.cli.main import main; assert main(['params', '--preset', 'bert-large']) == 0; "
             "assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -112,7 +112,7 @@ FAMILY_PRESETS = ["roberta-base", "xlm-roberta-base", "distilbert-base-uncased",
 
 @pytest.mark.parametrize("preset", FAMILY_PRESETS)
 def test_params_config_json_of_every_family(preset, tmp_path, capsys):
-    from albert_core.cli import main
+    from albert_core.cli.main import main
     from albert_core.presets import HUB_CONFIGS
 
     path = tmp_path / "config.json"
@@ -135,7 +135,7 @@ def test_params_roberta_config_through_python_m(tmp_path):
 
 
 def test_heads_of_a_family_without_them_is_a_clear_error(capsys):
-    from albert_core.cli import main
+    from albert_core.cli.main import main
 
     assert main(["params", "--preset", "deberta-v3-base", "--heads"]) == 2
     err = capsys.readouterr().err
@@ -143,7 +143,7 @@ def test_heads_of_a_family_without_them_is_a_clear_error(capsys):
 
 
 def test_refused_key_is_named(tmp_path, capsys):
-    from albert_core.cli import main
+    from albert_core.cli.main import main
 
     path = tmp_path / "decoder.json"
     path.write_text(json.dumps({**to_hf_config(PRESETS["bert-base"]), "is_decoder": True}))
@@ -153,14 +153,14 @@ def test_refused_key_is_named(tmp_path, capsys):
 
 # ---- verify and memory ---------------------------------------------------------------------------
 def _main_json(capsys, *args: str) -> dict:
-    from albert_core import cli
+    from albert_core.cli import main as cli
 
     assert cli.main([*args, "--json"]) == 0
     return json.loads(capsys.readouterr().out)
 
 
 def test_verify_json_measured_beside_estimated(capsys):
-    from albert_core.activations import activation_memory
+    from albert_core.estimate.activations import activation_memory
 
     d = _main_json(capsys, "verify", "--preset", "albert-base", "--batch-size", "4", "--seq-len", "128",
                    "--dtype", "float32")
@@ -184,7 +184,7 @@ def test_verify_as_a_command_prints_its_table_and_no_import_warnings():
                         "--seq-len", "8"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0 and r.stderr == "", r.stderr[-2000:]
     assert r.stdout.startswith("bert-base: batch 1, seq_len 8")
-    code = ("import sys; from albert_core import cli; import contextlib, io; "
+    code = ("import sys; from albert_core.cli import main as cli; import contextlib, io; "
             "f = io.StringIO(); ctx = contextlib.redirect_stdout(f); ctx.__enter__(); "
             "rc = cli.main(['params', '--preset', 'bert-base']); ctx.__exit__(None, None, None); "
             "print(rc, 'torchao' in sys.modules)")
@@ -193,7 +193,7 @@ def test_verify_as_a_command_prints_its_table_and_no_import_warnings():
 
 
 def test_verify_real_equals_fake_and_text_output(capsys):
-    from albert_core import cli
+    from albert_core.cli import main as cli
 
     args = ["verify", "--preset", "bert-base", "--batch-size", "1", "--seq-len", "8", "--dtype", "bfloat16"]
     fake, real = _main_json(capsys, *args), _main_json(capsys, *args, "--real")
@@ -208,8 +208,8 @@ def test_verify_real_equals_fake_and_text_output(capsys):
 def test_the_commands_start_from_the_apps_defaults(capsys):
     """verify and memory read every default from share.CONTROLS, the app's (issue 29 item 6): bert-base 8 × 512
     gave 2.89 GiB of activations from `memory` (sdpa) and 4.86 GiB on the Memory page (eager)."""
-    from albert_core.cli import build_parser
-    from albert_core.share import CONTROLS
+    from albert_core.cli.main import build_parser
+    from albert_core.formats.share import CONTROLS
 
     def default(name: str):
         return CONTROLS[name].default
@@ -233,12 +233,12 @@ def test_the_commands_start_from_the_apps_defaults(capsys):
 
 
 def test_memory_json_parts_sum_to_total(capsys):
-    from albert_core.training import training_memory
+    from albert_core.estimate.training import training_memory
 
     d = _main_json(capsys, "memory", "--preset", "bert-base", "--batch-size", "16", "--seq-len", "512",
                    "--precision", "mixed_bf16", "--num-gpus", "4", "--sharding", "zero2")
     t = d["training_memory"]
-    from albert_core.share import CONTROLS
+    from albert_core.formats.share import CONTROLS
 
     ref = training_memory(PRESETS["bert-base"], batch_size=16, seq_len=512, precision="mixed_bf16", num_gpus=4,
                           sharding="zero2", attention=CONTROLS["attention"].default)  # the command's default: the app's
@@ -256,7 +256,7 @@ def test_memory_json_parts_sum_to_total(capsys):
     (["memory", "--preset", "bert-base", "--seq-len", "4096"], "max_position"),
 ])
 def test_verify_and_memory_bad_input_exit_2_with_a_message(args, message, capsys):
-    from albert_core import cli
+    from albert_core.cli import main as cli
 
     assert cli.main(args) == 2
     err = capsys.readouterr().err
@@ -265,8 +265,8 @@ def test_verify_and_memory_bad_input_exit_2_with_a_message(args, message, capsys
 
 # ---- fine-tuning, task heads and serving (issue 18, item 5) -------------------------------------------
 def _step(cfg, args_mode: str, *, head="none", num_labels=2, lora=None, B=8, S=512, dtype="mixed_bf16"):
-    from albert_core.share import CONTROLS
-    from albert_core.step import step_peak
+    from albert_core.formats.share import CONTROLS
+    from albert_core.replay.step import step_peak
 
     return step_peak(cfg, batch_size=B, seq_len=S, dtype=dtype, optimizer="adamw",
                      attention=CONTROLS["attention"].default, checkpointing=False, device="cuda", mode=args_mode, head=head, num_labels=num_labels, lora=lora)
@@ -274,7 +274,7 @@ def _step(cfg, args_mode: str, *, head="none", num_labels=2, lora=None, B=8, S=5
 
 @pytest.mark.parametrize("preset", ["xlm-roberta-base", "albert-base"])
 def test_memory_train_and_head_flags_count_as_finetune_and_step(preset, capsys):
-    from albert_core.finetune import LoraSpec, trainable
+    from albert_core.estimate.finetune import LoraSpec, trainable
 
     cfg = PRESETS[preset]
     targets = ("query", "value") if preset == "albert-base" else None  # peft has no default for albert
@@ -321,8 +321,8 @@ def test_memory_lora_alpha_and_dropout_change_no_count(capsys):
                                    ["--serve", "int4", "--group-size", "64", "--serve-dtype", "float32"],
                                    ["--serve", "int4-packed", "--head", "classification:3"]])
 def test_memory_serve_bytes_are_serving_weight_bytes(flags, capsys):
-    from albert_core.heads import parse_head
-    from albert_core.serving import approximate_bytes, weight_bytes
+    from albert_core.estimate.heads import parse_head
+    from albert_core.estimate.serving import approximate_bytes, weight_bytes
 
     d = _main_json(capsys, "memory", "--preset", "deberta-v3-base", *flags)
     a = dict(zip(flags[::2], flags[1::2], strict=False))
@@ -339,7 +339,7 @@ def test_memory_serve_bytes_are_serving_weight_bytes(flags, capsys):
 
 
 def test_memory_json_keys_and_text(capsys):
-    from albert_core import cli
+    from albert_core.cli import main as cli
 
     d = _main_json(capsys, "memory", "--preset", "bert-base", "--train", "lora", "--serve", "int8")
     for section, keys in {"parameters": ("trainable", "frozen", "total", "lora_adapter", "lora"),
@@ -349,7 +349,7 @@ def test_memory_json_keys_and_text(capsys):
                           "training_memory": ("total",)}.items():
         assert all(k in d[section] for k in keys), (section, set(keys) - set(d[section]))
     assert d["training_peak"]["weights_dtype"] == "float32" and "autocast" in d["training_peak"]["note"]
-    from albert_core.activations import activation_memory
+    from albert_core.estimate.activations import activation_memory
 
     assert d["serving"]["inference_activations"] == activation_memory(  # int8 weight-only: bfloat16 activations
         PRESETS["bert-base"], batch_size=8, seq_len=512, dtype="bfloat16", attention="eager", training=False).total
@@ -375,7 +375,7 @@ def test_memory_json_keys_and_text(capsys):
     (["--serve", "int4-packed", "--serve-dtype", "float16"], "--serve-dtype bfloat16"),
 ])
 def test_memory_finetune_and_serve_bad_input_exits_2_with_a_message(args, message, capsys):
-    from albert_core import cli
+    from albert_core.cli import main as cli
 
     assert cli.main(["memory", *args]) == 2
     out = capsys.readouterr()
@@ -384,7 +384,7 @@ def test_memory_finetune_and_serve_bad_input_exits_2_with_a_message(args, messag
 
 
 def test_verify_train_lora_measures_the_peft_model_fake_equal_to_real(tmp_path, capsys):
-    from albert_core.finetune import LoraSpec, trainable
+    from albert_core.estimate.finetune import LoraSpec, trainable
 
     cfg = PRESETS["albert-base"].replace(name="tiny", vocab_size=120, embedding_dim=8, hidden_dim=16, num_heads=2,
                                          intermediate_dim=24, num_layers=3, max_position=32)
@@ -402,7 +402,7 @@ def test_verify_train_lora_measures_the_peft_model_fake_equal_to_real(tmp_path, 
         assert fake[k] == real[k], k
     t = fake["training_peak"]
     assert sum(t["at_peak"].values()) == t["measured"] and isinstance(t["estimate"], int)
-    from albert_core import cli
+    from albert_core.cli import main as cli
 
     assert cli.main(["verify", "--preset", "bert-base", "--train", "lora", "--source", "reference"]) == 2
     assert "drop --source reference" in capsys.readouterr().err
@@ -410,13 +410,13 @@ def test_verify_train_lora_measures_the_peft_model_fake_equal_to_real(tmp_path, 
 
 def test_memory_json_follows_the_mode_and_the_sharding(capsys):
     """The sum of the parts takes --train and --head, and the peak is training_memory's, ZeRO applied per moment."""
-    from albert_core.finetune import LoraSpec
-    from albert_core.training import training_memory
+    from albert_core.estimate.finetune import LoraSpec
+    from albert_core.estimate.training import training_memory
 
     args = ("memory", "--preset", "bert-base", "--batch-size", "8", "--seq-len", "256", "--precision", "mixed_bf16")
     d = _main_json(capsys, *args, "--train", "lora", "--head", "classification:3", "--num-gpus", "4",
                    "--sharding", "zero3")
-    from albert_core.share import CONTROLS
+    from albert_core.formats.share import CONTROLS
 
     ref = training_memory(PRESETS["bert-base"], batch_size=8, seq_len=256, precision="mixed_bf16", num_gpus=4,
                           sharding="zero3", mode="lora", head="classification", num_labels=3, lora=LoraSpec(),
@@ -431,7 +431,7 @@ def test_memory_json_follows_the_mode_and_the_sharding(capsys):
 
 
 def test_usage_names_the_command_as_it_was_run(capsys):
-    from albert_core.cli import build_parser
+    from albert_core.cli.main import build_parser
 
     assert build_parser().format_usage().startswith("usage: albert-core ")  # the console script (pip install .)
     run = subprocess.run([sys.executable, "-m", "albert_core", "--help"], capture_output=True, text=True,
@@ -442,7 +442,7 @@ def test_usage_names_the_command_as_it_was_run(capsys):
 @pytest.mark.parametrize("missing", ["torch", "transformers"])
 def test_verify_without_torch_says_what_to_install(monkeypatch, capsys, missing):
     """Run with a Python that lacks the engine's packages: a message and exit 2, not a ModuleNotFoundError."""
-    from albert_core import cli
+    from albert_core.cli import main as cli
 
     for name in [m for m in sys.modules if m == missing or m.startswith(missing + ".")]:
         monkeypatch.delitem(sys.modules, name)
@@ -454,7 +454,7 @@ def test_verify_without_torch_says_what_to_install(monkeypatch, capsys, missing)
 
 # ---- the ALBERT paper's results beside exact counts (issue 28) ----------------------------------------------
 def test_params_paper_table():
-    from albert_core import paper_results as pr
+    from albert_core.estimate import paper_results as pr
 
     r = run("params", "--paper")
     assert r.returncode == 0 and r.stderr == ""
@@ -470,8 +470,8 @@ def test_params_paper_table():
 
 
 def test_params_paper_with_a_config_and_json(capsys):
-    from albert_core import paper_results as pr
-    from albert_core.cli import main
+    from albert_core.cli.main import main
+    from albert_core.estimate import paper_results as pr
 
     assert main(["params", "--paper", "--preset", "bert-base", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)

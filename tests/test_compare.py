@@ -1,16 +1,16 @@
-"""albert_core.compare: the side-by-side table, and the HTML report that carries it."""
+"""albert_core.estimate.compare: the side-by-side table, and the HTML report that carries it."""
 
 from dataclasses import fields
 
 import pytest
 
-from albert_core.activations import activation_memory
-from albert_core.compare import OWN, OWN_HEADER, RESULTS, WORKLOAD, Settings, compare_table
 from albert_core.config import ModelConfig
-from albert_core.flops import forward_flops
-from albert_core.params import count_parameters
+from albert_core.estimate.activations import activation_memory
+from albert_core.estimate.compare import OWN, OWN_HEADER, RESULTS, WORKLOAD, Settings, compare_table
+from albert_core.estimate.flops import forward_flops
+from albert_core.estimate.params import count_parameters
+from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
-from albert_core.training import training_memory
 
 CFGS = (PRESETS["albert-base"].replace(name="mine", max_position=4096), PRESETS["bert-base"], PRESETS["albert-xxlarge"])
 S = Settings(batch_size=2, seq_len=1024, attention="sdpa", precision="float32", optimizer="sgd", num_gpus=2,
@@ -96,7 +96,7 @@ def test_empty_comparison_is_refused():
 def test_the_mode_and_head_reach_the_results():
     """LoRA on query,value with a classification head: trainable parameters and the peak are training_memory's
     with the same settings; ALBERT with peft's (missing) default targets has no numbers, not wrong ones."""
-    from albert_core.finetune import LoraSpec
+    from albert_core.estimate.finetune import LoraSpec
 
     lora = LoraSpec(r=4, targets=("query", "value"))
     s = Settings(batch_size=2, seq_len=128, mode="lora", head="classification", num_labels=3, lora=lora)

@@ -13,9 +13,9 @@ from engine_check import estimate_equals_engine, fake_equals_real
 from test_activations import random_config as bert_like_config
 from test_families_activations import random_config as family_config
 
-from albert_core import engine
-from albert_core.build import hf_model, reference_model
-from albert_core.measure import check_kind, default_kind, maker
+from albert_core.engine import core as engine
+from albert_core.engine.build import hf_model, reference_model
+from albert_core.engine.measure import check_kind, default_kind, maker
 from albert_core.presets import PRESETS
 
 FAMILIES = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"]

@@ -18,8 +18,9 @@ import random
 import pytest
 from engine_check import fake_equals_real
 
-from albert_core import engine, finetune
 from albert_core.config import ModelConfig
+from albert_core.engine import core as engine
+from albert_core.estimate import finetune
 from tests.test_activations import random_config as random_bert_albert
 from tests.test_families_activations import random_config as random_other
 

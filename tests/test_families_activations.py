@@ -2,7 +2,7 @@
 
 Seeded random tiny configs (hidden 2-32, 1-4 layers, seq 1-20, batch 1-3), 100 per family: the
 bytes autograd saves in one training forward of Hugging Face's model, measured on the CPU with
-saved_tensors_hooks (albert_core.measure), must equal activation_memory(..., device="cpu") to
+saved_tensors_hooks (albert_core.engine.measure), must equal activation_memory(..., device="cpu") to
 the byte (real tensors: fake equals real is tests/test_engine.py's), in every dtype (autocast included), eager and sdpa, dropout 0 and above, with and
 without checkpointing. FLOPs must equal torch.utils.flop_counter.FlopCounterMode. The inference
 peak (training=False) is exact for RoBERTa, DistilBERT and ELECTRA and refused for DeBERTa-v2 and
@@ -15,14 +15,14 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from albert_core.activations import activation_memory, activation_sweep, attention_quadratic_memory
-from albert_core.build import hf_model
 from albert_core.config import ConfigError, ModelConfig
-from albert_core.fit import max_batch_size
-from albert_core.flops import forward_flops
-from albert_core.measure import measure_activation_memory
+from albert_core.engine.build import hf_model
+from albert_core.engine.measure import measure_activation_memory
+from albert_core.estimate.activations import activation_memory, activation_sweep, attention_quadratic_memory
+from albert_core.estimate.fit import max_batch_size
+from albert_core.estimate.flops import forward_flops
+from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
-from albert_core.training import training_memory
 
 FAMILIES = ["roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
 ACTS = ["gelu", "gelu_new", "relu", "silu", "tanh", "quick_gelu"]

@@ -3,7 +3,7 @@
 import importlib.util
 from pathlib import Path
 
-from albert_core.params import albert_cuts, count_parameters
+from albert_core.estimate.params import albert_cuts, count_parameters
 from albert_core.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]

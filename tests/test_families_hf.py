@@ -7,10 +7,10 @@ import pytest
 from test_families_params import auto_count
 
 from albert_core.config import ConfigError, ModelConfig
-from albert_core.hf import from_hf_config
-from albert_core.params import count_parameters
+from albert_core.estimate.params import count_parameters
+from albert_core.formats.hf import from_hf_config
+from albert_core.formats.upload import parse_upload
 from albert_core.presets import HUB_CONFIGS, PRESET_FAMILIES, PRESETS
-from albert_core.upload import parse_upload
 
 BERT_BASE = {"model_type": "bert", "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12,
              "num_attention_heads": 12, "intermediate_size": 3072}

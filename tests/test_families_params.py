@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from albert_core.build import count_built, hf_model
 from albert_core.config import HIDDEN_ACTS
-from albert_core.hf import from_hf_config, hf_expressible, to_hf_config
-from albert_core.params import count_parameters, parameter_groups
+from albert_core.engine.build import count_built, hf_model
+from albert_core.estimate.params import count_parameters, parameter_groups
+from albert_core.formats.hf import from_hf_config, hf_expressible, to_hf_config
 
 N = 100  # random configs per family (issue 10: at least 100)
 
@@ -146,7 +146,7 @@ def test_heads_refused_with_a_reason(family):
 @pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "deberta-v2", "modernbert"])
 def test_sharing_stores_one_copy_per_group(family, sharing):
     """What-if sharing for any family: exactly the unshared copies go, nothing else changes."""
-    from albert_core.params import stored_copies
+    from albert_core.estimate.params import stored_copies
     from albert_core.presets import PRESET_FAMILIES, PRESETS
 
     cfg = PRESETS[PRESET_FAMILIES[family][0]]
@@ -170,11 +170,11 @@ SWEPT = ("vocab_size", "hidden_dim", "embedding_dim", "type_vocab_size", "max_po
 @pytest.mark.parametrize("preset", ["roberta-base", "distilbert-base-uncased", "electra-small-discriminator",
                                     "deberta-v3-base", "ModernBERT-base"])
 def test_sweeps_of_every_family_equal_count_parameters(preset, field):
-    """albert_core.sweeps (vectorized family sizes and rules) against count_parameters / ConfigError row by row."""
+    """albert_core.estimate.sweeps (vectorized family sizes and rules) against count_parameters / ConfigError row by row."""
     from albert_core.config import ConfigError
+    from albert_core.estimate.sweeps import COUNT_COLUMNS, sweep
     from albert_core.families import family
     from albert_core.presets import PRESETS
-    from albert_core.sweeps import COUNT_COLUMNS, sweep
 
     base = PRESETS[preset]
     values = [-2, -1, 0, 1, 2, 3, 64, 256, 768, 1000, 50000]

@@ -53,8 +53,8 @@ def test_heads_are_defined_exactly_where_they_are_modelled(name):
 
 
 def test_the_inference_peak_is_modelled_where_infer_is_defined():
-    from albert_core.activations import inference_peak
     from albert_core.config import ConfigError
+    from albert_core.estimate.activations import inference_peak
     from albert_core.presets import PRESETS
 
     for name in FAMILIES:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_families_params import STRATEGIES
 
-from albert_core.finetune import (
+from albert_core.estimate.finetune import (
     PEFT_DEFAULT_TARGETS,
     LoraSpec,
     build,
@@ -24,8 +24,8 @@ from albert_core.finetune import (
     tensors,
     trainable,
 )
-from albert_core.heads import HEADS, head_parameters
-from albert_core.hf import from_hf_config
+from albert_core.estimate.heads import HEADS, head_parameters
+from albert_core.formats.hf import from_hf_config
 from albert_core.presets import PRESETS
 
 N = 12  # random configs per family and mode
@@ -33,8 +33,8 @@ N = 12  # random configs per family and mode
 
 def test_default_targets_are_peft_s():
     """Our copy of peft's mapping, for every model type the families read, equals the installed peft's."""
+    from albert_core.estimate.serving import quiet_torchao
     from albert_core.families import model_types
-    from albert_core.serving import quiet_torchao
 
     quiet_torchao()
     from peft.utils.constants import TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING as M
@@ -195,7 +195,7 @@ def test_mode_table_and_json():
 def test_shared_layouts_adapt_and_freeze_each_stored_tensor_once():
     """Sharing only the explorer models (BERT sharing attention, ...): LoRA adapts each stored copy once, and
     frozen-layers:K freezes what the first K steps run, shared copies included."""
-    from albert_core.params import stored_copies
+    from albert_core.estimate.params import stored_copies
 
     bert = PRESETS["bert-base"]
     for sharing in ("none", "attention", "ffn", "all"):
@@ -234,7 +234,7 @@ def _one_step(model, optimizer, head, vocab):
 @pytest.mark.parametrize("preset", ["bert-base", "albert-base", "deberta-v3-base", "ModernBERT-base"])
 def test_gradients_and_optimizer_state_of_the_trainable_tensors(preset, optimizer):
     """Against torch.optim's real state after one step of a small real model, in each mode."""
-    from albert_core.finetune import state_elements
+    from albert_core.estimate.finetune import state_elements
 
     fam = PRESETS[preset].family
     small = dict(vocab_size=64, hidden_dim=32, num_heads=2, num_layers=2, intermediate_dim=48, max_position=16)
@@ -267,8 +267,8 @@ def test_full_fine_tuning_of_the_base_model_equals_its_tensors_by_part(family):
 
 
 def test_a_config_too_deep_to_list_says_what_to_change_and_full_still_counts():
-    from albert_core.finetune import TENSOR_MAX_APPLICATIONS
-    from albert_core.params import count_parameters
+    from albert_core.estimate.finetune import TENSOR_MAX_APPLICATIONS
+    from albert_core.estimate.params import count_parameters
 
     deep = PRESETS["electra-base-discriminator"].replace(num_layers=4096, inner_group_num=1024)  # 4M applications
     assert trainable(deep).trainable == count_parameters(deep).total  # full, no head: any depth
@@ -285,8 +285,8 @@ def test_bert_s_target_names_mean_each_family_s_modules(name):
     """issue 29: one LoRA target list for every compared model. query/key/value, which these models' modules never
     are, become the modules of the same meaning (query_proj; q_lin; ModernBERT's fused Wqkv) in the count and in
     the model peft builds; every family's own names stay as given."""
+    from albert_core.estimate.finetune import lora_targets
     from albert_core.families import family
-    from albert_core.finetune import lora_targets
 
     cfg = PRESETS[name].replace(num_layers=2)
     aliases = family(cfg.family).LORA_ALIASES
@@ -304,7 +304,7 @@ def test_bert_s_target_names_mean_each_family_s_modules(name):
 
 
 def test_families_with_bert_s_names_keep_them():
-    from albert_core.finetune import lora_targets
+    from albert_core.estimate.finetune import lora_targets
 
     for name in ("bert-base", "albert-base", "roberta-base", "electra-base-discriminator"):
         assert lora_targets(PRESETS[name], ("query", "value")) == (("query", "value"), ())
@@ -315,7 +315,7 @@ def test_layers_are_the_same_at_every_max_position(family):
     """hf_modules.layer_modules and finetune's layer tensors are kept by layers_key, which leaves max_position out
     (the Fit planner asks for a config at a dozen positions): a layer's modules never depend on the positions,
     while the tensors outside the layers (the position table, DeBERTa's rel_embeddings) follow each one."""
-    from albert_core.hf_modules import _layer_modules, layer_modules, named_parameters
+    from albert_core.estimate.hf_modules import _layer_modules, layer_modules, named_parameters
 
     @settings(max_examples=N, deadline=None)
     @given(STRATEGIES[family]().map(from_hf_config), st.integers(2, 5000),

@@ -2,10 +2,10 @@
 
 import pytest
 
-from albert_core.fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
-from albert_core.gpus import GPUS
+from albert_core.estimate.fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
+from albert_core.estimate.gpus import GPUS
+from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
-from albert_core.training import training_memory
 
 GIB = 1 << 30
 

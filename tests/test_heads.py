@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_families_params import STRATEGIES
 
-from albert_core.heads import HEADS, head_parameters, parse_head
-from albert_core.hf import from_hf_config
-from albert_core.hf_modules import named_parameters
-from albert_core.params import count_parameters
+from albert_core.estimate.heads import HEADS, head_parameters, parse_head
+from albert_core.estimate.hf_modules import named_parameters
+from albert_core.estimate.params import count_parameters
+from albert_core.formats.hf import from_hf_config
 
 N = 25  # random configs per family and head
 
@@ -73,7 +73,7 @@ def test_head_count_equals_automodel_for(family, head):
 @pytest.mark.parametrize("preset", ["bert-base", "albert-base", "roberta-base", "distilbert-base-uncased",
                                     "electra-base-discriminator", "deberta-v3-base", "ModernBERT-base"])
 def test_presets_every_head(preset):
-    from albert_core.hf import hf_dict
+    from albert_core.formats.hf import hf_dict
     from albert_core.presets import PRESETS
 
     for head in HEADS:
@@ -126,11 +126,11 @@ def shared_configs(draw):
 @given(shared_configs(), st.sampled_from(HEADS), st.integers(1, 9))
 def test_the_module_list_adds_up_to_count_parameters_in_every_sharing_mode(cfg, head, labels):
     """Every stored tensor once: the modules' parameters are count_parameters(cfg) (plus the head's)."""
-    from albert_core.params import stored_copies
+    from albert_core.estimate.params import stored_copies
 
     assert sum(named_parameters(cfg).values()) == count_parameters(cfg).total
     assert sum(named_parameters(cfg, head, labels).values()) == head_parameters(cfg, head, labels).total
-    from albert_core.hf_modules import layer_modules
+    from albert_core.estimate.hf_modules import layer_modules
 
     steps = layer_modules(cfg)
     assert len(steps) == cfg.num_layers and len(steps[0]) > 0

@@ -15,9 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from albert_core import hub
-from albert_core.hf import from_hf_config
-from albert_core.params import count_parameters
+from albert_core.estimate.params import count_parameters
+from albert_core.formats import hub
+from albert_core.formats.hf import from_hf_config
 from albert_core.presets import HUB_CONFIGS, PRESETS
 
 ROBERTA = json.dumps(HUB_CONFIGS["xlm-roberta-large"][1]).encode()
@@ -159,7 +159,7 @@ def test_malformed_ids_are_refused_before_any_request(bad, monkeypatch):
 
 
 def test_cli_params_by_hub_id(server, capsys):
-    from albert_core.cli import main
+    from albert_core.cli.main import main
 
     assert main(["params", "--hub", "FacebookAI/xlm-roberta-large", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total"] == count_parameters(PRESETS["xlm-roberta-large"]).total
@@ -169,11 +169,12 @@ def test_cli_params_by_hub_id(server, capsys):
 
 
 def test_verify_by_hub_id_of_an_encoder_outside_the_families(server, capsys):
-    from albert_core import cli, engine
+    from albert_core.cli import main as cli
+    from albert_core.engine import core as engine
 
     assert cli.main(["verify", "--hub", "test/mpnet-small", "--batch-size", "2", "--seq-len", "16", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    from albert_core.share import CONTROLS
+    from albert_core.formats.share import CONTROLS
 
     cfg = json.loads(MPNET)
     run = engine.Run(2, 16, dtype=CONTROLS["precision"].default, fake=False)  # the command's default: the app's
@@ -190,7 +191,7 @@ def test_verify_page_measures_an_encoder_outside_the_families_by_hub_id(server):
     at.button(key="verify_other_run").click().run(timeout=120)
     assert not at.exception and not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
-    from albert_core import engine
+    from albert_core.engine import core as engine
 
     built = engine.measure(lambda: engine.build_auto(json.loads(MPNET)), 99, engine.Run(2, 16), what=("saved",))
     assert metrics["Parameters built (mpnet)"] == f"{built.parameters:,}"

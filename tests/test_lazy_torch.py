@@ -10,11 +10,12 @@ import pytest
 import albert_core
 
 ROOT = Path(__file__).resolve().parents[1]
-TORCH_MODULES = {"reference", "measure"}  # build real models at import: torch is theirs to import
+TORCH_MODULES = {"engine.reference", "engine.measure"}  # build real models at import: torch is theirs to import
 NOT_IMPORTABLE = {"__main__"}  # runs the CLI
-REQUIRED = {"config", "presets", "hf", "params", "units", "flops", "sweeps", "cli", "build"}
-SUBMODULES = sorted(m.name for m in pkgutil.iter_modules(albert_core.__path__)
-                    if m.name not in TORCH_MODULES | NOT_IMPORTABLE)
+REQUIRED = {"config", "presets", "formats.hf", "estimate.params", "units", "estimate.flops", "estimate.sweeps",
+            "cli.main", "engine.build", "engine.core", "engine.runner", "replay.step"}
+SUBMODULES = sorted(m.name.removeprefix("albert_core.") for m in pkgutil.walk_packages(albert_core.__path__, "albert_core.")
+                    if m.name.removeprefix("albert_core.") not in TORCH_MODULES | NOT_IMPORTABLE)
 
 
 def test_the_listed_modules_exist():
@@ -36,9 +37,9 @@ def test_import_leaves_torch_out(module):
 
 
 def test_using_the_core_leaves_torch_out():
-    code = ("from albert_core.presets import PRESETS; from albert_core.params import count_parameters; "
-            "from albert_core.sweeps import sweep, sharing_sweep, embedding_sweep; "
-            "from albert_core.flops import forward_flops; from albert_core.hf import to_hf_config, from_hf_config; "
+    code = ("from albert_core.presets import PRESETS; from albert_core.estimate.params import count_parameters; "
+            "from albert_core.estimate.sweeps import sweep, sharing_sweep, embedding_sweep; "
+            "from albert_core.estimate.flops import forward_flops; from albert_core.formats.hf import to_hf_config, from_hf_config; "
             "b = PRESETS['albert-base']; count_parameters(b, heads=True).breakdown(); sweep(b, 'hidden_dim', "
             "range(64, 4096, 64)); sharing_sweep(b, [1, 2]); embedding_sweep(b, [64, 128]); "
             "forward_flops(b, 128).breakdown(); from_hf_config(to_hf_config(b)); " + CHECK)
@@ -48,5 +49,5 @@ def test_using_the_core_leaves_torch_out():
 
 def test_the_torch_modules_do_import_torch():
     """The check above can fail: importing the reference model does bring torch in."""
-    r = _fresh("import sys, albert_core.reference; assert 'torch' in sys.modules")
+    r = _fresh("import sys, albert_core.engine.reference; assert 'torch' in sys.modules")
     assert r.returncode == 0, r.stderr

@@ -8,12 +8,7 @@ import torch
 from torch import nn
 
 from albert_core.config import ModelConfig
-from albert_core.measure import (
-    measure_activation_memory,
-    measure_cuda_peak,
-    peak_live_bytes,
-    saved_tensors,
-)
+from albert_core.engine.measure import measure_activation_memory, measure_cuda_peak, peak_live_bytes, saved_tensors
 from albert_core.presets import PRESETS
 
 
@@ -82,6 +77,6 @@ def test_cuda_peak_measures_or_says_clearly_that_there_is_no_cuda():
 
 
 def test_importing_the_memory_modules_leaves_torch_out():
-    code = ("import sys, albert_core.activations, albert_core.training, albert_core.fit, albert_core.gpus, "
-            "albert_core.measure; assert 'torch' not in sys.modules; assert 'transformers' not in sys.modules")
+    code = ("import sys, albert_core.estimate.activations, albert_core.estimate.training, albert_core.estimate.fit, albert_core.estimate.gpus, "
+            "albert_core.engine.measure; assert 'torch' not in sys.modules; assert 'transformers' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

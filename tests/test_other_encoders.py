@@ -12,7 +12,8 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from albert_core import cli, engine
+from albert_core.cli import main as cli
+from albert_core.engine import core as engine
 
 SMALL = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
              max_position_embeddings=64)

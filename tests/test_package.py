@@ -28,10 +28,10 @@ def test_pip_install_gives_the_library_and_the_albert_core_command(tmp_path):
         names = z.namelist()
         meta = z.read(next(n for n in names if n.endswith("METADATA"))).decode()
         entry = z.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "albert_core/engine.py" in names and "albert_core/families/bert.py" in names
+    assert "albert_core/engine/core.py" in names and "albert_core/families/bert.py" in names
     assert not any(n.startswith(("ui/", "pages/", "charts/", "tests/")) for n in names)  # the library only
     assert "Requires-Dist: torch==2.13.0" in meta and "Requires-Dist: transformers==5.23.0" in meta
-    assert "albert-core = albert_core.cli:console" in entry  # main() as a process of its own (torchao skipped)
+    assert "albert-core = albert_core.cli.main:console" in entry  # main() as a process of its own (torchao skipped)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     site = next((venv / "lib").glob("python3*/site-packages"))

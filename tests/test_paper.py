@@ -8,7 +8,7 @@ Two checks per row (docs/parameters.md explains every difference):
 
 import pytest
 
-from albert_core.params import count_parameters, linear
+from albert_core.estimate.params import count_parameters, linear
 from albert_core.presets import PRESETS
 
 M = 1_000_000

@@ -1,6 +1,6 @@
-"""The ALBERT paper's results tables (albert_core.paper_results) against its text and albert_core's exact counts.
+"""The ALBERT paper's results tables (albert_core.estimate.paper_results) against its text and albert_core's exact counts.
 
-Counting only (albert_core.params is analytic): no model is built, the whole file runs in about a second.
+Counting only (albert_core.estimate.params is analytic): no model is built, the whole file runs in about a second.
 What each check holds (docs/parameters.md, "The paper's results tables", explains the numbers):
 1. every row equals the transcription (tests/data/albert-paper-tables.md, the project's copy of the tables
    transcribed from the paper's v6 and checked twice), number for number, and every printed Avg is its row's
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from albert_core import paper_results as P
 from albert_core.config import ModelConfig
-from albert_core.flops import forward_flops
-from albert_core.params import count_parameters
+from albert_core.estimate import paper_results as P
+from albert_core.estimate.flops import forward_flops
+from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
 
 M = 1_000_000

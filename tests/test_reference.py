@@ -1,11 +1,11 @@
-"""albert_core.reference against Hugging Face's BertModel/AlbertModel: same outputs, same saved tensors."""
+"""albert_core.engine.reference against Hugging Face's BertModel/AlbertModel: same outputs, same saved tensors."""
 
 import pytest
 import torch
 
-from albert_core.build import count_built, hf_model, reference_model
 from albert_core.config import ModelConfig
-from albert_core.params import count_parameters
+from albert_core.engine.build import count_built, hf_model, reference_model
+from albert_core.estimate.params import count_parameters
 
 
 def small(family: str, **kw) -> ModelConfig:

@@ -20,12 +20,12 @@ from markdown_it import MarkdownIt
 from test_app_pages import PAGES, goto, open_app, open_fields, open_tab
 
 from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
+from albert_core.estimate.params import count_parameters
 from albert_core.families import NAMES, family
-from albert_core.hf import EXPLORER_KEY, from_hf_config, to_hf_config
-from albert_core.params import count_parameters
+from albert_core.formats.hf import EXPLORER_KEY, from_hf_config, to_hf_config
+from albert_core.formats.share import PAGE_TABS
+from albert_core.formats.upload import MAX_UPLOAD_BYTES, parse_upload
 from albert_core.presets import PRESETS
-from albert_core.share import PAGE_TABS
-from albert_core.upload import MAX_UPLOAD_BYTES, parse_upload
 from charts.base import plotly_text
 from ui.text import md
 
@@ -204,7 +204,7 @@ class _Payload:
 def test_only_json_parses_never_pickle_yaml_or_eval():
     assert isinstance(_upload(pickle.dumps(_Payload())), str) and not _unpickled
     imported = set()
-    for node in ast.walk(ast.parse((ROOT / "albert_core" / "upload.py").read_text())):
+    for node in ast.walk(ast.parse((ROOT / "albert_core" / "formats" / "upload.py").read_text())):
         if isinstance(node, ast.Import):
             imported |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0:

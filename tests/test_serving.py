@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from albert_core.finetune import task_model
+from albert_core.estimate.finetune import task_model
+from albert_core.estimate.serving import FORMATS, approximate_bytes, quantize, storage_bytes, weight_bytes
 from albert_core.presets import PRESET_FAMILIES, PRESETS
-from albert_core.serving import FORMATS, approximate_bytes, quantize, storage_bytes, weight_bytes
 
 N = 8  # random small models per family
 
@@ -101,7 +101,7 @@ def test_int4_packed_cannot_be_built_on_this_cpu():
     """torchao 0.18's Int4WeightOnlyConfig has no CPU path: the plain layout needs mslk, the tinygemm one CUDA."""
     import torch
 
-    from albert_core.serving import quiet_torchao
+    from albert_core.estimate.serving import quiet_torchao
 
     quiet_torchao()
     from torchao.quantization import Int4WeightOnlyConfig, quantize_
@@ -132,7 +132,7 @@ QUIET = ("import logging, sys; logging.basicConfig(stream=sys.stderr, level=logg
 @pytest.mark.parametrize("quiet", [False, True])
 def test_torchao_library_messages_stay_out_of_the_log(quiet):
     """On a CPU-only machine torchao logs a failure for each CUDA extension it tries; quiet_torchao drops them."""
-    pre = "from albert_core.serving import quiet_torchao; quiet_torchao(); " if quiet else ""
+    pre = "from albert_core.estimate.serving import quiet_torchao; quiet_torchao(); " if quiet else ""
     r = subprocess.run([sys.executable, "-c", QUIET.format(pre=pre)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     noisy = "Failed to load" in r.stderr or "is an Enum subclass" in r.stderr
@@ -140,7 +140,7 @@ def test_torchao_library_messages_stay_out_of_the_log(quiet):
 
 
 def test_format_table_rows_are_weight_bytes():
-    from albert_core.serving import format_table
+    from albert_core.estimate.serving import format_table
 
     cfg = PRESETS["distilbert-base-uncased"]
     df = format_table(cfg, ("float32", "int8", "int4", "int4-packed"), dtype="float32", group_size=96,
@@ -156,7 +156,7 @@ def test_format_table_rows_are_weight_bytes():
 @pytest.mark.parametrize("sharing", ["none", "attention", "ffn", "all"])
 def test_shared_layouts_store_each_tensor_once(sharing):
     """ALBERT's cross-layer sharing at serving time: one stored copy per group, quantized once."""
-    from albert_core.params import count_parameters
+    from albert_core.estimate.params import count_parameters
 
     cfg = PRESETS["albert-base"].replace(sharing=sharing, num_groups=2 if sharing != "none" else 1)
     assert weight_bytes(cfg, "float32").weights == 4 * count_parameters(cfg).total
@@ -169,7 +169,7 @@ def test_shared_layouts_store_each_tensor_once(sharing):
 def test_a_model_build_logs_nothing_from_torchao():
     """transformers imports torchao on every model build where it is installed; build.hf_model keeps it quiet."""
     code = ("import logging, sys; logging.basicConfig(stream=sys.stderr, level=logging.INFO); "
-            "from albert_core.build import hf_model; from albert_core.presets import PRESETS; "
+            "from albert_core.engine.build import hf_model; from albert_core.presets import PRESETS; "
             "hf_model(PRESETS['bert-base']); assert 'torchao' in sys.modules")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -182,8 +182,8 @@ def test_module_counts_equal_the_listed_modules_in_every_sharing_layout(family):
     modules, shape by shape, as model_modules lists one by one, for every family, sharing mode, group and head."""
     from collections import Counter
 
-    from albert_core.heads import HEADS
-    from albert_core.hf_modules import model_module_counts, model_modules
+    from albert_core.estimate.heads import HEADS
+    from albert_core.estimate.hf_modules import model_module_counts, model_modules
 
     @settings(max_examples=N, deadline=None)
     @given(small(family), st.sampled_from(["none", "attention", "ffn", "all"]), st.sampled_from(HEADS),

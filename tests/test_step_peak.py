@@ -7,7 +7,7 @@ faster than fake tensors, whose equality with real ones tests/test_engine.py hol
 tests/test_engine_finetune.py on the fine-tuned builds; the real sizes run on fake tensors, which no real tensor
 here could hold:
 
-* the replayed families (BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA: albert_core/backward.py; DeBERTa-v2:
+* the replayed families (BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA: albert_core/replay/backward.py; DeBERTa-v2:
   backward_deberta.py; ModernBERT: backward_modernbert.py; each replays the forward's last moments and the
   backward op by op): 50 random configs per family, each with its dtype, optimizer, checkpointing (not ALBERT:
   HF's AlbertModel cannot; ModernBERT draws it in 19 of 50), fine-tuning mode (full, frozen embeddings, frozen
@@ -51,13 +51,14 @@ import re
 
 import pytest
 
-from albert_core import engine, finetune
-from albert_core.backward_lora import EMBEDDING_A
 from albert_core.config import ModelConfig
-from albert_core.hf_modules import model_modules
-from albert_core.measure import default_kind, maker
+from albert_core.engine import core as engine
+from albert_core.engine.measure import default_kind, maker
+from albert_core.estimate import finetune
+from albert_core.estimate.hf_modules import model_modules
 from albert_core.presets import PRESETS
-from albert_core.step import _unused, optimizer_temporaries, step_peak
+from albert_core.replay.backward_lora import EMBEDDING_A
+from albert_core.replay.step import _unused, optimizer_temporaries, step_peak
 from tests.test_activations import random_config as random_bert_albert
 from tests.test_families_activations import random_config as random_other
 
@@ -352,7 +353,7 @@ def test_linear_probe_real_size_equals_the_engine(name, attention, peak):
 
 
 def test_deberta_real_size_equals_the_engine():
-    """Replayed (albert_core/backward_deberta.py): equal to the byte (before the replay a lower bound)."""
+    """Replayed (albert_core/replay/backward_deberta.py): equal to the byte (before the replay a lower bound)."""
     cfg = PRESETS["deberta-v3-base"]
     run = engine.Run(4, 512)
     m, e = _measure(cfg, run), _estimate(cfg, run)

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from albert_core.config import _INT_FIELDS, SHARING_MODES, ConfigError, ModelConfig
-from albert_core.params import count_parameters, factorization_savings, sharing_savings
+from albert_core.estimate.params import count_parameters, factorization_savings, sharing_savings
+from albert_core.estimate.sweeps import COUNT_COLUMNS, embedding_sweep, grid, sharing_sweep, sweep
 from albert_core.presets import PRESETS
-from albert_core.sweeps import COUNT_COLUMNS, embedding_sweep, grid, sharing_sweep, sweep
 
 
 def check_rows(df: pd.DataFrame, base: ModelConfig, fields: list[str], heads: bool = False) -> None:
@@ -186,7 +186,7 @@ def test_random_grids_match_count_parameters_and_validate(case, data):
 
 @pytest.mark.parametrize("name", ["bert-base", "albert-xxlarge"])
 def test_scaled_keeps_ratios_and_validity(name):
-    from albert_core.sweeps import scaled
+    from albert_core.estimate.sweeps import scaled
 
     cfg = PRESETS[name]
     wide = scaled(cfg, "hidden_dim", 2 * cfg.hidden_dim)

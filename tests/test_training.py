@@ -2,11 +2,11 @@
 
 import pytest
 
-from albert_core.activations import activation_memory
 from albert_core.config import ModelConfig
-from albert_core.params import count_parameters
+from albert_core.estimate.activations import activation_memory
+from albert_core.estimate.params import count_parameters
+from albert_core.estimate.training import optimizer_state_elements, parameter_shapes, training_memory
 from albert_core.presets import PRESETS
-from albert_core.training import optimizer_state_elements, parameter_shapes, training_memory
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
@@ -46,7 +46,7 @@ def test_bytes_per_parameter():
 def test_each_precision_has_one_meaning_in_the_parts_and_the_peak(precision):
     """The sum of the parts and the step's peak hold the same weights, state and master copy: the peak's
     parameters, master weights and optimizer state are the parts' weights, master weights and optimizer state."""
-    from albert_core.step import step_peak
+    from albert_core.replay.step import step_peak
 
     cfg = PRESETS["albert-base"]
     t = training_memory(cfg, batch_size=8, seq_len=512, precision=precision, attention="eager", device="cpu")
@@ -111,7 +111,7 @@ def _tiny():
 
 
 def test_parameter_shapes_match_the_reference_model():
-    from albert_core.build import reference_model
+    from albert_core.engine.build import reference_model
 
     cfg = _tiny()
     model = reference_model(cfg, device="meta")
@@ -125,7 +125,7 @@ def test_optimizer_state_matches_torch(name, cls, kwargs):
     """Run one real step and count the elements of every state tensor torch.optim keeps (not 'step')."""
     import torch
 
-    from albert_core.build import reference_model
+    from albert_core.engine.build import reference_model
 
     cfg = _tiny()
     model = reference_model(cfg, device="cpu")
@@ -156,7 +156,7 @@ MODES = ["full", "frozen-embeddings", "frozen-layers:2", "lora", "bitfit"]
 @pytest.mark.parametrize("precision,optimizer", [("mixed_bf16", "adamw"), ("bf16_master", "adamw"),
                                                 ("float32", "adafactor"), ("bfloat16", "sgd")])
 def test_modes_count_state_for_the_trainable_tensors_only(name, mode, precision, optimizer):
-    from albert_core.finetune import LoraSpec, state_elements, tensors, trainable
+    from albert_core.estimate.finetune import LoraSpec, state_elements, tensors, trainable
 
     cfg = PRESETS[name]
     lora = LoraSpec(r=4, targets=("query", "value") if name == "albert-base" else
@@ -182,7 +182,7 @@ def test_modes_count_state_for_the_trainable_tensors_only(name, mode, precision,
 @pytest.mark.parametrize("precision", ["float32", "mixed_bf16"])
 @pytest.mark.parametrize("mode", ["full", "lora"])
 def test_the_peak_is_step_peaks_with_the_same_settings(name, precision, mode):
-    from albert_core.step import step_peak
+    from albert_core.replay.step import step_peak
 
     cfg = PRESETS[name]
     kw = dict(batch_size=4, seq_len=128, optimizer="adamw", attention="eager", checkpointing=True, device="cpu",
@@ -199,7 +199,7 @@ def test_the_peak_is_step_peaks_with_the_same_settings(name, precision, mode):
 def test_sharding_divides_the_peaks_categories(N, mode):
     """ZeRO Sec. 5: stage 1 the optimizer state, 2 + gradients, 3 + parameters, ceil(elements / N) each; stage 3's
     gathered unit is bert-base's embeddings + pooler (FSDP's root unit), larger than one layer."""
-    from albert_core.step import step_peak
+    from albert_core.replay.step import step_peak
 
     cfg = PRESETS["bert-base"]
     kw = dict(batch_size=2, seq_len=128, precision="float32", optimizer="adamw", attention="eager", mode=mode)
@@ -230,8 +230,8 @@ def test_modes_bad_input_says_what_to_change():
 
 def test_beyond_the_layer_limit_the_planner_uses_the_sum():
     """A config deeper than PEAK_MAX_LAYERS: no peak (its replay would take seconds per call), planned on the sum."""
-    from albert_core.fit import step_bytes
-    from albert_core.training import PEAK_MAX_LAYERS
+    from albert_core.estimate.fit import step_bytes
+    from albert_core.estimate.training import PEAK_MAX_LAYERS
 
     kw = dict(batch_size=1, seq_len=64)
     deep = PRESETS["bert-base"].replace(num_layers=PEAK_MAX_LAYERS + 1)

@@ -15,11 +15,11 @@ import threading
 import pytest
 from test_app_verify import TINY_CFG, _pid_alive, request
 
-from albert_core import engine
-from albert_core.measure import maker
-from albert_core.params import count_parameters
+from albert_core.engine import core as engine
+from albert_core.engine.measure import maker
+from albert_core.engine.runner import Runner
+from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
-from albert_core.runner import Runner
 from ui import jobs
 
 MIB = 1 << 20
@@ -157,7 +157,7 @@ def test_closed_session_mid_run(warm):
 def test_a_build_that_does_not_answer_its_stop_is_ended_after_the_grace(warm, monkeypatch):
     """The fallback: a process that cannot answer a Cancel (hung in a C call; here stopped with SIGSTOP) is ended
     once runner.STOP_GRACE_S has passed, the job ends cancelled, and the next press starts a new one and says why."""
-    from albert_core import runner
+    from albert_core.engine import runner
 
     monkeypatch.setattr(runner, "STOP_GRACE_S", 0.5)  # the grace itself is not what is tested: its end is
     pid = ready(warm)
@@ -177,7 +177,7 @@ def test_a_build_that_does_not_answer_its_stop_is_ended_after_the_grace(warm, mo
 def test_a_process_that_dies_while_its_build_is_stopped_is_described_as_such(warm, monkeypatch):
     """What a SIGABRT while the build unwinds a Stop looks like to the runner (its output ends instead of an answer),
     made certain: the process is held (SIGSTOP) and killed the moment the runner has sent its Stop."""
-    from albert_core.runner import WarmProcess
+    from albert_core.engine.runner import WarmProcess
 
     pid = ready(warm)
     send = WarmProcess.send
@@ -237,7 +237,7 @@ def test_replaced_past_its_memory_bound_and_after_n_requests(warm):
 def test_a_real_tensor_build_that_needs_the_warm_process_memory_gets_it(warm, monkeypatch):
     """On a small server (Community Cloud's 1 GB) the budget counts what the warm process holds; a real-tensor build
     that needs it ends the warm process first (the next fake-tensor press starts a new one and says so)."""
-    from albert_core import runner
+    from albert_core.engine import runner
 
     pid = ready(warm)
     monkeypatch.setattr(runner, "available_bytes", lambda: 0)  # this server has nothing free beside it

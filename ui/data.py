@@ -8,13 +8,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from albert_core.activations import activation_memory
 from albert_core.config import ModelConfig
-from albert_core.fit import fit_table, max_position_that_fits
-from albert_core.gpus import GPUS
-from albert_core.params import count_parameters
-from albert_core.sweeps import scaled
-from albert_core.training import PEAK_MAX_LAYERS, training_memory
+from albert_core.estimate.activations import activation_memory
+from albert_core.estimate.fit import fit_table, max_position_that_fits
+from albert_core.estimate.gpus import GPUS
+from albert_core.estimate.params import count_parameters
+from albert_core.estimate.sweeps import scaled
+from albert_core.estimate.training import PEAK_MAX_LAYERS, training_memory
 from albert_core.units import format_bytes
 
 COMPONENTS = ("embedding", "layers", "pooler")
@@ -85,8 +85,8 @@ EMBEDDING_DIMS = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def factorization_sweep(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
-    """Each config made ALBERT-style at embedding_dim E in EMBEDDING_DIMS (E ≤ H): albert_core.sweeps."""
-    from albert_core.sweeps import embedding_sweep
+    """Each config made ALBERT-style at embedding_dim E in EMBEDDING_DIMS (E ≤ H): albert_core.estimate.sweeps."""
+    from albert_core.estimate.sweeps import embedding_sweep
 
     frames = []
     for cfg in cfgs:
@@ -105,8 +105,8 @@ def factorization_sweep(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def sharing_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
-    """Each config under the four sharing modes: albert_core.sweeps.sharing_sweep."""
-    from albert_core.sweeps import sharing_sweep
+    """Each config under the four sharing modes: albert_core.estimate.sweeps.sharing_sweep."""
+    from albert_core.estimate.sweeps import sharing_sweep
 
     frames = []
     for cfg in cfgs:
@@ -159,7 +159,7 @@ def _or_none(f, cfg, *, part: str | None = "total", **kw):
 def compute_table(cfgs: tuple[ModelConfig, ...], seq_len: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per config: stored parameters, forward and training FLOPs of one sequence of seq_len tokens (at most the
     config's max_position, batch 1); and the breakdowns."""
-    from albert_core.flops import forward_flops, training_flops
+    from albert_core.estimate.flops import forward_flops, training_flops
 
     rows, parts = [], []
     for cfg in cfgs:
@@ -195,8 +195,8 @@ def at_max_position(cfgs: tuple[ModelConfig, ...], batch_size: int, dtype: str, 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def comparison(cfgs: tuple[ModelConfig, ...], settings) -> pd.DataFrame:
-    """albert_core.compare.compare_table, cached."""
-    from albert_core.compare import compare_table
+    """albert_core.estimate.compare.compare_table, cached."""
+    from albert_core.estimate.compare import compare_table
 
     return compare_table(cfgs, settings)
 
@@ -286,7 +286,7 @@ def peak_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw:
 @st.cache_data(show_spinner=False, max_entries=64)
 def trainable_table(cfgs: tuple[ModelConfig, ...], ft: FT) -> pd.DataFrame:
     """Per config: trainable and frozen parameters of the fine-tuning setup, exactly as peft counts them."""
-    from albert_core.finetune import trainable
+    from albert_core.estimate.finetune import trainable
 
     rows = []
     for cfg in cfgs:
@@ -325,7 +325,7 @@ def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], batch_siz
 @st.cache_data(show_spinner=False, max_entries=64)
 def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, batch_size: int, seq_len: int, kw: tuple,
              ft: FT = ()) -> pd.DataFrame:
-    """albert_core.fit.fit_table for the chosen GPU, plus the longest max_position that fits (table grown)."""
+    """albert_core.estimate.fit.fit_table for the chosen GPU, plus the longest max_position that fits (table grown)."""
     frames = [fit_table([c], batch_size=batch_size, seq_len=seq_len, gpus={gpu: GPUS[gpu]}, **dict(kw), **_ft(c, ft))
               for c in cfgs]
     df = pd.concat(frames, ignore_index=True)
@@ -337,8 +337,8 @@ def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, batch_size: int, seq_len: 
 @st.cache_data(show_spinner=False, max_entries=64)
 def serving_table(cfg: ModelConfig, group_size: int, quantize_embeddings: bool, head: str, num_labels: int,
                   dtype: str = "bfloat16") -> pd.DataFrame:
-    """albert_core.serving.format_table: weights at rest per format against the bytes / 2 / 4 / 8 rule."""
-    from albert_core.serving import format_table
+    """albert_core.estimate.serving.format_table: weights at rest per format against the bytes / 2 / 4 / 8 rule."""
+    from albert_core.estimate.serving import format_table
 
     return format_table(cfg, dtype=dtype, group_size=group_size, quantize_embeddings=quantize_embeddings, head=head,
                         num_labels=num_labels)
@@ -347,7 +347,7 @@ def serving_table(cfg: ModelConfig, group_size: int, quantize_embeddings: bool, 
 def serving_inversions(table: pd.DataFrame) -> list[str]:
     """Formats of fewer bits that hold more bytes than one of more bits (torchao's unpacked int4 against int8): one
     sentence each, with the layout that explains it, shown whatever format is picked."""
-    from albert_core.serving import NOMINAL_BITS
+    from albert_core.estimate.serving import NOMINAL_BITS
 
     rows = [r for _, r in table.iterrows() if not r["error"]]
     out = []
@@ -366,10 +366,10 @@ PARTIAL_SHARING = ("shared attention", "shared FFN")
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def albert_cuts(cfg: ModelConfig, embedding_dim: int) -> pd.DataFrame:
-    """ALBERT's two cuts applied to cfg (albert_core.params.albert_cuts), one row per variant; a partial sharing
+    """ALBERT's two cuts applied to cfg (albert_core.estimate.params.albert_cuts), one row per variant; a partial sharing
     (attention or FFN only) that stores more layer weights than cfg does now is left out: on a config that
     already shares more, it would undo a cut, not make one (cuts_left_out names them)."""
-    from albert_core.params import albert_cuts as cuts
+    from albert_core.estimate.params import albert_cuts as cuts
 
     df = pd.DataFrame(cuts(cfg, embedding_dim))
     now = int(df["layers"].iloc[0])
@@ -382,15 +382,15 @@ def cuts_left_out(cfg: ModelConfig, shown: pd.DataFrame) -> list[str]:
     return [v for v in PARTIAL_SHARING if v not in set(shown["variant"])]
 
 
-# ---- what the ALBERT paper measured (albert_core.paper_results) -----------------------------------------------
+# ---- what the ALBERT paper measured (albert_core.estimate.paper_results) -----------------------------------------------
 PAPER_TABLES = (2, 3, 4, 5, 6, 7, 8, 11, 12, 13)  # every results table with an architecture and the five tasks
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def paper_points(tables: tuple[int, ...], by: str = "table") -> pd.DataFrame:
-    """The paper's rows of `tables` (albert_core.paper_results.rows_table), with a series to draw them by: the
+    """The paper's rows of `tables` (albert_core.estimate.paper_results.rows_table), with a series to draw them by: the
     table ("table"), the sharing strategy ("sharing") or the embedding size ("embedding_dim")."""
-    from albert_core import paper_results as pr
+    from albert_core.estimate import paper_results as pr
 
     df = pr.rows_table(pr.rows_of(*tables))
     df.insert(2, "name", [f"Table {t}: {r}" for t, r in zip(df["table"], df["row"], strict=True)])
@@ -406,8 +406,8 @@ def paper_points(tables: tuple[int, ...], by: str = "table") -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def paper_marks(cfgs: tuple[ModelConfig, ...], tables: tuple[int, ...]) -> pd.DataFrame:
-    """One row per (config, row of `tables` whose network it is exactly): albert_core.paper_results.matches."""
-    from albert_core.paper_results import matches
+    """One row per (config, row of `tables` whose network it is exactly): albert_core.estimate.paper_results.matches."""
+    from albert_core.estimate.paper_results import matches
 
     rows = []
     for cfg in cfgs:
@@ -420,8 +420,8 @@ def paper_marks(cfgs: tuple[ModelConfig, ...], tables: tuple[int, ...]) -> pd.Da
 
 def paper_matches(cfgs: tuple[ModelConfig, ...], tables: tuple[int, ...] | None = None) -> list[str]:
     """For each config, one sentence: the paper rows (of `tables`) that trained exactly its network, or that none
-    did (albert_core.paper_results.match_text)."""
-    from albert_core.paper_results import match_text
+    did (albert_core.estimate.paper_results.match_text)."""
+    from albert_core.estimate.paper_results import match_text
 
     return [match_text(c, tables) for c in cfgs]
 
@@ -434,7 +434,7 @@ PAPER_COLUMNS = ("table", "row", "embedding_dim", "hidden_dim", "num_layers", "s
 @st.cache_data(show_spinner=False, max_entries=32)
 def paper_table(tables: tuple[int, ...]) -> pd.DataFrame:
     """The rows of `tables` for people: the network, printed and exact parameters, FLOPs per token, the scores."""
-    from albert_core import paper_results as pr
+    from albert_core.estimate import paper_results as pr
 
     df = pr.rows_table(pr.rows_of(*tables))
     keep = [c for c in PAPER_COLUMNS if not (c == "speedup" and df[c].isna().all())]
@@ -443,13 +443,13 @@ def paper_table(tables: tuple[int, ...]) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def paper_speedups() -> pd.DataFrame:
-    from albert_core.paper_results import speedup_table
+    from albert_core.estimate.paper_results import speedup_table
 
     return speedup_table()
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def paper_equal_time() -> pd.DataFrame:
-    from albert_core.paper_results import equal_time_table
+    from albert_core.estimate.paper_results import equal_time_table
 
     return equal_time_table()

@@ -13,7 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from albert_core.training import PRECISION_LABELS
+from albert_core.estimate.training import PRECISION_LABELS
 from charts import compute as compute_charts
 from charts import fit as fit_charts
 from charts import memory as memory_charts
@@ -97,7 +97,7 @@ def memory_training(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
                                         marks={c.name: c.max_position for c in cfgs}, measured=points,
                                         what="the step's peak")
     caption = (training_caption(ctl, "sequences as long as max_position") + " The training step's peak per GPU "
-               "(albert_core.step; mixed_*: autocast with float32 weights). Diamonds: each config's own.")
+               "(albert_core.replay.step; mixed_*: autocast with float32 weights). Diamonds: each config's own.")
     if points is not None:
         worst = max((abs(e) for e in points["error"] if e is not None and e == e), default=0.0)
         caption += (f" Circles: the training step's peak measured by PyTorch on this server (fake tensors, CPU "
@@ -140,7 +140,7 @@ def params_sunburst(cfg) -> go.Figure:
                  f"{cfg.name}: {int(bd['params'].sum()):,} stored parameters; a shared tensor counted once.")
 
 
-# what albert_core.sweeps.scaled moves with the swept field (the rest stays as in each config)
+# what albert_core.estimate.sweeps.scaled moves with the swept field (the rest stays as in each config)
 SWEEP_MOVES = {
     "hidden_dim": "I/H and the head width stay (E follows H where the family ties them)",
     "num_layers": "uneven groups become one",

@@ -1,6 +1,6 @@
 """The "Fine-tuning" expander of Memory's training tab and the Fit planner, and the settings it gives.
 
-What trains (albert_core.finetune's modes), the task head (albert_core.heads) and LoRA's settings, kept in the
+What trains (albert_core.estimate.finetune's modes), the task head (albert_core.estimate.heads) and LoRA's settings, kept in the
 page controls (so the URL carries them); every number comes from albert_core.
 """
 
@@ -11,10 +11,10 @@ from typing import Any
 
 import streamlit as st
 
-from albert_core.compare import Settings
 from albert_core.config import ModelConfig
-from albert_core.finetune import LoraSpec, lora_targets, trainable
-from albert_core.share import parse_control
+from albert_core.estimate.compare import Settings
+from albert_core.estimate.finetune import LoraSpec, lora_targets, trainable
+from albert_core.formats.share import parse_control
 
 from . import controls, state
 from .text import md
@@ -64,7 +64,7 @@ def for_config(cfg: ModelConfig, ft: tuple[tuple[str, Any], ...]) -> dict[str, A
 @st.cache_data(show_spinner=False, max_entries=64)
 def problems(cfgs: tuple[ModelConfig, ...], ft: tuple[tuple[str, Any], ...]) -> dict[str, str]:
     """config name -> why its fine-tuning setup cannot be counted (LoRA without targets where peft has none, a
-    target that matches nothing): albert_core.finetune's message, which names the modules to choose from."""
+    target that matches nothing): albert_core.estimate.finetune's message, which names the modules to choose from."""
     out = {}
     for cfg in cfgs:
         try:

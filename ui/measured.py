@@ -1,6 +1,6 @@
 """Measured points for the Memory page's activation chart: the engine, in the build process, at a few lengths.
 
-The press submits one request to the server's queue (ui/jobs.py, albert_core.worker.run_points); the result,
+The press submits one request to the server's queue (ui/jobs.py, albert_core.engine.worker.run_points); the result,
 plain numbers, stays in the session for this view (configs and settings) and the chart draws it.
 """
 
@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from albert_core import worker
-from albert_core.measure import point_lengths, points_table, step_points_table
+from albert_core.engine import worker
+from albert_core.engine.measure import point_lengths, points_table, step_points_table
 
 from . import jobs
 from .text import md

@@ -1,11 +1,11 @@
 """What the ALBERT paper measured, beside the exact counts: the sections the Parameters, Overview and Compute pages
-show (albert_core.paper_results through ui/data.py; figures from ui/figures.py)."""
+show (albert_core.estimate.paper_results through ui/data.py; figures from ui/figures.py)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from albert_core.paper_results import ADVICE, CAPTIONS, PAPER, SHARING_NOTE, TPU_NOTE
+from albert_core.estimate.paper_results import ADVICE, CAPTIONS, PAPER, SHARING_NOTE, TPU_NOTE
 
 from . import data, figures, plots, tables
 from .text import md
@@ -77,7 +77,7 @@ def speedups() -> None:
     tables.show(data.paper_speedups(), "paper_speedup_table", file_name="paper-table-2-speedups.csv",
                 readable={"params_exact": "count", "params_printed": "count", "allreduce_params": "count",
                           "allreduce_bytes_fp32": "bytes", "flops_per_token": "flops"})
-    st.caption("flops_per_token: forward matmul FLOPs per token of a 512-token sequence (albert_core.flops); "
+    st.caption("flops_per_token: forward matmul FLOPs per token of a 512-token sequence (albert_core.estimate.flops); "
                "flops_predicted_speedup = BERT-large's over the model's. allreduce_params: the gradients a "
                "data-parallel step all-reduces, one per stored parameter (4 bytes each in float32): sharing cuts "
                "them, one part of the measured speedup that FLOPs miss.")

@@ -23,12 +23,12 @@ from albert_core.config import (
     ConfigError,
     default_sharing,
 )
+from albert_core.estimate.paper_results import ADVICE
 from albert_core.families import family, family_fields
-from albert_core.hf import hf_expressible, to_hf_config
-from albert_core.hub import HubError, config_from_hub
-from albert_core.paper_results import ADVICE
+from albert_core.formats.hf import hf_expressible, to_hf_config
+from albert_core.formats.hub import HubError, config_from_hub
+from albert_core.formats.upload import MAX_UPLOAD_BYTES, UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, parse_upload
 from albert_core.presets import PRESET_FAMILIES, PRESETS
-from albert_core.upload import MAX_UPLOAD_BYTES, UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, parse_upload
 
 from . import state
 from .text import md
@@ -240,7 +240,7 @@ def _on_family() -> None:
 
 
 def _on_upload() -> None:
-    """Callback of the config.json uploader: albert_core.upload parses (json.loads only) and explains."""
+    """Callback of the config.json uploader: albert_core.formats.upload parses (json.loads only) and explains."""
     up = st.session_state.get("upload")
     if up is None:
         return
@@ -315,7 +315,7 @@ def _preset_label(name: str) -> str:
 
 
 def _on_hub_import() -> None:
-    """Callback of the Hub id field: fetch only config.json (albert_core.hub), parse it, explain a failure."""
+    """Callback of the Hub id field: fetch only config.json (albert_core.formats.hub), parse it, explain a failure."""
     mid = st.session_state.get("hub_id") or ""
     if not mid.strip():
         return

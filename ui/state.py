@@ -12,8 +12,8 @@ from typing import Any
 import streamlit as st
 
 from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
+from albert_core.formats.share import CONTROLS, MAX_COMPARE, View, decode
 from albert_core.presets import DEFAULT_PRESET, PRESETS
-from albert_core.share import CONTROLS, MAX_COMPARE, View, decode
 
 INIT = "_ae_init"  # the URL was read once for this session
 VALID = "_ae_valid"  # last valid sidebar config

@@ -1,6 +1,6 @@
 """Verify's section for an encoder no family models: a config.json (upload or Hub id) that transformers builds.
 
-It is measured by the engine in the same child process as every build (albert_core.worker, ui/jobs.py),
+It is measured by the engine in the same child process as every build (albert_core.engine.worker, ui/jobs.py),
 at Verify's batch, seq_len, precision, attention and optimizer, with no closed form beside it.
 """
 
@@ -12,11 +12,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from albert_core import worker
-from albert_core.hf import outside_families
-from albert_core.hub import HubError, fetch_config
+from albert_core.engine import worker
+from albert_core.formats.hf import outside_families
+from albert_core.formats.hub import HubError, fetch_config
+from albert_core.formats.upload import UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, load_json
 from albert_core.units import format_bytes, format_count
-from albert_core.upload import UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, load_json
 from ui import jobs, state, tables
 from ui.text import file_stem, md
 

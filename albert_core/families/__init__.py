@@ -6,7 +6,7 @@ REFUSED; validate, sizes (the closed form), groups (the breakdown), from_hf/to_h
 and the Hugging Face classes), replay_embeddings/_layer/_pooler and weight_copy_elements (the activation
 replay), and its module layout as Hugging Face names it (BASE_PREFIX, POOLER_DROPPED_FOR, embedding_modules,
 layer_prefix, sublayer_modules, other_modules, head_modules; modules.py's Module, put together by
-albert_core.hf_modules), and what the training step asks of it (STEP, a base.Step; buffer_bytes). Optional parts: `base.Heads` (heads_groups, heads_size: where HEADS is None) and `base.Inference`
+albert_core.estimate.hf_modules), and what the training step asks of it (STEP, a base.Step; buffer_bytes). Optional parts: `base.Heads` (heads_groups, heads_size: where HEADS is None) and `base.Inference`
 (infer_*, cast_sizes: where the inference peak is modelled), and the single names listed in base.py.
 Adding a family: a new module here, its name in albert_core/names.py, and its line in the block below,
 where the type checker (mypy, scripts/test.sh) holds the module to the contract.
@@ -54,7 +54,7 @@ def family(name: str) -> Family:
 
 def attention_run(family_name: str, attention: str) -> str:
     """The attention Hugging Face runs for `attention` ("eager", "sdpa"): a family without an sdpa path
-    (HF_ATTENTIONS, e.g. DebertaV2Model's own attention) runs eager (albert_core/build.py builds it so)."""
+    (HF_ATTENTIONS, e.g. DebertaV2Model's own attention) runs eager (albert_core/engine/build.py builds it so)."""
     return attention if attention in getattr(family(family_name), "HF_ATTENTIONS", ("eager", "sdpa")) else "eager"
 
 

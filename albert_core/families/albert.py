@@ -2,14 +2,14 @@
 
 Hugging Face: AlbertConfig / AlbertModel (AlbertForPreTraining with the MLM and SOP heads). HF shares
 whole layers within num_hidden_groups groups of inner_group_num layers; sharing only attention or only
-the FFN is modelled here (and in albert_core.reference) but not by HF.
+the FFN is modelled here (and in albert_core.engine.reference) but not by HF.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import bert_replay
+from ..replay import bert_replay
 from . import bert
 from .base import BERT_STYLE_REFUSED, MlmHead, ParamGroup, Step, layer_norm, linear, position_id_buffers
 from .modules import Module, Sublayers, bert_embedding_modules, lin, norm, param, tied
@@ -88,7 +88,7 @@ def hf_classes(heads: bool) -> tuple[type, type]:
     return AlbertConfig, (AlbertForPreTraining if heads else AlbertModel)
 
 
-# ---- activation replay and inference peak: BERT's op sequences (albert_core/bert_replay.py), shared with BERT ----
+# ---- activation replay and inference peak: BERT's op sequences (albert_core/replay/bert_replay.py), shared with BERT ----
 replay_embeddings = bert_replay.replay_embeddings
 replay_layer = bert_replay.replay_albert_layer
 replay_pooler = bert_replay.replay_pooler
@@ -98,7 +98,7 @@ infer_layer = bert_replay.infer_albert_layer
 infer_pooler = bert_replay.infer_pooler
 cast_sizes = bert_replay.cast_sizes
 
-# The modules Hugging Face builds (transformers modeling_albert.py, each module's __init__): albert_core.hf_modules
+# The modules Hugging Face builds (transformers modeling_albert.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "albert"
 POOLER_DROPPED_FOR = ("token", "mlm")  # AlbertForTokenClassification, AlbertForMaskedLM: add_pooling_layer=False
 embedding_modules = bert_embedding_modules  # E wide
@@ -129,7 +129,7 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.step)
+# The training step (albert_core.replay.step)
 STEP = Step(
     "backward", parameter_order=((r"encoder\.embedding_hidden_mapping_in\.", r"(^|\.)embeddings\."),),  # before groups
     hf_checkpointing=False,  # AlbertLayer is not a GradientCheckpointingLayer in transformers 5.23

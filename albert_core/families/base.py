@@ -14,8 +14,8 @@ from ..values import short
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
-    from ..liveness import Infer
-    from ..replay import Replay, Tensor
+    from ..replay.liveness import Infer
+    from ..replay.symbolic import Replay, Tensor
     from .modules import Module, Sublayers
 
 # config.json key -> (values that mean "off", what to change)
@@ -48,7 +48,7 @@ class MlmHead(NamedTuple):
 
 @dataclass(frozen=True)
 class Step:
-    """What the training step's model (albert_core.step, and its op-by-op replays backward*.py) asks of a family."""
+    """What the training step's model (albert_core.replay.step, and its op-by-op replays backward*.py) asks of a family."""
 
     recorder: str  # the module replaying the forward and backward: "backward", "backward_deberta", "backward_modernbert"
     # named_parameters() order where a module's __init__ defines a module after the ones it reads first:
@@ -73,7 +73,7 @@ class Family(Protocol):
     """What a family module defines (albert_core/families/<name>.py); the type checker holds every module to it
     (families/__init__.py), and isinstance(module, Family) checks that the names are there.
 
-    The closed forms (sizes, heads_size, linear, layer_norm) are plain arithmetic: albert_core.sweeps runs them
+    The closed forms (sizes, heads_size, linear, layer_norm) are plain arithmetic: albert_core.estimate.sweeps runs them
     on numpy arrays of field values, a whole grid at once, in place of a ModelConfig's ints.
     """
 
@@ -110,13 +110,13 @@ class Family(Protocol):
         """The family's config.json keys beyond HF_KEYS."""
     def hf_classes(self, heads: bool, /) -> tuple[type, type]:
         """(config class, model class) of Hugging Face transformers (imported when called: torch stays lazy)."""
-    # the ops its training forward runs, for albert_core.activations' replay (replay.py)
+    # the ops its training forward runs, for albert_core.estimate.activations' replay (replay.py)
     def replay_embeddings(self, r: Replay, cfg: ModelConfig, /) -> Tensor: ...
     def replay_layer(self, r: Replay, cfg: ModelConfig, x: Tensor, attention: str, /) -> Tensor: ...
     def replay_pooler(self, r: Replay, cfg: ModelConfig, y: Tensor, /) -> None: ...
     def weight_copy_elements(self, cfg: ModelConfig, checkpointing: bool, /) -> int:
         """Elements of autocast's cached 16-bit weight copies that Linear layers save."""
-    # the modules Hugging Face builds, by qualified name (modules.py; albert_core.hf_modules puts them together)
+    # the modules Hugging Face builds, by qualified name (modules.py; albert_core.estimate.hf_modules puts them together)
     @property
     def BASE_PREFIX(self) -> str: ...  # the attribute under which an AutoModelFor... model holds the base model
     @property
@@ -131,7 +131,7 @@ class Family(Protocol):
         """The base model's modules outside `embeddings` and the layers (projections, shared tables, norms, pooler)."""
     def head_modules(self, c: ModelConfig, head: str, num_labels: int, /) -> list[Module]:
         """What the task model adds beside its base model (head: classification, token or mlm), tied decoders too."""
-    # the training step (albert_core.step)
+    # the training step (albert_core.replay.step)
     @property
     def STEP(self) -> Step: ...
     def buffer_bytes(self, c: ModelConfig, float_bytes: int, /) -> int:
@@ -153,7 +153,7 @@ class Heads(Protocol):
 
 @runtime_checkable
 class Inference(Protocol):
-    """The inference peak (albert_core.liveness): a no_grad eval forward's allocations and frees."""
+    """The inference peak (albert_core.replay.liveness): a no_grad eval forward's allocations and frees."""
 
     def infer_embeddings(self, f: Infer, cfg: ModelConfig, /) -> tuple[int, int]: ...
     def infer_layer(self, f: Infer, cfg: ModelConfig, x: int, j: int, /) -> int: ...

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import bert_replay
+from ..replay import bert_replay
 from .base import BERT_STYLE_REFUSED, MlmHead, ParamGroup, Step, layer_norm, linear, position_id_buffers
 from .modules import (
     Module,
@@ -117,7 +117,7 @@ def hf_classes(heads: bool) -> tuple[type, type]:
     return BertConfig, (BertForPreTraining if heads else BertModel)
 
 
-# ---- activation replay and inference peak: BERT's op sequences (albert_core/bert_replay.py), shared with ALBERT ----
+# ---- activation replay and inference peak: BERT's op sequences (albert_core/replay/bert_replay.py), shared with ALBERT ----
 replay_embeddings = bert_replay.replay_embeddings
 replay_layer = bert_replay.replay_layer
 replay_pooler = bert_replay.replay_pooler
@@ -127,7 +127,7 @@ infer_layer = bert_replay.infer_layer
 infer_pooler = bert_replay.infer_pooler
 cast_sizes = bert_replay.cast_sizes
 
-# The modules Hugging Face builds (transformers modeling_bert.py, each module's __init__): albert_core.hf_modules
+# The modules Hugging Face builds (transformers modeling_bert.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "bert"  # BertForMaskedLM.bert, BertForSequenceClassification.bert, ...
 POOLER_DROPPED_FOR = ("token", "mlm")  # BertForTokenClassification, BertForMaskedLM: add_pooling_layer=False
 embedding_modules = bert_embedding_modules
@@ -153,7 +153,7 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]  # on the pooled [CLS] (classification) or on every token
 
 
-# The training step (albert_core.step)
+# The training step (albert_core.replay.step)
 STEP = Step("backward", pooler="pooler.dense", mlm=MlmHead(  # BertOnlyMLMHead
     "cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
     "cls.predictions.bias"))

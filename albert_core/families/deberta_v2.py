@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..layout import stored_copies
-from ..replay import F32, Replay, Tensor, probs_times_v, sz
+from ..replay.symbolic import F32, Replay, Tensor, probs_times_v, sz
 from ..values import Kind, coerce
 from ..values import short as _short
 from . import bert
@@ -175,7 +175,7 @@ def hf_classes(heads: bool) -> tuple[type, type]:
     return DebertaV2Config, DebertaV2Model
 
 
-# ---- activation replay (albert_core/replay.py): DebertaV2Model's ops and what they save -------------------
+# ---- activation replay (albert_core/replay/symbolic.py): DebertaV2Model's ops and what they save -------------------
 # DebertaV2Model runs its own attention (no sdpa path: HF refuses attn_implementation="sdpa"): attention="sdpa"
 # replays the same ops as eager, and build.hf_model builds it with eager attention.
 HF_ATTENTIONS = ("eager",)
@@ -302,7 +302,7 @@ def relative_position_flops(cfg: ModelConfig, seq_len: int, batch_size: int) -> 
     terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
     return len(_position_uses(cfg)) * 2 * R * H * H + len(terms) * 2 * batch_size * seq_len * H * R
 
-# The modules Hugging Face builds (transformers modeling_deberta_v2.py, each module's __init__): albert_core.hf_modules
+# The modules Hugging Face builds (transformers modeling_deberta_v2.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "deberta"
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler in the base model (the classifier's ContextPooler is its head's)
 
@@ -344,7 +344,7 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.step)
+# The training step (albert_core.replay.step)
 STEP = Step("backward_deberta", mlm=MlmHead(  # legacy=True (DebertaV2Config's default): LegacyDebertaV2OnlyMLMHead
     "cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
     "cls.predictions.bias", True))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import bert_replay
-from ..replay import Replay, Tensor, sz
+from ..replay import bert_replay
+from ..replay.symbolic import Replay, Tensor, sz
 from .base import (
     MlmHead,
     ParamGroup,
@@ -26,7 +26,7 @@ from .modules import Module, Sublayers, emb, lin, norm, stacked_prefix, tied
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
-    from ..liveness import Infer
+    from ..replay.liveness import Infer
 
 NAME = "distilbert"
 MODEL_TYPES = ("distilbert",)
@@ -93,7 +93,7 @@ def hf_classes(heads: bool) -> tuple[type, type]:
     return DistilBertConfig, DistilBertModel
 
 
-# ---- activation replay (albert_core/replay.py): DistilBertModel's ops and what they save ------------------
+# ---- activation replay (albert_core/replay/symbolic.py): DistilBertModel's ops and what they save ------------------
 def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     """Embeddings: word + position (position_ids a view of the (1, P) buffer), no segment table."""
     return bert_replay.embeddings(r, cfg, None, sz(one=cfg.max_position), False)
@@ -114,7 +114,7 @@ def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
     return bert_replay.layer_weight_copies(cfg, checkpointing)
 
 
-# ---- inference peak (albert_core/liveness.py): DistilBertModel's eval forward, allocations and frees -------
+# ---- inference peak (albert_core/replay/liveness.py): DistilBertModel's eval forward, allocations and frees -------
 def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     """Embeddings.forward: word lookup, position lookup on a view of the buffer (1, S, H), add, LayerNorm.
     The output lives until the model returns."""
@@ -157,7 +157,7 @@ def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
 
-# The modules Hugging Face builds (transformers modeling_distilbert.py, each module's __init__): albert_core.hf_modules
+# The modules Hugging Face builds (transformers modeling_distilbert.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "distilbert"
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler
 
@@ -191,7 +191,7 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.step)
+# The training step (albert_core.replay.step)
 STEP = Step("backward", layer="TransformerBlock", classifier="pre_classifier", mlm=MlmHead(
     "vocab_transform", None, "vocab_layer_norm", "vocab_projector", "vocab_projector.bias"))
 

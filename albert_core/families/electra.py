@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import bert_replay
-from ..replay import Replay, Tensor, sz
+from ..replay import bert_replay
+from ..replay.symbolic import Replay, Tensor, sz
 from . import bert
 from .base import (
     BERT_STYLE_REFUSED,
@@ -27,7 +27,7 @@ from .modules import Module, Sublayers, bert_embedding_modules, bert_sublayer_mo
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
-    from ..liveness import Infer
+    from ..replay.liveness import Infer
 
 NAME = "electra"
 MODEL_TYPES = ("electra",)
@@ -81,7 +81,7 @@ def hf_classes(heads: bool) -> tuple[type, type]:
     return ElectraConfig, ElectraModel
 
 
-# ---- activation replay (albert_core/replay.py): ElectraModel's ops and what they save ---------------------
+# ---- activation replay (albert_core/replay/symbolic.py): ElectraModel's ops and what they save ---------------------
 def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     """ElectraEmbeddings (BERT's, E wide: token_type_ids a (1, S) gather, position_ids a view of the (1, P)
     buffer), then embeddings_project when embedding_size differs from hidden_size."""
@@ -104,7 +104,7 @@ def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
     return bert_replay.layer_weight_copies(cfg, checkpointing) + (E * H if E != H else 0)
 
 
-# ---- inference peak (albert_core/liveness.py): ElectraModel's eval forward, allocations and frees ----------
+# ---- inference peak (albert_core/replay/liveness.py): ElectraModel's eval forward, allocations and frees ----------
 def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     """ElectraEmbeddings: BertEmbeddings' allocations, E wide; embeddings_project (E ≠ H) rebinds
     hidden_states, so the E-wide output dies there and the projection lives until the encoder returns."""
@@ -129,7 +129,7 @@ def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
 
-# The modules Hugging Face builds (transformers modeling_electra.py, each module's __init__): albert_core.hf_modules
+# The modules Hugging Face builds (transformers modeling_electra.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "electra"
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler
 embedding_modules = bert_embedding_modules  # E wide
@@ -157,7 +157,7 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.step)
+# The training step (albert_core.replay.step)
 STEP = Step(
     "backward", parameter_order=((r"(^|\.)embeddings_project\.", r"(^|\.)embeddings\."),),  # before the encoder
     projection="embeddings_project", projection_rebinds=True, classifier="gelu",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..layout import stored_copies
-from ..replay import F32, Replay, Size, Tensor, sdpa_fused, sz
+from ..replay.symbolic import F32, Replay, Size, Tensor, sdpa_fused, sz
 from ..values import short as _short
 from .base import ParamGroup, Refusals, Step, layer_norm, lin_shape, linear
 from .modules import Module, Sublayers, emb, lin, norm, stacked_prefix, tied
@@ -107,7 +107,7 @@ def hf_classes(heads: bool) -> tuple[type, type]:
     return ModernBertConfig, ModernBertModel
 
 
-# ---- activation replay (albert_core/replay.py): ModernBertModel's ops and what they save -----------------
+# ---- activation replay (albert_core/replay/symbolic.py): ModernBertModel's ops and what they save -----------------
 FIRST_LAYER_DIFFERS = True  # layer 0's attn_norm is nn.Identity
 
 
@@ -212,7 +212,7 @@ def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
 
 FFN_MATRICES = 3  # gated FFN: Wi is H×2I (input and gate), Wo is I×H (flops.forward_flops)
 
-# The modules Hugging Face builds (transformers modeling_modernbert.py, each module's __init__): albert_core.hf_modules
+# The modules Hugging Face builds (transformers modeling_modernbert.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "model"  # ModernBertForMaskedLM.model, ...
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler
 
@@ -245,7 +245,7 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
     return [*prediction, lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.step)
+# The training step (albert_core.replay.step)
 STEP = Step("backward_modernbert")
 
 

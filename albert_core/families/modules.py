@@ -3,7 +3,7 @@
 One `Module` per nn.Linear / nn.Embedding / nn.LayerNorm / bare nn.Parameter that holds parameters (or, for a tied
 MLM decoder, that holds none of its own), with the name `model.named_modules()` gives it. Each family module says
 where its modules sit (embedding_modules, layer_prefix, sublayer_modules, other_modules, head_modules: the Family
-contract, base.py); albert_core.hf_modules puts them together for a config and a head.
+contract, base.py); albert_core.estimate.hf_modules puts them together for a config and a head.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import bert_replay
-from ..replay import Replay, Tensor, sz
+from ..replay import bert_replay
+from ..replay.symbolic import Replay, Tensor, sz
 from . import bert
 from .base import (
     BERT_STYLE_REFUSED,
@@ -39,7 +39,7 @@ from .modules import (
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
-    from ..liveness import Infer
+    from ..replay.liveness import Infer
 
 NAME = "roberta"
 MODEL_TYPES = ("roberta", "xlm-roberta", "camembert")
@@ -106,7 +106,7 @@ def hf_classes(heads: bool) -> tuple[type, type]:
     return RobertaConfig, RobertaModel
 
 
-# ---- activation replay (albert_core/replay.py): RobertaModel's ops and what they save ---------------------
+# ---- activation replay (albert_core/replay/symbolic.py): RobertaModel's ops and what they save ---------------------
 def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     """RobertaEmbeddings: position_ids are computed from input_ids (cumsum of input_ids.ne(pad)), a new
     (B, S) int64 tensor, and token_type_ids gather the buffer at those positions, (B, S) too."""
@@ -128,7 +128,7 @@ def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
     return bert_replay.layer_weight_copies(cfg, checkpointing) + cfg.hidden_dim ** 2
 
 
-# ---- inference peak (albert_core/liveness.py): RobertaModel's eval forward, allocations and frees ----------
+# ---- inference peak (albert_core/replay/liveness.py): RobertaModel's eval forward, allocations and frees ----------
 def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     """RobertaEmbeddings.forward under no_grad: create_position_ids_from_input_ids (ne, int, cumsum, type_as,
     + 0, * mask, long, + padding_idx), the token type gather at those positions, the three lookups, two adds,
@@ -167,7 +167,7 @@ def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
 
-# The modules Hugging Face builds (transformers modeling_roberta.py, each module's __init__): albert_core.hf_modules
+# The modules Hugging Face builds (transformers modeling_roberta.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "roberta"
 POOLER_DROPPED_FOR = ("classification", "token", "mlm")  # RoBERTa's task models never pool
 embedding_modules = bert_embedding_modules  # the position table: pad_token_id + 1 more rows
@@ -195,7 +195,7 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.step)
+# The training step (albert_core.replay.step)
 STEP = Step(
     "backward", parameter_order=((r"embeddings\.position_embeddings\.",  # RobertaEmbeddings: after LayerNorm
                               r"embeddings\.(word|token_type)_embeddings\.|embeddings\.LayerNorm\."),),

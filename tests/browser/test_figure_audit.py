@@ -33,7 +33,7 @@ import plotly
 import pytest
 from figure_views import DESKTOP, PHONE, SCREENS, VIEWS, Screen, View, page_tabs, traces
 
-from albert_core.share import PAGE_TABS
+from albert_core.formats.share import PAGE_TABS
 
 pytestmark = pytest.mark.browser
 

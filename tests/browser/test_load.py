@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from albert_core.params import count_parameters
+from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
 
 from .harness import error_blocks, launch_browser, require_chromium, streamlit_server, wait_until_idle
@@ -31,7 +31,7 @@ BUILD = "Build, count and measure"
 
 
 def worker_children(server_pid: int) -> list[int]:
-    """Build processes (python -m albert_core.worker) whose parent is the server."""
+    """Build processes (python -m albert_core.engine.worker) whose parent is the server."""
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -41,7 +41,7 @@ def worker_children(server_pid: int) -> list[int]:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == server_pid and "albert_core.worker" in cmd:
+        if ppid == server_pid and "albert_core.engine.worker" in cmd:
             out.append(int(pid))
     return out
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import plotly
 import pytest
 
-from albert_core.params import count_parameters
+from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
 from charts import params as pcharts
 

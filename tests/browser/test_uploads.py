@@ -1,7 +1,7 @@
 """A file too big to be a config.json (issue 17): the page says in words what it is and what to upload.
 
 The browser refuses a file over an uploader's max_upload_size before sending it, with only a red icon whose
-reason shows on hover. Up to albert_core.upload.UPLOAD_MB the file reaches the app, which refuses it (over
+reason shows on hover. Up to albert_core.formats.upload.UPLOAD_MB the file reaches the app, which refuses it (over
 64 KiB) with a message; over it, the caption under each uploader says what happens. Tried with a 2 MB file, as a
 tokenizer.json is, on the sidebar's import and on Verify's "Any other encoder".
 """
@@ -12,7 +12,7 @@ import tomllib
 
 import pytest
 
-from albert_core.upload import MAX_UPLOAD_BYTES, UPLOAD_MB
+from albert_core.formats.upload import MAX_UPLOAD_BYTES, UPLOAD_MB
 
 from .harness import ROOT, open_section, rerun, wait_until_idle
 

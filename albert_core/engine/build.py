@@ -1,0 +1,67 @@
+"""Build real PyTorch models from a ModelConfig. Imports torch and transformers only when called.
+
+`hf_model` builds Hugging Face's base model of the family (the family module names the class) from to_hf_config(cfg);
+`reference_model` builds albert_core.engine.reference, which also expresses attention-only and
+FFN-only sharing. On the meta device either builds instantly at any size, with no memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import ModelConfig, require_choice
+from ..estimate.params import stored_copies
+from ..families import family
+from ..formats.hf import hf_built_config, hf_dict
+
+ATTENTION_IMPLS = ("eager", "sdpa")
+MAX_BUILD_LAYERS = 2048  # layer modules built on the meta device for the app; beyond this a build takes minutes
+
+
+def layer_modules(cfg: ModelConfig, kind: str) -> int:
+    """Layers whose weights a build creates: the larger of the stored attention and FFN copies.
+
+    kind "hf" builds the layout of hf_built_config(cfg); "reference" builds cfg itself. This,
+    not the number of layer applications, is what makes a build slow.
+    """
+    built = hf_built_config(cfg) if kind == "hf" else cfg
+    return max(stored_copies(built, "attention"), stored_copies(built, "ffn"))
+
+
+def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager", heads: bool = False) -> Any:
+    """Hugging Face's base model of cfg's family (BertModel, AlbertModel, RobertaModel, ...), or with
+    heads=True BertForPreTraining/AlbertForPreTraining (other families refuse heads)."""
+    from ..estimate.serving import quiet_torchao
+
+    quiet_torchao()  # transformers imports torchao on a model build where it is installed (requirements-dev.txt)
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    require_choice("attention", attention, ATTENTION_IMPLS)
+    fam = family(cfg.family)
+    if attention not in getattr(fam, "HF_ATTENTIONS", ATTENTION_IMPLS):
+        attention = "eager"  # e.g. DebertaV2Model has no sdpa path (HF refuses it): it runs its own attention
+    if heads and fam.HEADS is not None:
+        raise ValueError(f"heads: for family '{cfg.family}', {fam.HEADS}")
+    hf_logging.set_verbosity_error()
+    conf_cls, model_cls = fam.hf_classes(heads)
+    conf = conf_cls(**hf_dict(cfg))
+    conf._attn_implementation = attention
+    with torch.device(device):
+        model = model_cls(conf)
+    return model
+
+
+def reference_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager") -> Any:
+    """albert_core.engine.reference.ReferenceModel for cfg, any sharing mode."""
+    import torch
+
+    from .reference import ReferenceModel
+
+    with torch.device(device):
+        return ReferenceModel(cfg, attention=attention)
+
+
+def count_built(model: Any) -> int:
+    """sum(p.numel()) over unique parameters, as PyTorch stores them (shared tensors once)."""
+    return sum(p.numel() for p in model.parameters())

@@ -1,0 +1,591 @@
+"""Fine-tuning modes: which parameters train, counted exactly as peft's get_nb_trainable_parameters counts them.
+
+Modes (parse_mode reads the command line's spelling):
+  full                everything trains.
+  frozen-embeddings   the base model's `embeddings` module is frozen (its tables and LayerNorm; DeBERTa's
+                      embed_proj too). ALBERT's E -> H projection (encoder.embedding_hidden_mapping_in),
+                      ELECTRA's embeddings_project and DeBERTa's encoder.rel_embeddings live outside it and train.
+                      An MLM decoder's weight *is* the word-embedding table, so it is frozen with it.
+  frozen-layers:K     the embeddings plus the first K layers (encoder.layer[:K]). ALBERT: layer i runs group
+                      i // (L / num_hidden_groups) (AlbertTransformer.forward), and a group's weights are one
+                      tensor for every layer that runs it, so a group is frozen when any of the first K layers
+                      runs it: with one group (albert-base) frozen-layers:1 freezes the whole shared encoder.
+  lora                peft LoRA: every base weight frozen; each targeted nn.Linear (or nn.Embedding) gains
+                      lora_A (r×in) and lora_B (out×r) (Hu et al. 2021, Sec. 4.1; peft tuners/lora/layer.py).
+                      Targets by Hugging Face module name, matched as peft matches them (the name itself or
+                      its last dotted parts); default: peft's TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
+                      for the model type, and a ValueError asking for targets where it has none (albert,
+                      distilbert, modernbert). ALBERT's shared layers are one module each: adapted once.
+                      Task models: peft's PeftModelFor{SequenceClassification,TokenClassification} put
+                      ["classifier", "score"] in modules_to_save, so every module whose name ends with one of
+                      them (DistilBERT's pre_classifier too: peft's `key.endswith`) is wrapped in a
+                      ModulesToSaveWrapper holding the frozen original *and* a trainable copy: all params count both.
+                      The MLM model has no peft task type: its head stays frozen. LoraSpec.bias "all" trains every
+                      bias, "lora_only" the adapted layers' (peft BaseTuner._mark_only_adapters_as_trainable).
+  bitfit              biases only (Ben Zaken et al. 2022): every parameter named `bias` (Linear and LayerNorm biases,
+                      an MLM head's output bias); a new classification/token head trains in full (it starts random).
+
+Everything here is pure arithmetic over albert_core.estimate.hf_modules, for every sharing mode the explorer models
+(a shared tensor is frozen, adapted and counted once); `build` makes the real model (peft for lora) with the
+same settings, torch and peft imported inside the function, for tests and measurement (layouts Hugging Face
+builds only). Not here: gradients, optimizer state and activations of these modes (the training step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ..config import ModelConfig
+from ..families import family
+from .heads import check_head, check_labels
+from .hf_modules import (
+    BoundedCache,
+    Module,
+    base_modules,
+    embedding_modules,
+    head_modules,
+    layer_modules,
+    layers_key,
+    model_modules,
+    other_modules,
+    pooler_dropped,
+    prefix,
+)
+
+MODES = ("full", "frozen-embeddings", "frozen-layers", "lora", "bitfit")
+# peft 0.21.2 src/peft/utils/constants.py, TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING, for the model types
+# this explorer writes (hf.to_hf_config: the family's first MODEL_TYPES); tests/test_finetune.py checks it against
+# the installed peft for every model type the families read. None: peft has no default (it raises).
+PEFT_DEFAULT_TARGETS: dict[str, tuple[str, ...] | None] = {
+    "bert": ("query", "value"), "albert": None, "roberta": ("query", "value"), "xlm-roberta": ("query", "value"),
+    "camembert": None, "distilbert": None, "electra": ("query", "value"), "deberta-v2": ("query_proj", "value_proj"),
+    "modernbert": None,
+}
+MODULES_TO_SAVE = ("classifier", "score")  # peft PeftModelFor{SequenceClassification,TokenClassification}
+PEFT_TASK = {"none": "FEATURE_EXTRACTION", "classification": "SEQ_CLS", "token": "TOKEN_CLS", "mlm": None}
+MAX_RANK = 1 << 16
+LORA_BIAS = ("none", "all", "lora_only")
+
+
+@dataclass(frozen=True)
+class LoraSpec:
+    """peft LoraConfig's fields that this explorer models. targets=None: peft's default for the model type."""
+
+    r: int = 8
+    lora_alpha: float = 8  # scales the update by alpha / r; no parameters
+    lora_dropout: float = 0.0  # dropout on LoRA's input; no parameters (it keeps a copy of the input: activations)
+    targets: tuple[str, ...] | None = None
+    bias: str = "none"  # peft LoraConfig.bias: "none", "all" (every bias trains) or "lora_only" (the adapted layers')
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.bias not in LORA_BIAS:
+            problems.append(f"LoRA bias must be one of {', '.join(LORA_BIAS)}, got {self.bias!r}")
+        if isinstance(self.r, bool) or not isinstance(self.r, int) or not 1 <= self.r <= MAX_RANK:
+            problems.append(f"LoRA rank r must be a whole number from 1 to {MAX_RANK:,}, got {self.r!r}")
+        if isinstance(self.lora_alpha, bool) or not isinstance(self.lora_alpha, int | float) or not self.lora_alpha > 0:
+            problems.append(f"lora_alpha must be a number above 0, got {self.lora_alpha!r}")
+        d = self.lora_dropout
+        if isinstance(d, bool) or not isinstance(d, int | float) or not 0 <= d < 1:
+            problems.append(f"lora_dropout must be a probability from 0 up to (not including) 1, got {d!r}")
+        if self.targets is not None and (not isinstance(self.targets, tuple) or not self.targets
+                                         or not all(isinstance(t, str) and t.strip() for t in self.targets)):
+            problems.append(f"LoRA targets must be module names like ('query', 'value'), got {self.targets!r}")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+@dataclass(frozen=True)
+class Trainable:
+    """Trainable and frozen parameters of one fine-tuning setup, as peft's get_nb_trainable_parameters counts."""
+
+    mode: str
+    layers_frozen: int  # K of frozen-layers (0 otherwise)
+    head: str
+    num_labels: int
+    model_params: int  # sum(p.numel()) of the model before any adapter (heads.head_parameters(...).total)
+    trainable: int
+    frozen: int
+    adapter: int  # parameters LoRA adds (lora_A + lora_B)
+    saved_copies: int  # parameters of peft's trainable copies of modules_to_save (their frozen originals stay)
+    targets: tuple[str, ...] = ()  # LoRA target names used
+    adapted: tuple[str, ...] = ()  # the modules LoRA wraps, as named_modules() names them
+    lora: LoraSpec | None = None
+    trainable_by_part: dict[str, int] = field(default_factory=dict)  # embeddings, layers, other, head, adapter
+
+    @property
+    def total(self) -> int:
+        """All parameters peft counts: the model's, LoRA's and the trainable copies."""
+        return self.trainable + self.frozen
+
+    @property
+    def trainable_pct(self) -> float:
+        return 100 * self.trainable / self.total
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain numbers for --json and the report; keys name what they hold."""
+        return {"mode": self.mode if self.mode != "frozen-layers" else f"frozen-layers:{self.layers_frozen}",
+                "head": self.head, "num_labels": self.num_labels, "model": self.model_params,
+                "trainable": self.trainable, "frozen": self.frozen, "total": self.total,
+                "lora_adapter": self.adapter, "modules_to_save_copies": self.saved_copies,
+                "lora": None if self.lora is None else {"r": self.lora.r, "lora_alpha": self.lora.lora_alpha,
+                                                        "lora_dropout": self.lora.lora_dropout, "bias": self.lora.bias,
+                                                        "targets": list(self.targets), "adapted_modules": len(self.adapted)},
+                "trainable_by_part": dict(self.trainable_by_part)}
+
+
+def parse_mode(text: str) -> tuple[str, int]:
+    """'full' | 'frozen-embeddings' | 'frozen-layers:K' | 'lora' | 'bitfit' -> (mode, K)."""
+    if not isinstance(text, str):
+        raise ValueError(f"training mode must be text like 'frozen-layers:4', got {type(text).__name__}")
+    name, sep, k = text.strip().partition(":")
+    if name not in MODES:
+        raise ValueError(f"training mode must be one of full, frozen-embeddings, frozen-layers:K, lora, bitfit; got {text!r}")
+    if name != "frozen-layers":
+        if sep:
+            raise ValueError(f"training mode '{name}' takes no number; write '{name}'")
+        return name, 0
+    try:
+        return name, int(k)
+    except ValueError:
+        raise ValueError(f"frozen-layers needs the number of layers to freeze, like 'frozen-layers:4'; got {text!r}") from None
+
+
+def parse_targets(text: str) -> tuple[str, ...]:
+    """'query,value' -> ('query', 'value')."""
+    targets = tuple(t.strip() for t in str(text).split(",") if t.strip())
+    if not targets:
+        raise ValueError(f"LoRA targets must be module names separated by commas, like 'query,value'; got {text!r}")
+    return targets
+
+
+def model_type(cfg: ModelConfig) -> str:
+    """The config.json model_type Hugging Face builds cfg as (hf.to_hf_config writes the family's first)."""
+    return family(cfg.family).MODEL_TYPES[0]
+
+
+def default_targets(cfg: ModelConfig) -> tuple[str, ...]:
+    """peft's default LoRA targets for cfg's model type, or a ValueError naming what to pass."""
+    t = PEFT_DEFAULT_TARGETS.get(model_type(cfg))
+    if t is None:
+        names = ", ".join(lora_candidates(cfg))
+        raise ValueError(f"peft has no default LoRA targets for model type '{model_type(cfg)}': name the modules "
+                         f"to adapt (for example {_example(cfg)}); this model's Linear modules: {names}")
+    return t
+
+
+def lora_targets(cfg: ModelConfig, targets: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(the targets peft is given for cfg, the (given, used) names mapped): one of BERT's names (query, key, value)
+    that cfg's family never has becomes its module of the same meaning (the family's LORA_ALIASES: query_proj in
+    DeBERTa-v2, q_lin in DistilBERT, ModernBERT's fused Wqkv for any of the three); every other name is kept, so
+    one target list serves every compared model."""
+    aliases: dict[str, tuple[str, ...]] = getattr(family(cfg.family), "LORA_ALIASES", {})
+    out: dict[str, None] = {}
+    mapped: list[tuple[str, str]] = []
+    for t in targets:
+        used = aliases.get(t, (t,))
+        out.update(dict.fromkeys(used))
+        if used != (t,):
+            mapped.append((t, ",".join(used)))
+    return tuple(out), tuple(mapped)
+
+
+def resolved_targets(cfg: ModelConfig, lora: LoraSpec) -> tuple[str, ...]:
+    """The target names peft gets for cfg: lora.targets mapped (lora_targets), or peft's default for the model type."""
+    return lora_targets(cfg, lora.targets)[0] if lora.targets is not None else default_targets(cfg)
+
+
+def _example(cfg: ModelConfig) -> str:
+    return {"albert": "query,value", "distilbert": "q_lin,v_lin", "modernbert": "Wqkv"}.get(cfg.family, "query,value")
+
+
+def lora_candidates(cfg: ModelConfig, head: str = "none") -> tuple[str, ...]:
+    """The last name part of every nn.Linear peft could adapt in cfg's model (layers, projections, head)."""
+    seen: dict[str, None] = {}
+    for m in model_modules(cfg, head):
+        if m.kind == "linear" and not m.tied:
+            seen.setdefault(m.path.rsplit(".", 1)[-1], None)
+    return tuple(seen)
+
+
+def _matches(path: str, targets: tuple[str, ...]) -> bool:
+    """peft check_target_module_exists for a list: the key itself, or it ends with '.' + a target."""
+    return path in targets or any(path.endswith("." + t) for t in targets)
+
+
+def _saved(path: str) -> bool:
+    """Inside a module peft wraps for modules_to_save (_set_trainable: any key ending with a name)."""
+    parts = path.split(".")
+    return any(".".join(parts[:i]).endswith(MODULES_TO_SAVE) for i in range(1, len(parts) + 1))
+
+
+def _component_saved(path: str) -> bool:
+    """peft check_target_module_exists: re.match(rf"(^|.*\\.){m}($|\\..*)", key) for m in modules_to_save."""
+    return any(part in MODULES_TO_SAVE for part in path.split("."))
+
+
+def _frozen_layer_paths(cfg: ModelConfig, k: int) -> set[str]:
+    """Module paths (unprefixed) frozen-layers:k freezes: whatever the first k layer steps run (hf_modules.layer_modules
+    lists a shared module at the first step that runs it; ALBERT: the groups those steps run, whole)."""
+    return {m.path for step in layer_modules(cfg)[:k] for m in step}
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One parameter tensor of the fine-tuned model, as named_parameters() would yield it (peft's names for LoRA)."""
+
+    name: str
+    shape: tuple[int, ...]
+    trainable: bool
+    part: str  # embeddings | layers | other | head | adapter
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+def _shapes(m: Module) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, shape) of a module's own parameters: nn.Linear weight is out×in, nn.Embedding's rows×width."""
+    if m.kind == "param":
+        return [(m.path, (m.n_out,))]
+    out = []
+    if not m.tied:
+        weight = {"linear": (m.n_out, m.n_in), "embedding": (m.n_in, m.n_out), "norm": (m.n_out,)}[m.kind]
+        out.append((f"{m.path}.weight", weight))
+    if m.bias and m.kind != "embedding":
+        out.append((f"{m.path}.bias", (m.n_out,)))
+    return out
+
+
+def _is_bias(name: str) -> bool:
+    return name.rsplit(".", 1)[-1] == "bias"
+
+
+TENSOR_MAX_APPLICATIONS = 16_384  # layer applications up to which tensors() lists every tensor (layer_modules walks
+# each application: about 0.1 ms apiece, 1.9 s at this bound); full fine-tuning without a head needs no list
+
+
+def check_countable(cfg: ModelConfig) -> None:
+    """ValueError, saying what to change, for a config too deep to list tensor by tensor (see tensors())."""
+    n = cfg.layer_applications
+    if n > TENSOR_MAX_APPLICATIONS:
+        raise ValueError(f"this fine-tuning setup is counted tensor by tensor, for up to {TENSOR_MAX_APPLICATIONS:,} "
+                         f"layer applications; this config runs {n:,} ({cfg.num_layers:,} layers x inner_group_num "
+                         f"{cfg.inner_group_num:,}): lower num_layers or inner_group_num, or choose full fine-tuning "
+                         "without a head, which is counted at any depth")
+
+
+def _full_base(cfg: ModelConfig) -> Trainable:
+    """trainable(cfg) for full fine-tuning of the base model without listing the layers' tensors: the layers are
+    the closed form's total less the embedding and other modules (exactly tensors()'s sum; tests hold them equal)."""
+    from .params import count_parameters
+
+    emb = sum(m.numel for m in embedding_modules(cfg))
+    other = sum(m.numel for m in other_modules(cfg))
+    total = count_parameters(cfg).total
+    by_part = {"embeddings": emb, "layers": total - emb - other, "other": other, "head": 0, "adapter": 0}
+    return Trainable("full", 0, "none", 0, total, total, 0, 0, 0, (), (), None, by_part)
+
+
+def tensors(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
+            lora: LoraSpec | None = None) -> list[Tensor]:
+    """Every parameter tensor of cfg with `head` under `mode`, trainable or not (what gradients and optimizer
+    state are kept for: Adafactor's factored state needs the shapes). Names as named_parameters() gives them;
+    for lora as peft names them (base_model.model.<path>.lora_A.default.weight, ...). See trainable()."""
+    return list(_tensors(cfg, mode, head, num_labels, lora))
+
+
+@lru_cache(maxsize=8)  # the Fit planner's batch search asks training_memory, hence this, a dozen times per config
+def _tensors(cfg: ModelConfig, mode: str, head: str, num_labels: int, lora: LoraSpec | None) -> tuple[Tensor, ...]:
+    name, k = parse_mode(mode)
+    head = check_head(head)
+    num_labels = check_labels(num_labels) if head in ("classification", "token") else 0
+    check_countable(cfg)
+    if name == "frozen-layers" and not 0 <= k <= cfg.num_layers:
+        raise ValueError(f"frozen-layers:{k}: the number of layers to freeze must be from 0 to {cfg.num_layers}")
+    p = prefix(cfg, head)
+    if name == "lora":
+        emb = {m.path for m in embedding_modules(cfg)}
+        layer_paths = {m.path for layer in layer_modules(cfg) for m in layer}
+        part = {**{m: "embeddings" for m in emb}, **{m: "layers" for m in layer_paths}}
+        mods = [(m, part.get(m.path, "other"), p + m.path) for m in base_modules(cfg, head)]
+        mods += [(m, "head", m.path) for m in head_modules(cfg, head, max(num_labels, 1))]
+        return tuple(_lora_tensors(cfg, head, mods, lora or LoraSpec()))
+    # named_parameters' order (hf_modules.base_modules, then the head): the embeddings, the layers, the rest
+    dropped = ("pooler", "pooler.dense") if pooler_dropped(cfg, head) else ()
+    others = [m for m in other_modules(cfg) if m.path not in dropped]
+    frozen_embeddings = name in ("frozen-embeddings", "frozen-layers")
+    return (*_plain_tensors(embedding_modules(cfg), "embeddings", p, name, head, frozen_embeddings),
+            *_layer_tensors(cfg, name, k, p),
+            *_plain_tensors(others, "other", p, name, head, False),
+            *_plain_tensors(head_modules(cfg, head, max(num_labels, 1)), "head", "", name, head, False))
+
+
+def _plain_tensors(mods: list[Module], where: str, p: str, name: str, head: str, frozen: bool) -> list[Tensor]:
+    """The tensors of modules outside the layers (`where`: embeddings, other or head), `frozen` unless BitFit."""
+    out = []
+    for m in mods:
+        for pname, shape in _shapes(Module(p + m.path, m.kind, m.n_in, m.n_out, m.bias, m.tied)):
+            if name == "bitfit":  # biases, and a new classification/token head in full
+                train = (where == "head" and head in ("classification", "token")) or _is_bias(pname)
+            else:
+                train = where == "head" or not frozen
+            out.append(Tensor(pname, shape, train, where))
+    return out
+
+
+_LAYER_TENSORS = BoundedCache(4)
+
+
+def _layer_tensors(cfg: ModelConfig, name: str, k: int, p: str) -> tuple[Tensor, ...]:
+    """The layers' tensors, kept for the last few configs by hf_modules.layers_key: the Fit planner's search over
+    max_position asks for the same layers at a dozen positions (a 4,096-layer config: 65,000 tensors each time)."""
+    def make() -> tuple[Tensor, ...]:
+        frozen = _frozen_layer_paths(cfg, k) if name == "frozen-layers" else set()
+        out = []
+        for step in layer_modules(cfg):
+            for m in step:
+                for pname, shape in _shapes(Module(p + m.path, m.kind, m.n_in, m.n_out, m.bias, m.tied)):
+                    train = _is_bias(pname) if name == "bitfit" else m.path not in frozen
+                    out.append(Tensor(pname, shape, train, "layers"))
+        return tuple(out)
+
+    layers: tuple[Tensor, ...] = _LAYER_TENSORS.get((layers_key(cfg), name, k, p), make)
+    return layers
+
+
+def _lora_tensors(cfg: ModelConfig, head: str, mods: list[tuple[Module, str, str]], lora: LoraSpec) -> list[Tensor]:
+    """peft's LoRA model: base tensors frozen (biases per lora.bias), lora_A/lora_B per adapted module,
+    modules_to_save as a frozen original plus a trainable copy."""
+    targets = resolved_targets(cfg, lora)
+    saving = PEFT_TASK[head] in ("SEQ_CLS", "TOKEN_CLS")
+    pre = "base_model.model."
+    out: list[Tensor] = []
+    adapted = 0
+    for m, where, path in mods:
+        own = _shapes(Module(path, m.kind, m.n_in, m.n_out, m.bias, m.tied))
+        if saving and _saved(path):
+            # SEQ_CLS sets modules_to_save before injecting LoRA, and peft then skips any key with a
+            # component "classifier"/"score" (check_target_module_exists); anything else would be both
+            if _matches(path, targets) and not (PEFT_TASK[head] == "SEQ_CLS" and _component_saved(path)):
+                raise ValueError(f"LoRA target matches '{path}', which peft saves whole (modules_to_save) "
+                                 "for this head; target other modules")
+            root = next(".".join(path.split(".")[:i]) for i in range(1, path.count(".") + 2)
+                        if ".".join(path.split(".")[:i]).endswith(MODULES_TO_SAVE))  # the wrapped module
+            for pname, shape in own:
+                rest = pname[len(root):]
+                out.append(Tensor(f"{pre}{root}.original_module{rest}", shape, False, where))
+                out.append(Tensor(f"{pre}{root}.modules_to_save.default{rest}", shape, True, where))
+            continue
+        hit = _matches(path, targets)
+        if hit:
+            if m.tied:
+                raise ValueError(f"LoRA target '{path}' is the MLM decoder, whose weight is the word-embedding "
+                                 "table (tied); target other modules")
+            if m.kind not in ("linear", "embedding"):
+                raise ValueError(f"LoRA target '{path}' is a {'LayerNorm' if m.kind == 'norm' else 'bare parameter'}"
+                                 f"; peft adapts nn.Linear and nn.Embedding modules: {', '.join(lora_candidates(cfg, head))}")
+            adapted += 1
+        for pname, shape in own:
+            if hit:  # peft wraps the module: its own parameters move under base_layer
+                pname = f"{path}.base_layer{pname[len(path):]}"
+            train = _is_bias(pname) and (lora.bias == "all" or (lora.bias == "lora_only" and hit and m.kind == "linear"))
+            out.append(Tensor(pre + pname, shape, train, where))
+        if hit:  # Hu et al. 2021 Sec. 4.1: W + BA, A r×in, B out×r (peft tuners/lora/layer.py)
+            r = lora.r
+            if m.kind == "linear":
+                out += [Tensor(f"{pre}{path}.lora_A.default.weight", (r, m.n_in), True, "adapter"),
+                        Tensor(f"{pre}{path}.lora_B.default.weight", (m.n_out, r), True, "adapter")]
+            else:  # peft Embedding: lora_embedding_A r×num_embeddings, lora_embedding_B embedding_dim×r
+                out += [Tensor(f"{pre}{path}.lora_embedding_A.default", (r, m.n_in), True, "adapter"),
+                        Tensor(f"{pre}{path}.lora_embedding_B.default", (m.n_out, r), True, "adapter")]
+    if not adapted:
+        raise ValueError(f"LoRA targets {', '.join(targets)} match no module of this model; its Linear modules: "
+                         f"{', '.join(lora_candidates(cfg, head))}")
+    return out
+
+
+def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
+              lora: LoraSpec | None = None) -> Trainable:
+    """Trainable and frozen parameters of cfg with `head` under fine-tuning `mode` (parse_mode's spelling).
+
+    lora: the LoRA settings for mode 'lora' (default LoraSpec(): r=8, peft's default targets). Counts are
+    cfg's stored tensors (ALBERT's shared layers once; exactly the model Hugging Face builds from
+    hf.to_hf_config(cfg) where it builds that layout), summed as peft's get_nb_trainable_parameters sums
+    named_parameters(). Bad input: ValueError saying what to change.
+    """
+    name, k = parse_mode(mode)
+    head = check_head(head)
+    num_labels = check_labels(num_labels) if head in ("classification", "token") else 0
+    lora = (lora or LoraSpec()) if name == "lora" else None
+    if name == "full" and head == "none":
+        return _full_base(cfg)
+    ts = tensors(cfg, mode, head=head, num_labels=max(num_labels, 1), lora=lora)
+    by_part = {"embeddings": 0, "layers": 0, "other": 0, "head": 0, "adapter": 0}
+    train = frozen = adapter = saved = 0
+    adapted: dict[str, None] = {}
+    for t in ts:
+        n = t.numel
+        if t.trainable:
+            train += n
+            by_part[t.part] += n
+        else:
+            frozen += n
+        if t.part == "adapter":
+            adapter += n
+            adapted.setdefault(t.name[len("base_model.model."):].split(".lora_")[0], None)
+        elif ".modules_to_save.default." in t.name:
+            saved += n
+    model_params = train + frozen - adapter - saved
+    targets = () if lora is None else resolved_targets(cfg, lora)
+    return Trainable(name, k, head, num_labels, model_params, train, frozen, adapter, saved, targets,
+                     tuple(adapted), lora, by_part)
+
+
+OPTIMIZERS = ("adamw", "sgd", "adafactor")
+
+
+def state_elements(ts: list[Tensor], optimizer: str = "adamw") -> dict[str, int]:
+    """Elements of gradients and optimizer state kept for the trainable tensors only (frozen ones keep none).
+
+    adamw: exp_avg and exp_avg_sq per element (torch.optim.AdamW); sgd: momentum_buffer (torch.optim.SGD,
+    momentum > 0); adafactor: torch.optim.Adafactor's row_var (n×1) and col_var (1×m) for a 2-D n×m tensor,
+    variance (n) for a 1-D one (Shazeer & Stern 2018, Sec. 3). The scalar `step` counters are left out.
+    Multiply by the element size of the precision in use (albert_core.estimate.training) for bytes.
+    """
+    from ..config import require_choice
+
+    require_choice("optimizer", optimizer, OPTIMIZERS)
+    grads = state = 0
+    for t in ts:
+        if not t.trainable:
+            continue
+        grads += t.numel
+        if optimizer == "adamw":
+            state += 2 * t.numel
+        elif optimizer == "sgd":
+            state += t.numel
+        else:
+            state += t.shape[0] + t.shape[1] if len(t.shape) == 2 else t.numel
+    return {"gradients": grads, "optimizer": state}
+
+
+def mode_table(cfg: ModelConfig, modes: tuple[str, ...] = ("full", "frozen-embeddings", "lora", "bitfit"), *,
+               head: str = "none", num_labels: int = 2, lora: LoraSpec | None = None) -> Any:
+    """Tidy DataFrame, one row per mode: mode, trainable, frozen, total, trainable_pct, error.
+
+    A mode that cannot be counted as asked (LoRA without targets where peft has no default, say) gets its
+    message in `error` and no numbers, so a page can show why beside the others.
+    """
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for mode in modes:
+        try:
+            t = trainable(cfg, mode, head=head, num_labels=num_labels, lora=lora)
+        except ValueError as e:
+            rows.append({"mode": mode, "trainable": None, "frozen": None, "total": None, "trainable_pct": None,
+                         "error": str(e)})
+            continue
+        rows.append({"mode": mode, "trainable": t.trainable, "frozen": t.frozen, "total": t.total,
+                     "trainable_pct": t.trainable_pct, "error": ""})
+    df = pd.DataFrame(rows, columns=["mode", "trainable", "frozen", "total", "trainable_pct", "error"], dtype=object)
+    return df.where(df.notna(), None)  # object columns: counts stay Python ints (exact), a missing one None
+
+
+def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
+          lora: LoraSpec | None = None, device: str = "meta", attention: str | None = None) -> Any:
+    """The real model of `trainable(...)`'s setup: Hugging Face's task model with requires_grad set, or
+    for lora peft's get_peft_model (targets None: peft picks its own default). torch/peft imported here.
+    attention: "eager" or "sdpa" as build.hf_model takes it (a family without sdpa runs its own); None:
+    transformers' default for the class."""
+    from ..formats.hf import hf_expressible
+
+    name, k = parse_mode(mode)
+    head = check_head(head)
+    if not hf_expressible(cfg):
+        raise ValueError(f"build: Hugging Face builds sharing '{cfg.sharing}' of family '{cfg.family}' unshared, so its "
+                         "model would not be the one trainable() counts; choose sharing 'none' (or an ALBERT sharing all)")
+    model = task_model(cfg, head, num_labels, device, attention)
+    if name == "lora":
+        from .serving import quiet_torchao
+
+        quiet_torchao()  # peft imports torchao when it is installed
+        import warnings
+
+        from peft import LoraConfig, get_peft_model
+
+        lora = lora or LoraSpec()
+        conf = LoraConfig(task_type=PEFT_TASK[head], r=lora.r, lora_alpha=lora.lora_alpha, lora_dropout=lora.lora_dropout,
+                          target_modules=list(resolved_targets(cfg, lora)) if lora.targets is not None else None,
+                          bias=lora.bias)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=FutureWarning)  # transformers: is_gradient_checkpointing
+            return get_peft_model(model, conf)
+    base = getattr(model, model.base_model_prefix) if head != "none" else model
+    if name in ("frozen-embeddings", "frozen-layers"):
+        base.embeddings.requires_grad_(False)
+    if name == "frozen-layers":  # the stored layers that the first k layer steps run (hf_modules._layer_modules)
+        L, G, fam = cfg.num_layers, cfg.num_groups, family(cfg.family)
+        owners = {int(i / (L / G)) if cfg.sharing != "none" else i for i in range(k)}  # ALBERT: group int(i / (L / G))
+        for owner in sorted(owners):
+            for j in range(cfg.inner_group_num):
+                base.get_submodule(fam.layer_prefix(cfg, owner, j).rstrip(".")).requires_grad_(False)
+    if name == "bitfit":
+        head_names = {m.path for m in head_modules(cfg, head, max(num_labels, 1))} if head in ("classification", "token") else set()
+        for n, p in model.named_parameters():
+            p.requires_grad = n.endswith(".bias") or n.rsplit(".", 1)[0] in head_names
+    return model
+
+
+def task_model(cfg: ModelConfig, head: str, num_labels: int, device: str, attention: str | None = None) -> Any:
+    """AutoModel / AutoModelFor... of head, from hf.hf_dict(cfg), on device (meta: no memory); attention as build."""
+    from .serving import quiet_torchao
+
+    quiet_torchao()  # transformers imports torchao on a model build when it is installed
+    import torch
+    from transformers import (
+        AutoConfig,
+        AutoModel,
+        AutoModelForMaskedLM,
+        AutoModelForSequenceClassification,
+        AutoModelForTokenClassification,
+    )
+    from transformers.utils import logging as hf_logging
+
+    from ..formats.hf import hf_dict
+
+    hf_logging.set_verbosity_error()
+    cls = {"none": AutoModel, "classification": AutoModelForSequenceClassification,
+           "token": AutoModelForTokenClassification, "mlm": AutoModelForMaskedLM}[head]
+    conf = AutoConfig.for_model(**hf_dict(cfg), num_labels=max(num_labels, 1))
+    kw = {}
+    if attention is not None:
+        from ..config import require_choice
+        from ..engine.build import ATTENTION_IMPLS
+
+        require_choice("attention", attention, ATTENTION_IMPLS)
+        # build.hf_model's rule: a family without an sdpa path (DeBERTa-v2) runs its own attention
+        kw["attn_implementation"] = attention if attention in getattr(family(cfg.family), "HF_ATTENTIONS",
+                                                                      ATTENTION_IMPLS) else "eager"
+    with torch.device(device):
+        return cls.from_config(conf, **kw)
+
+
+def count_built(model: Any) -> tuple[int, int]:
+    """(trainable, all) over named_parameters(), as peft's get_nb_trainable_parameters sums them."""
+    train = total = 0
+    for _, p in model.named_parameters():
+        total += p.numel()
+        train += p.numel() if p.requires_grad else 0
+    return train, total
+
+
+__all__ = ["MODES", "PEFT_DEFAULT_TARGETS", "LoraSpec", "Module", "Trainable", "build", "count_built",
+           "default_targets", "lora_candidates", "mode_table", "parse_mode", "parse_targets", "state_elements", "task_model",
+           "tensors", "trainable", "Tensor"]
