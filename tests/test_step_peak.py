@@ -110,7 +110,7 @@ def test_optimizer_step_peak_equals_the_engine(family, seed, foreach):
 
 
 REPLAYED = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
-# every family's MLM head (backward._mlm_head; ModernBERT's backward_modernbert._head), peft's lora.Linear
+# every family's MLM head (bert_forward._mlm_head; ModernBERT's backward_modernbert._head), peft's lora.Linear
 # (backward_lora.py, through backward_deberta/_modernbert.py) and checkpointing (not ALBERT's) are replayed
 
 

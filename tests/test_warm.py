@@ -66,7 +66,7 @@ def next_press_is_served_by_the_same_process(r: Runner, pid: int) -> None:
 
 def next_press_works(r: Runner, pid: int) -> None:
     """After a stop: the same process serves the next press. The Stop is raised at the engine's safe points only
-    (engine.safe_point: before an op that computes a tensor), never from a signal handler under a C++ frame, where
+    (engine/dispatch.py's safe_point: before an op that computes a tensor), never from a signal handler under a C++ frame, where
     torch aborted (SIGABRT, 2 of 28 time-limit stops beside two busy loops before; 0 of 95 since,
     benchmarks/stress_stops.py): a process that died, or did not answer within the grace, fails."""
     next_press_is_served_by_the_same_process(r, pid)

@@ -438,7 +438,7 @@ class Runner:
         if w.send({"stop": job.id}):
             msg, late = w.read(lambda: ("grace", None, "") if time.monotonic() > grace else None)
         if msg is None and late is None:  # its output ended: it died unwinding the Stop. Seen before the Stop was
-            # raised at the engine's safe points only (engine.safe_point): SIGABRT, "terminate called after throwing
+            # raised at the engine's safe points only (engine/dispatch.py's safe_point): SIGABRT, "terminate called after throwing
             # an instance of 'python_error'" (raised under a C++ getter, prim.device, that cannot pass it on; 2 of 28
             # time-limit stops beside two busy loops; 0 of 95 since): the next job says so, in those words
             self._gone(w, "while its build was being stopped")

@@ -519,7 +519,7 @@ def serve() -> int:
     import threading
     import time
 
-    from . import core as engine
+    from . import dispatch
 
     t0 = time.perf_counter()
     reply = _protocol_out()
@@ -558,7 +558,7 @@ def serve() -> int:
 
     default_unraisable = sys.unraisablehook
     sys.unraisablehook = on_unraisable
-    engine.safe_point = safe_point
+    dispatch.safe_point = safe_point  # the hook engine/dispatch.py calls before each op that computes
     threading.Thread(target=read, name="albert-warm-stdin", daemon=True).start()
     _say(reply, {"ready": True, "pid": os.getpid(), "rss": _rss(), "seconds": time.perf_counter() - t0,
                  "nice": os.getpriority(os.PRIO_PROCESS, 0),

@@ -1,1 +1,3 @@
-"""The analytical model: parameters, activations, training memory, FLOPs, fit, fine-tuning, serving, sweeps, the paper's results: what albert_core estimates, in closed forms and replays. No torch."""
+"""The analytical model: parameters, activations, training memory, FLOPs, fit, fine-tuning, serving, sweeps, the
+paper's results: what albert_core estimates, in closed forms and replays. No torch.
+"""

@@ -1,15 +1,15 @@
 """Model families: one small module each, holding everything that differs between them.
 
-A family module is a `base.Family` (the contract, with typed signatures; bert.py is the smallest complete
-one): NAME, MODEL_TYPES, FIELDS, OWN_EMBEDDING_WIDTH, SEGMENT_TABLE, HEADS, HF_KEYS, HF_DEFAULTS, REQUIRED,
-REFUSED; validate, sizes (the closed form), groups (the breakdown), from_hf/to_hf/hf_classes (config.json
-and the Hugging Face classes), replay_embeddings/_layer/_pooler and weight_copy_elements (the activation
-replay), and its module layout as Hugging Face names it (BASE_PREFIX, POOLER_DROPPED_FOR, embedding_modules,
-layer_prefix, sublayer_modules, other_modules, head_modules; modules.py's Module, put together by
-albert_core.estimate.hf_modules), and what the training step asks of it (STEP, a base.Step; buffer_bytes). Optional parts: `base.Heads` (heads_groups, heads_size: where HEADS is None) and `base.Inference`
-(infer_*, cast_sizes: where the inference peak is modelled), and the single names listed in base.py.
-Adding a family: a new module here, its name in albert_core/names.py, and its line in the block below,
-where the type checker (mypy, scripts/test.sh) holds the module to the contract.
+A family module is a `base.Family` (the contract, with typed signatures; bert.py is the smallest complete one):
+NAME, MODEL_TYPES, FIELDS, OWN_EMBEDDING_WIDTH, SEGMENT_TABLE, HEADS, HF_KEYS, HF_DEFAULTS, REQUIRED, REFUSED;
+validate, sizes (the closed form), groups (the breakdown), from_hf/to_hf/hf_classes (config.json and the Hugging
+Face classes), replay_embeddings/_layer/_pooler and weight_copy_elements (the activation replay), and its module
+layout as Hugging Face names it (BASE_PREFIX, POOLER_DROPPED_FOR, embedding_modules, layer_prefix, sublayer_modules,
+other_modules, head_modules; modules.py's Module, put together by albert_core.estimate.hf_modules), and what the
+training step asks of it (STEP, a base.Step; buffer_bytes). Optional parts: `base.Heads` (heads_groups, heads_size:
+where HEADS is None) and `base.Inference` (infer_*, cast_sizes: where the inference peak is modelled), and the
+single names listed in base.py. Adding a family: a new module here, its name in albert_core/names.py, and its line
+in the block below, where the type checker (mypy, scripts/test.sh) holds the module to the contract.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ class Step:
     parameter_order: tuple[tuple[str, str], ...] = ()
     hf_checkpointing: bool = True  # whether Hugging Face's model supports gradient checkpointing
     embeddings_scope_trains: bool = False  # a trainable op recorded under the embeddings' scope (ALBERT's E -> H)
-    # the BERT-style recorder (backward.bert_style_forward):
+    # the BERT-style recorder (bert_forward.bert_style_forward):
     layer: str = "BertLayer"  # or "AlbertLayerGroup" (AlbertLayers in groups), "TransformerBlock" (DistilBERT)
     positions_from_ids: bool = False  # RobertaEmbeddings: position ids made from input_ids, token types B×S
     projection: str | None = None  # the E -> H Linear after the embeddings, where other_modules builds it

@@ -29,25 +29,10 @@ from collections.abc import Callable
 
 from ..config import ModelConfig
 from ..families.deberta_v2 import rel_rows
-from .backward import (
-    SEQ_MAX,
-    Adapt,
-    Engine,
-    Graph,
-    Node,
-    Peak,
-    Storage,
-    T,
-    _accumulate,
-    _activation,
-    _first_token,
-    _grads_like,
-    _mlm_head,
-    _pass,
-    run_backward,
-    with_forward,
-)
+from .backward import run_backward, with_forward
 from .backward_lora import Adapter, Adapters
+from .bert_forward import _activation, _first_token, _mlm_head
+from .graph import SEQ_MAX, Adapt, Engine, Graph, Node, Peak, Storage, T, _accumulate, _grads_like, _pass
 from .symbolic import F32
 
 
@@ -536,7 +521,7 @@ def _head(g: DebertaGraph, cfg: ModelConfig, seq: T, head: str, num_labels: int)
         x = g.linear(_first_token(g, seq), "pooler.dense", H, H, rows=B)
         x = g.dropout(_activation(g, x, "gelu"), cfg.dropout)
         return x, g.linear(x, "classifier", H, N, rows=B)
-    if head == "mlm":  # the legacy head (backward._mlm_head): dense H -> E, hidden_act, LayerNorm, tied decoder
+    if head == "mlm":  # the legacy head (bert_forward._mlm_head): dense H -> E, hidden_act, LayerNorm, tied decoder
         return _mlm_head(g, cfg, seq)
     if head != "token":
         raise ValueError(f"the step's replay has no {head!r} head")

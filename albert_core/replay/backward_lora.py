@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .backward import Graph, T, _grads_like
+from .graph import Graph, T, _grads_like
 
 LORA_A, LORA_B = ".lora_A.default.weight", ".lora_B.default.weight"
 EMBEDDING_A, EMBEDDING_B = ".lora_embedding_A.default", ".lora_embedding_B.default"  # peft's lora.Embedding

@@ -28,21 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..config import ModelConfig
-from .backward import (
-    SEQ_MAX,
-    Adapt,
-    Graph,
-    Node,
-    Peak,
-    T,
-    _accumulate,
-    _activation,
-    _first_token,
-    _grads_like,
-    _pass,
-    run_backward,
-    with_forward,
-)
+from .backward import run_backward, with_forward
+from .bert_forward import _activation, _first_token
+from .graph import SEQ_MAX, Adapt, Graph, Node, Peak, T, _accumulate, _grads_like, _pass
 from .symbolic import F32
 
 
@@ -88,7 +76,7 @@ class _Live:
     def linear(self, name: str, x: T, key: str, n_in: int, n_out: int, bias: bool, *alive: T | None) -> T:
         """A Linear: its input, autocast's casts of it and of a frozen weight (temporaries unless saved) and its
         output. A peft lora.Linear (Graph.adapt) records its own moments inside, with what the layer holds (g.ctx,
-        as backward._bert_layer's)."""
+        as bert_forward._bert_layer's)."""
         g = self.g
         if self.held is not None or g.region is not None:
             g.ctx = [t for t in alive if t is not None], self.held

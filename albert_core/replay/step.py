@@ -79,7 +79,7 @@ candidates leave out the backward's transient working set: tiny configs up to 25
 are replayed for the five BERT-style families (bert-base and xlm-roberta-base LoRA r = 8 16 × 512 mixed bf16
 classification: equal to the engine, before 7-9% off). Where every layer is frozen (and the
 layers' input needs no gradient: a linear probe) the peak lies inside a frozen layer's forward, where nothing is
-saved and only Python's locals and each op's outputs are alive: backward._bert_layer's moments follow that
+saved and only Python's locals and each op's outputs are alive: bert_forward._bert_layer's moments follow that
 working set op by op in transformers' order (eager attention's matmul and `* scaling` alive together, softmax's
 input and output, CPU dropout's input, noise and product, the attention weights held by the layer's `_`, sdpa's
 math path with its float32 copies), the same in every frozen layer before the first trained one (and covered by
@@ -400,7 +400,7 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
         if modern:  # backward_modernbert.py
             pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention, head, num_labels,
                                                  adapt, checkpointing)
-        elif recorder == "backward_deberta":  # backward_deberta.py (its MLM head: the legacy one, backward._mlm_head)
+        elif recorder == "backward_deberta":  # backward_deberta.py (its MLM head: the legacy one, bert_forward._mlm_head)
             pk, saved = backward_deberta.deberta_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
                                                       head, num_labels, adapt, backward.trainable_by_name(requires))
         else:

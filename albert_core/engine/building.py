@@ -1,0 +1,223 @@
+"""Building a model for the engine: fake or real tensors (tensor_mode), Hugging Face's model from a config dict
+without initializing its weights (fake_build), the run's dtype, attention and training settings (prepare, cast,
+autocast), its input, forward, loss and optimizer. torch and transformers are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from ..replay.symbolic import MASTER
+from .run import OPTIMIZERS, EngineError, Run
+
+# ---- building ------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def tensor_mode(fake: bool) -> Iterator[Any]:
+    """FakeTensorMode (and transformers' no_init_weights, so no initializer needs data) or nothing.
+
+    On fake tensors Hugging Face's mask code would take its tracing path (transformers.utils.is_tracing is true
+    for a FakeTensor) and keep a 4-D mask the real run drops after torch.all(mask): here its two mask modules
+    ask is_tracing without the tensor, and the dispatch mode answers torch.all of a mask of ones (_follow_ones).
+    """
+    if not fake:
+        yield None
+        return
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from transformers import masking_utils, modeling_attn_mask_utils
+    from transformers.initialization import no_init_weights
+    from transformers.utils import import_utils
+
+    def real_paths(tensor: Any = None) -> bool:
+        return bool(import_utils.is_tracing(None))  # compiling, jit or stream capture: not a fake tensor
+
+    saved = [(m, m.is_tracing) for m in (masking_utils, modeling_attn_mask_utils)]
+    try:
+        for m, _ in saved:
+            m.is_tracing = real_paths
+        with FakeTensorMode() as mode, no_init_weights():
+            yield mode
+    finally:
+        for m, f in saved:
+            m.is_tracing = f
+
+
+def _quiet_transformers() -> None:
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+
+
+def build_auto(hf: dict[str, Any], attention: str = "eager") -> Any:
+    """AutoModel.from_config of a config.json dict (any model_type transformers knows), on the current device."""
+    from transformers import AutoConfig, AutoModel
+
+    _quiet_transformers()
+    d = dict(hf)
+    model_type = d.pop("model_type", None)
+    try:
+        AutoConfig.for_model(model_type, **d)
+    except (ValueError, KeyError) as e:
+        raise EngineError(f"transformers cannot read this config.json (model_type {model_type!r}): {e}") from e
+    try:
+        return AutoModel.from_config(AutoConfig.for_model(model_type, **d), attn_implementation=attention)
+    except (ValueError, ImportError):  # this model has no sdpa path (or none of this name): its own attention
+        return AutoModel.from_config(AutoConfig.for_model(model_type, **d))
+
+
+def prepare(model: Any, run: Run, training: bool) -> Any:
+    """Cast to a 16-bit dtype, set train/eval mode and gradient checkpointing as `run` asks."""
+    import torch
+
+    if run.dtype in ("bfloat16", "float16") or run.dtype in MASTER:
+        cast(model, getattr(torch, MASTER.get(run.dtype, run.dtype)))
+    model.train(training)
+    if run.checkpointing and training:
+        if hasattr(model, "gradient_checkpointing") and not hasattr(model, "activation_checkpointing_enable"):
+            model.gradient_checkpointing = True  # albert_core.engine.reference.ReferenceModel
+        elif getattr(model, "supports_gradient_checkpointing", False):
+            model.activation_checkpointing_enable()  # HF default: checkpoint(use_reentrant=False) per layer
+        else:
+            raise EngineError(f"{type(model).__name__} does not support gradient checkpointing in transformers "
+                              "5.23: turn checkpointing off, or use the reference encoder (BERT and ALBERT)")
+    return model
+
+
+def cast(model: Any, dtype: Any, device: Any = None) -> None:
+    """model.to(device, dtype) one tensor at a time, shared tensors kept shared: floating parameters and buffers
+    take dtype (None: their own), every tensor takes device (None: its own); one already there is kept as it is.
+
+    nn.Module.to swaps a tensor subclass's parameters in place (torch.utils.swap_tensors), which fake
+    tensors refuse (FakeTensorMode holds weak references to them); this does what `_apply` does
+    without swapping, on fake and real tensors alike.
+    """
+    import torch
+
+    def target(t: Any) -> tuple[Any, Any] | None:
+        """(device, dtype) to move t to, or None where it is there already."""
+        to = dtype if dtype is not None and t.is_floating_point() else t.dtype
+        where = t.device if device is None else torch.device(device)
+        return None if (t.dtype, t.device) == (to, where) else (where, to)
+
+    memo: dict[int, Any] = {}
+    for mod in model.modules():
+        for name, p in list(mod._parameters.items()):
+            if p is not None:
+                if id(p) not in memo:
+                    go = target(p)
+                    memo[id(p)] = p if go is None else torch.nn.Parameter(p.detach().to(*go),
+                                                                           requires_grad=p.requires_grad)
+                mod._parameters[name] = memo[id(p)]
+        for name, b in list(mod._buffers.items()):
+            if b is not None:
+                if id(b) not in memo:
+                    go = target(b)
+                    memo[id(b)] = b if go is None else b.to(*go)
+                mod._buffers[name] = memo[id(b)]
+
+
+@contextlib.contextmanager
+def fake_build() -> Iterator[None]:
+    """While a model is built on fake tensors: nn.Module.to as `cast` does it, and deepcopy in the same FakeTensorMode.
+
+    peft's get_peft_model moves each new LoRA adapter to its base layer's device and dtype with
+    `adapter.to(device, dtype=...)` (peft tuners/tuners_utils.py, _move_adapter_to_device_of_base_layer), and
+    nn.Module._apply swaps a FakeTensor parameter in place (torch/nn/modules/module.py), which fake tensors
+    refuse: "_apply(): Couldn't swap Linear.weight". Here Module.to keeps what is already on the device and
+    dtype asked (peft's case: a no-op) and replaces the rest as `cast` does. And peft's modules_to_save copy
+    (copy.deepcopy of a task head, peft utils/other.py ModulesToSaveWrapper) deep-copies a FakeTensor's
+    __dict__, its fake_mode with it (torch/_tensor.py Tensor.__deepcopy__): the copy then lives in another
+    mode ("Mixing fake modes NYI"); here it is a clone in the running mode, a new storage as on real tensors.
+    """
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor
+    from torch.overrides import TorchFunctionMode
+
+    class SameModeCopy(TorchFunctionMode):  # type: ignore[misc]  # torch is untyped here (pyproject)
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if func is torch.Tensor.__deepcopy__ and isinstance(args[0], FakeTensor):
+                t, memo = args
+                if id(t) not in memo:
+                    with torch.no_grad():
+                        copy = t.detach().clone()
+                    memo[id(t)] = (torch.nn.Parameter(copy, requires_grad=t.requires_grad)
+                                   if isinstance(t, torch.nn.Parameter) else copy.requires_grad_(t.requires_grad))
+                return memo[id(t)]
+            return func(*args, **(kwargs or {}))
+
+    original = torch.nn.Module.to
+
+    def to(self: Any, *args: Any, **kwargs: Any) -> Any:
+        device, dtype, _, _ = torch._C._nn._parse_to(*args, **kwargs)
+        cast(self, dtype, device)
+        return self
+
+    torch.nn.Module.to = to
+    try:
+        with SameModeCopy():
+            yield
+    finally:
+        torch.nn.Module.to = original
+
+
+def autocast(dtype: str) -> Any:
+    import torch
+
+    amp = {"mixed_bf16": torch.bfloat16, "mixed_fp16": torch.float16}.get(dtype)
+    return torch.autocast("cpu", dtype=amp) if amp else contextlib.nullcontext()
+
+
+def input_ids(vocab_size: int, run: Run) -> Any:
+    import torch
+
+    g = torch.Generator().manual_seed(run.seed)
+    return torch.randint(0, vocab_size, (run.batch_size, run.seq_len), generator=g)
+
+
+def forward(model: Any, ids: Any) -> tuple[Any, Any]:
+    """(sequence output, pooled output or None) of HF's model(input_ids=ids), ReferenceModel(ids) or any module
+    that returns a tensor or a tuple."""
+    import torch
+
+    out = model(ids) if type(model).__name__ == "ReferenceModel" else model(input_ids=ids)
+    if isinstance(out, torch.Tensor):
+        return out, None
+    if isinstance(out, tuple):
+        return out[0], (out[1] if len(out) > 1 else None)
+    if getattr(out, "last_hidden_state", None) is None and getattr(out, "logits", None) is not None:
+        return out.logits, None  # a task model (classification, token, MLM head): the loss is its logits' mean
+    return out.last_hidden_state, getattr(out, "pooler_output", None)
+
+
+def loss_of(seq: Any, pooled: Any) -> Any:
+    loss = seq.float().mean()
+    return loss + pooled.float().mean() if pooled is not None else loss
+
+
+def optimizer(model: Any, name: str, foreach: bool = False, params: list[Any] | None = None) -> Any:
+    """torch.optim's `name` with its defaults over `params` (None: the model's trainable parameters); foreach=True:
+    the multi-tensor path torch.optim takes on CUDA (optimizer.py _default_to_fused_or_foreach), run here on the
+    CPU's foreach fallback, which allocates as CUDA's kernels do: one output tensor per input."""
+    import torch
+
+    if params is None:  # frozen ones hold no state (torch.optim skips them)
+        params = [p for p in model.parameters() if p.requires_grad]
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=foreach)
+    if name == "adafactor":
+        return torch.optim.Adafactor(params, lr=1e-3, foreach=foreach)
+    raise EngineError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {name!r}")
+
+
+def by_module(model: Any, depth: int = 2) -> dict[str, int]:
+    """Parameters per module path cut at `depth` levels (embeddings.word_embeddings, encoder.layer, ...)."""
+    out: dict[str, int] = {}
+    for name, p in model.named_parameters():  # each shared tensor once, under its first name
+        parts = name.split(".")[:-1] or [name]
+        key = ".".join(p for p in parts[:depth] if not p.isdigit()) or parts[0]
+        out[key] = out.get(key, 0) + p.numel()
+    return out
