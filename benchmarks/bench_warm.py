@@ -33,7 +33,8 @@ from cgroup import Cgroup, rss  # noqa: E402
 from timing import machine_line  # noqa: E402
 
 from albert_core.engine.measure import default_kind  # noqa: E402
-from albert_core.engine.runner import Runner, available_bytes  # noqa: E402
+from albert_core.engine.memory import available_bytes  # noqa: E402
+from albert_core.engine.runner import Runner  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
 
 MIB = 1 << 20
@@ -122,7 +123,7 @@ def main() -> None:
                   open("/proc/loadavg").read().split()[:3])
             results["cold wall"], results["cold CPU"] = series(Runner(warm=False), "cold", args.repeats, points)
         if args.only != "cold":
-            print("\nwarm: one `python -m albert_core.engine.worker --serve`; load average", open("/proc/loadavg").read().split()[:3])
+            print("\nwarm: one `python -m albert_core.engine.warm`; load average", open("/proc/loadavg").read().split()[:3])
             r = Runner(warm=True)
             r.prewarm()
             assert r.wait_until(lambda: r.warm_pid is not None, 60)

@@ -9,7 +9,7 @@ Settings (environment variable first, then `.streamlit/secrets.toml`, then the d
                                                         after a build (default 440)
   ALBERT_EXPLORER_WARM_MAX_REQUESTS / warm_max_requests ... and after this many builds (default 200)
 The default budget is the memory this server really has free when the build is asked for
-(albert_core.engine.runner.available_bytes: its cgroup limit less its usage, else the machine's
+(albert_core.engine.memory.available_bytes: its cgroup limit less its usage, else the machine's
 MemAvailable, less a 64 MiB reserve), plus what the warm process holds (a build reuses it: a fake-tensor
 build runs there; for a real-tensor one the runner ends it first when the memory is needed). On Streamlit
 Community Cloud (about 1 GB per app) the warm process holds about 360 MiB at rest beside the server's
@@ -26,7 +26,8 @@ from typing import Any
 
 import streamlit as st
 
-from albert_core.engine.runner import WARM_MAX_REQUESTS, WARM_MAX_RSS_BYTES, Job, Runner, available_bytes
+from albert_core.engine.memory import available_bytes
+from albert_core.engine.runner import WARM_MAX_REQUESTS, WARM_MAX_RSS_BYTES, Job, Runner
 
 BUDGET_ENV, BUDGET_SECRET = "ALBERT_EXPLORER_MEMORY_BUDGET_MB", "memory_budget_mb"
 TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S = "ALBERT_EXPLORER_VERIFY_TIMEOUT_S", "verify_timeout_s", 180

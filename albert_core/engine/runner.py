@@ -4,7 +4,7 @@ No Streamlit here (ui/jobs.py holds the one Runner of the server and ties jobs t
 `Runner` owns one thread that takes the oldest waiting job and runs it in one of two ways:
 
 * **warm** (`Runner(warm=True)`, fake tensors: every request but a real-tensor measurement): one long-lived
-  `python -m albert_core.engine.worker --serve` (`WarmProcess`) that imported torch and transformers once answers
+  `python -m albert_core.engine.warm` (`WarmProcess`) that imported torch and transformers once answers
   the request over its stdin/stdout, one line each way. It is replaced after `max_requests` requests, when
   its resident memory after a request is past `max_rss_bytes`, or when it dies; a replacement is started by
   the next job, which says so (`Job.notice`). A job stopped mid-run (Cancel, its session gone, the time
@@ -14,7 +14,7 @@ No Streamlit here (ui/jobs.py holds the one Runner of the server and ties jobs t
 * **fresh** (real-tensor measurements, and every job with `warm=False`): a new `python -m
   albert_core.engine.worker` per job (a new interpreter: nothing is forked from the server, nothing of torch enters
   it), the request as JSON on stdin, the result on stdout; it holds the model's real memory and gives it
-  back when it exits. Where the warm process's memory is what the build needs (`available_bytes()` below
+  back when it exits. Where the warm process's memory is what the build needs (`memory.available_bytes()` below
   the job's budget), the warm process is ended first.
 
 Either child is killed (SIGKILL) when the job is cancelled, when its owner is gone (`alive()` turns
@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .memory import _rss_of, available_bytes
 from .worker import own_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,14 +80,14 @@ class Job:
 
 
 class WarmProcess:
-    """The warm measurement process, `python -m albert_core.engine.worker --serve`, from the runner's side.
+    """The warm measurement process, `python -m albert_core.engine.warm`, from the runner's side.
 
     A thread reads its stdout: the ready line marks it ready at once (on_ready(self) is called, from that thread),
     every other line waits in `lines` for the runner thread; the end of its output puts None there.
     """
 
     def __init__(self, command: list[str], on_ready: Callable[[WarmProcess], None] | None = None):
-        self.proc = subprocess.Popen([*command, "--serve"], cwd=ROOT, env=_child_env(), stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(command, cwd=ROOT, env=_child_env(), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         self.pid = self.proc.pid
         self.ready = False
@@ -183,7 +184,8 @@ class Runner:
     def __init__(self, command: list[str] | None = None, *, warm: bool = False,
                  max_rss_bytes: int = WARM_MAX_RSS_BYTES, max_requests: int = WARM_MAX_REQUESTS,
                  log: Callable[[str], None] | None = None):
-        self.command = command or [sys.executable, "-m", "albert_core.engine.worker"]
+        self.command = command or [sys.executable, "-m", "albert_core.engine.worker"]  # a fresh process per job
+        self.warm_command = [sys.executable, "-m", "albert_core.engine.warm"]  # the warm measurement process
         self.log = log or (lambda line: None)  # one line per warm process event (the server's log: ui/jobs.py)
         self.warm = warm
         self.max_rss_bytes, self.max_requests = max_rss_bytes, max_requests
@@ -340,7 +342,7 @@ class Runner:
     # ---- the warm process -------------------------------------------------------------------
     def _start_warm(self) -> WarmProcess | None:
         try:
-            w = WarmProcess(self.command, on_ready=self._ready)
+            w = WarmProcess(self.warm_command, on_ready=self._ready)
         except OSError as e:
             self.last_end = f"could not be started ({e})"
             return None
@@ -508,78 +510,6 @@ def _ended_by(reason: Outcome, timeout_s: float) -> str:
 
 def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-
-
-def _rss_of(pid: int) -> int:
-    """VmRSS of a process (0 once it is gone, or off Linux)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024  # kB
-    except OSError:
-        pass
-    return 0
-
-
-# ---- the memory this server really has ----------------------------------------------------------
-
-NO_LIMIT = 1 << 60  # cgroup v1 writes 9223372036854771712 (PAGE_COUNTER_MAX pages) for "no limit"
-RESERVE_BYTES = 64 * MIB  # left to the server while a build runs (its own growth, the page cache it needs)
-
-
-def _read_int(path: Path) -> int | None:
-    try:
-        raw = path.read_text().strip()
-    except OSError:
-        return None
-    return None if raw in ("", "max") else int(raw) if raw.isdigit() else None
-
-
-def _cgroup_dirs() -> list[tuple[Path, str, str]]:
-    """(directory, limit file, usage file) of this process's memory cgroup, v2 then v1."""
-    out: list[tuple[Path, str, str]] = []
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return out
-    for line in lines:
-        hier, controllers, path = (line.split(":", 2) + ["", ""])[:3]
-        if hier == "0" and controllers == "":  # cgroup v2: memory.max, memory.current
-            out.append((Path("/sys/fs/cgroup") / path.lstrip("/"), "memory.max", "memory.current"))
-        elif "memory" in controllers.split(","):  # cgroup v1
-            out.append((Path("/sys/fs/cgroup/memory") / path.lstrip("/"), "memory.limit_in_bytes",
-                        "memory.usage_in_bytes"))
-    return out
-
-
-def cgroup_free_bytes() -> int | None:
-    """Bytes left under this process's memory cgroup limit (the tightest on the way up), None without a limit."""
-    free: int | None = None
-    for d, limit_file, usage_file in _cgroup_dirs():
-        while True:
-            limit, usage = _read_int(d / limit_file), _read_int(d / usage_file)
-            if limit is not None and limit < NO_LIMIT and usage is not None:
-                free = min(free if free is not None else limit, max(0, limit - usage))
-            if d.parent == d or d in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/memory")):
-                break
-            d = d.parent
-    return free
-
-
-def available_bytes() -> int:
-    """The memory a build may use now: free under the cgroup limit, else the machine's MemAvailable, less a reserve."""
-    free = cgroup_free_bytes()
-    if free is None:
-        try:
-            for line in Path("/proc/meminfo").read_text().splitlines():
-                if line.startswith("MemAvailable:"):
-                    free = int(line.split()[1]) * 1024  # kB
-        except OSError:
-            free = None
-    if free is None:
-        free = 700 * MIB  # no /proc (not Linux): the 1 GB deployment's share
-    return max(0, free - RESERVE_BYTES)
 
 
 def _result_outcome(result: dict[str, Any], memory_bytes: int) -> Outcome:

@@ -31,7 +31,8 @@ BUILD = "Build, count and measure"
 
 
 def worker_children(server_pid: int) -> list[int]:
-    """Build processes (python -m albert_core.engine.worker) whose parent is the server."""
+    """Build processes (python -m albert_core.engine.worker, one per job; python -m albert_core.engine.warm, the warm
+    measurement process) whose parent is the server."""
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -41,7 +42,7 @@ def worker_children(server_pid: int) -> list[int]:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == server_pid and "albert_core.engine.worker" in cmd:
+        if ppid == server_pid and ("albert_core.engine.worker" in cmd or "albert_core.engine.warm" in cmd):
             out.append(int(pid))
     return out
 

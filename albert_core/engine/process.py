@@ -1,0 +1,72 @@
+"""The measurement process itself: its resident memory (now and at its peak), its memory cap, its place first in
+line for the OOM killer, its death with its parent, and torch's threads started before the cap. Linux /proc and
+prctl; torch imported only by _start_threads.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def _peak_rss() -> int:
+    """This process's peak resident bytes (VmHWM of /proc/self/status; 0 elsewhere).
+
+    Not getrusage's ru_maxrss: Linux carries the parent's high-water mark across fork and exec
+    (setmax_mm_hiwater_rss in fs/exec.c), so a child of a 700 MiB process would report 700 MiB.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except OSError:
+        pass
+    return 0
+
+
+def _rss() -> int:
+    """Resident bytes of this process now (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
+def _start_threads() -> None:
+    """Start torch's OpenMP threads before the cap: libgomp starts them at the first parallel op, and past the cap
+    their stacks cannot be mapped, so it ends the process ("libgomp: Thread creation failed", exit code 1) with
+    no result to report, where an allocation past it gives the out-of-memory message."""
+    import torch
+
+    torch.ones(1 << 18).sum()  # a parallel reduction (at::parallel_reduce): every intra-op thread starts
+
+
+def _limit_memory(limit_bytes: int) -> None:
+    """Cap this process's private writable memory (heap and anonymous maps: RLIMIT_DATA, Linux >= 4.7).
+
+    Past the cap an allocation fails (a MemoryError or torch's "can't allocate memory"), never the server.
+    """
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_DATA, (limit_bytes, limit_bytes))
+
+
+def _first_to_go() -> None:
+    """Make this process the one the kernel's OOM killer picks first (oom_score_adj 1000), never the server."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when the thread that started it ends (prctl PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
