@@ -74,7 +74,7 @@ ft_kw, _ = ft_ui.expander((cfg,))  # the fine-tuning controls of Memory and Fit 
 ft = ft_ui.for_config(cfg, ft_kw)  # frozen-layers:k with k at most this config's layers
 fine = ft["mode"] != "full" or ft["head"] != "none"
 ft_text = Settings(**ft).fine_tuning()
-if fine:  # a task model or peft's LoRA: Hugging Face's (finetune.build), unless the reference encoder is asked for
+if fine:  # a task model or peft's LoRA: Hugging Face's (engine.finetuned.build), unless the reference encoder is asked for
     source = "reference" if source_choice == "reference" else "hf"
 else:
     source = default_kind(cfg, checkpointing) if source_choice == "auto" else source_choice

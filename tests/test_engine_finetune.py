@@ -3,7 +3,7 @@
 peft's get_peft_model moves each LoRA adapter with Module.to, which fake tensors refused ("_apply(): Couldn't
 swap Linear.weight"), and deep-copies a task head for modules_to_save into another fake mode; engine.fake_build
 does the move without swapping and the copy in the running mode while the engine builds the model.
-Here the peft-built LoRA model (finetune.build) of a seeded random tiny config of every family, in float32 and
+Here the peft-built LoRA model (engine.finetuned.build) of a seeded random tiny config of every family, in float32 and
 bfloat16, with LoRA dropout on, runs all three measurements (saved bytes, the eval forward's peak, the training
 step's peak with what is alive at it, by category) on fake and real tensors, and they agree to the byte; then
 frozen embeddings, frozen layers and BitFit, and LoRA with a classification head (peft's modules_to_save copy)
@@ -20,6 +20,7 @@ from engine_check import fake_equals_real
 
 from albert_core.config import ModelConfig
 from albert_core.engine import core as engine
+from albert_core.engine import finetuned
 from albert_core.estimate import finetune
 from tests.test_activations import random_config as random_bert_albert
 from tests.test_families_activations import random_config as random_other
@@ -48,7 +49,7 @@ def test_peft_lora_on_fake_tensors_equals_real_tensors(family, dtype):
     cfg, rng = _config(family, f"lora-{dtype}")
     lora = finetune.LoraSpec(r=rng.randint(1, 4), lora_alpha=16, lora_dropout=0.1, targets=TARGETS.get(family))
     run = _run(rng, cfg, dtype)
-    r = fake_equals_real(lambda: finetune.build(cfg, "lora", lora=lora, device="cpu", attention=run.attention),
+    r = fake_equals_real(lambda: finetuned.build(cfg, "lora", lora=lora, device="cpu", attention=run.attention),
                          cfg.vocab_size, run)
     t = finetune.trainable(cfg, "lora", lora=lora)
     assert r.parameters == t.total and r.step is not None
@@ -66,12 +67,12 @@ def test_frozen_modes_bitfit_and_a_lora_head_on_fake_tensors_equal_real_tensors(
     k = rng.randint(0, cfg.num_layers - 1)
     for mode in ("frozen-embeddings", f"frozen-layers:{k}", "bitfit"):
         run = _run(rng, cfg, rng.choice(["float32", "mixed_bf16"]))
-        r = fake_equals_real(lambda mode=mode, a=run.attention: finetune.build(cfg, mode, device="cpu", attention=a),
+        r = fake_equals_real(lambda mode=mode, a=run.attention: finetuned.build(cfg, mode, device="cpu", attention=a),
                              cfg.vocab_size, run)
         assert r.parameters == finetune.trainable(cfg, mode).total, mode
     lora = finetune.LoraSpec(r=2, lora_dropout=0.1, targets=TARGETS.get(family))
     # with gradient checkpointing (transformers' AlbertModel has none: the reference encoder does it for ALBERT)
     run = dataclasses.replace(_run(rng, cfg, "float32"), checkpointing=family != "albert")
-    r = fake_equals_real(lambda: finetune.build(cfg, "lora", head="classification", num_labels=3, lora=lora,
+    r = fake_equals_real(lambda: finetuned.build(cfg, "lora", head="classification", num_labels=3, lora=lora,
                                                 device="cpu", attention=run.attention), cfg.vocab_size, run)
     assert r.parameters == finetune.trainable(cfg, "lora", head="classification", num_labels=3, lora=lora).total

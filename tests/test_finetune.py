@@ -11,11 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_families_params import STRATEGIES
 
+from albert_core.engine.finetuned import build, count_built
 from albert_core.estimate.finetune import (
     PEFT_DEFAULT_TARGETS,
     LoraSpec,
-    build,
-    count_built,
     default_targets,
     lora_candidates,
     mode_table,

@@ -6,7 +6,7 @@ Under `torch._subclasses.fake_tensor.FakeTensorMode` every tensor has a shape, a
 of the right size, but no bytes behind it: the same modeling code, the same aten ops and the same
 autograd graph run, so a 3.5B-parameter model is measured by a process that holds only PyTorch's
 imports. With `fake=False` the same functions run on real CPU tensors: that is the proof of the
-engine (tests/test_engine.py holds the two equal, byte for byte). Fine-tuned models (finetune.build: frozen
+engine (tests/test_engine.py holds the two equal, byte for byte). Fine-tuned models (engine.finetuned.build: frozen
 parts, BitFit, peft's LoRA) are built on fake tensors too (`fake_build`; tests/test_engine_finetune.py).
 
 One TorchDispatchMode (`LiveStorages`, below autograd, like torch.distributed._tools.mem_tracker)
@@ -143,12 +143,8 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     forward under the same autocast; the loss after it saves no tensor): each storage once by its record, which a
     later storage at a freed one's address does not share, parameters out.
 
-    Step 1 only makes the optimizer's state (torch.optim creates it lazily, at a parameter's first step with a
-    gradient): one optimizer.step() over zero gradients of every trainable parameter, no forward or backward
-    (they would leave nothing behind: the graph, the gradients (set_to_none) and the outputs are freed). A
-    trainable parameter the loss never reaches gets no gradient in step 2, so a real step 1 would have made no
-    state for it: that state, alive and untouched through all of step 2 (torch.optim skips a parameter whose grad
-    is None), is taken out of every moment afterwards, which leaves the peak's moment as it was.
+    Step 1 only makes the optimizer's state (_step_one); state a real step 1 would not have made is taken out after
+    (_result).
 
     bf16_master / fp16_master: the model is cast to 16 bits (prepare) and the optimizer runs over a float32 master
     copy of each trainable parameter (Micikevicius et al. 2018, Sec. 3.1); its optimizer step first gives each
@@ -159,36 +155,8 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     import torch
 
     trainable = [p for p in model.parameters() if p.requires_grad]
-    masters = [p.detach().float().requires_grad_(True) for p in trainable] if run.dtype in MASTER else []
-    stepped = masters or trainable  # what the optimizer steps
-    opt = optimizer(model, run.optimizer, run.foreach, params=stepped)
-    first = _live_storages()({}, lambda: "")  # under the same mode (known values, .item()), not counted
-    first.phase = "optimizer step"
-    with _stopped_by(model), first, torch.no_grad():
-        for p in stepped:
-            p.grad = torch.zeros_like(p)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    del first
-    existing: dict[int, tuple[int, str]] = {}
-    owner: dict[int, Any] = {}  # an optimizer state's storage -> the model's parameter it is for
-    model_param = dict(zip(map(id, stepped), trainable, strict=True))
-    host: dict[int, int] = {}  # a host-side step counter's storage -> its bytes
-    for m in masters:
-        existing[_key(m)] = (m.untyped_storage().nbytes(), "master weights")
-    for p, state in opt.state.items():
-        for name, t in state.items():
-            if not isinstance(t, torch.Tensor):
-                continue
-            owner[_key(t)] = model_param[id(p)]
-            if name == "step" and t.dim() == 0:  # host-side step counter on CUDA (torch/optim/adam.py)
-                host[_key(t)] = t.untyped_storage().nbytes()
-                existing[_key(t)] = (0, "optimizer state")
-            else:
-                existing.setdefault(_key(t), (t.untyped_storage().nbytes(), "optimizer state"))
-    for cat, ts in (("parameters", model.parameters()), ("buffers", model.buffers()), ("input", [ids])):
-        for t in ts:
-            existing.setdefault(_key(t), (t.untyped_storage().nbytes(), cat))
+    masters, stepped, opt = _step_one(model, run, trainable)
+    existing, owner, host = _alive_at_step_two(model, ids, opt, masters, stepped, trainable)
     stack, handles = _module_stack(model)
     mode = _live_storages()(existing, lambda: stack[-1] if stack else "")
     start = dict(mode.recs)  # storage key -> record, alive when step 2 starts
@@ -227,7 +195,65 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     finally:
         for h in [*hooks, *handles]:
             h.remove()
-    unreached = {k for k, p in owner.items() if p.grad is None}  # state a real step 1 would not have made
+    return _result(mode, start, owner, host)
+
+
+def _step_one(model: Any, run: Run, trainable: list[Any]) -> tuple[list[Any], list[Any], Any]:
+    """Step 1: the optimizer over what it steps (the float32 masters of a master-copy run, else the trainable
+    parameters) and its state, which torch.optim creates lazily, at a parameter's first step with a gradient: one
+    optimizer.step() over zero gradients of every trainable parameter, not counted, no forward or backward (they
+    would leave nothing behind: the graph, the gradients (set_to_none) and the outputs are freed).
+    (masters, stepped, optimizer)."""
+    import torch
+
+    masters = [p.detach().float().requires_grad_(True) for p in trainable] if run.dtype in MASTER else []
+    stepped = masters or trainable  # what the optimizer steps
+    opt = optimizer(model, run.optimizer, run.foreach, params=stepped)
+    first = _live_storages()({}, lambda: "")  # under the same mode (known values, .item()), not counted
+    first.phase = "optimizer step"
+    with _stopped_by(model), first, torch.no_grad():
+        for p in stepped:
+            p.grad = torch.zeros_like(p)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    del first
+    return masters, stepped, opt
+
+
+def _alive_at_step_two(model: Any, ids: Any, opt: Any, masters: list[Any], stepped: list[Any],
+                       trainable: list[Any]) -> tuple[dict[int, tuple[int, str]], dict[int, Any], dict[int, int]]:
+    """What is alive when step 2 starts, by storage: (storage -> (bytes, category): master weights, optimizer state,
+    parameters, buffers, the input; an optimizer state's storage -> the model's parameter it is for; a host-side
+    step counter's storage -> its bytes, counted as 0 on the device)."""
+    import torch
+
+    existing: dict[int, tuple[int, str]] = {}
+    owner: dict[int, Any] = {}
+    model_param = dict(zip(map(id, stepped), trainable, strict=True))
+    host: dict[int, int] = {}
+    for m in masters:
+        existing[_key(m)] = (m.untyped_storage().nbytes(), "master weights")
+    for p, state in opt.state.items():
+        for name, t in state.items():
+            if not isinstance(t, torch.Tensor):
+                continue
+            owner[_key(t)] = model_param[id(p)]
+            if name == "step" and t.dim() == 0:  # host-side step counter on CUDA (torch/optim/adam.py)
+                host[_key(t)] = t.untyped_storage().nbytes()
+                existing[_key(t)] = (0, "optimizer state")
+            else:
+                existing.setdefault(_key(t), (t.untyped_storage().nbytes(), "optimizer state"))
+    for cat, ts in (("parameters", model.parameters()), ("buffers", model.buffers()), ("input", [ids])):
+        for t in ts:
+            existing.setdefault(_key(t), (t.untyped_storage().nbytes(), cat))
+    return existing, owner, host
+
+
+def _result(mode: Any, start: dict[int, Any], owner: dict[int, Any], host: dict[int, int]) -> StepPeak:
+    """The step's peak. A trainable parameter the loss never reaches gets no gradient in step 2, so a real step 1
+    would have made no state for it: that state, alive and untouched through all of step 2 (torch.optim skips a
+    parameter whose grad is None), is taken out of every moment, which leaves the peak's moment as it was."""
+    unreached = {k for k, p in owner.items() if p.grad is None}
     for k in unreached:
         mode.peak -= start[k].nbytes
         start[k].nbytes = 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sys
 from typing import Any
 
@@ -34,11 +35,7 @@ def serve() -> int:
     the runner ends the process when no answer comes within its grace period.) Stdout carries only these lines: anything a
     library prints goes to stderr. The process ends when stdin closes, or after a reply that says retire.
     """
-    import queue
-    import threading
     import time
-
-    from . import dispatch
 
     t0 = time.perf_counter()
     reply = _protocol_out()
@@ -50,6 +47,25 @@ def serve() -> int:
         _nice(0)  # measured at the server's own priority where this process may go back (root, CAP_SYS_NICE)
     state: dict[str, Any] = {"current": None, "stop": None}  # the running request's id; the id asked to stop
     lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    _listen(state, lines)
+    _say(reply, {"ready": True, "pid": os.getpid(), "rss": _rss(), "seconds": time.perf_counter() - t0,
+                 "nice": os.getpriority(os.PRIO_PROCESS, 0),
+                 "import_cpu_seconds": cpu1, "warm_up_seconds": time.perf_counter() - t1,
+                 "warm_up_cpu_seconds": _cpu_seconds() - cpu1})
+    while (request := lines.get()) is not None:
+        answered = _serve_one(request, state)
+        _say(reply, answered)
+        if answered["retire"]:
+            return 0
+    return 0
+
+
+def _listen(state: dict[str, Any], lines: queue.Queue[dict[str, Any] | None]) -> None:
+    """Stdin read on a thread of its own (requests into `lines`, a stop into `state`), the Stop raised at the
+    engine's next safe point in the main thread, and a Stop that lands in a finalizer asked again."""
+    import threading
+
+    from . import dispatch
 
     def safe_point() -> None:  # the engine calls it in the main thread, where an exception passes through torch
         if state["current"] is not None and state["stop"] == state["current"]:
@@ -79,16 +95,6 @@ def serve() -> int:
     sys.unraisablehook = on_unraisable
     dispatch.safe_point = safe_point  # the hook engine/dispatch.py calls before each op that computes
     threading.Thread(target=read, name="albert-warm-stdin", daemon=True).start()
-    _say(reply, {"ready": True, "pid": os.getpid(), "rss": _rss(), "seconds": time.perf_counter() - t0,
-                 "nice": os.getpriority(os.PRIO_PROCESS, 0),
-                 "import_cpu_seconds": cpu1, "warm_up_seconds": time.perf_counter() - t1,
-                 "warm_up_cpu_seconds": _cpu_seconds() - cpu1})
-    while (request := lines.get()) is not None:
-        answered = _serve_one(request, state)
-        _say(reply, answered)
-        if answered["retire"]:
-            return 0
-    return 0
 
 
 IMPORT_NICE = 10  # the warm process's priority while it imports (it starts right after the server's first page)

@@ -14,7 +14,7 @@ Request: {"config": ModelConfig.to_dict()} or {"hf_config": a config.json dict o
 family models}, with "source": "reference" | "hf", "batch_size", "seq_len", "dtype", "attention",
 "checkpointing", "optimizer" (default "adamw"), "real" (default false: fake tensors), and for a fine-tuned
 model "train" (finetune's mode), "head", "num_labels", "lora" ({"r", "lora_alpha", "lora_dropout", "targets"}
-or null): Hugging Face's task model, peft's for LoRA (finetune.build, as `verify --train`). Result:
+or null): Hugging Face's task model, peft's for LoRA (engine.finetuned.build, as `verify --train`). Result:
 "built" (parameters PyTorch built), "by_module", "count_diff" (where a count differs) or
 "count_error"; "measurement" (saved bytes, estimate, breakdown) or "measure_error"; "step" (the
 training step's peak by category) and "inference" (the eval forward's peak) where measured;
@@ -74,14 +74,14 @@ def finetune_of(request: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def finetune_maker(cfg: ModelConfig, ft: dict[str, Any], attention: str, counted: dict[str, int]) -> Any:
-    """A function that builds ft's task model of cfg on the CPU for the engine (finetune.build: peft's
+    """A function that builds ft's task model of cfg on the CPU for the engine (finetuned.build: peft's
     get_peft_model for LoRA) and puts what it built in `counted` ("trainable", "total", as peft counts)."""
-    from ..estimate import finetune
+    from . import finetuned
 
     def make() -> Any:
-        model = finetune.build(cfg, ft["mode"], head=ft["head"], num_labels=ft["num_labels"], lora=ft["lora"],
+        model = finetuned.build(cfg, ft["mode"], head=ft["head"], num_labels=ft["num_labels"], lora=ft["lora"],
                                device="cpu", attention=attention)
-        counted["trainable"], counted["total"] = finetune.count_built(model)
+        counted["trainable"], counted["total"] = finetuned.count_built(model)
         return model
 
     return make

@@ -121,18 +121,7 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
     root = loss.fn
     if root is None:
         return e.best
-    deps: dict[Node, int] = {}
-    seen = {id(root)}
-    stack = [root]
-    while stack:
-        nd = stack.pop()
-        for t in nd.inputs:
-            if t is None or t.fn is None:
-                continue
-            deps[t.fn] = deps.get(t.fn, 0) + 1
-            if id(t.fn) not in seen:
-                seen.add(id(t.fn))
-                stack.append(t.fn)
+    deps = _dependencies(root)
     e.where = "loss"
     ones = e.alloc(4)  # torch.autograd.backward's grad_tensors: ones_like(loss), held until backward returns
     buffers: dict[Node, list[Storage | None]] = {root: [e.ref(ones)]}
@@ -164,25 +153,51 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
                 for kept in reg.extra:
                     e.unref(kept)
         nd.saved = []
-        for t, st in zip(nd.inputs, outs, strict=False):
-            if t is None or st is None:
-                continue
-            nxt = t.fn
-            if nxt is None:
-                e.unref(st)
-                continue
-            buf = buffers.setdefault(nxt, [None] * nxt.outputs)
-            if buf[t.slot] is None:
-                buf[t.slot] = st
-            else:  # InputBuffer::accumulate: old + new out of place
-                new = e.alloc(st.nbytes)
-                e.unref(buf[t.slot])
-                e.unref(st)
-                buf[t.slot] = new
+        for nxt in _send(e, nd, outs, buffers):
             deps[nxt] -= 1
             if deps[nxt] == 0:
                 heapq.heappush(ready, (-nxt.seq, next(tie), nxt))
     return e.best
+
+
+def _dependencies(root: Node) -> dict[Node, int]:
+    """How many gradients each node of the graph below root waits for (the engine's dependencies count)."""
+    deps: dict[Node, int] = {}
+    seen = {id(root)}
+    stack = [root]
+    while stack:
+        nd = stack.pop()
+        for t in nd.inputs:
+            if t is None or t.fn is None:
+                continue
+            deps[t.fn] = deps.get(t.fn, 0) + 1
+            if id(t.fn) not in seen:
+                seen.add(id(t.fn))
+                stack.append(t.fn)
+    return deps
+
+
+def _send(e: Engine, nd: Node, outs: list[Storage | None], buffers: dict[Node, list[Storage | None]]) -> list[Node]:
+    """nd's output gradients into the next nodes' InputBuffers (a leaf's is dropped; a second one for the same slot
+    is added out of place: InputBuffer::accumulate, old + new); the nodes that got one, in order."""
+    got = []
+    for t, st in zip(nd.inputs, outs, strict=False):
+        if t is None or st is None:
+            continue
+        nxt = t.fn
+        if nxt is None:
+            e.unref(st)
+            continue
+        buf = buffers.setdefault(nxt, [None] * nxt.outputs)
+        if buf[t.slot] is None:
+            buf[t.slot] = st
+        else:
+            new = e.alloc(st.nbytes)
+            e.unref(buf[t.slot])
+            e.unref(st)
+            buf[t.slot] = new
+        got.append(nxt)
+    return got
 
 
 __all__ = ["Engine", "Graph", "Node", "Peak", "T", "run_backward", "with_forward"]
