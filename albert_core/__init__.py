@@ -1,9 +1,10 @@
 """albert_core: the model of record for encoder parameters, memory and compute, through ALBERT's lens.
 
 Families (albert_core/families/): bert, albert, roberta (xlm-roberta, camembert), distilbert,
-electra, deberta-v2, modernbert. Pure computation; torch is imported only by the modules that
-build or measure real models (build, reference, measure, worker), and only when they are used;
-huggingface_hub only when a config is fetched by Hub id (hub).
+electra, deberta-v2, modernbert. The parts, by role: estimate/ (the analytical model), replay/ (what autograd
+keeps, replayed), engine/ (the measurement engine and its worker), formats/ (config.json, the Hub, uploads, the
+URL), cli/. Pure computation; torch is imported only by engine/'s modules that build or measure real models, and
+only when they are used; huggingface_hub only when a config is fetched by Hub id (formats/hub.py).
 """
 
 from .config import FAMILIES, HIDDEN_ACTS, SHARING_MODES, ConfigError, ModelConfig

@@ -98,6 +98,7 @@ infer_layer = bert_replay.infer_albert_layer
 infer_pooler = bert_replay.infer_pooler
 cast_sizes = bert_replay.cast_sizes
 
+
 # The modules Hugging Face builds (transformers modeling_albert.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "albert"
 POOLER_DROPPED_FOR = ("token", "mlm")  # AlbertForTokenClassification, AlbertForMaskedLM: add_pooling_layer=False

@@ -127,6 +127,7 @@ infer_layer = bert_replay.infer_layer
 infer_pooler = bert_replay.infer_pooler
 cast_sizes = bert_replay.cast_sizes
 
+
 # The modules Hugging Face builds (transformers modeling_bert.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "bert"  # BertForMaskedLM.bert, BertForSequenceClassification.bert, ...
 POOLER_DROPPED_FOR = ("token", "mlm")  # BertForTokenClassification, BertForMaskedLM: add_pooling_layer=False

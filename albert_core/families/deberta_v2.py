@@ -302,6 +302,7 @@ def relative_position_flops(cfg: ModelConfig, seq_len: int, batch_size: int) -> 
     terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
     return len(_position_uses(cfg)) * 2 * R * H * H + len(terms) * 2 * batch_size * seq_len * H * R
 
+
 # The modules Hugging Face builds (transformers modeling_deberta_v2.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "deberta"
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler in the base model (the classifier's ContextPooler is its head's)

@@ -157,6 +157,7 @@ def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
 
+
 # The modules Hugging Face builds (transformers modeling_distilbert.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "distilbert"
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler

@@ -23,7 +23,7 @@ from .base import (
     linear,
     position_id_buffers,
 )
-from .modules import Module, Sublayers, bert_embedding_modules, bert_sublayer_modules, lin, norm, stacked_prefix, tied
+from .modules import Module, bert_embedding_modules, lin, norm, tied
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
@@ -129,18 +129,13 @@ def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
 
+
 # The modules Hugging Face builds (transformers modeling_electra.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "electra"
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler
 embedding_modules = bert_embedding_modules  # E wide
-
-
-def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
-    return stacked_prefix("encoder.layer.", c, owner, j)
-
-
-def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
-    return bert_sublayer_modules(c, p)
+layer_prefix = bert.layer_prefix  # ElectraLayer: BertLayer's modules and names
+sublayer_modules = bert.sublayer_modules
 
 
 def other_modules(c: ModelConfig) -> list[Module]:

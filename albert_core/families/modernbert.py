@@ -212,6 +212,7 @@ def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
 
 FFN_MATRICES = 3  # gated FFN: Wi is H×2I (input and gate), Wo is I×H (flops.forward_flops)
 
+
 # The modules Hugging Face builds (transformers modeling_modernbert.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "model"  # ModernBertForMaskedLM.model, ...
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler

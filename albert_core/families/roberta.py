@@ -27,13 +27,10 @@ from .base import (
 )
 from .modules import (
     Module,
-    Sublayers,
     bert_embedding_modules,
-    bert_sublayer_modules,
     lin,
     norm,
     param,
-    stacked_prefix,
     tied,
 )
 
@@ -167,22 +164,14 @@ def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
 
+
 # The modules Hugging Face builds (transformers modeling_roberta.py, each module's __init__): albert_core.estimate.hf_modules
 BASE_PREFIX = "roberta"
 POOLER_DROPPED_FOR = ("classification", "token", "mlm")  # RoBERTa's task models never pool
 embedding_modules = bert_embedding_modules  # the position table: pad_token_id + 1 more rows
-
-
-def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
-    return stacked_prefix("encoder.layer.", c, owner, j)
-
-
-def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
-    return bert_sublayer_modules(c, p)
-
-
-def other_modules(c: ModelConfig) -> list[Module]:
-    return [lin("pooler.dense", c.hidden_dim, c.hidden_dim)]
+layer_prefix = bert.layer_prefix  # RobertaLayer: BertLayer's modules, names and pooler
+sublayer_modules = bert.sublayer_modules
+other_modules = bert.other_modules
 
 
 def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
