@@ -66,6 +66,9 @@ def memory_page_points() -> dict:
 
 
 def press(r: Runner, req: dict) -> tuple[float, dict]:
+    """One press, made once the runner is idle (the warm process settles after answering; a person's next press
+    comes seconds after the last result): the time from submit to the job's end."""
+    assert r.wait_until(r.idle, 900), "the runner never came to rest"
     t = time.monotonic()
     job = r.submit(req, memory_bytes=available_bytes() + r.reclaimable_bytes(), timeout_s=600)
     assert r.wait(job, 900), "no result in 900 s"

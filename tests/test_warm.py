@@ -73,7 +73,7 @@ def next_press_works(r: Runner, pid: int) -> None:
 
 
 def next_press_starts_a_new_one_and_says_so(r: Runner, old_pid: int, why: str) -> None:
-    assert not _pid_alive(old_pid)  # the stopped process is gone (reaped before its job ended), not left running
+    assert not _pid_alive(old_pid)  # the stopped process is gone (reaped), not left running
     job = tiny(r)
     assert job.warm and job.pid != old_pid and job.result["process"]["build"] == 1
     assert job.notice.startswith("This build started a new measurement process") and why in job.notice, job.notice
@@ -218,15 +218,17 @@ def test_replaced_past_its_memory_bound_and_after_n_requests(warm):
     bound, limit = warm.max_rss_bytes, warm.max_requests
     try:
         warm.max_rss_bytes = 1 * MIB  # any process is past this after a build
-        tiny(warm)
-        assert not _pid_alive(pid) and warm.warm_pid is None  # ended (and reaped) before the job ended
+        tiny(warm)  # the page has its result; the process settles after answering, then is replaced (before any job)
+        assert warm.wait_until(lambda: warm.warm_pid is None and not warm.settling, WAIT_S), warm.last_end
+        assert not _pid_alive(pid)  # ended and reaped
         assert "past this server's bound of 1 MiB, and was replaced" in warm.last_end
         warm.max_rss_bytes = bound
         next_press_starts_a_new_one_and_says_so(warm, pid, "MiB resident after a build, past this server's bound")
         warm.max_requests = 2  # the new process has served one build: the next one is its last
         second = tiny(warm)
         assert second.result["process"]["build"] == 2
-        assert not _pid_alive(second.pid) and warm.warm_pid is None
+        assert warm.wait_until(lambda: warm.warm_pid is None and not warm.settling, WAIT_S), warm.last_end
+        assert not _pid_alive(second.pid)
         assert warm.last_end == "was replaced after 2 builds, this server's limit for one process"
         warm.max_requests = limit
         next_press_starts_a_new_one_and_says_so(warm, second.pid, "the last one was replaced after 2 builds")

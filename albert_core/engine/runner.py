@@ -90,6 +90,7 @@ class WarmProcess:
         self.proc = subprocess.Popen(command, cwd=ROOT, env=_child_env(), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         self.pid = self.proc.pid
+        self.settling = False  # its settled line is still to come (Runner._settle_warm)
         self.ready = False
         self.served = 0  # requests answered
         self.started = time.monotonic()
@@ -192,6 +193,7 @@ class Runner:
         self._cond = threading.Condition()
         self._queue: list[Job] = []  # waiting jobs, oldest first
         self.current: Job | None = None
+        self.settling = False  # reading the warm process's settled line after a job's end (_settle_warm)
         self._warm: WarmProcess | None = None  # touched by the runner thread only (read elsewhere)
         self.warm_starts = 0  # warm processes started so far
         self.last_end = ""  # why the last warm process ended ("was killed (SIGKILL) during a build", ...)
@@ -253,7 +255,7 @@ class Runner:
 
     def idle(self) -> bool:
         with self._cond:
-            return self.current is None and not self._queue
+            return self.current is None and not self._queue and not self.settling
 
     @property
     def warm_pid(self) -> int | None:
@@ -303,6 +305,7 @@ class Runner:
             with self._cond:
                 self.current = None
                 self._finish(job, state, result, message)
+            self._settle_warm()  # the page has the result; the warm process settles before the next job
 
     def _finish(self, job: Job, state: str, result: dict | None = None, message: str = "") -> None:
         job.state, job.result, job.ended = state, result, time.monotonic()
@@ -413,16 +416,10 @@ class Runner:
             return self._died(job, w, "during a build")
         w.served += 1
         result, rss = msg["result"], int(msg.get("rss") or 0)
-        retire = (msg.get("retire")
-                  or (f"had grown to {rss / MIB:,.0f} MiB resident after a build, past this server's bound of "
-                      f"{self.max_rss_bytes / MIB:,.0f} MiB, and was replaced" if rss > self.max_rss_bytes else None)
-                  or (f"was replaced after {w.served:,} builds, this server's limit for one process"
-                      if w.served >= self.max_requests else None))
         self.log(f"build {job.id} measured in warm measurement process {w.pid} (its build {w.served:,}) in "
                  f"{time.monotonic() - sent:.2f} s (the engine {float(result.get('engine_seconds') or 0):.2f} s, "
                  f"{float(result.get('cpu_seconds') or 0):.2f} s of CPU), {rss / MIB:,.0f} MiB resident after it")
-        if retire:
-            self._end_warm(retire, kill=False)
+        self._answered(w, msg)
         result["process"] = {"warm": True, "pid": w.pid, "build": w.served, "rss": rss,
                              "import_seconds": w.import_seconds, "start": w.ready_info}
         if job.notice:
@@ -450,9 +447,46 @@ class Runner:
             return reason
         self.log(f"build {job.id} stopped in warm measurement process {w.pid} ({reason[0]}), which stays")
         w.served += 1
+        self._answered(w, msg)
+        return reason
+
+    def _answered(self, w: WarmProcess, msg: dict[str, Any]) -> None:
+        """After a build's answer: the process retires where it says so; else its settled line is to come (it gives
+        back what the build left after answering, so the page has the result first), read by _settle_warm."""
         if msg.get("retire"):
             self._end_warm(msg["retire"], kill=False)
-        return reason
+        else:
+            w.settling = True
+
+    def _settle_warm(self) -> None:
+        """Read the warm process's settled line, once its last job has ended, and replace the process past
+        max_rss_bytes resident then or after max_requests builds. Runs before the next job starts."""
+        w = self._warm
+        if w is None or not w.settling:
+            return
+        with self._cond:
+            self.settling = True
+        try:
+            w.settling = False
+            grace = time.monotonic() + STOP_GRACE_S
+            msg, late = w.read(lambda: ("grace", None, "") if time.monotonic() > grace else None)
+            if msg is None and late is None:
+                self._gone(w, "after a build")
+                return
+            if msg is None or "settled" not in msg:
+                self._end_warm(f"gave no word within {STOP_GRACE_S:.0f} s of its build's answer and was replaced")
+                return
+            rss = int(msg.get("rss") or 0)
+            retire = ((f"had grown to {rss / MIB:,.0f} MiB resident after a build, past this server's bound of "
+                       f"{self.max_rss_bytes / MIB:,.0f} MiB, and was replaced" if rss > self.max_rss_bytes else None)
+                      or (f"was replaced after {w.served:,} builds, this server's limit for one process"
+                          if w.served >= self.max_requests else None))
+            if retire:
+                self._end_warm(retire, kill=False)
+        finally:
+            with self._cond:
+                self.settling = False
+                self._cond.notify_all()
 
     def _gone(self, w: WarmProcess, when: str) -> str:
         """Reap a warm process that died by itself; the description of how, remembered for the next job."""
