@@ -45,6 +45,8 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
     st = family(cfg.family).STEP
     return (st.recorder in ("backward", "backward_deberta")  # DeBERTa-v2: backward_deberta.py
             and not (checkpointing and not st.hf_checkpointing)  # HF's AlbertModel cannot checkpoint
+            # inner layer groups outside ALBERT (the reference encoder's BERT): the recorders run one layer a step
+            and (cfg.inner_group_num == 1 or st.layer == "AlbertLayerGroup")
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora"))
 
 

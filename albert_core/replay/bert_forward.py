@@ -392,7 +392,6 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
             emb = x
     L, sdpa = cfg.num_layers, attention == "sdpa"
     names, ffn_dropout, residual_first, attn_dropout = _LAYERS[st.layer]
-    flat = cfg if cfg.inner_group_num == 1 or st.layer == "AlbertLayerGroup" else cfg.replace(inner_group_num=1)
     for i in range(L):
         last = i == L - 1
         if st.layer == "AlbertLayerGroup":  # AlbertTransformer: layer step i runs group int(i / (L / G)), all its inner layers
@@ -402,7 +401,7 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
                 x = _bert_layer(g, cfg, x, fam.layer_prefix(cfg, grp, kk), names, ffn_dropout, residual_first, held,
                                 sdpa)
         else:
-            x = _bert_layer(g, cfg, x, fam.layer_prefix(flat, i, 0), names, ffn_dropout, residual_first,
+            x = _bert_layer(g, cfg, x, fam.layer_prefix(cfg, i, 0), names, ffn_dropout, residual_first,
                             [emb] if last else None, sdpa, attn_dropout=attn_dropout)
     seq = x
     # the pooler (dense + tanh on sequence_output[:, 0]) where the model keeps it: task models drop it but for
