@@ -73,6 +73,7 @@ class ModelConfig:
     norm_bias: bool = True  # modernbert: LayerNorm with a bias
     global_attn_every_n_layers: int = 1  # modernbert: every n-th layer attends globally, the others locally
     local_attention: int = 128  # modernbert: local (sliding) window width in tokens, both sides together
+    relative_attention_num_buckets: int = 32  # mpnet: rows of the relative attention bias table (at least 32)
 
     def __post_init__(self) -> None:
         problems = validate(self)
@@ -181,6 +182,7 @@ _RANGES = (
     ("type_vocab_size", 0, MAX_DIM),  # a family without a segment table says 0 (_family_problems)
     ("num_groups", 1, MAX_LAYERS), ("inner_group_num", 1, 1024), ("position_offset", 0, MAX_VOCAB),
     ("global_attn_every_n_layers", 1, MAX_LAYERS), ("local_attention", 1, MAX_DIM),
+    ("relative_attention_num_buckets", 1, MAX_DIM),
 )
 
 

@@ -6,4 +6,5 @@ so neither imports the other for it.
 
 from __future__ import annotations
 
-FAMILIES: tuple[str, ...] = ("bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert")
+FAMILIES: tuple[str, ...] = ("bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert",
+                              "mpnet")

@@ -54,6 +54,9 @@ _MODERNBERT = {"model_type": "modernbert", "attention_bias": False, "attention_d
                "local_attention": 128, "local_rope_theta": 10000.0, "max_position_embeddings": 8192,
                "mlp_bias": False, "mlp_dropout": 0.0, "norm_bias": False, "norm_eps": 1e-05, "pad_token_id": 50283,
                "position_embedding_type": "absolute", "sep_token_id": 50282, "vocab_size": 50368}
+_MPNET = {"model_type": "mpnet", **_DROP, **_size(768, 12, 12, 3072), "vocab_size": 30527,
+          "max_position_embeddings": 514, "relative_attention_num_buckets": 32, "pad_token_id": 1, "bos_token_id": 0,
+          "eos_token_id": 2, "layer_norm_eps": 1e-05}
 
 # preset name -> (Hub id, its config.json's keys)
 HUB_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -83,6 +86,8 @@ HUB_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                          {**_DEBERTA_V3, **_size(768, 12, 12, 3072), "vocab_size": 251000}),
     "ModernBERT-base": ("answerdotai/ModernBERT-base", {**_MODERNBERT, **_size(768, 22, 12, 1152)}),
     "ModernBERT-large": ("answerdotai/ModernBERT-large", {**_MODERNBERT, **_size(1024, 28, 16, 2624)}),
+    "mpnet-base": ("microsoft/mpnet-base", _MPNET),
+    "all-mpnet-base-v2": ("sentence-transformers/all-mpnet-base-v2", _MPNET),  # the sentence-transformers model
     "bert-base-multilingual-cased": ("google-bert/bert-base-multilingual-cased", {
         "model_type": "bert", **_DROP, **_size(768, 12, 12, 3072), "max_position_embeddings": 512,
         "pad_token_id": 0, "type_vocab_size": 2, "vocab_size": 119547, "directionality": "bidi",

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "typing.md"
 BEGIN, END = "<!-- code-stats:begin (scripts/code_stats.py --write) -->", "<!-- code-stats:end -->"
 FAMILIES = set(ast.literal_eval(re.search(r"FAMILIES: tuple\[str, \.\.\.\] = (\(.*?\))",
-                                          (ROOT / "albert_core" / "names.py").read_text()).group(1)))
+                                          (ROOT / "albert_core" / "names.py").read_text(), re.S).group(1)))
 
 
 def _files(top: str) -> list[Path]:

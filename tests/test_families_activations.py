@@ -24,7 +24,7 @@ from albert_core.estimate.flops import forward_flops
 from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
 
-FAMILIES = ["roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
+FAMILIES = ["roberta", "distilbert", "electra", "deberta-v2", "modernbert", "mpnet"]
 ACTS = ["gelu", "gelu_new", "relu", "silu", "tanh", "quick_gelu"]
 DTYPES = ["float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16"]
 
@@ -42,6 +42,8 @@ def _family_fields(rng: random.Random, family: str, H: int) -> dict:
                     position_buckets=rng.choice([-1, 2, 4, 6]), share_att_key=rng.random() < 0.5,
                     pos_att_type=rng.choice(["", "c2p", "p2c", "c2p|p2c", "c2p|p2c"]),
                     position_biased_input=rng.random() < 0.5, norm_rel_ebd=rng.choice(["none", "layer_norm"]))
+    if family == "mpnet":
+        return dict(type_vocab_size=0, relative_attention_num_buckets=rng.choice([32, 40]))
     return dict(type_vocab_size=0, attention_bias=rng.random() < 0.5, mlp_bias=rng.random() < 0.5,
                 norm_bias=rng.random() < 0.5, global_attn_every_n_layers=rng.choice([1, 2, 3]),
                 local_attention=rng.choice([2, 4, 6, 8, 16]))
@@ -66,7 +68,8 @@ def _case(family: str, seed: int):
     elif seed % 4 == 1:
         cfg = cfg.replace(dropout=0.1, attention_dropout=0.1)
     B, S = rng.randint(1, 3), rng.choice([1, rng.randint(1, cfg.max_position), cfg.max_position])
-    return cfg, B, S, DTYPES[seed % 5], ("eager", "sdpa")[(seed // 5) % 2], seed % 9 == 4
+    # MPNetLayer cannot be checkpointed in transformers (test_mpnet_checkpointing_is_refused_by_the_engine)
+    return cfg, B, S, DTYPES[seed % 5], ("eager", "sdpa")[(seed // 5) % 2], seed % 9 == 4 and family != "mpnet"
 
 
 @pytest.mark.parametrize("seed", range(100))
@@ -100,7 +103,7 @@ def test_flops_equal_flop_counter(family, seed):
 
 
 @pytest.mark.parametrize("seed", range(20))
-@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra"])
+@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "mpnet"])
 def test_inference_peak_equals_measurement(family, seed):
     """training=False: the peak of live tensor bytes in a no_grad eval forward (measure.peak_live_bytes),
     every dtype, eager and sdpa, up to 6 layers."""
@@ -117,6 +120,27 @@ def test_inference_peak_is_refused_naming_the_family(family):
     cfg, *_ = _case(family, 0)
     with pytest.raises(ConfigError, match=f"not modelled for family '{family}'"):
         activation_memory(cfg, batch_size=1, seq_len=4, training=False)
+
+
+def test_mpnet_checkpointing_is_refused_by_the_engine():
+    from albert_core.engine.measure import check_kind
+
+    cfg, *_ = _case("mpnet", 0)
+    with pytest.raises(ValueError, match="MPNetModel does not support gradient checkpointing.*turn checkpointing off$"):
+        check_kind(cfg, "hf", checkpointing=True)
+    with pytest.raises(Exception, match="MPNetModel does not support gradient checkpointing"):
+        measure_activation_memory(cfg, batch_size=1, seq_len=4, checkpointing=True)
+
+
+def test_mpnet_relative_bias_saves_its_bucket_indices_once():
+    """compute_position_bias runs once a forward: one (S, S) int64 index tensor, whatever the depth; the bias is
+    added in place to each layer's scores, which saves nothing, so MPNet's quadratic part is BERT's eager one plus it."""
+    cfg = PRESETS["mpnet-base"]
+    B, S, A, L = 2, 64, cfg.num_heads, cfg.num_layers
+    q = attention_quadratic_memory(cfg, B, S, "float32", device="cpu")
+    assert q == L * 3 * 4 * B * A * S * S + 8 * S * S
+    deeper = cfg.replace(num_layers=2 * L)
+    assert attention_quadratic_memory(deeper, B, S, "float32", device="cpu") == 2 * L * 3 * 4 * B * A * S * S + 8 * S * S
 
 
 def test_deberta_quadratic_part_holds_its_extra_terms():

@@ -27,7 +27,7 @@ def test_presets_are_grouped_by_family_and_old_names_stay():
     assert {"bert-base", "albert-base", "albert-xxlarge"} <= set(PRESET_FAMILIES["bert"] + PRESET_FAMILIES["albert"])
     for fam, names in PRESET_FAMILIES.items():
         assert all(PRESETS[n].family == fam for n in names)
-    assert set(PRESET_FAMILIES) == {"bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"}
+    assert set(PRESET_FAMILIES) == {"bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert", "mpnet"}
 
 
 def test_roberta_positions_are_offset_by_the_pad_index():

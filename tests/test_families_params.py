@@ -1,6 +1,6 @@
 """Every family: count_parameters equals sum(p.numel()) of Hugging Face's AutoModel, on random config.json dicts.
 
-Seven families (albert with groups and inner layers too). Each strategy draws a config.json as the
+Eight families (albert with groups and inner layers too). Each strategy draws a config.json as the
 family's config class reads it (its own key names and options: RoBERTa pad offsets, ELECTRA/DeBERTa embedding_size, DeBERTa's buckets, spans, share_att_key, pos_att_type
 subsets, position_biased_input, norm_rel_ebd; ModernBERT's bias flags and global/local mix). The config is
 parsed by from_hf_config and the model is built by AutoConfig.for_model(model_type, **d) + AutoModel on the
@@ -104,8 +104,17 @@ def modernbert_dicts(draw):
             "hidden_activation": draw(st.sampled_from(["gelu", "silu", "relu"]))}
 
 
+@st.composite
+def mpnet_dicts(draw):
+    """MPNetConfig: buckets of at least 32 (compute_position_bias makes 32); pad_token_id does not move the positions
+    (padding_idx is fixed at 1), so it is drawn too."""
+    return {"model_type": "mpnet", **draw(_core()), "max_position_embeddings": draw(st.integers(3, 600)),
+            "relative_attention_num_buckets": draw(st.integers(32, 300)), "pad_token_id": draw(st.integers(0, 5)),
+            "hidden_act": draw(st.sampled_from(HIDDEN_ACTS))}
+
+
 STRATEGIES = {"bert": bert_dicts, "albert": albert_dicts, "roberta": roberta_dicts, "distilbert": distilbert_dicts, "electra": electra_dicts,
-              "deberta-v2": deberta_dicts, "modernbert": modernbert_dicts}
+              "deberta-v2": deberta_dicts, "modernbert": modernbert_dicts, "mpnet": mpnet_dicts}
 
 
 def check(d: dict) -> None:
@@ -130,7 +139,7 @@ def test_count_equals_automodel(family):
     run()
 
 
-@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "deberta-v2", "modernbert"])
+@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "deberta-v2", "modernbert", "mpnet"])
 def test_heads_refused_with_a_reason(family):
     from albert_core.presets import PRESET_FAMILIES, PRESETS
 
@@ -143,7 +152,7 @@ def test_heads_refused_with_a_reason(family):
 
 
 @pytest.mark.parametrize("sharing", ["attention", "ffn", "all"])
-@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "deberta-v2", "modernbert"])
+@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "deberta-v2", "modernbert", "mpnet"])
 def test_sharing_stores_one_copy_per_group(family, sharing):
     """What-if sharing for any family: exactly the unshared copies go, nothing else changes."""
     from albert_core.estimate.params import stored_copies

@@ -95,11 +95,13 @@ def test_trainable_equals_the_built_model(family):
 
 
 TARGETS = {"bert": None, "albert": ("query", "value"), "roberta": None, "distilbert": ("q_lin", "v_lin"),
-           "electra": None, "deberta-v2": None, "modernbert": ("Wqkv",)}
+           "electra": None, "deberta-v2": None, "modernbert": ("Wqkv",),
+           "mpnet": ("q", "v")}
 
 
 @pytest.mark.parametrize("preset", ["bert-base", "albert-base", "xlm-roberta-base", "distilbert-base-uncased",
-                                    "electra-small-discriminator", "deberta-v3-base", "ModernBERT-base"])
+                                    "electra-small-discriminator", "deberta-v3-base", "ModernBERT-base",
+                                    "all-mpnet-base-v2"])
 def test_presets_every_mode_and_head(preset):
     cfg = PRESETS[preset]
     for head in HEADS:

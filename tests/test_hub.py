@@ -22,9 +22,10 @@ from albert_core.presets import HUB_CONFIGS, PRESETS
 
 ROBERTA = json.dumps(HUB_CONFIGS["xlm-roberta-large"][1]).encode()
 # a model_type no family models: Verify and `verify --hub` measure it on the engine
-MPNET = json.dumps({"model_type": "mpnet", "vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2,
-                    "num_attention_heads": 4, "intermediate_size": 37, "max_position_embeddings": 64}).encode()
+MEGATRON = json.dumps({"model_type": "megatron-bert", "vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2,
+                       "num_attention_heads": 4, "intermediate_size": 37, "max_position_embeddings": 64}).encode()
 COMMIT = "a" * 40
+PUBLISHED = {hub_id: json.dumps(d).encode() for hub_id, d in HUB_CONFIGS.values()}  # every preset's Hub id
 
 
 class HubHandler(BaseHTTPRequestHandler):
@@ -63,7 +64,7 @@ class HubHandler(BaseHTTPRequestHandler):
         if name == "slow":
             time.sleep(2.0)
         body = {"not-json": b"<html>Hello</html>", "huge": b" " * (1 << 20), "array": b"[1, 2]",
-                "mpnet-small": MPNET}.get(name, ROBERTA)
+                "megatron-small": MEGATRON}.get(name, PUBLISHED.get(repo, ROBERTA))
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("X-Repo-Commit", COMMIT)
@@ -99,6 +100,14 @@ def test_found_parses_and_counts_like_the_preset(server):
     assert cfg.name == "FacebookAI/xlm-roberta-large"
     assert count_parameters(cfg).total == count_parameters(PRESETS["xlm-roberta-large"]).total
     assert from_hf_config(d).family == "roberta"
+
+
+@pytest.mark.parametrize("preset", ["mpnet-base", "all-mpnet-base-v2"])
+def test_mpnet_by_hub_id_is_the_preset(server, preset):
+    hub_id = HUB_CONFIGS[preset][0]
+    cfg = hub.config_from_hub(hub_id)
+    assert cfg.family == "mpnet" and cfg == PRESETS[preset].replace(name=hub_id)
+    assert count_parameters(cfg).total == 109_486_464  # sentence-transformers' all-mpnet-base-v2: 109.5M
 
 
 def test_results_are_cached_and_only_config_json_is_fetched(server):
@@ -172,11 +181,11 @@ def test_verify_by_hub_id_of_an_encoder_outside_the_families(server, capsys):
     from albert_core.cli import main as cli
     from albert_core.engine import core as engine
 
-    assert cli.main(["verify", "--hub", "test/mpnet-small", "--batch-size", "2", "--seq-len", "16", "--json"]) == 0
+    assert cli.main(["verify", "--hub", "test/megatron-small", "--batch-size", "2", "--seq-len", "16", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     from albert_core.formats.share import CONTROLS
 
-    cfg = json.loads(MPNET)
+    cfg = json.loads(MEGATRON)
     run = engine.Run(2, 16, dtype=CONTROLS["precision"].default, fake=False)  # the command's default: the app's
     built = engine.measure(lambda: engine.build_auto(cfg), 99, run, what=("saved",))
     assert d["parameters"]["built"] == built.parameters and d["parameters"]["estimate"] is None
@@ -187,14 +196,14 @@ def test_verify_page_measures_an_encoder_outside_the_families_by_hub_id(server):
     from test_app_pages import goto, open_app
 
     at = goto(open_app({"verify_batch": "2", "verify_seq_len": "16"}), "verify")
-    at.text_input(key="verify_other_hub").input("test/mpnet-small").run()
+    at.text_input(key="verify_other_hub").input("test/megatron-small").run()
     at.button(key="verify_other_run").click().run(timeout=120)
     assert not at.exception and not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
     from albert_core.engine import core as engine
 
-    built = engine.measure(lambda: engine.build_auto(json.loads(MPNET)), 99, engine.Run(2, 16), what=("saved",))
-    assert metrics["Parameters built (mpnet)"] == f"{built.parameters:,}"
+    built = engine.measure(lambda: engine.build_auto(json.loads(MEGATRON)), 99, engine.Run(2, 16), what=("saved",))
+    assert metrics["Parameters built (megatron-bert)"] == f"{built.parameters:,}"
     assert any("No closed form" in c.value for c in at.caption)
     # issue 29: the eval forward's peak is said to leave the weights out (336 MiB read beside 2.09 GiB of weights)
     assert "Eval forward peak, beyond the weights" in metrics

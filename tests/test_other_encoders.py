@@ -1,6 +1,6 @@
-"""Encoders outside the seven families: transformers builds them, the engine measures them.
+"""Encoders outside the eight families: transformers builds them, the engine measures them.
 
-`python -m albert_core verify --config X.json --json` on small configs of 13 model types no family
+`python -m albert_core verify --config X.json --json` on small configs of 12 model types no family
 models: the parameters PyTorch built, the bytes one training forward saves, the training step's peak
 (with what is alive at it) and the eval forward's peak, on fake tensors, equal the same command with
 --real (real CPU tensors), eager and sdpa attention, and the count equals AutoModel's own.
@@ -18,7 +18,7 @@ from albert_core.engine import core as engine
 SMALL = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
              max_position_embeddings=64)
 TYPES = {
-    "mpnet": {}, "mobilebert": dict(embedding_size=16, intra_bottleneck_size=16, true_hidden_size=16,
+    "mobilebert": dict(embedding_size=16, intra_bottleneck_size=16, true_hidden_size=16,
                                     num_feedforward_networks=2),
     "megatron-bert": {}, "xlm-roberta-xl": {}, "convbert": dict(embedding_size=32, head_ratio=2),
     "rembert": dict(input_embedding_size=16, output_embedding_size=16), "ernie": {}, "data2vec-text": {},

@@ -63,7 +63,7 @@ from albert_core.replay.step import _unused, optimizer_temporaries, step_peak
 from tests.test_activations import random_config as random_bert_albert
 from tests.test_families_activations import random_config as random_other
 
-FAMILIES = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
+FAMILIES = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert", "mpnet"]
 # the random draws choose among the five dtypes they were drawn with (adding a choice would redraw every seed);
 # the master-copy precisions have their own draws (test_master_step_peak_equals_the_engine)
 DTYPES = ["float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16"]
@@ -110,7 +110,7 @@ def test_optimizer_step_peak_equals_the_engine(family, seed, foreach):
         assert e.at_peak == m.at_peak, (cfg, dtype, opt)
 
 
-REPLAYED = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
+REPLAYED = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert", "mpnet"]
 # every family's MLM head (bert_forward._mlm_head; ModernBERT's backward_modernbert._head), peft's lora.Linear
 # (backward_lora.py, through backward_deberta/_modernbert.py) and checkpointing (not ALBERT's) are replayed
 
@@ -148,7 +148,7 @@ def _property_case(family: str, seed: int):
         if projection and random.Random(f"step-frozen-{family}-{seed}").random() < 0.5:
             mode = f"frozen-layers:{cfg.num_layers}"  # every layer frozen, the E -> H projection trains
     attention = "sdpa" if rng.random() < 0.4 else "eager"  # CPU sdpa: the flash kernel, or with dropout the math path
-    checkpointing = family != "albert" and rng.random() < 0.3
+    checkpointing = family not in ("albert", "mpnet") and rng.random() < 0.3  # HF's models that can checkpoint
     run = engine.Run(B, S, dtype=rng.choice(DTYPES), optimizer=rng.choice(OPTIMIZERS), attention=attention,
                      checkpointing=checkpointing, fake=False)  # TINY: real tensors (module docstring)
     head = rng.choice(["none", "none", "classification", "token"])
@@ -263,7 +263,7 @@ def test_step_peak_found_draws_equal_the_engine(family, seed):
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", REPLAYED)
 def test_lora_on_every_table_equals_the_engine(family, seed):
     """peft's lora.Embedding on every table the model builds (word, position, token type; DeBERTa's
     rel_embeddings, read by .weight: its adapter trains nothing) beside one attention Linear, a random run."""
@@ -271,7 +271,7 @@ def test_lora_on_every_table_equals_the_engine(family, seed):
     cfg = _config(family, rng)
     run = engine.Run(rng.randint(1, 3), rng.randint(1, cfg.max_position), dtype=rng.choice(DTYPES),
                      optimizer=rng.choice(OPTIMIZERS), attention=rng.choice(["eager", "sdpa"]),
-                     checkpointing=family != "albert" and rng.random() < 0.3, fake=False)
+                     checkpointing=family not in ("albert", "mpnet") and rng.random() < 0.3, fake=False)
     head = rng.choice(["none", "classification", "token"])
     word = "tok_embeddings" if family == "modernbert" else "word_embeddings"
     lora = finetune.LoraSpec(r=rng.randint(1, 6), lora_alpha=16, lora_dropout=rng.choice([0.0, 0.1]),
@@ -282,7 +282,7 @@ def test_lora_on_every_table_equals_the_engine(family, seed):
     assert (e.peak, e.phase) == (m.peak, m.phase), (cfg, run, head, lora, e.moment)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", REPLAYED)
 def test_lora_state_and_optimizer_step_equal_the_engine(family):
     rng = random.Random(f"lora-{family}")
     cfg = _config(family, rng).replace(vocab_size=rng.randint(300, 900))

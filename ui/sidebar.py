@@ -61,6 +61,9 @@ INT_FIELDS = {
     "global_attn_every_n_layers": ("global_attn_every_n_layers", 1, MAX_LAYERS, 1,
                                    "modernbert: every n-th layer attends globally, the others locally."),
     "local_attention": ("local_attention", 1, MAX_DIM, 16, "modernbert: local window width in tokens."),
+    "relative_attention_num_buckets": ("relative_attention_num_buckets", 1, MAX_DIM, 32,
+                                       "mpnet: rows of the relative attention bias table, one bias per head and "
+                                       "bucket of relative distance, shared by every layer; at least 32."),
     "num_groups": ("num_groups", 1, MAX_LAYERS, 1,
                    "Layers are split evenly into this many groups, each owning its parameters "
                    "(must divide num_layers; ignored for sharing none)."),

@@ -96,8 +96,10 @@ def check_kind(cfg: ModelConfig, kind: str, checkpointing: bool = False) -> None
                          "use Hugging Face's model (kind 'hf')")
     st = family(cfg.family).STEP
     if kind == "hf" and checkpointing and not st.hf_checkpointing:
-        raise ValueError("Hugging Face's AlbertModel does not support gradient checkpointing (AlbertLayer is not a "
-                         "GradientCheckpointingLayer in transformers 5.23): use kind='reference'")
+        model = family(cfg.family).hf_classes(False)[1].__name__
+        raise ValueError(f"Hugging Face's {model} does not support gradient checkpointing (its layers are not "
+                         "GradientCheckpointingLayers in transformers 5.23): turn checkpointing off"
+                         + (", or use kind='reference'" if cfg.family in REFERENCE_FAMILIES else ""))
     if kind == "hf" and cfg.family in REFERENCE_FAMILIES and st.layer != "AlbertLayerGroup" and cfg.inner_group_num > 1:
         raise ValueError("Hugging Face's BertModel has no inner layer groups (inner_group_num > 1): "
                          "use kind='reference'")

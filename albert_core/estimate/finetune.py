@@ -61,7 +61,7 @@ MODES = ("full", "frozen-embeddings", "frozen-layers", "lora", "bitfit")
 PEFT_DEFAULT_TARGETS: dict[str, tuple[str, ...] | None] = {
     "bert": ("query", "value"), "albert": None, "roberta": ("query", "value"), "xlm-roberta": ("query", "value"),
     "camembert": None, "distilbert": None, "electra": ("query", "value"), "deberta-v2": ("query_proj", "value_proj"),
-    "modernbert": None,
+    "modernbert": None, "mpnet": None,
 }
 MODULES_TO_SAVE = ("classifier", "score")  # peft PeftModelFor{SequenceClassification,TokenClassification}
 PEFT_TASK = {"none": "FEATURE_EXTRACTION", "classification": "SEQ_CLS", "token": "TOKEN_CLS", "mlm": None}
@@ -198,7 +198,11 @@ def resolved_targets(cfg: ModelConfig, lora: LoraSpec) -> tuple[str, ...]:
 
 
 def _example(cfg: ModelConfig) -> str:
-    return {"albert": "query,value", "distilbert": "q_lin,v_lin", "modernbert": "Wqkv"}.get(cfg.family, "query,value")
+    """LoRA's usual targets in cfg's own names: the first layer's query and value Linears (q_lin,v_lin; q,v;
+    Wqkv where one Linear makes all three), asked of the family's module layout."""
+    att = [m.path.rsplit(".", 1)[-1] for m in family(cfg.family).sublayer_modules(cfg, "", True)[0]
+           if m.kind == "linear"]
+    return ",".join((att[0], att[2])) if len(att) >= 4 else att[0]
 
 
 def lora_candidates(cfg: ModelConfig, head: str = "none") -> tuple[str, ...]:

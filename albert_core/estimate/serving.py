@@ -137,8 +137,9 @@ def _check_format(fmt: str, dtype: str, group_size: int) -> None:
         raise ValueError("int4-packed (torchao Int4WeightOnlyConfig) keeps bfloat16 scales and weights: set dtype to bfloat16")
 
 
-def _group_size_error(group_size: int, bad: list[str]) -> str:
-    """What to choose when group_size does not divide some quantized weights' K ("path (K=n)" each)."""
+def _group_size_error(group_size: int, bad: list[str], embeddings: bool = False) -> str:
+    """What to choose when group_size does not divide some quantized weights' K ("path (K=n)" each); embeddings:
+    some of them are embedding tables (quantize_embeddings), which can stay unquantized instead."""
     from math import gcd
 
     g = 0
@@ -146,7 +147,7 @@ def _group_size_error(group_size: int, bad: list[str]) -> str:
         g = gcd(g, int(b.rsplit("K=", 1)[1].rstrip(")")))
     return (f"int4: group_size {group_size} must divide the input width K of every quantized weight (torchao asserts "
             f"it); it does not divide {', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}. Choose a group size that "
-            f"divides {g}")
+            f"divides {g}" + (", or leave the embeddings unquantized" if embeddings else ""))
 
 
 def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float32", group_size: int = 128,
@@ -174,6 +175,7 @@ def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float3
     size = ITEMSIZE[dtype]
     data = scales = zeros = kept = q_params = k_params = 0
     bad: list[str] = []
+    bad_embedding = False
     for m, copies in mods:  # each term per module, times its identical copies
         quantize = m.kind == "linear" or (quantize_embeddings and m.kind == "embedding")
         if not quantize:
@@ -190,6 +192,7 @@ def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float3
         elif K % group_size:
             if fmt == "int4":
                 bad.append(f"{m.path} (K={K})")
+                bad_embedding = bad_embedding or m.kind == "embedding"
                 continue
             kept += N * K * size * copies  # int4-packed: skipped, left in bfloat16
             k_params += N * K * copies
@@ -203,7 +206,7 @@ def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float3
         data, scales, zeros = data + d * copies, scales + sc * copies, zeros + z * copies
         q_params += N * K * copies
     if bad:
-        raise ValueError(_group_size_error(group_size, bad))
+        raise ValueError(_group_size_error(group_size, bad, bad_embedding))
     return ServingBytes(fmt, dtype, group_size if fmt.startswith("int4") else 0, quantize_embeddings, head, data,
                         scales, zeros, kept, q_params, k_params, fmt != "int4-packed", CONFIGS[fmt])
 

@@ -48,7 +48,7 @@ _MAX = {"vocab_size": MAX_VOCAB, "embedding_dim": MAX_DIM, "hidden_dim": MAX_DIM
         "num_heads": MAX_DIM, "intermediate_dim": MAX_DIM * 8, "max_position": MAX_DIM, "type_vocab_size": MAX_DIM,
         "num_groups": MAX_LAYERS, "inner_group_num": 1024, "position_offset": MAX_VOCAB,
         "max_relative_positions": MAX_DIM, "position_buckets": MAX_DIM, "global_attn_every_n_layers": MAX_LAYERS,
-        "local_attention": MAX_DIM}
+        "local_attention": MAX_DIM, "relative_attention_num_buckets": MAX_DIM}
 # lower bounds where they are not 1 (config.validate): no segment table, no offset, -1 = "not set"
 _MIN = {"type_vocab_size": 0, "position_offset": 0, "max_relative_positions": -1, "position_buckets": -1}
 INT64_SAFE = 1 << 62  # counts at or above this switch to exact Python ints
@@ -192,7 +192,8 @@ def _block(d: dict[str, Any], shown: dict[str, Any], errors: list[str], numeric:
 _LINKED = (("hidden_dim", "num_heads", "embedding_dim"), ("num_groups", "num_layers"),
            ("vocab_size", "position_offset"))
 _FAMILY_RULE_FIELDS = ("type_vocab_size", "position_offset", "vocab_size", "max_relative_positions",
-                       "position_buckets", "global_attn_every_n_layers", "local_attention")
+                       "position_buckets", "global_attn_every_n_layers", "local_attention",
+                       "relative_attention_num_buckets")
 _RULE_FIELDS = {"heads": _LINKED[0], "bert": _LINKED[0], "groups": _LINKED[1], "family": _FAMILY_RULE_FIELDS}
 
 
@@ -212,6 +213,8 @@ def _family_rule(v: dict[str, Any], d: dict[str, Any]) -> Any:
             ok = ok & (v[f] == FIELD_DEFAULTS[f])
     if d["family"] == "roberta":  # a family name: roberta.validate's rule on whole arrays of position_offset
         ok = ok & (v["position_offset"] >= 1) & (v["position_offset"] <= v["vocab_size"])
+    if d["family"] == "mpnet":  # a family name: mpnet.validate's rule (compute_position_bias makes 32 buckets)
+        ok = ok & (v["relative_attention_num_buckets"] >= 32)  # mpnet.BUCKETS_MADE
     return ok & (v["max_relative_positions"] != 0) & (v["position_buckets"] != 0)
 
 

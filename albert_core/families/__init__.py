@@ -22,7 +22,7 @@ from ..names import FAMILIES as NAMES
 from .base import Family
 
 if TYPE_CHECKING:  # each module against the contract: a missing or mistyped name is a type error
-    from . import albert, bert, deberta_v2, distilbert, electra, modernbert, roberta
+    from . import albert, bert, deberta_v2, distilbert, electra, modernbert, mpnet, roberta
     from .base import Heads, Inference
 
     _bert: Family = bert
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # each module against the contract: a missing or mistyped nam
     _electra: Family = electra
     _deberta_v2: Family = deberta_v2
     _modernbert: Family = modernbert
+    _mpnet: Family = mpnet
     _bert_heads: Heads = bert
     _albert_heads: Heads = albert
     _bert_inference: Inference = bert
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # each module against the contract: a missing or mistyped nam
     _roberta_inference: Inference = roberta
     _distilbert_inference: Inference = distilbert
     _electra_inference: Inference = electra
+    _mpnet_inference: Inference = mpnet
 
 __all__ = ["NAMES", "Family", "attention_run", "family", "family_fields", "model_types"]
 

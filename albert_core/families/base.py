@@ -50,7 +50,9 @@ class MlmHead(NamedTuple):
 class Step:
     """What the training step's model (albert_core.replay.step, and its op-by-op replays backward*.py) asks of a family."""
 
-    recorder: str  # the module replaying the forward and backward: "backward", "backward_deberta", "backward_modernbert"
+    # the module replaying the forward and backward: "backward", "backward_deberta", "backward_modernbert"; "bounds":
+    # none yet (step.py's lower-bound candidates)
+    recorder: str
     # named_parameters() order where a module's __init__ defines a module after the ones it reads first:
     # (the parameters' name pattern, the last parameter they follow)
     parameter_order: tuple[tuple[str, str], ...] = ()

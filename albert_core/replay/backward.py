@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from ..config import ModelConfig
 from ..families import family
+from . import mpnet_forward
 from .bert_forward import bert_style_forward
 from .graph import Adapt, Engine, Graph, Node, Peak, Region, Storage, T
 
@@ -73,7 +74,8 @@ def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str
     recorded graph's saved bytes). adapt: peft LoRA's adapted Linears (backward_lora.adapt)."""
     g = Graph(cfg, dtype, B, S, trainable, checkpointing)
     g.adapt = adapt
-    loss = bert_style_forward(g, cfg, attention, head, num_labels)
+    encoder = mpnet_forward.ENCODER if family(cfg.family).STEP.layer == "MPNetLayer" else None
+    loss = bert_style_forward(g, cfg, attention, head, num_labels, encoder)
     saved = g.saved_bytes()
     start = dict(base)
     start["saved activations"] = start.get("saved activations", 0) + saved

@@ -8,6 +8,7 @@ No torch here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from ..config import ModelConfig
 from ..families import family
@@ -376,25 +377,38 @@ def _head(g: Graph, cfg: ModelConfig, seq: T, pooled: T | None, head: str, num_l
     return x, g.linear(x, key, H, N, rows=rows)
 
 
+class Encoder(NamedTuple):
+    """A family's own encoder recording (mpnet_forward.ENCODER): what the encoder makes once and holds through every
+    layer (start(g, cfg, the callers' tensors)), and its layer (layer(g, cfg, x, prefix, that tensor, the callers' tensors or None))."""
+
+    start: Callable[[Graph, ModelConfig, list[T]], T]
+    layer: Callable[[Graph, ModelConfig, T, str, T, list[T] | None], T]
+
+
 def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", head: str = "none",
-                       num_labels: int = 2) -> T:
-    """BertModel / RobertaModel / ElectraModel / AlbertModel (input_ids only) and engine.loss_of's loss."""
+                       num_labels: int = 2, encoder: Encoder | None = None) -> T:
+    """BertModel / RobertaModel / ElectraModel / AlbertModel / MPNetModel (input_ids only; encoder: the family's own
+    encoder recording) and engine.loss_of's loss."""
     B, S, H = g.B, g.S, cfg.hidden_dim
     fam = family(cfg.family)
     st = fam.STEP
     ids = g.persistent(B * S, "int64", "input_ids")
     types = (B * S if st.positions_from_ids else S) if cfg.type_vocab_size else None  # the token_type_ids gather
-    x = _embeddings(g, cfg, ids, st.positions_from_ids, types, cfg.max_position + cfg.position_offset)
+    pos_rows = next(m.n_in for m in fam.embedding_modules(cfg) if m.path == "embeddings.position_embeddings")
+    x = _embeddings(g, cfg, ids, st.positions_from_ids, types, pos_rows)
     emb = x  # BertModel's embedding_output: alive until the model returns
     if st.projection is not None and any(m.path == st.projection for m in fam.other_modules(cfg)):
         x = g.linear(x, st.projection, cfg.embedding_dim, H)  # AlbertModel's E -> H mapping, ElectraModel's project
         if st.projection_rebinds:  # ELECTRA rebinds hidden_states
             emb = x
     L, sdpa = cfg.num_layers, attention == "sdpa"
-    names, ffn_dropout, residual_first, attn_dropout = _LAYERS[st.layer]
+    names, ffn_dropout, residual_first, attn_dropout = _LAYERS.get(st.layer, _LAYERS["BertLayer"])
+    enc = encoder.start(g, cfg, [emb]) if encoder is not None else None  # held by the encoder until it returns
     for i in range(L):
         last = i == L - 1
-        if st.layer == "AlbertLayerGroup":  # AlbertTransformer: layer step i runs group int(i / (L / G)), all its inner layers
+        if encoder is not None and enc is not None:
+            x = encoder.layer(g, cfg, x, fam.layer_prefix(cfg, i, 0), enc, [emb, enc] if last else None)
+        elif st.layer == "AlbertLayerGroup":  # AlbertTransformer: layer step i runs group int(i / (L / G)), all its inner layers
             grp, group_in = int(i / (L / cfg.num_groups)), x
             for kk in range(cfg.inner_group_num):
                 held = [emb, group_in] if last and kk == cfg.inner_group_num - 1 else None

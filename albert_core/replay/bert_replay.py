@@ -137,7 +137,7 @@ def infer_albert_layer(f: Infer, cfg: ModelConfig, xin: int, j: int) -> int:
     return _albert_layer(f, cfg, xin, ka, kf)
 
 
-def _ffn(f: Infer, cfg: ModelConfig, a1: int, kf: str) -> tuple[int, int]:
+def ffn(f: Infer, cfg: ModelConfig, a1: int, kf: str) -> tuple[int, int]:
     """Intermediate dense, activation, output dense: (activation output, output dense result)."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     xi = f.linear(a1, H, I, f"{kf}.ffn")  # BertIntermediate.dense / AlbertLayer.ffn
@@ -155,7 +155,7 @@ def _bert_layer(f: Infer, cfg: ModelConfig, xin: int, ka: str, kf: str) -> int:
     s_ = f.add(d, xin)  # + input_tensor
     a1 = f.layer_norm(s_, H)
     f.free(s_, d, ctx)
-    y, d2 = _ffn(f, cfg, a1, kf)
+    y, d2 = ffn(f, cfg, a1, kf)
     s2 = f.add(d2, a1)
     out = f.layer_norm(s2, H)
     f.free(s2, d2, y, probs, a1)  # BertOutput, feed_forward_chunk, BertLayer return
@@ -171,7 +171,7 @@ def _albert_layer(f: Infer, cfg: ModelConfig, xin: int, ka: str, kf: str) -> int
     s_ = f.add(xin, d)  # hidden_states + attn_output
     a1 = f.layer_norm(s_, H)
     f.free(s_, d, q, k, v)  # AlbertAttention returns
-    y, o = _ffn(f, cfg, a1, kf)
+    y, o = ffn(f, cfg, a1, kf)
     f.free(y)
     s2 = f.add(o, a1)  # ffn_output + attention_output
     out = f.layer_norm(s2, H)

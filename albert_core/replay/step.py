@@ -13,7 +13,8 @@ host-side and left out, as the engine does) and input_ids (B·S int64).
 
 The candidates for the peak; the estimate is the largest:
 
-* replayed (albert_core/replay/backward.py; BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA; eager or CPU sdpa (flash,
+* replayed (albert_core/replay/backward.py; BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA, MPNet (its own encoder:
+  replay/mpnet_forward.py; eager only, no checkpointing, as transformers builds it); eager or CPU sdpa (flash,
   or the math path with attention dropout); any dtype, checkpointing, fine-tuning mode (peft's LoRA on
   Linear targets and on the word embeddings too: backward_lora.py replays lora.Linear and lora.Embedding op by
   op; bert-base r=8 word_embeddings, query, value 16 × 512 mixed bf16 sdpa classification:2 equal to the engine,
