@@ -46,6 +46,8 @@ PAGES = {
     "memory-serving": "memory?memory_tab=serving&preset=xlm-roberta-base&serve_format=int4&group_size=64",
     "fit-finetune": "fit?train_mode=frozen-embeddings&preset=xlm-roberta-base&compare=bert-base,deberta-v3-base"
                     "&gpu=L4+24+GB&batch_size=16",
+    # issue 26: MPNet, the eighth family (all-mpnet-base-v2), beside BERT-base: its relative bias table among the layers
+    "parameters-mpnet": "parameters?parameters_tab=breakdown&preset=all-mpnet-base-v2&compare=bert-base,roberta-base",
 }
 OUT = ROOT / "docs" / "screenshots"
 
@@ -68,9 +70,9 @@ def shrink(png: bytes, limit: int = 300_000) -> bytes:
 
 # viewport heights: Streamlit scrolls its main area, not the page, so the viewport is as tall as the page's content
 DESKTOP_HEIGHT = {"overview": 3000, "parameters": 4200, "memory": 3900, "memory-training-log": 3200,
-                  "parameters-six": 4200, "memory-finetune": 4600, "memory-serving": 2000, "fit-finetune": 2600}
+                  "parameters-six": 4200, "parameters-mpnet": 4200, "memory-finetune": 4600, "memory-serving": 2000, "fit-finetune": 2600}
 PHONE_HEIGHT = {"overview": 6500, "parameters": 8000, "memory": 7500, "memory-training-log": 7000,
-                "parameters-six": 8000, "memory-finetune": 9000, "memory-serving": 4200, "fit-finetune": 5200}
+                "parameters-six": 8000, "parameters-mpnet": 8000, "memory-finetune": 9000, "memory-serving": 4200, "fit-finetune": 5200}
 
 
 def shoot(browser, base: str, name: str, theme: str, phone: bool) -> Path:
