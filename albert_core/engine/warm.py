@@ -22,7 +22,7 @@ class Stopped(BaseException):
 
 
 def serve() -> int:
-    """Import once, then answer requests one at a time (albert_core.engine.runner.WarmProcess is the other side).
+    """Import once, then answer requests one at a time (albert_core.engine.warm_client.WarmProcess is the other side).
 
     Protocol, one JSON object per line each way. Out: first {"ready": true, "pid", "rss", "seconds", ...} once
     torch and transformers are imported; then per request {"id", "result", "rss": resident bytes after it, "retire":

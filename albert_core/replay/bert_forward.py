@@ -31,65 +31,87 @@ def _activation(g: Graph, x: T, name: str, point: Callable[[str, list[T]], None]
         y = g.unary(x, f"{name.capitalize()}Backward0", _ACT_SAVES_RESULT[name])
         pt("output", y)
         return y
-    if name == "gelu_new":  # 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*pow(x,3))))
-        a = g.scalar(x)
-        pt("0.5 * x", a)
-        p = g.unary(x, "PowBackward0", False, temps=2)  # pow_backward: grad * (3 * self.pow(2)), 2 temporaries
-        pt("pow", a, p)
-        p2 = g.scalar(p)
-        pt("0.044715 * pow", a, p, p2)
-        s_ = g.add(x, p2)
-        pt("x + .", a, p2, s_)
-        d = g.scalar(s_)
-        pt("sqrt(2/pi) * .", a, s_, d)
-        t0 = g.unary(d, "TanhBackward0", True)
-        pt("tanh", a, d, t0)
-        t = g.plus(t0)
-        pt("1 + tanh", a, t0, t)
-        y = g.mul(a, t)
-        pt("output", a, t, y)
-        return y
-    if name == "gelu_python":  # x*0.5*(1+erf(x/sqrt(2)))
-        a = g.scalar(x)
-        pt("x * 0.5", a)
-        d = g.scalar(x)
-        pt("x / sqrt(2)", a, d)
-        e0 = g.unary(d, "ErfBackward0", False, temps=4)  # 2/sqrt(pi) * exp(-(self.pow(2))) * grad
-        pt("erf", a, d, e0)
-        e = g.plus(e0)
-        pt("1 + erf", a, e0, e)
-        y = g.mul(a, e)
-        pt("output", a, e, y)
-        return y
-    if name == "gelu_fast":  # 0.5*x*(1+tanh(x*0.7978845608*(1+0.044715*x*x)))
-        a = g.scalar(x)
-        pt("0.5 * x", a)
-        b = g.scalar(x)
-        pt("x * 0.7978845608", a, b)
-        c0 = g.scalar(x)
-        pt("0.044715 * x", a, b, c0)
-        c1 = g.mul(c0, x)
-        pt("0.044715 * x * x", a, b, c0, c1)
-        c = g.plus(c1)
-        pt("1 + .", a, b, c1, c)
-        f = g.mul(b, c)
-        pt("x * 0.7978845608 * .", a, b, c, f)
-        t0 = g.unary(f, "TanhBackward0", True)
-        pt("tanh", a, f, t0)
-        t = g.plus(t0)
-        pt("1 + tanh", a, t0, t)
-        y = g.mul(a, t)
-        pt("output", a, t, y)
-        return y
-    if name == "quick_gelu":  # x * sigmoid(1.702 * x)
-        s0 = g.scalar(x)
-        pt("1.702 * x", s0)
-        sg = g.unary(s0, "SigmoidBackward0", True)
-        pt("sigmoid", s0, sg)
-        y = g.mul(x, sg)
-        pt("output", sg, y)
-        return y
-    raise ValueError(f"no backward model for hidden_act {name!r}")
+    op = _COMPOSED.get(name)
+    if op is None:
+        raise ValueError(f"no backward model for hidden_act {name!r}")
+    return op(g, x, pt)
+
+
+Point = Callable[..., None]  # pt(what, *the tensors alive beside the input)
+
+
+def _gelu_new(g: Graph, x: T, pt: Point) -> T:
+    """0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*pow(x,3))))"""
+    a = g.scalar(x)
+    pt("0.5 * x", a)
+    p = g.unary(x, "PowBackward0", False, temps=2)  # pow_backward: grad * (3 * self.pow(2)), 2 temporaries
+    pt("pow", a, p)
+    p2 = g.scalar(p)
+    pt("0.044715 * pow", a, p, p2)
+    s_ = g.add(x, p2)
+    pt("x + .", a, p2, s_)
+    d = g.scalar(s_)
+    pt("sqrt(2/pi) * .", a, s_, d)
+    t0 = g.unary(d, "TanhBackward0", True)
+    pt("tanh", a, d, t0)
+    t = g.plus(t0)
+    pt("1 + tanh", a, t0, t)
+    y = g.mul(a, t)
+    pt("output", a, t, y)
+    return y
+
+
+def _gelu_python(g: Graph, x: T, pt: Point) -> T:
+    """x*0.5*(1+erf(x/sqrt(2)))"""
+    a = g.scalar(x)
+    pt("x * 0.5", a)
+    d = g.scalar(x)
+    pt("x / sqrt(2)", a, d)
+    e0 = g.unary(d, "ErfBackward0", False, temps=4)  # 2/sqrt(pi) * exp(-(self.pow(2))) * grad
+    pt("erf", a, d, e0)
+    e = g.plus(e0)
+    pt("1 + erf", a, e0, e)
+    y = g.mul(a, e)
+    pt("output", a, e, y)
+    return y
+
+
+def _gelu_fast(g: Graph, x: T, pt: Point) -> T:
+    """0.5*x*(1+tanh(x*0.7978845608*(1+0.044715*x*x)))"""
+    a = g.scalar(x)
+    pt("0.5 * x", a)
+    b = g.scalar(x)
+    pt("x * 0.7978845608", a, b)
+    c0 = g.scalar(x)
+    pt("0.044715 * x", a, b, c0)
+    c1 = g.mul(c0, x)
+    pt("0.044715 * x * x", a, b, c0, c1)
+    c = g.plus(c1)
+    pt("1 + .", a, b, c1, c)
+    f = g.mul(b, c)
+    pt("x * 0.7978845608 * .", a, b, c, f)
+    t0 = g.unary(f, "TanhBackward0", True)
+    pt("tanh", a, f, t0)
+    t = g.plus(t0)
+    pt("1 + tanh", a, t0, t)
+    y = g.mul(a, t)
+    pt("output", a, t, y)
+    return y
+
+
+def _quick_gelu(g: Graph, x: T, pt: Point) -> T:
+    """x * sigmoid(1.702 * x)"""
+    s0 = g.scalar(x)
+    pt("1.702 * x", s0)
+    sg = g.unary(s0, "SigmoidBackward0", True)
+    pt("sigmoid", s0, sg)
+    y = g.mul(x, sg)
+    pt("output", sg, y)
+    return y
+
+
+_COMPOSED: dict[str, Callable[[Graph, T, Point], T]] = {
+    "gelu_new": _gelu_new, "gelu_python": _gelu_python, "gelu_fast": _gelu_fast, "quick_gelu": _quick_gelu}
 
 
 def _embeddings(g: Graph, cfg: ModelConfig, ids: T, positions_new: bool, types_new: int | None,
@@ -232,29 +254,14 @@ def _projection(g: Graph, x: T, key: str, H: int, grad_copies: bool) -> T:
     return g.copy(p, False, grad_copies)  # .view(B, S, A, D): ViewBackward0 reshapes a transposed gradient
 
 
-def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str], ffn_dropout: bool,
-                residual_first: bool, held: list[T] | None = None, sdpa: bool = False,
-                attn_dropout: bool = True) -> T:
-    """BertLayer (RobertaLayer, ElectraLayer), AlbertLayer or DistilBERT's TransformerBlock: Q/K/V, attention,
-    dense, dropout, LayerNorm of the residual sum, FFN (dropout in BERT's), LayerNorm.
-
-    The moments (recorded where `held`, the callers' tensors, is known: the last layer) follow each op: its
-    inputs, its output and its temporaries (a Linear's autocast casts, a LayerNorm's mean and rstd, a dropout's
-    noise), with what Python still holds then: the layer's input x, the attention weights (the layer's `_`),
-    BertAttention's context through BertSelfOutput, AlbertAttention's q, k, v through its dense and LayerNorm,
-    DistilBERT's q, k, v and context through out_lin, BertLayer's intermediate output through BertOutput; a local
-    rebound is freed once the new value exists. Where no op of the layer records a node (every layer frozen)
-    nothing is saved and these moments are the frozen forward's working set, the same in every frozen layer."""
-    H, I, S, A, B = cfg.hidden_dim, cfg.intermediate_dim, g.S, cfg.num_heads, g.B
-    bert = names is _BERT_NAMES
-    if g.checkpointing:  # GradientCheckpointingLayer: checkpoint(layer.__call__, x, use_reentrant=False)
-        g.begin_region(x)
-
-    def pt(what: str, *ts: T) -> None:
-        g.point(f"forward: the last layer's {what}", [*ts, x], held)
+def _qkv_attention(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str], held: list[T] | None,
+                   sdpa: bool) -> tuple[T, T, T, T]:
+    """_bert_layer's Q, K and V projections and its attention (eager, sdpa's flash kernel or its math path with
+    attention dropout), with their moments: (q, k, v, the context)."""
+    H, S, A, B = cfg.hidden_dim, g.S, cfg.num_heads, g.B
 
     def lin(what: str, out: T, *ts: T) -> None:  # a Linear's output with its input (or its cast) and casts
-        pt(what, out, *g.linear_temps(), *ts)
+        g.point(f"forward: the last layer's {what}", [out, *g.linear_temps(), *ts, x], held)
 
     qv_copy, k_copy = (A > 1 and S > 1, B > 1 and S > 1) if not sdpa or cfg.attention_dropout > 0 else (False, False)
     g.ctx = [], held
@@ -273,6 +280,34 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
     else:
         ctx = _attention_math(g, cfg, q, k, v, [x], held) if cfg.attention_dropout > 0 \
             else _attention_sdpa(g, cfg, q, k, v, [x], held)
+    return q, k, v, ctx
+
+
+def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str], ffn_dropout: bool,
+                residual_first: bool, held: list[T] | None = None, sdpa: bool = False,
+                attn_dropout: bool = True) -> T:
+    """BertLayer (RobertaLayer, ElectraLayer), AlbertLayer or DistilBERT's TransformerBlock: Q/K/V, attention,
+    dense, dropout, LayerNorm of the residual sum, FFN (dropout in BERT's), LayerNorm.
+
+    The moments (recorded where `held`, the callers' tensors, is known: the last layer) follow each op: its
+    inputs, its output and its temporaries (a Linear's autocast casts, a LayerNorm's mean and rstd, a dropout's
+    noise), with what Python still holds then: the layer's input x, the attention weights (the layer's `_`),
+    BertAttention's context through BertSelfOutput, AlbertAttention's q, k, v through its dense and LayerNorm,
+    DistilBERT's q, k, v and context through out_lin, BertLayer's intermediate output through BertOutput; a local
+    rebound is freed once the new value exists. Where no op of the layer records a node (every layer frozen)
+    nothing is saved and these moments are the frozen forward's working set, the same in every frozen layer."""
+    H, I = cfg.hidden_dim, cfg.intermediate_dim
+    bert = names is _BERT_NAMES
+    if g.checkpointing:  # GradientCheckpointingLayer: checkpoint(layer.__call__, x, use_reentrant=False)
+        g.begin_region(x)
+
+    def pt(what: str, *ts: T) -> None:
+        g.point(f"forward: the last layer's {what}", [*ts, x], held)
+
+    def lin(what: str, out: T, *ts: T) -> None:  # a Linear's output with its input (or its cast) and casts
+        pt(what, out, *g.linear_temps(), *ts)
+
+    q, k, v, ctx = _qkv_attention(g, cfg, x, pre, names, held, sdpa)
     w: list[T] = [g.attn_weights] if g.attn_weights is not None else []  # eager's: the layer's `_` holds them
     qkv = [] if bert else [q, k, v]  # AlbertAttention's and DistilBertSelfAttention's locals
     g.ctx = [*w, *qkv, x], held

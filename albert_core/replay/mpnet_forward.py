@@ -108,25 +108,22 @@ def _add_inplace(g: Graph, scores: T, bias: T) -> T:
     return res
 
 
-def mpnet_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, bias: T, held: list[T] | None) -> T:
-    """MPNetLayer at prefix `pre` on x, the bias held by the encoder; the moments where `held` (the callers' tensors,
-    the bias among them) is known: the last layer."""
-    H, I, S, A, B = cfg.hidden_dim, cfg.intermediate_dim, g.S, cfg.num_heads, g.B
+def _self_attention(g: Graph, cfg: ModelConfig, x: T, pre: str, bias: T, held: list[T] | None) -> T:
+    """MPNetSelfAttention: q, k, v; q @ k^T / sqrt(d), the bias added in place, softmax, dropout, @ v, the contiguous
+    copy, then its own output Linear o, while q, k, v, the scores and probabilities are still its locals: o."""
+    H, S, A, B = cfg.hidden_dim, g.S, cfg.num_heads, g.B
     fwd = B > 1 and A > 1 and S > 1
 
     def pt(what: str, *ts: T) -> None:
         g.point(f"forward: the last layer's {what}", [*ts, x], held)
 
-    def lin(what: str, out: T, *ts: T) -> None:
-        pt(what, out, *g.linear_temps(), *ts)
-
     qv_copy, k_copy = A > 1 and S > 1, B > 1 and S > 1
     q = _projection(g, x, pre + "attention.attn.q", H, qv_copy)
-    lin("q", q)
+    pt("q", q, *g.linear_temps())
     k = _projection(g, x, pre + "attention.attn.k", H, k_copy)
-    lin("k", k, q)
+    pt("k", k, *g.linear_temps(), q)
     v = _projection(g, x, pre + "attention.attn.v", H, qv_copy)
-    lin("v", v, q, k)
+    pt("v", v, *g.linear_temps(), q, k)
     qkv = [q, k, v]
     qr, kr = g.copy(q, fwd, False), g.copy(k, fwd, False)  # matmul's reshapes
     raw = g.bmm(qr, kr, B * A * S * S, g.c)
@@ -143,12 +140,24 @@ def mpnet_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, bias: T, held: list[
     pt("attention (probs @ v)", *qkv, scores, dropped, vr, ctx)
     c = g.copy(ctx, A > 1 and S > 1, B > 1 and A > 1 and S > 1)  # permute(0, 2, 1, 3).contiguous(), view
     pt("attention (contiguous)", *qkv, scores, dropped, ctx, c)
-    att = [*qkv, scores, dropped, c]  # MPNetSelfAttention's locals until it returns
+    att = [*qkv, scores, dropped, c]  # its locals until it returns
     g.ctx = [*att, x], held
     o = g.linear(c, pre + "attention.attn.o", H, H)
-    lin("attention output o", o, *att)
+    pt("attention output o", o, *g.linear_temps(), *att)
     g.ctx = None
-    d = g.dropout(o, cfg.dropout)
+    return o
+
+
+def mpnet_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, bias: T, held: list[T] | None) -> T:
+    """MPNetLayer at prefix `pre` on x, the bias held by the encoder; the moments where `held` (the callers' tensors,
+    the bias among them) is known: the last layer."""
+    H, I = cfg.hidden_dim, cfg.intermediate_dim
+
+    def pt(what: str, *ts: T) -> None:
+        g.point(f"forward: the last layer's {what}", [*ts, x], held)
+
+    o = _self_attention(g, cfg, x, pre, bias, held)
+    d = g.dropout(o, cfg.dropout)  # MPNetAttention: LayerNorm(dropout(o) + x), o held by self_outputs
     pt("attention output dropout", o, *_dropped(g, o, d))
     s_ = g.add(d, x)
     pt("attention residual", o, d, s_)
@@ -156,12 +165,12 @@ def mpnet_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, bias: T, held: list[
     pt("attention LayerNorm", a, *g.last_stats, s_, o)
     g.ctx = [a, x], held
     h = g.linear(a, pre + "intermediate.dense", H, I)
-    lin("FFN", h, a)
+    pt("FFN", h, *g.linear_temps(), a)
     act = h = _activation(g, h, cfg.hidden_act, lambda what, ts: pt(f"FFN activation: {what}", *ts, a))
     g.ctx = [act, a, x], held
     h = g.linear(h, pre + "output.dense", I, H)
     g.ctx = None
-    lin("FFN output", h, act, a)
+    pt("FFN output", h, *g.linear_temps(), act, a)
     o2 = h
     h = g.dropout(o2, cfg.dropout)
     pt("FFN output dropout", o2, *_dropped(g, o2, h), act, a)
