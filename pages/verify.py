@@ -28,6 +28,7 @@ from albert_core.estimate.params import count_parameters
 from albert_core.estimate.training import PRECISION_LABELS
 from albert_core.formats.hf import hf_built_config, hf_expressible
 from albert_core.units import format_bytes
+from albert_core.workload import Workload
 from ui import controls, jobs, state, tables
 from ui import finetune as ft_ui
 from ui.text import file_stem, gap_words, md
@@ -186,10 +187,10 @@ def device_note(cuda: int, cpu: int, reasons: list[str], what: str) -> str:
 def show_step(result: dict) -> None:
     st.header("Training step peak")
     s, m = result["step"], result["measurement"]
-    kw = dict(batch_size=m["batch_size"], seq_len=m["seq_len"], dtype=m["dtype"], optimizer=s["optimizer"],
-              attention=m["attention"], checkpointing=m["checkpointing"])
-    est = None if fine else step_estimate(cfg, **kw)
-    modelled = modelled_step_for(cfg, m["kind"], **kw, **ft)
+    w = Workload(batch_size=m["batch_size"], seq_len=m["seq_len"], precision=m["dtype"], optimizer=s["optimizer"],
+                 attention=m["attention"], checkpointing=m["checkpointing"], device="cpu", **ft)  # the step measured
+    est = None if fine else step_estimate(cfg, w)
+    modelled = modelled_step_for(cfg, m["kind"], w)
     p1, p2, p3 = st.columns(3)
     p1.metric("Measured peak", format_bytes(s["peak"]), help=f"{s['peak']:,} bytes")
     p2.metric("When", s["phase"], help=f"innermost module: {s['module'] or '(none)'}")
@@ -214,20 +215,18 @@ def show_step(result: dict) -> None:
                f"saved activation) is {format_bytes(est.total)}: the real step frees activations in backward while "
                "gradients appear." if est is not None else
                "No sum of parts beside it: a fine-tuned model's saved tensors have no closed form."))
-    show_planner(m, s)
+    show_planner(w)
     tables.show(pd.DataFrame.from_records(step_rows(s, est, modelled)), "verify_step",
                 file_name=f"{file_stem(cfg.name)}-training-step.csv",
                 readable={"at peak": "bytes", "at step start": "bytes", "albert_core (modelled peak)": "bytes",
                           "albert_core (sum of parts)": "bytes"})
 
 
-def show_planner(m: dict, s: dict) -> None:
+def show_planner(w: Workload) -> None:
     """What Memory's training tab and the Fit planner decide on for this step (one GPU, CUDA), beside the same
     step modelled for the CPU's kernels, which is what this server measures."""
     try:
-        plan = planner_peaks(cfg, batch_size=m["batch_size"], seq_len=m["seq_len"], precision=m["dtype"],
-                             optimizer=s["optimizer"], attention=m["attention"], checkpointing=m["checkpointing"],
-                             **ft)
+        plan = planner_peaks(cfg, w)
     except ValueError as e:  # a precision the planner does not model
         st.caption(f"No planner figure beside it: {md(str(e))}.")
         return
@@ -240,7 +239,7 @@ def show_planner(m: dict, s: dict) -> None:
                f"({md(cuda.peak_is)}); CPU {cpu.planned:,} bytes in the {cpu.peak_phase or 'sum'} ({md(cpu.peak_is)}).")
     if cuda.planned != cpu.planned:
         st.caption(device_note(cuda.planned, cpu.planned, device_differences(
-            cfg, precision=m["dtype"], attention=m["attention"], step=True, replayed_on_cuda=cuda.peak_replayed),
+            cfg, precision=w.precision, attention=w.attention, step=True, replayed_on_cuda=cuda.peak_replayed),
             "step peak"))
 
 

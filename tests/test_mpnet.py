@@ -111,3 +111,22 @@ def test_the_step_peak_equals_the_engine_at_real_size(B, S, dtype):
     e = step_peak(cfg, batch_size=B, seq_len=S, dtype=dtype)
     assert e.replayed and e.activations_exact
     assert (e.peak, e.phase, e.at_start) == (m.peak, m.phase, m.at_start)
+
+
+def test_the_report_carries_mpnet_beside_bert():
+    """The HTML report with all-mpnet-base-v2 beside bert-base: every figure, MPNet's own field in the configs table."""
+    import datetime as dt
+
+    from albert_core.estimate.compare import Settings
+    from albert_core.formats.share import CONTROLS
+    from ui import report
+
+    cfgs = (PRESETS["all-mpnet-base-v2"], PRESETS["bert-base"])
+    ctl = {k: c.default for k, c in CONTROLS.items()}
+    doc = report.html(cfgs, ctl, "http://localhost:8501/?preset=all-mpnet-base-v2&compare=bert-base", Settings(),
+                      dt.datetime(2026, 12, 4, 10, 0, tzinfo=dt.UTC))
+    assert doc.count("<div class='figure'") == len(report.main_figures(cfgs, ctl)) == 7
+    table = report.configs_table(cfgs)
+    assert table.loc["relative_attention_num_buckets"].tolist() == [32, 32]
+    assert table.loc["family"].tolist() == ["mpnet", "bert"]
+    assert "109,486,464" in doc or "109.5M" in doc

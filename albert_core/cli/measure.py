@@ -39,11 +39,12 @@ from ..estimate.activations import DEVICES, activation_memory
 from ..estimate.finetune import LoraSpec, parse_mode, parse_targets, trainable
 from ..estimate.heads import parse_head
 from ..estimate.serving import BASE_DTYPES, FORMATS, approximate_bytes, weight_bytes
-from ..estimate.training import OPTIMIZERS as TRAIN_OPTIMIZERS
-from ..estimate.training import PEAK_MAX_LAYERS, PRECISION_NOTES, PRECISIONS, SHARDINGS, peak_trust, training_memory
+from ..estimate.training import PEAK_MAX_LAYERS, PRECISION_NOTES, peak_trust, training_memory
 from ..formats.share import CONTROLS
 from ..replay.symbolic import MASTER
 from ..units import format_bytes, format_count
+from ..workload import OPTIMIZERS as TRAIN_OPTIMIZERS
+from ..workload import PRECISIONS, SHARDINGS, Workload
 
 
 def add_parsers(sub: Any, add_source: Any) -> None:
@@ -204,7 +205,8 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
     built = hf_built_config(cfg) if cfg is not None and request["source"] == "hf" and not hf_expressible(cfg) else cfg
     kw = dict(batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.dtype, optimizer=run.optimizer,
               attention=run.attention, checkpointing=run.checkpointing)
-    est = None if cfg is None else step_estimate(cfg, **kw)
+    est = None if cfg is None else step_estimate(cfg, Workload(run.batch_size, run.seq_len, run.dtype, run.attention,
+                                                              run.checkpointing, "cpu", run.optimizer))
     modelled = None if cfg is None or s is None else modelled_step(cfg, request["source"], **kw)
     return {
         "config": cfg.to_dict() if cfg is not None else request["hf_config"],

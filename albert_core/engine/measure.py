@@ -38,6 +38,8 @@ from .core import SavedTensor
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..workload import Workload
+
 __all__ = ["KINDS", "Measurement", "SavedTensor", "check_measurable", "default_kind", "maker",
            "measure_activation_memory", "measure_cuda_peak", "peak_live_bytes", "saved_tensors"]
 
@@ -211,14 +213,12 @@ _STEP_PARTS = {"parameters": "weights", "master weights": "master_weights", "gra
                "temporaries": None, "input": None}
 
 
-def step_estimate(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str, optimizer: str,
-                  attention: str, checkpointing: bool) -> Any:
-    """training_memory for the step the engine runs: each precision means the same in both (training.py's
+def step_estimate(cfg: ModelConfig, w: Workload) -> Any:
+    """training_memory for the step the engine runs, on the CPU: each precision means the same in both (training.py's
     docstring: mixed_* autocast over float32 weights, *_master 16-bit weights with float32 master copies)."""
     from ..estimate.training import training_memory
 
-    return training_memory(cfg, batch_size=batch_size, seq_len=seq_len, precision=dtype, optimizer=optimizer,
-                           attention=attention, checkpointing=checkpointing, device="cpu")
+    return training_memory(cfg, **w.replace(device="cpu").training_kwargs())
 
 
 def step_rows(step: dict[str, Any], est: Any, modelled: Any = None) -> list[dict[str, Any]]:
@@ -356,32 +356,24 @@ def measure_cuda_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, precis
 
 # ---- what the planner decides on, beside what this server measures (Verify) --------------------------------
 
-def modelled_step_for(cfg: ModelConfig, kind: str, *, batch_size: int, seq_len: int, dtype: str, optimizer: str,
-                      attention: str, checkpointing: bool, device: str = "cpu", mode: str = "full",
-                      head: str = "none", num_labels: int = 2, lora: Any = None) -> Any:
-    """modelled_step with a fine-tuning mode, a task head and LoRA (step.step_peak's), on `device`; None where the
+def modelled_step_for(cfg: ModelConfig, kind: str, w: Workload) -> Any:
+    """modelled_step with w's fine-tuning mode, task head and LoRA (step.step_peak's), on w.device; None where the
     source is the reference encoder (albert_core.replay.step models Hugging Face's modules)."""
     from ..replay.step import step_peak
 
     if kind != "hf":
         return None
-    return step_peak(_estimate_config(cfg, kind), batch_size=batch_size, seq_len=seq_len, dtype=dtype,
-                     optimizer=optimizer, attention=attention, checkpointing=checkpointing, device=device,
-                     mode=mode, head=head, num_labels=num_labels, lora=lora)
+    return step_peak(_estimate_config(cfg, kind), **w.step_kwargs())
 
 
-def planner_peaks(cfg: ModelConfig, *, batch_size: int, seq_len: int, precision: str, optimizer: str,
-                  attention: str, checkpointing: bool, mode: str = "full", head: str = "none", num_labels: int = 2,
-                  lora: Any = None) -> dict[str, Any]:
+def planner_peaks(cfg: ModelConfig, w: Workload) -> dict[str, Any]:
     """training_memory on one GPU as the Fit planner and Memory's training tab compute it (device "cuda": what
     they decide on, fit.step_bytes = .planned) and for the CPU's kernels (what Verify measures on this server):
     {"cuda": TrainingMemory, "cpu": TrainingMemory}."""
     from ..estimate.training import training_memory
 
-    kw: dict[str, Any] = dict(batch_size=batch_size, seq_len=seq_len, precision=precision, optimizer=optimizer,
-                              attention=attention, checkpointing=checkpointing, mode=mode, head=head,
-                              num_labels=num_labels, lora=lora)
-    return {d: training_memory(cfg, device=d, **kw) for d in ("cuda", "cpu")}
+    one = w.replace(num_gpus=1, sharding="none")
+    return {d: training_memory(cfg, **one.replace(device=d).training_kwargs()) for d in ("cuda", "cpu")}
 
 
 def device_differences(cfg: ModelConfig, *, precision: str, attention: str, training: bool = True,

@@ -53,7 +53,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..config import ModelConfig, require_choice
-from ..replay.symbolic import MASTER, STEP_DTYPES
+from ..replay.symbolic import MASTER
+from ..workload import OPTIMIZERS, Workload
 from .activations import DEFAULT_DEVICE, activation_memory, recompute_memory
 from .finetune import LoraSpec, Tensor, state_elements, tensors
 from .params import count_parameters, stored_copies
@@ -61,7 +62,6 @@ from .params import count_parameters, stored_copies
 if TYPE_CHECKING:
     import pandas as pd
 
-PRECISIONS = STEP_DTYPES  # float32, bfloat16, float16, mixed_bf16, mixed_fp16, bf16_master, fp16_master
 PRECISION_LABELS = {"float32": "float32", "bfloat16": "bfloat16 (model cast)", "float16": "float16 (model cast)",
                     "mixed_bf16": "mixed bf16: autocast, float32 weights",
                     "mixed_fp16": "mixed fp16: autocast, float32 weights",
@@ -80,8 +80,6 @@ PRECISION_NOTES = {  # what each precision holds, in one sentence (the pages' an
     "fp16_master": "float16 weights and gradients, a float32 master copy of what trains and float32 optimizer "
                    "state; the optimizer step adds a float32 copy of the gradients",
 }
-OPTIMIZERS = ("adamw", "sgd", "adafactor")
-SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
 PEAK_MAX_LAYERS = 512  # layer applications up to which the peak is modelled: step_peak walks every tensor and
 # layer step (about 0.07 ms per layer here), and a planner's search calls it dozens of times; deeper configs
 # (no encoder trained has more than 48) are planned on the sum of the parts, and the pages say so
@@ -205,11 +203,8 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
     config of more than PEAK_MAX_LAYERS layer applications (peak_modelled says which).
     Bad input: ValueError saying what to change (a LoRA without targets where peft has none, say).
     """
-    require_choice("precision", precision, PRECISIONS)
-    require_choice("optimizer", optimizer, OPTIMIZERS)
-    require_choice("sharding", sharding, SHARDINGS)
-    if not isinstance(num_gpus, int) or isinstance(num_gpus, bool) or num_gpus < 1:
-        raise ValueError(f"num_gpus must be a whole number of at least 1, got {num_gpus!r}")
+    w = Workload(batch_size, seq_len, precision, attention, checkpointing, device, optimizer, None, mode, head,
+                 num_labels, lora, num_gpus, sharding)  # validates them
     if sharding != "none" and num_gpus == 1:
         sharding_eff = "none"  # nothing to partition over
     else:
@@ -241,9 +236,7 @@ def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precisio
     peak: tuple[int, str, str, dict[str, int], bool] = (0, "", "", {}, False)
     modelled = with_peak and cfg.num_layers * cfg.inner_group_num <= PEAK_MAX_LAYERS
     if modelled:
-        peak = _sharded_peak(cfg, stage, N, batch_size=batch_size, seq_len=seq_len, precision=precision,
-                             optimizer=optimizer, attention=attention, checkpointing=checkpointing, device=device,
-                             mode=mode, head=head, num_labels=num_labels, lora=lora)
+        peak = _sharded_peak(cfg, stage, w)
     return TrainingMemory(cfg.name, precision, optimizer, num_gpus, sharding, batch_size, seq_len, n,
                           weights, grads, opt, master, saved + recompute, saved, recompute, mode, head, n_train, *peak[:4],
                           modelled, peak[4])
@@ -280,15 +273,14 @@ def gathered_unit_elements(ts: list[Tensor]) -> int:
     return max(units.values(), default=0)
 
 
-def _sharded_peak(cfg: ModelConfig, stage: int, N: int, *, batch_size: int, seq_len: int, precision: str,
-                  optimizer: str, attention: str, checkpointing: bool, device: str, mode: str, head: str,
-                  num_labels: int, lora: LoraSpec | None) -> tuple[int, str, str, dict[str, int], bool]:
+def _sharded_peak(cfg: ModelConfig, stage: int, w: Workload) -> tuple[int, str, str, dict[str, int], bool]:
     """(peak, phase, moment, at_peak, replayed) of step.step_peak with the ZeRO stage applied to every moment's
-    categories."""
+    categories, over w.num_gpus."""
     from ..replay.step import step_peak
 
-    est = step_peak(cfg, batch_size=batch_size, seq_len=seq_len, dtype=precision, optimizer=optimizer,
-                    attention=attention, checkpointing=checkpointing, device=device, mode=mode, head=head,
+    N, precision, mode, head, num_labels, lora = w.num_gpus, w.precision, w.mode, w.head, w.num_labels, w.lora
+    est = step_peak(cfg, batch_size=w.batch_size, seq_len=w.seq_len, dtype=precision, optimizer=w.optimizer,
+                    attention=w.attention, checkpointing=w.checkpointing, device=w.device, mode=mode, head=head,
                     num_labels=num_labels, lora=lora)
     if stage == 0:
         return est.peak, est.phase, est.moment, dict(est.at_peak), est.replayed

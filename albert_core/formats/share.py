@@ -26,8 +26,8 @@ from ..estimate.finetune import MAX_RANK, MODES
 from ..estimate.gpus import GPUS
 from ..estimate.heads import HEADS, MAX_LABELS
 from ..estimate.serving import FORMATS
-from ..estimate.training import OPTIMIZERS, PRECISIONS, SHARDINGS
 from ..presets import DEFAULT_PRESET, PRESETS
+from ..workload import OPTIMIZERS, PRECISIONS, SHARDINGS
 
 MAX_COMPARE = 12  # configs compared side by side, beyond the sidebar one
 MAX_VALUE_LEN = 200  # longer query values are refused, not parsed

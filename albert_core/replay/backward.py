@@ -23,12 +23,16 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..config import ModelConfig
 from ..families import family
 from . import mpnet_forward
 from .bert_forward import bert_style_forward
 from .graph import Adapt, Engine, Graph, Node, Peak, Region, Storage, T
+
+if TYPE_CHECKING:
+    from ..workload import Workload
 
 
 def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str) -> bool:
@@ -66,16 +70,14 @@ def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:
     return f
 
 
-def bert_style_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
-                    trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager",
-                    checkpointing: bool = False, head: str = "none", num_labels: int = 2,
-                    adapt: Adapt | None = None) -> tuple[Peak, int]:
+def bert_style_peak(cfg: ModelConfig, w: Workload, base: dict[str, int],
+                    trainable: Callable[[str], bool] = lambda k: True, adapt: Adapt | None = None) -> tuple[Peak, int]:
     """(the step's activation-side peak from `base`: the forward's moments and the backward replayed; the
     recorded graph's saved bytes). adapt: peft LoRA's adapted Linears (backward_lora.adapt)."""
-    g = Graph(cfg, dtype, B, S, trainable, checkpointing)
+    g = Graph(cfg, w.forward_dtype, w.batch_size, w.seq_len, trainable, w.checkpointing)
     g.adapt = adapt
     encoder = mpnet_forward.ENCODER if family(cfg.family).STEP.layer == "MPNetLayer" else None
-    loss = bert_style_forward(g, cfg, attention, head, num_labels, encoder)
+    loss = bert_style_forward(g, cfg, w.attention, w.head, w.num_labels, encoder)
     saved = g.saved_bytes()
     start = dict(base)
     start["saved activations"] = start.get("saved activations", 0) + saved

@@ -26,6 +26,7 @@ linear-probe draws in 600 seeds) equal to the engine to the byte, before -25.7% 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..config import ModelConfig
 from ..families.deberta_v2 import rel_rows
@@ -34,6 +35,9 @@ from .bert_forward import _activation, _first_token, _mlm_head
 from .deberta_graph import DebertaGraph, _Dead
 from .graph import SEQ_MAX, Adapt, Node, Peak, Storage, T, _accumulate, _grads_like
 from .symbolic import F32
+
+if TYPE_CHECKING:
+    from ..workload import Workload
 
 
 def _transpose_for_scores(g: DebertaGraph | _Dead, p: T, A: int, rows: int) -> T:
@@ -369,17 +373,16 @@ def _head(g: DebertaGraph, cfg: ModelConfig, seq: T, head: str, num_labels: int)
     return x, g.linear(x, "classifier", H, N)
 
 
-def deberta_peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
-                 trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager",
-                 checkpointing: bool = False, head: str = "none", num_labels: int = 2,
+def deberta_peak(cfg: ModelConfig, w: Workload, base: dict[str, int], trainable: Callable[[str], bool] = lambda k: True,
                  adapt: Adapt | None = None, requires: Callable[[str], bool] | None = None) -> tuple[Peak, int]:
-    """backward.bert_style_peak for DeBERTa-v2: (the step's activation-side peak from `base`; saved bytes).
-    adapt: peft LoRA's adapted Linears (backward_lora.adapt). requires: requires_grad as built, where it differs
-    from `trainable` (a tensor the loss never reaches, which gets no gradient: step._unused)."""
-    g = DebertaGraph(cfg, dtype, B, S, trainable, checkpointing)
+    """backward.bert_style_peak for DeBERTa-v2 (its own attention, whatever w.attention): (the step's activation-side
+    peak from `base`; saved bytes). adapt: peft LoRA's adapted Linears (backward_lora.adapt). requires:
+    requires_grad as built, where it differs from `trainable` (a tensor the loss never reaches, which gets no
+    gradient: step._unused)."""
+    g = DebertaGraph(cfg, w.forward_dtype, w.batch_size, w.seq_len, trainable, w.checkpointing)
     g.adapt = adapt
     g.requires = requires or trainable
-    loss = deberta_forward(g, cfg, head, num_labels)
+    loss = deberta_forward(g, cfg, w.head, w.num_labels)
     saved = g.saved_bytes()
     start = dict(base)
     start["saved activations"] = start.get("saved activations", 0) + saved

@@ -26,12 +26,16 @@ sdpa's mask in the query dtype), as does the embeddings' norm and dropout.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..config import ModelConfig
 from .backward import run_backward, with_forward
 from .bert_forward import _activation, _first_token
 from .graph import SEQ_MAX, Adapt, Graph, Node, Peak, T, _accumulate, _grads_like, _pass
 from .symbolic import F32
+
+if TYPE_CHECKING:
+    from ..workload import Workload
 
 
 def _norm(g: Graph, x: T, key: str, n: int, bias: bool) -> T:
@@ -338,14 +342,13 @@ def modelled(mode: str, head: str) -> bool:
                                                                         "frozen-layers", "bitfit", "lora")
 
 
-def peak(cfg: ModelConfig, B: int, S: int, dtype: str, base: dict[str, int],
-         trainable: Callable[[str], bool] = lambda k: True, attention: str = "eager", head: str = "none",
-         num_labels: int = 2, adapt: Adapt | None = None, checkpointing: bool = False) -> tuple[Peak, int]:
+def peak(cfg: ModelConfig, w: Workload, base: dict[str, int], trainable: Callable[[str], bool] = lambda k: True,
+         adapt: Adapt | None = None) -> tuple[Peak, int]:
     """backward.bert_style_peak for ModernBERT: (the step's activation-side peak from `base`, saved bytes).
     adapt: peft LoRA's adapted Linears (backward_lora.adapt), through Graph.linear's hook."""
-    g = Graph(cfg, dtype, B, S, trainable, checkpointing)
+    g = Graph(cfg, w.forward_dtype, w.batch_size, w.seq_len, trainable, w.checkpointing)
     g.adapt = adapt
-    loss = forward(g, cfg, attention, head, num_labels)
+    loss = forward(g, cfg, w.attention, w.head, w.num_labels)
     saved = g.saved_bytes()
     held = sum(st.nbytes for st in g.held if id(st) not in g.saved)  # the inputs_embeds leaf, unless saved
     start = dict(base)

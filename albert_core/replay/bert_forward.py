@@ -283,9 +283,8 @@ def _qkv_attention(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, 
     return q, k, v, ctx
 
 
-def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str], ffn_dropout: bool,
-                residual_first: bool, held: list[T] | None = None, sdpa: bool = False,
-                attn_dropout: bool = True) -> T:
+def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, style: LayerStyle, held: list[T] | None = None,
+                sdpa: bool = False) -> T:
     """BertLayer (RobertaLayer, ElectraLayer), AlbertLayer or DistilBERT's TransformerBlock: Q/K/V, attention,
     dense, dropout, LayerNorm of the residual sum, FFN (dropout in BERT's), LayerNorm.
 
@@ -297,6 +296,7 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, names: dict[str, str
     rebound is freed once the new value exists. Where no op of the layer records a node (every layer frozen)
     nothing is saved and these moments are the frozen forward's working set, the same in every frozen layer."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
+    names, ffn_dropout, residual_first, attn_dropout = style
     bert = names is _BERT_NAMES
     if g.checkpointing:  # GradientCheckpointingLayer: checkpoint(layer.__call__, x, use_reentrant=False)
         g.begin_region(x)
@@ -358,9 +358,20 @@ _DISTILBERT_NAMES = {"q": "attention.q_lin", "k": "attention.k_lin", "v": "atten
                      "ln1": "sa_layer_norm", "ffn": "ffn.lin1", "ffn_out": "ffn.lin2", "ln2": "output_layer_norm"}
 _ALBERT_NAMES = {"q": "attention.query", "k": "attention.key", "v": "attention.value", "dense": "attention.dense",
                  "ln1": "attention.LayerNorm", "ffn": "ffn", "ffn_out": "ffn_output", "ln2": "full_layer_layer_norm"}
-# Step.layer -> (module names, dropout after the FFN, residual added as x + a, dropout on the attention output)
-_LAYERS = {"BertLayer": (_BERT_NAMES, True, False, True), "AlbertLayerGroup": (_ALBERT_NAMES, False, True, True),
-           "TransformerBlock": (_DISTILBERT_NAMES, True, False, False)}
+
+
+class LayerStyle(NamedTuple):
+    """What differs between the BERT-style layers _bert_layer records (Step.layer names one)."""
+
+    names: dict[str, str]  # the layer's module names
+    ffn_dropout: bool  # dropout after the FFN
+    residual_first: bool  # the residual added as x + a
+    attn_dropout: bool  # dropout on the attention output
+
+
+_LAYERS = {"BertLayer": LayerStyle(_BERT_NAMES, True, False, True),
+           "AlbertLayerGroup": LayerStyle(_ALBERT_NAMES, False, True, True),
+           "TransformerBlock": LayerStyle(_DISTILBERT_NAMES, True, False, False)}
 
 
 def _first_token(g: Graph, x: T) -> T:
@@ -437,7 +448,7 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
         if st.projection_rebinds:  # ELECTRA rebinds hidden_states
             emb = x
     L, sdpa = cfg.num_layers, attention == "sdpa"
-    names, ffn_dropout, residual_first, attn_dropout = _LAYERS.get(st.layer, _LAYERS["BertLayer"])
+    style = _LAYERS.get(st.layer, _LAYERS["BertLayer"])
     enc = encoder.start(g, cfg, [emb]) if encoder is not None else None  # held by the encoder until it returns
     for i in range(L):
         last = i == L - 1
@@ -447,11 +458,9 @@ def bert_style_forward(g: Graph, cfg: ModelConfig, attention: str = "eager", hea
             grp, group_in = int(i / (L / cfg.num_groups)), x
             for kk in range(cfg.inner_group_num):
                 held = [emb, group_in] if last and kk == cfg.inner_group_num - 1 else None
-                x = _bert_layer(g, cfg, x, fam.layer_prefix(cfg, grp, kk), names, ffn_dropout, residual_first, held,
-                                sdpa)
+                x = _bert_layer(g, cfg, x, fam.layer_prefix(cfg, grp, kk), style, held, sdpa)
         else:
-            x = _bert_layer(g, cfg, x, fam.layer_prefix(cfg, i, 0), names, ffn_dropout, residual_first,
-                            [emb] if last else None, sdpa, attn_dropout=attn_dropout)
+            x = _bert_layer(g, cfg, x, fam.layer_prefix(cfg, i, 0), style, [emb] if last else None, sdpa)
     seq = x
     # the pooler (dense + tanh on sequence_output[:, 0]) where the model keeps it: task models drop it but for
     pooled = None  # BERT's and ALBERT's sequence classification (add_pooling_layer=False)

@@ -124,16 +124,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..config import ModelConfig, require_choice
+from ..config import ModelConfig
 from ..estimate.activations import Term, activation_memory, check_inputs, recompute_memory
 from ..estimate.finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
 from ..families import family
+from ..workload import Workload
 from . import backward, backward_deberta, backward_lora, backward_modernbert
 from .optimizer_step import cuda_rounded, foreach_adamw_temporaries, foreach_temporaries, optimizer_temporaries
 from .symbolic import BYTES, MASTER, split_dtype
-from .symbolic import STEP_DTYPES as DTYPES
 
-OPTIMIZERS = ("adamw", "sgd", "adafactor")
 CATEGORIES = ("parameters", "master weights", "buffers", "gradients", "optimizer state", "saved activations",
               "temporaries", "input")
 _POOLED = ("bert", "albert", "roberta")  # AutoModel returns a pooler output (BertPooler: dense + tanh)
@@ -271,10 +270,10 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
     the module docstring for what else differs on CUDA.
     foreach: torch.optim's multi-tensor step (engine.Run.foreach); None: the device's default (CUDA: True).
     """
-    require_choice("dtype", dtype, DTYPES)
-    precision, dtype = dtype, MASTER.get(dtype, dtype)  # a master run's forward and backward: the cast model's
+    w = Workload(batch_size, seq_len, dtype, attention, checkpointing, device, optimizer, foreach, mode, head,
+                 num_labels, lora)  # validates them (dtype is its precision)
+    precision, dtype = w.precision, w.forward_dtype  # a master run's forward and backward: the cast model's
     check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
-    require_choice("optimizer", optimizer, OPTIMIZERS)
     name, k = parse_mode(mode)
     B, S = batch_size, seq_len
     wb = _bytes_per(dtype)  # parameters and gradients in the weights' dtype
@@ -302,20 +301,17 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
             if name == "lora" else None
         trainable = backward.trainable_by_name({t.name: t.trainable for t in ts})
         if modern:  # backward_modernbert.py
-            pk, saved = backward_modernbert.peak(cfg, B, S, dtype, persist, trainable, attention, head, num_labels,
-                                                 adapt, checkpointing)
+            pk, saved = backward_modernbert.peak(cfg, w, persist, trainable, adapt)
         elif recorder == "backward_deberta":  # backward_deberta.py (its MLM head: the legacy one, bert_forward._mlm_head)
-            pk, saved = backward_deberta.deberta_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
-                                                      head, num_labels, adapt, backward.trainable_by_name(requires))
+            pk, saved = backward_deberta.deberta_peak(cfg, w, persist, trainable, adapt,
+                                                      backward.trainable_by_name(requires))
         else:
-            pk, saved = backward.bert_style_peak(cfg, B, S, dtype, persist, trainable, attention, checkpointing,
-                                                 head, num_labels, adapt)
+            pk, saved = backward.bert_style_peak(cfg, w, persist, trainable, adapt)
         phase = "forward" if pk.where.startswith("forward") else "backward"
         cands.append(Candidate(pk.where if phase == "forward" else f"backward: {pk.where}", phase, pk.at))
     else:
         saved = None
-        cands += _bound_candidates(cfg, ts, persist, B, S, dtype, attention, checkpointing, device, name, k, head,
-                                   wb, G)
+        cands += _bound_candidates(cfg, ts, persist, w, wb, G)
     temps = optimizer_temporaries(ts, optimizer, sb, foreach=device == "cuda" if foreach is None else foreach,
                                   cuda=device == "cuda")
     # a master step first gives each master the float32 copy of its gradient (apex's model_grads_to_master_grads;
@@ -329,10 +325,12 @@ def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "
                             best.phase, best.name, dict(best.at), start, tuple(cands), exact, saved, replayed)
 
 
-def _bound_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], B: int, S: int, dtype: str,
-                      attention: str, checkpointing: bool, device: str, name: str, k: int, head: str, wb: int,
+def _bound_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], w: Workload, wb: int,
                       G: int) -> list[Candidate]:
     """Where the replay does not reach: moments of the step whose bytes are lower bounds (module docstring)."""
+    B, S, dtype, attention, checkpointing, device = (w.batch_size, w.seq_len, w.forward_dtype, w.attention,
+                                                     w.checkpointing, w.device)
+    (name, k), head = parse_mode(w.mode), w.head
     cands: list[Candidate] = []
     am = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
                            checkpointing=checkpointing, device=device)
@@ -349,7 +347,7 @@ def _bound_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int
     cands.append(Candidate("backward start: every saved activation and the output's float32 gradient", "backward",
                            {**persist, "saved activations": A, "temporaries": B * S * H * 4}))
     if checkpointing:
-        cands += _checkpoint_candidates(cfg, ts, persist, am.terms, B, S, dtype, attention, device, wb, out_dt)
+        cands += _checkpoint_candidates(cfg, ts, persist, am.terms, w, wb, out_dt)
     emb_trainable = any(t.trainable and t.name.endswith(("word_embeddings.weight", "tok_embeddings.weight"))
                         for t in ts)
     E = cfg.embedding_dim
@@ -390,9 +388,9 @@ def _output_dtype(cfg: ModelConfig, dtype: str) -> str:
 
 
 def _checkpoint_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], terms: tuple[Term, ...],
-                           B: int, S: int, dtype: str, attention: str, device: str, wb: int,
-                           out_dt: str) -> list[Candidate]:
+                           w: Workload, wb: int, out_dt: str) -> list[Candidate]:
     """The moments layer j's recompute has finished (first and last layer application; see the docstring)."""
+    B, S, dtype, attention, device = w.batch_size, w.seq_len, w.forward_dtype, w.attention, w.device
     emb = ckpt = 0
     for t in terms:
         v = t.at(B, S)

@@ -1,0 +1,107 @@
+"""How a model runs, beside what is built (config.ModelConfig): the one workload type of the training step.
+
+A Workload is a step's batch and sequence, its precision (the weights' dtype, autocast, a float32 master copy: one
+word, PRECISIONS, read through three properties of one meaning each), the attention, checkpointing, the device
+modelled, the optimizer, the fine-tuning (mode, head, labels, LoRA) and the parallelism (GPUs, sharding). It
+validates itself (`problems`, each message saying what to change) and has one set of defaults: the app's (the
+controls of albert_core.formats.share). albert_core.replay.step.step_peak and albert_core.estimate.training build
+one from their keywords and hand it to the step's replays (backward.py, backward_deberta.py, backward_modernbert.py)
+and candidates; the engine's Run (albert_core.engine.run) is still its own type (issue 26: the public functions, the
+engine, the URL and the CLI are to take it next).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .estimate.lora import LoraSpec
+from .replay.symbolic import ATTENTIONS, DEVICES, MASTER, STEP_DTYPES, split_dtype
+from .values import short
+
+PRECISIONS = STEP_DTYPES  # float32, bfloat16, float16, mixed_bf16, mixed_fp16, bf16_master, fp16_master
+OPTIMIZERS = ("adamw", "sgd", "adafactor")
+SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
+
+
+@dataclass(frozen=True)
+class Workload:
+    batch_size: int = 8  # B: sequences per step on each GPU (a micro-batch)
+    seq_len: int = 512  # S: tokens per sequence, at most the config's max_position
+    precision: str = "mixed_bf16"  # PRECISIONS; what it means: weights, autocast, master below
+    attention: str = "sdpa"  # eager | sdpa (a family without an sdpa path runs eager: families.attention_run)
+    checkpointing: bool = False  # gradient checkpointing, one region per layer (torch.utils.checkpoint)
+    device: str = "cuda"  # cuda: what people plan for; cpu: what albert_core.engine measures here
+    optimizer: str = "adamw"  # adamw | sgd | adafactor (torch.optim)
+    foreach: bool | None = None  # torch.optim's multi-tensor step; None: the device's default (CUDA: True)
+    mode: str = "full"  # fine-tuning: full | frozen-embeddings | frozen-layers:K | lora | bitfit
+    head: str = "none"  # the task model: none | classification | token | mlm
+    num_labels: int = 2  # the head's outputs
+    lora: LoraSpec | None = None  # peft's LoraConfig where mode is lora (None: its defaults)
+    num_gpus: int = 1  # data-parallel GPUs
+    sharding: str = "none"  # none | zero1 | zero2 | zero3 | fsdp (Rajbhandari et al. 2020, Sec. 5)
+
+    def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    # ---- the precision, one meaning per property (albert_core.estimate.training's module docstring) -----------
+    @property
+    def weights(self) -> str:
+        """The weights' dtype: float32 under autocast, the cast's 16 bits for a cast model (a master copy's too)."""
+        return split_dtype(self.forward_dtype)[0]
+
+    @property
+    def autocast(self) -> str | None:
+        """torch.autocast's dtype over float32 weights (mixed_bf16, mixed_fp16), else None."""
+        return split_dtype(self.forward_dtype)[1]
+
+    @property
+    def master(self) -> bool:
+        """Whether the optimizer steps float32 master copies of 16-bit trainable weights (bf16_master, fp16_master)."""
+        return self.precision in MASTER
+
+    @property
+    def forward_dtype(self) -> str:
+        """The forward's and backward's dtype as the activation replay names it (a master run's: the cast model's)."""
+        return MASTER.get(self.precision, self.precision)
+
+    def replace(self, **changes: Any) -> Workload:
+        return replace(self, **changes)
+
+    # ---- the keyword functions that do not take a Workload yet (issue 26): their arguments, from it ---------------
+    def step_kwargs(self) -> dict[str, Any]:
+        """albert_core.replay.step.step_peak's keywords (its dtype is the precision)."""
+        return dict(batch_size=self.batch_size, seq_len=self.seq_len, dtype=self.precision, optimizer=self.optimizer,
+                    attention=self.attention, checkpointing=self.checkpointing, device=self.device, mode=self.mode,
+                    head=self.head, num_labels=self.num_labels, lora=self.lora, foreach=self.foreach)
+
+    def training_kwargs(self) -> dict[str, Any]:
+        """albert_core.estimate.training.training_memory's keywords."""
+        return dict(batch_size=self.batch_size, seq_len=self.seq_len, precision=self.precision,
+                    optimizer=self.optimizer, num_gpus=self.num_gpus, sharding=self.sharding, attention=self.attention,
+                    checkpointing=self.checkpointing, device=self.device, mode=self.mode, head=self.head,
+                    num_labels=self.num_labels, lora=self.lora)
+
+    def problems(self) -> list[str]:
+        """Every problem with the workload, each saying what to change (the model's own: check_for)."""
+        from .estimate.finetune import parse_mode
+
+        out = [f"{name} must be a whole number of at least 1, got {v!r}"
+               for name, v in (("batch_size", self.batch_size), ("seq_len", self.seq_len),
+                               ("num_gpus", self.num_gpus))
+               if not isinstance(v, int) or isinstance(v, bool) or v < 1]
+        for name, v, choices in (("precision", self.precision, PRECISIONS), ("attention", self.attention, ATTENTIONS),
+                                 ("device", self.device, DEVICES), ("optimizer", self.optimizer, OPTIMIZERS),
+                                 ("sharding", self.sharding, SHARDINGS)):
+            if v not in choices:
+                out.append(f"{name} must be one of {', '.join(choices)}, got {short(v)}")
+        try:
+            parse_mode(self.mode)
+        except ValueError as e:
+            out.append(str(e))
+        return out
+
+
+__all__ = ["OPTIMIZERS", "PRECISIONS", "SHARDINGS", "Workload"]
