@@ -70,13 +70,7 @@ class Workload:
     def replace(self, **changes: Any) -> Workload:
         return replace(self, **changes)
 
-    # ---- the keyword functions that do not take a Workload yet (issue 26): their arguments, from it ---------------
-    def step_kwargs(self) -> dict[str, Any]:
-        """albert_core.replay.step.step_peak's keywords (its dtype is the precision)."""
-        return dict(batch_size=self.batch_size, seq_len=self.seq_len, dtype=self.precision, optimizer=self.optimizer,
-                    attention=self.attention, checkpointing=self.checkpointing, device=self.device, mode=self.mode,
-                    head=self.head, num_labels=self.num_labels, lora=self.lora, foreach=self.foreach)
-
+    # ---- training_memory's keywords (it does not take a Workload yet; issue 26) ---------------------------------
     def training_kwargs(self) -> dict[str, Any]:
         """albert_core.estimate.training.training_memory's keywords."""
         return dict(batch_size=self.batch_size, seq_len=self.seq_len, precision=self.precision,

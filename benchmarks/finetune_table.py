@@ -38,6 +38,7 @@ from albert_core.estimate.serving import approximate_bytes, weight_bytes  # noqa
 from albert_core.presets import PRESETS  # noqa: E402
 from albert_core.replay.step import StepPeakEstimate, step_peak  # noqa: E402
 from albert_core.units import format_bytes, format_count  # noqa: E402
+from albert_core.workload import Workload  # noqa: E402
 
 MODELS = ("xlm-roberta-base", "deberta-v3-base", "bert-base")
 # peft 0.21.2's default LoRA targets for the model types (finetune.PEFT_DEFAULT_TARGETS): query and value
@@ -55,8 +56,8 @@ def modes(cfg) -> list[tuple[str, str, finetune.LoraSpec | None]]:
 
 
 def peak(cfg, mode: str, lora, batch: int, seq_len: int, device: str) -> StepPeakEstimate:
-    return step_peak(cfg, batch_size=batch, seq_len=seq_len, dtype=DTYPE, optimizer=OPTIMIZER, attention=ATTENTION,
-                     device=device, mode=mode, head=HEAD, num_labels=LABELS, lora=lora)
+    return step_peak(cfg, Workload(batch, seq_len, DTYPE, ATTENTION, False, device, OPTIMIZER, None, mode, HEAD, LABELS,
+                                   lora))
 
 
 def largest_batch(cfg, mode: str, lora, seq_len: int, budget: int) -> int:

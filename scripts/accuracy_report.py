@@ -41,6 +41,7 @@ def main() -> None:
     from albert_core.estimate.activations import activation_memory, korthikanti_bytes
     from albert_core.presets import PRESETS
     from albert_core.units import format_bytes
+    from albert_core.workload import Workload
 
     torch.set_num_threads(max(1, torch.get_num_threads()))
     presets = ["bert-base", "albert-base"] + ([] if args.quick else ["bert-large", "albert-large"])
@@ -53,8 +54,7 @@ def main() -> None:
     models: dict = {}
     for name, s, b, dtype, att in cases:
         cfg = PRESETS[name]
-        check_measurable(cfg, batch_size=b, seq_len=s, dtype=dtype, attention=att, training=True,
-                         checkpointing=False, max_bytes=12 << 30)
+        check_measurable(cfg, Workload(b, s, dtype, att, device="cpu"), max_bytes=12 << 30)
         key = (name, dtype, att)
         if key not in models:  # one model per (preset, dtype, attention), reused across seq_len
             models.clear()

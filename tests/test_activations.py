@@ -19,6 +19,7 @@ from albert_core.estimate.activations import (
     korthikanti_bytes,
 )
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 
 ACTS = ["gelu", "gelu_new", "relu", "gelu_python", "gelu_fast", "quick_gelu", "silu", "tanh"]
 
@@ -56,7 +57,7 @@ def _case(seed: int, dtypes, attentions):
 @pytest.mark.parametrize("seed", range(36))
 def test_estimate_equals_hf_saved_tensors_eager(seed):
     cfg, B, S, dtype, attention = _case(seed, ["float32", "bfloat16"], ["eager"])
-    m = measure_activation_memory(cfg, fake=False, batch_size=B, seq_len=S, dtype=dtype, attention="eager", kind="hf")
+    m = measure_activation_memory(cfg, Workload(B, S, dtype, "eager", device="cpu"), fake=False, kind="hf")
     est = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention="eager", device="cpu")
     assert m.total > 0
     assert est.total == m.total, (cfg, B, S, dtype)
@@ -66,7 +67,7 @@ def test_estimate_equals_hf_saved_tensors_eager(seed):
 @pytest.mark.parametrize("seed", range(100, 116))
 def test_estimate_equals_hf_other_dtypes_and_sdpa(seed):
     cfg, B, S, dtype, attention = _case(seed, ["float16", "mixed_bf16", "mixed_fp16", "float32"], ["eager", "sdpa"])
-    m = measure_activation_memory(cfg, fake=False, batch_size=B, seq_len=S, dtype=dtype, attention=attention, kind="hf")
+    m = measure_activation_memory(cfg, Workload(B, S, dtype, attention, device="cpu"), fake=False, kind="hf")
     assert m.estimate == m.total, (cfg, B, S, dtype, attention)
 
 
@@ -77,7 +78,7 @@ def test_sdpa_cpu_paths(seed):
     cfg = random_config(rng, ("bert", "albert")[seed % 2], attention_dropout=(0.0, 0.1)[(seed // 2) % 2])
     B, S = rng.randint(1, 3), rng.randint(2, cfg.max_position)
     dtype = rng.choice(["float32", "bfloat16"])
-    m = measure_activation_memory(cfg, fake=False, batch_size=B, seq_len=S, dtype=dtype, attention="sdpa", kind="hf")
+    m = measure_activation_memory(cfg, Workload(B, S, dtype, "sdpa", device="cpu"), fake=False, kind="hf")
     est = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention="sdpa", device="cpu")
     assert est.total == m.total
     assert (est.quadratic == 0) == (cfg.attention_dropout == 0)
@@ -95,8 +96,8 @@ def test_estimate_equals_reference_every_sharing_mode(seed):
                         inner_group_num=rng.choice([1, 2]))
     dtype = rng.choice(["float32", "bfloat16", "mixed_bf16"])
     B, S = rng.randint(1, 3), rng.randint(1, cfg.max_position)
-    m = measure_activation_memory(cfg, fake=False, batch_size=B, seq_len=S, dtype=dtype, attention=rng.choice(["eager", "sdpa"]),
-                                  kind="reference")
+    w = Workload(B, S, dtype, rng.choice(["eager", "sdpa"]), device="cpu")
+    m = measure_activation_memory(cfg, w, fake=False, kind="reference")
     assert m.estimate == m.total, (cfg, B, S, dtype)
 
 
@@ -109,7 +110,7 @@ def test_checkpointing_against_measurement(seed):
     B, S = rng.randint(1, 3), rng.randint(1, cfg.max_position)
     dtype = rng.choice(["float32", "bfloat16", "mixed_bf16"])
     kind = "hf" if family == "bert" else "reference"
-    m = measure_activation_memory(cfg, fake=False, batch_size=B, seq_len=S, dtype=dtype, kind=kind, checkpointing=True)
+    m = measure_activation_memory(cfg, Workload(B, S, dtype, "eager", True, "cpu"), fake=False, kind=kind)
     full = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, device="cpu")
     assert m.estimate == m.total
     assert m.total < full.total  # checkpointing keeps less
@@ -125,7 +126,7 @@ def test_inference_peak_against_measurement(seed):
     B, S = rng.randint(1, 3), rng.randint(1, cfg.max_position)
     dtype = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")[seed % 5]
     attention = rng.choice(["eager", "sdpa"])
-    m = measure_activation_memory(cfg, fake=False, batch_size=B, seq_len=S, dtype=dtype, attention=attention, training=False)
+    m = measure_activation_memory(cfg, Workload(B, S, dtype, attention, device="cpu"), fake=False, training=False)
     assert m.estimate == m.total > 0, (cfg, B, S, dtype, attention)
 
 

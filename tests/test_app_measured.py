@@ -8,6 +8,7 @@ from test_app_pages import figure, goto, no_errors, open_app, traces
 from albert_core.engine import core as engine
 from albert_core.engine.measure import maker
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 
 
 def test_memory_measures_points_that_equal_the_cpu_estimate():
@@ -49,7 +50,7 @@ def test_training_chart_measures_step_peaks_beside_the_modelled_peak():
                           ("step",))
     assert got["customdata"][-1][0] == real.step.peak  # the engine's bytes in the hover
     modelled = tr["bert-base: modelled peak, CPU"]["customdata"][-1][0]
-    assert modelled == step_peak(cfg, batch_size=2, seq_len=s, optimizer="sgd", attention="eager").peak
+    assert modelled == step_peak(cfg, Workload(2, s, "float32", "eager", device="cpu", optimizer="sgd")).peak
     layout = json.dumps(fig["layout"]).replace("<br>", " ")
     assert "measured by PyTorch on this server" in layout
 

@@ -12,6 +12,7 @@ from albert_core.estimate.params import count_parameters
 from albert_core.formats.hf import to_hf_config
 from albert_core.presets import PRESETS
 from albert_core.units import format_count
+from albert_core.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -268,8 +269,8 @@ def _step(cfg, args_mode: str, *, head="none", num_labels=2, lora=None, B=8, S=5
     from albert_core.formats.share import CONTROLS
     from albert_core.replay.step import step_peak
 
-    return step_peak(cfg, batch_size=B, seq_len=S, dtype=dtype, optimizer="adamw",
-                     attention=CONTROLS["attention"].default, checkpointing=False, device="cuda", mode=args_mode, head=head, num_labels=num_labels, lora=lora)
+    return step_peak(cfg, Workload(B, S, dtype, CONTROLS["attention"].default, False, "cuda", "adamw", None, args_mode,
+                                   head, num_labels, lora))
 
 
 @pytest.mark.parametrize("preset", ["xlm-roberta-base", "albert-base"])

@@ -23,6 +23,7 @@ from albert_core.estimate.fit import max_batch_size
 from albert_core.estimate.flops import forward_flops
 from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 
 FAMILIES = ["roberta", "distilbert", "electra", "deberta-v2", "modernbert", "mpnet"]
 ACTS = ["gelu", "gelu_new", "relu", "silu", "tanh", "quick_gelu"]
@@ -76,8 +77,7 @@ def _case(family: str, seed: int):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_saved_bytes_equal_measurement(family, seed):
     cfg, B, S, dtype, attention, checkpointing = _case(family, seed)
-    m = measure_activation_memory(cfg, fake=False, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
-                                  checkpointing=checkpointing)
+    m = measure_activation_memory(cfg, Workload(B, S, dtype, attention, checkpointing, "cpu"), fake=False)
     est = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
                             checkpointing=checkpointing, device="cpu")
     assert m.total > 0
@@ -111,7 +111,7 @@ def test_inference_peak_equals_measurement(family, seed):
     cfg = random_config(rng, family).replace(num_layers=rng.choice([1, 2, 3, 5, 6]))
     B, S = rng.randint(1, 3), rng.randint(1, cfg.max_position)
     dtype, attention = DTYPES[seed % 5], ("eager", "sdpa")[(seed // 5) % 2]
-    m = measure_activation_memory(cfg, fake=False, batch_size=B, seq_len=S, dtype=dtype, attention=attention, training=False)
+    m = measure_activation_memory(cfg, Workload(B, S, dtype, attention, device="cpu"), fake=False, training=False)
     assert m.estimate == m.total > 0, (cfg, B, S, dtype, attention)
 
 
@@ -129,7 +129,7 @@ def test_mpnet_checkpointing_is_refused_by_the_engine():
     with pytest.raises(ValueError, match="MPNetModel does not support gradient checkpointing.*turn checkpointing off$"):
         check_kind(cfg, "hf", checkpointing=True)
     with pytest.raises(Exception, match="MPNetModel does not support gradient checkpointing"):
-        measure_activation_memory(cfg, batch_size=1, seq_len=4, checkpointing=True)
+        measure_activation_memory(cfg, Workload(1, 4, "float32", "eager", True, "cpu"))
 
 
 def test_mpnet_relative_bias_saves_its_bucket_indices_once():
@@ -161,8 +161,8 @@ def test_modernbert_sdpa_mask_appears_from_half_the_window():
     cfg = ModelConfig(name="m", family="modernbert", vocab_size=30, embedding_dim=8, hidden_dim=8, num_layers=2,
                       num_heads=2, intermediate_dim=6, max_position=16, type_vocab_size=0, hidden_act="gelu",
                       sharing="none", local_attention=8, global_attn_every_n_layers=2)
-    below = measure_activation_memory(cfg, batch_size=2, seq_len=3, attention="sdpa")
-    at = measure_activation_memory(cfg, batch_size=2, seq_len=4, attention="sdpa")
+    below = measure_activation_memory(cfg, Workload(2, 3, "float32", "sdpa", device="cpu"))
+    at = measure_activation_memory(cfg, Workload(2, 4, "float32", "sdpa", device="cpu"))
     assert below.estimate == below.total and at.estimate == at.total
     assert attention_quadratic_memory(cfg, 2, 3, attention="sdpa", device="cpu") == 0
     assert attention_quadratic_memory(cfg, 2, 4, attention="sdpa", device="cpu") == 2 * 4 * 4 * 4

@@ -10,6 +10,7 @@ from torch import nn
 from albert_core.config import ModelConfig
 from albert_core.engine.measure import measure_activation_memory, measure_cuda_peak, peak_live_bytes, saved_tensors
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 
 
 class Tiny(nn.Module):
@@ -36,34 +37,35 @@ def test_peak_live_bytes_by_hand():
 def test_measurement_breakdown_sums_to_total():
     cfg = ModelConfig(name="t", family="albert", vocab_size=30, embedding_dim=6, hidden_dim=8, num_layers=2,
                       num_heads=2, intermediate_dim=16, max_position=16, dropout=0.1)
-    m = measure_activation_memory(cfg, batch_size=2, seq_len=5)
+    m = measure_activation_memory(cfg, Workload(2, 5, "float32", "eager", device="cpu"))
     assert sum(m.breakdown()["bytes"]) == m.total
     assert m.error == 0.0
 
 
 def test_too_big_for_real_tensors_is_refused_and_fake_tensors_measure_it():
     with pytest.raises(ValueError, match="lower batch_size or seq_len"):
-        measure_activation_memory(PRESETS["bert-large"], batch_size=64, seq_len=512, fake=False)
+        measure_activation_memory(PRESETS["bert-large"], Workload(64, 512, "float32", "eager", device="cpu"), fake=False)
     with pytest.raises(ValueError, match="parameters"):
-        measure_activation_memory(PRESETS["bert-xlarge"], batch_size=1, seq_len=8, fake=False)
-    m = measure_activation_memory(PRESETS["bert-large"], batch_size=64, seq_len=512)  # 26.6 GiB saved, no storage
+        measure_activation_memory(PRESETS["bert-xlarge"], Workload(1, 8, "float32", "eager", device="cpu"), fake=False)
+    # 26.6 GiB saved, no storage
+    m = measure_activation_memory(PRESETS["bert-large"], Workload(64, 512, "float32", "eager", device="cpu"))
     assert m.fake and m.total == m.estimate > 12 << 30
 
 
 def test_hf_albert_checkpointing_points_to_the_reference():
     cfg = PRESETS["albert-base"].replace(num_layers=1, vocab_size=100)
     with pytest.raises(ValueError, match="kind='reference'"):
-        measure_activation_memory(cfg, batch_size=1, seq_len=4, checkpointing=True, kind="hf")
+        measure_activation_memory(cfg, Workload(1, 4, "float32", "eager", True, "cpu"), kind="hf")
 
 
 def test_bad_kind_and_bad_sizes():
     cfg = PRESETS["albert-base"].replace(num_layers=1, vocab_size=100)
     with pytest.raises(ValueError, match="kind"):
-        measure_activation_memory(cfg, batch_size=1, seq_len=4, kind="tf")
+        measure_activation_memory(cfg, Workload(1, 4, "float32", "eager", device="cpu"), kind="tf")
     with pytest.raises(ValueError, match="max_position"):
-        measure_activation_memory(cfg, batch_size=1, seq_len=10_000)
+        measure_activation_memory(cfg, Workload(1, 10_000, "float32", "eager", device="cpu"))
     with pytest.raises(ValueError, match="kind='hf'"):
-        measure_activation_memory(cfg, batch_size=1, seq_len=4, kind="reference", training=False)
+        measure_activation_memory(cfg, Workload(1, 4, "float32", "eager", device="cpu"), kind="reference", training=False)
 
 
 def test_cuda_peak_measures_or_says_clearly_that_there_is_no_cuda():

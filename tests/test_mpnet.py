@@ -18,6 +18,7 @@ from albert_core.engine.build import count_built, hf_model
 from albert_core.estimate.params import count_parameters, parameter_groups
 from albert_core.formats.hf import from_hf_config, to_hf_config
 from albert_core.presets import HUB_CONFIGS, PRESETS
+from albert_core.workload import Workload
 
 SMALL = {"model_type": "mpnet", "vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
          "intermediate_size": 37, "max_position_embeddings": 66, "relative_attention_num_buckets": 32}
@@ -108,7 +109,7 @@ def test_the_step_peak_equals_the_engine_at_real_size(B, S, dtype):
     cfg = PRESETS["all-mpnet-base-v2"]
     m = engine.measure(maker(cfg, "hf", "eager"), cfg.vocab_size, engine.Run(B, S, dtype=dtype, fake=True),
                        what=("step",)).step
-    e = step_peak(cfg, batch_size=B, seq_len=S, dtype=dtype)
+    e = step_peak(cfg, Workload(B, S, dtype, "eager", device="cpu"))
     assert e.replayed and e.activations_exact
     assert (e.peak, e.phase, e.at_start) == (m.peak, m.phase, m.at_start)
 

@@ -60,6 +60,7 @@ from albert_core.estimate.hf_modules import model_modules
 from albert_core.presets import PRESETS
 from albert_core.replay.backward_lora import EMBEDDING_A
 from albert_core.replay.step import _unused, optimizer_temporaries, step_peak
+from albert_core.workload import Workload
 from tests.test_activations import random_config as random_bert_albert
 from tests.test_families_activations import random_config as random_other
 
@@ -82,8 +83,9 @@ def _measure(cfg: ModelConfig, run: engine.Run, make=None) -> engine.StepPeak:
 
 
 def _estimate(cfg: ModelConfig, run: engine.Run, **kw):
-    return step_peak(cfg, batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.dtype, optimizer=run.optimizer,
-                     attention=run.attention, checkpointing=run.checkpointing, **kw)
+    """albert_core's step for the engine's run (on the CPU), kw: the Workload's other fields."""
+    return step_peak(cfg, Workload(run.batch_size, run.seq_len, run.dtype, run.attention, run.checkpointing, "cpu",
+                                   run.optimizer, **kw))
 
 
 def _optimizer_bound(family: str, seed: int) -> tuple[ModelConfig, int]:
@@ -399,6 +401,6 @@ def test_bert_with_inner_layer_groups_is_not_claimed_replayed():
     assert default_kind(cfg) == "reference"
     run = engine.Run(2, 128, fake=False)
     measured = _measure(cfg, run)
-    est = step_peak(cfg, batch_size=2, seq_len=128)
+    est = step_peak(cfg, Workload(2, 128, "float32", "eager", device="cpu"))
     assert not est.replayed
     assert abs(est.peak - measured.peak) / measured.peak < 0.05, (est.peak, measured.peak)

@@ -7,6 +7,7 @@ from albert_core.estimate.activations import activation_memory
 from albert_core.estimate.params import count_parameters
 from albert_core.estimate.training import optimizer_state_elements, parameter_shapes, training_memory
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
@@ -52,7 +53,7 @@ def test_each_precision_has_one_meaning_in_the_parts_and_the_peak(precision):
     t = training_memory(cfg, batch_size=8, seq_len=512, precision=precision, attention="eager", device="cpu")
     s = t.at_peak
     assert (s["parameters"], s["master weights"], s["optimizer state"]) == (t.weights, t.master_weights, t.optimizer)
-    est = step_peak(cfg, batch_size=8, seq_len=512, dtype=precision, attention="eager")
+    est = step_peak(cfg, Workload(8, 512, precision, "eager", device="cpu"))
     opt = next(c for c in est.candidates if c.name == "optimizer step").at  # every gradient made
     assert opt["gradients"] == t.gradients + (4 * t.trainable if precision.endswith("master") else 0)
     assert est.peak == t.peak
@@ -188,7 +189,7 @@ def test_the_peak_is_step_peaks_with_the_same_settings(name, precision, mode):
     kw = dict(batch_size=4, seq_len=128, optimizer="adamw", attention="eager", checkpointing=True, device="cpu",
               mode=mode, head="token", num_labels=5)
     t = training_memory(cfg, precision=precision, **kw)
-    e = step_peak(cfg, dtype=precision, **kw)
+    e = step_peak(cfg, Workload(precision=precision, **kw))
     assert (t.peak, t.peak_phase, t.peak_moment, t.at_peak) == (e.peak, e.phase, e.moment, e.at_peak)
     assert sum(t.at_peak.values()) == t.peak
     assert training_memory(cfg, precision=precision, with_peak=False, **kw).peak == 0
@@ -203,8 +204,7 @@ def test_sharding_divides_the_peaks_categories(N, mode):
 
     cfg = PRESETS["bert-base"]
     kw = dict(batch_size=2, seq_len=128, precision="float32", optimizer="adamw", attention="eager", mode=mode)
-    e = step_peak(cfg, batch_size=2, seq_len=128, dtype="float32", optimizer="adamw", attention="eager",
-                  device="cuda", mode=mode)
+    e = step_peak(cfg, Workload(2, 128, "float32", "eager", device="cuda", optimizer="adamw", mode=mode))
     state, params = e.at_start["optimizer state"], e.at_start["parameters"]
     z = {s: training_memory(cfg, num_gpus=N, sharding=s, **kw) for s in ("none", "zero1", "zero2", "zero3", "fsdp")}
     per = lambda b: 4 * -(-(b // 4) // N)  # noqa: E731  float32 elements, ceil-divided

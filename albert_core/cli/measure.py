@@ -250,9 +250,8 @@ def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) ->
         r = engine.measure(make, cfg.vocab_size, run, what=engine.MEASURES)
     except MemoryError:
         raise ValueError("the real-tensor run ran out of memory: drop --real (fake tensors need no storage)") from None
-    sp = step_peak(cfg, batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.dtype, optimizer=run.optimizer,
-                   attention=run.attention, checkpointing=run.checkpointing, mode=ft["mode"], head=ft["head"],
-                   num_labels=labels, lora=lora)
+    sp = step_peak(cfg, Workload(run.batch_size, run.seq_len, run.dtype, run.attention, run.checkpointing, "cpu",
+                                 run.optimizer, None, ft["mode"], ft["head"], labels, lora))
     s = r.step
     assert s is not None and r.saved is not None
     inf_est = activation_memory(cfg, batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.dtype,
@@ -326,10 +325,9 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
     act_dtype = MASTER.get(args.precision, args.precision)  # the forward's: autocast's, else the weights' dtype
     a = activation_memory(cfg, batch_size=args.batch_size, seq_len=args.seq_len, dtype=act_dtype,
                           attention=args.attention, checkpointing=args.checkpointing, device=args.device)
-    sp = step_peak(cfg, batch_size=args.batch_size, seq_len=args.seq_len, dtype=args.precision,
-                   optimizer=args.optimizer, attention=args.attention, checkpointing=args.checkpointing,
-                   device=args.device, mode=ft["mode"], head=ft["head"], num_labels=max(ft["num_labels"], 1),
-                   lora=ft["lora"])
+    sp = step_peak(cfg, Workload(args.batch_size, args.seq_len, args.precision, args.attention, args.checkpointing,
+                                 args.device, args.optimizer, None, ft["mode"], ft["head"], max(ft["num_labels"], 1),
+                                 ft["lora"]))
     sharded = args.num_gpus > 1 and args.sharding != "none"
     # training_memory's peak is step_peak's with the ZeRO stage applied to every moment (equal to sp unsharded)
     peak, phase, moment, at_peak = ((t.peak, t.peak_phase, t.peak_moment, t.at_peak) if t.peak_modelled

@@ -32,13 +32,12 @@ from ..estimate.params import count_parameters
 from ..families import family
 from ..formats.hf import hf_built_config, hf_expressible
 from ..replay.symbolic import MASTER
+from ..workload import Workload
 from . import core as engine
 from .core import SavedTensor
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from ..workload import Workload
 
 __all__ = ["KINDS", "Measurement", "SavedTensor", "check_measurable", "default_kind", "maker",
            "measure_activation_memory", "measure_cuda_peak", "peak_live_bytes", "saved_tensors"]
@@ -107,13 +106,13 @@ def check_kind(cfg: ModelConfig, kind: str, checkpointing: bool = False) -> None
                          "use kind='reference'")
 
 
-def check_measurable(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str, attention: str,
-                     training: bool, checkpointing: bool, max_bytes: int = MAX_MEASURE_BYTES,
+def check_measurable(cfg: ModelConfig, w: Workload, *, training: bool = True, max_bytes: int = MAX_MEASURE_BYTES,
                      fake: bool = False) -> int:
-    """Estimated bytes a real-tensor measurement needs (weights + activations); ValueError when too big.
-
-    On fake tensors nothing is stored: only the inputs are checked and 0 is returned.
-    """
+    """Estimated bytes a real-tensor measurement of w (its batch, seq_len, precision, attention, checkpointing)
+    needs (weights + activations); ValueError when too big. On fake tensors nothing is stored: only the inputs are
+    checked and 0 is returned."""
+    batch_size, seq_len, dtype, attention, checkpointing = (w.batch_size, w.seq_len, w.precision, w.attention,
+                                                            w.checkpointing)
     check_inputs(cfg, batch_size, seq_len, dtype, attention, "cpu")
     if fake:
         return 0
@@ -149,17 +148,18 @@ def _estimate_config(cfg: ModelConfig, kind: str) -> ModelConfig:
     return hf_built_config(cfg) if kind == "hf" and not hf_expressible(cfg) else cfg
 
 
-def measure_activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "float32",
-                              attention: str = "eager", kind: str = "hf", checkpointing: bool = False,
-                              training: bool = True, max_bytes: int = MAX_MEASURE_BYTES,
-                              seed: int = 0, fake: bool = True) -> Measurement:
-    """Measure what activation_memory(..., device="cpu") estimates, on fake tensors (default) or real ones.
+def measure_activation_memory(cfg: ModelConfig, w: Workload, *, kind: str = "hf", training: bool = True,
+                              max_bytes: int = MAX_MEASURE_BYTES, seed: int = 0, fake: bool = True) -> Measurement:
+    """Measure what activation_memory(..., device="cpu") estimates for w (its batch, seq_len, precision: one of
+    the forward's DTYPES, attention and checkpointing), on fake tensors (default) or real ones.
 
     kind "hf": Hugging Face's base model of cfg's family from to_hf_config(cfg) (every sharing mode
     is built unshared there, which has the same activations; DeBERTa always with eager attention,
     its only one); "reference": albert_core.engine.reference (BERT and ALBERT layouts).
     Raises ValueError for bad settings and, on real tensors, for sizes too big for the server.
     """
+    batch_size, seq_len, dtype, attention, checkpointing = (w.batch_size, w.seq_len, w.precision, w.attention,
+                                                            w.checkpointing)
     check_kind(cfg, kind, checkpointing)
     if checkpointing and not training:
         raise ValueError("checkpointing only applies to training=True")
@@ -168,8 +168,7 @@ def measure_activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int
             "the inference peak depends on when the model's Python code drops its tensors, and albert_core "
             "models Hugging Face's code: use kind='hf' for training=False"
         )
-    check_measurable(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dtype, attention=attention,
-                     training=training, checkpointing=checkpointing, max_bytes=max_bytes, fake=fake)
+    check_measurable(cfg, w, training=training, max_bytes=max_bytes, fake=fake)
     est = activation_memory(_estimate_config(cfg, kind), batch_size=batch_size, seq_len=seq_len, dtype=dtype,
                             attention=attention, training=training, checkpointing=checkpointing, device="cpu").total
     run = engine.Run(batch_size, seq_len, dtype=dtype, attention=attention, checkpointing=checkpointing,
@@ -240,8 +239,8 @@ def modelled_step(cfg: ModelConfig, kind: str, *, batch_size: int, seq_len: int,
 
     if kind != "hf":
         return None
-    return step_peak(_estimate_config(cfg, kind), batch_size=batch_size, seq_len=seq_len, dtype=dtype,
-                     optimizer=optimizer, attention=attention, checkpointing=checkpointing)
+    return step_peak(_estimate_config(cfg, kind), Workload(batch_size, seq_len, dtype, attention, checkpointing,
+                                                           "cpu", optimizer))
 
 
 def point_lengths(cfgs: list[ModelConfig], seq_lens: tuple[int, ...], per_config: int = 3) -> dict[str, list[int]]:
@@ -363,7 +362,7 @@ def modelled_step_for(cfg: ModelConfig, kind: str, w: Workload) -> Any:
 
     if kind != "hf":
         return None
-    return step_peak(_estimate_config(cfg, kind), **w.step_kwargs())
+    return step_peak(_estimate_config(cfg, kind), w)
 
 
 def planner_peaks(cfg: ModelConfig, w: Workload) -> dict[str, Any]:

@@ -345,6 +345,8 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
 MAX_POINTS = 24  # points one request may measure (the page asks for at most 4 lengths of at most 6 configs)
 
 
+# over 8 parameters, on purpose: the worker's JSON request of many points, each its own config and seq_len, the
+# rest of one workload's settings written flat as the worker reads them (run_points)
 def points_request(cfgs: list[ModelConfig], seq_lens: dict[str, list[int]], *, batch_size: int, dtype: str,
                    attention: str, checkpointing: bool, training: bool, optimizer: str = "adamw",
                    step: bool = False) -> dict[str, Any]:

@@ -172,7 +172,7 @@ def _block(d: dict[str, Any], shown: dict[str, Any], errors: list[str], numeric:
     err = np.full(n, None, dtype=object)
     bad = np.flatnonzero(~ok)
     if len(bad):
-        err[bad] = _reasons(d, errors, numeric, cols, idx, raw, range_ok, rules, bad)
+        err[bad] = _reasons(d, errors, numeric, cols, idx, raw, _failing(d, raw, range_ok, rules, idx.shape[1]), bad)
     out["error"] = err
     df = pd.DataFrame(out, index=pd.RangeIndex(n))
     for c in COUNT_COLUMNS:
@@ -218,18 +218,11 @@ def _family_rule(v: dict[str, Any], d: dict[str, Any]) -> Any:
     return ok & (v["max_relative_positions"] != 0) & (v["position_buckets"] != 0)
 
 
-def _reasons(d: dict[str, Any], errors: list[str], numeric: list[str], cols: dict, idx: Any, raw: dict,
-             range_ok: dict, rules: dict, rows: Any) -> list[str]:
-    """config.validate's message for each invalid row, computed once per distinct cause.
-
-    A row's message depends only on the swept fields that fail a range check or share a failing
-    rule (with everything they are linked to, and all fields of a rule the base alone breaks);
-    validate of the base with just those fields set gives the same problems, so rows with the
-    same such values share one validate call.
-    """
+def _failing(d: dict[str, Any], raw: dict, range_ok: dict, rules: dict, n: int) -> dict[str, Any]:
+    """Swept field -> the rows (a boolean array of n) where it fails a range check or shares a failing rule, with
+    everything it is linked to, and all fields of a rule the base alone breaks."""
     import numpy as np
 
-    n = idx.shape[1]
     fails = {f: ~np.broadcast_to(range_ok[f], (n,)) for f in raw}
     for rule, good in rules.items():
         bad_rule = ~np.broadcast_to(good, (n,))
@@ -253,6 +246,16 @@ def _reasons(d: dict[str, Any], errors: list[str], numeric: list[str], cols: dic
             any_bad |= fails[f]
         for f in members:
             fails[f] = any_bad
+    return fails
+
+
+def _reasons(d: dict[str, Any], errors: list[str], numeric: list[str], cols: dict, idx: Any, raw: dict,
+             fails: dict[str, Any], rows: Any) -> list[str]:
+    """config.validate's message for each invalid row, computed once per distinct cause.
+
+    A row's message depends only on the swept fields that fail (`fails`, _failing's); validate of the base with
+    just those fields set gives the same problems, so rows with the same such values share one validate call.
+    """
     coerce_err = [(i, f) for i, f in enumerate(numeric) if cols[f][2] is not None]
     memo: dict[tuple, str] = {}
     out = []

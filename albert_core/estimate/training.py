@@ -192,6 +192,8 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+# over 8 parameters, on purpose: the keyword API of the training-memory model that the pages, the Fit planner's
+# searches (fit.py passes their options through) and some 60 calls use; it builds one Workload from them at once
 def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precision: str = "mixed_bf16",
                     optimizer: str = "adamw", num_gpus: int = 1, sharding: str = "none",
                     attention: str = "sdpa", checkpointing: bool = False,
@@ -279,9 +281,7 @@ def _sharded_peak(cfg: ModelConfig, stage: int, w: Workload) -> tuple[int, str, 
     from ..replay.step import step_peak
 
     N, precision, mode, head, num_labels, lora = w.num_gpus, w.precision, w.mode, w.head, w.num_labels, w.lora
-    est = step_peak(cfg, batch_size=w.batch_size, seq_len=w.seq_len, dtype=precision, optimizer=w.optimizer,
-                    attention=w.attention, checkpointing=w.checkpointing, device=w.device, mode=mode, head=head,
-                    num_labels=num_labels, lora=lora)
+    est = step_peak(cfg, w)
     if stage == 0:
         return est.peak, est.phase, est.moment, dict(est.at_peak), est.replayed
     wb, sb = weight_element_bytes(precision), state_element_bytes(precision)

@@ -257,21 +257,20 @@ def _grads_above(cfg: ModelConfig, ts: list[Tensor], step: int, nbytes: int) -> 
 
 
 # ---- the estimate --------------------------------------------------------------------------------------------
-def step_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "float32", optimizer: str = "adamw",
-              attention: str = "eager", checkpointing: bool = False, device: str = "cpu", mode: str = "full",
-              head: str = "none", num_labels: int = 2, lora: LoraSpec | None = None,
-              foreach: bool | None = None) -> StepPeakEstimate:
-    """The peak of one training step of cfg (engine.step_peak's step), by category and phase (module docstring).
+def step_peak(cfg: ModelConfig, w: Workload) -> StepPeakEstimate:
+    """The peak of one training step of cfg under w (engine.step_peak's step), by category and phase (module
+    docstring); w's GPUs and sharding aside (training.training_memory applies ZeRO to these candidates).
 
-    dtype: float32, bfloat16/float16 (the model cast), mixed_bf16/mixed_fp16 (torch.autocast, float32
+    w.precision: float32, bfloat16/float16 (the model cast), mixed_bf16/mixed_fp16 (torch.autocast, float32
     weights) or bf16_master/fp16_master (the model cast, its optimizer over float32 master copies), as the engine
-    runs them. device "cpu" is the engine's; "cuda" changes the saved activations
+    runs them. w.device "cpu" is the engine's; "cuda" changes the saved activations
     (replay.py) and the optimizer step (foreach, each temporary rounded as the caching allocator does); see
     the module docstring for what else differs on CUDA.
-    foreach: torch.optim's multi-tensor step (engine.Run.foreach); None: the device's default (CUDA: True).
+    w.foreach: torch.optim's multi-tensor step (engine.Run.foreach); None: the device's default (CUDA: True).
     """
-    w = Workload(batch_size, seq_len, dtype, attention, checkpointing, device, optimizer, foreach, mode, head,
-                 num_labels, lora)  # validates them (dtype is its precision)
+    batch_size, seq_len, attention, checkpointing, device = (w.batch_size, w.seq_len, w.attention, w.checkpointing,
+                                                             w.device)
+    optimizer, mode, head, num_labels, lora, foreach = w.optimizer, w.mode, w.head, w.num_labels, w.lora, w.foreach
     precision, dtype = w.precision, w.forward_dtype  # a master run's forward and backward: the cast model's
     check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
     name, k = parse_mode(mode)
