@@ -1,7 +1,7 @@
 """albert_core: the model of record for encoder parameters, memory and compute, through ALBERT's lens.
 
 Families (albert_core/families/): bert, albert, roberta (xlm-roberta, camembert), distilbert,
-electra, deberta-v2, modernbert. The parts, by role: estimate/ (the analytical model), replay/ (what autograd
+electra, deberta-v2, modernbert, mpnet. The parts, by role: estimate/ (the analytical model), replay/ (what autograd
 keeps, replayed), engine/ (the measurement engine and its worker), formats/ (config.json, the Hub, uploads, the
 URL), cli/. Pure computation; torch is imported only by engine/'s modules that build or measure real models, and
 only when they are used; huggingface_hub only when a config is fetched by Hub id (formats/hub.py).
@@ -18,9 +18,10 @@ from .estimate.sweeps import embedding_sweep, sharing_sweep, sweep
 from .estimate.training import training_memory
 from .formats.hf import from_hf_config, hf_expressible, to_hf_config
 from .presets import DEFAULT_PRESET, PRESET_FAMILIES, PRESETS
+from .workload import Workload
 
 __all__ = [
-    "FAMILIES", "HIDDEN_ACTS", "SHARING_MODES", "ConfigError", "ModelConfig",
+    "FAMILIES", "HIDDEN_ACTS", "SHARING_MODES", "ConfigError", "ModelConfig", "Workload",
     "from_hf_config", "hf_expressible", "to_hf_config",
     "ParameterCount", "albert_cuts", "count_parameters", "factorization_savings", "sharing_savings",
     "DEFAULT_PRESET", "PRESET_FAMILIES", "PRESETS", "compare_table",

@@ -70,14 +70,6 @@ class Workload:
     def replace(self, **changes: Any) -> Workload:
         return replace(self, **changes)
 
-    # ---- training_memory's keywords (it does not take a Workload yet; issue 26) ---------------------------------
-    def training_kwargs(self) -> dict[str, Any]:
-        """albert_core.estimate.training.training_memory's keywords."""
-        return dict(batch_size=self.batch_size, seq_len=self.seq_len, precision=self.precision,
-                    optimizer=self.optimizer, num_gpus=self.num_gpus, sharding=self.sharding, attention=self.attention,
-                    checkpointing=self.checkpointing, device=self.device, mode=self.mode, head=self.head,
-                    num_labels=self.num_labels, lora=self.lora)
-
     def problems(self) -> list[str]:
         """Every problem with the workload, each saying what to change (the model's own: check_for)."""
         from .estimate.finetune import parse_mode

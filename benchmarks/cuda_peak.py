@@ -28,6 +28,7 @@ def main() -> None:
     from albert_core.estimate.training import training_memory
     from albert_core.presets import PRESETS
     from albert_core.units import format_bytes
+    from albert_core.workload import Workload
 
     if not cuda_available():
         print("No CUDA device is available on this machine: nothing measured. "
@@ -39,8 +40,8 @@ def main() -> None:
     for name, b, s, precision, att in RUNS:
         cfg = PRESETS[name]
         r = measure_cuda_peak(cfg, batch_size=b, seq_len=s, precision=precision, optimizer="adamw", attention=att)
-        est = training_memory(cfg, batch_size=b, seq_len=s, precision=precision, optimizer="adamw", attention=att,
-                              device="cuda")
+        est = training_memory(cfg, Workload(batch_size=b, seq_len=s, precision=precision, optimizer="adamw",
+                                            attention=att, device="cuda"))
         print(f"{name:12s} b={b} s={s} {precision:8s} {att:5s} measured peak {format_bytes(r['peak']):>11s} "
               f"estimate {format_bytes(est.total):>11s} ratio {r['peak'] / est.total:.3f} "
               f"(weights measured {format_bytes(r['weights'])}, after forward {format_bytes(r['after_forward'])})")

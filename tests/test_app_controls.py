@@ -7,6 +7,7 @@ from albert_core.estimate.activations import activation_memory
 from albert_core.estimate.flops import forward_flops
 from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 
 
 def test_changed_batch_and_dtype_on_memory_page():
@@ -143,7 +144,7 @@ def test_memory_training_bars_and_stop_table():
     kw = dict(precision="float32", optimizer="sgd", attention="sdpa", checkpointing=False)
     t = traces(figure(at, "memory_training"))["activations"]
     assert [cd[0] for cd in t["customdata"]] == [
-        training_memory(PRESETS[n], batch_size=8, seq_len=512, **kw).activations
+        training_memory(PRESETS[n], Workload(batch_size=8, seq_len=512, **kw)).activations
         for n in ("albert-base", "bert-base", "bert-large", "albert-xxlarge")]
     stops = table_with(at, "longest_max_position")
     assert list(stops["gpu"]) == ["A100 40 GB"] * 4
@@ -192,7 +193,7 @@ def test_overview_headline_is_the_sidebar_config(query):
     assert metrics["Parameters"] == format_count(c.total)
     assert metrics["Embedding share"] == f"{c.embedding_pct:.1f}%"
     seq = min(512, cfg.max_position)
-    step = training_memory(cfg, batch_size=1, seq_len=seq, precision="float32", attention="eager")
+    step = training_memory(cfg, Workload(batch_size=1, seq_len=seq, precision="float32", attention="eager"))
     assert step.peak_modelled and step.peak != step.total  # the headline is the peak, not the sum of the parts
     assert metrics[f"Training step's peak, 1 × {seq} tokens"] == format_bytes(step.peak)
 
@@ -210,7 +211,7 @@ def test_overview_headline_says_sum_of_parts_past_the_peak_model():
     view, warnings = decode(query)
     cfg = view.config
     assert not warnings and cfg.num_layers == PEAK_MAX_LAYERS + 88
-    step = training_memory(cfg, batch_size=1, seq_len=512, precision="float32", attention="eager")
+    step = training_memory(cfg, Workload(batch_size=1, seq_len=512, precision="float32", attention="eager"))
     assert not step.peak_modelled
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Training step, sum of parts, 1 × 512 tokens"] == format_bytes(step.total)

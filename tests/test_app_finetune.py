@@ -7,6 +7,7 @@ from albert_core.estimate.finetune import LoraSpec, trainable
 from albert_core.estimate.serving import weight_bytes
 from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 
 
 def _row(df, config):
@@ -45,8 +46,9 @@ def test_modes_and_heads_change_the_peak_table():
     at.number_input(key="ctl.num_labels").set_value(5).run()
     no_errors(at)
     peak = table_with(at, "peak", "sum_of_parts")
-    m = training_memory(PRESETS["bert-base"], batch_size=8, seq_len=512, precision="mixed_bf16", optimizer="adamw",
-                        attention="eager", mode="frozen-layers:6", head="classification", num_labels=5)
+    m = training_memory(PRESETS["bert-base"], Workload(batch_size=8, seq_len=512, precision="mixed_bf16",
+                                                       optimizer="adamw", attention="eager", mode="frozen-layers:6",
+                                                       head="classification", num_labels=5))
     r = _row(peak, "bert-base")
     assert (int(r["peak"]), int(r["sum_of_parts"]), r["phase"]) == (m.peak, m.total, m.peak_phase)
     assert m.peak < full
@@ -62,7 +64,7 @@ def test_fit_planner_uses_the_peak_of_the_mode():
     no_errors(at)
     plan = table_with(at, "needed_bytes", "max_batch_size")
     kw = dict(precision="mixed_bf16", optimizer="adamw", attention="eager", mode="bitfit")
-    m = training_memory(PRESETS["bert-large"], batch_size=8, seq_len=512, **kw)
+    m = training_memory(PRESETS["bert-large"], Workload(batch_size=8, seq_len=512, **kw))
     r = _row(plan, "bert-large")
     assert int(r["needed_bytes"]) == m.peak and int(r["sum_of_parts"]) == m.total
     assert int(r["trainable"]) == trainable(PRESETS["bert-large"], "bitfit").trainable

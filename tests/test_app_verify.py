@@ -21,6 +21,7 @@ from albert_core.estimate.training import training_memory
 from albert_core.formats.share import CONTROLS, decode
 from albert_core.presets import PRESETS
 from albert_core.units import format_bytes
+from albert_core.workload import Workload
 from ui import jobs
 from ui.text import md
 
@@ -264,7 +265,8 @@ def test_verify_measures_each_mixed_precision_as_the_planner_counts_it(precision
     rows = {r["category"]: r for r in at.dataframe[-1].value.to_dict("records")}
     n = count_parameters(TINY_CFG).total
     assert int(rows["master weights"]["at step start"]) == (4 * n if precision == "bf16_master" else 0)
-    summed = training_memory(TINY_CFG, batch_size=2, seq_len=16, precision=precision, attention="eager", device="cpu")
+    summed = training_memory(TINY_CFG, Workload(batch_size=2, seq_len=16, precision=precision, attention="eager",
+                                                device="cpu"))
     assert int(rows["parameters"]["albert_core (sum of parts)"]) == summed.weights
 
 
@@ -331,7 +333,7 @@ def test_the_fit_planners_number_links_to_verify_which_measures_that_step_and_sh
     lora = LoraSpec(targets=("query", "value"))
     kw = dict(batch_size=2, seq_len=16, precision="mixed_bf16", optimizer="adamw", attention="sdpa",
               mode="lora", head="classification", num_labels=3, lora=lora)
-    cuda, cpu = training_memory(TINY_BERT_CFG, device="cuda", **kw), training_memory(TINY_BERT_CFG, device="cpu", **kw)
+    cuda, cpu = (training_memory(TINY_BERT_CFG, Workload(device=d, **kw)) for d in ("cuda", "cpu"))
     fit_text = " ".join(m.value for m in at.markdown)
     assert f"the step's peak at least {format_bytes(cuda.planned)}" in fit_text or \
         f"the step's peak {format_bytes(cuda.planned)}" in fit_text  # what the planner decides on

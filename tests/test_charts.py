@@ -16,6 +16,7 @@ from albert_core.estimate.sweeps import scaled
 from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
 from albert_core.units import format_count
+from albert_core.workload import Workload
 from charts import compute as ccharts
 from charts import fit as fcharts
 from charts import memory as mcharts
@@ -268,7 +269,7 @@ def test_training_stack_equals_training_memory_and_budget_line(precision):
     assert ("fp32 master weights" in names) == (precision == "bf16_master")  # autocast's weights are the master
     for label, field in (("weights", "weights"), ("gradients", "gradients"), ("optimizer state", "optimizer"),
                          ("fp32 master weights", "master_weights"), ("activations", "activations")):
-        want = [getattr(training_memory(c, batch_size=8, seq_len=512, **dict(kw)), field) for c in CFGS]
+        want = [getattr(training_memory(c, Workload(batch_size=8, seq_len=512, **dict(kw))), field) for c in CFGS]
         if label not in names:
             assert not any(want)
             continue

@@ -241,8 +241,9 @@ def test_memory_json_parts_sum_to_total(capsys):
     t = d["training_memory"]
     from albert_core.formats.share import CONTROLS
 
-    ref = training_memory(PRESETS["bert-base"], batch_size=16, seq_len=512, precision="mixed_bf16", num_gpus=4,
-                          sharding="zero2", attention=CONTROLS["attention"].default)  # the command's default: the app's
+    # the command's default: the app's
+    ref = training_memory(PRESETS["bert-base"], Workload(batch_size=16, seq_len=512, precision="mixed_bf16", num_gpus=4,
+                                                         sharding="zero2", attention=CONTROLS["attention"].default))
     assert t["total"] == ref.total == sum(t[k] for k in ("weights", "gradients", "optimizer_state",
                                                           "master_weights", "activations"))
     assert d["settings"]["sharding"] == "zero2" and d["parameters"]["stored"] == count_parameters(PRESETS["bert-base"]).total
@@ -419,9 +420,10 @@ def test_memory_json_follows_the_mode_and_the_sharding(capsys):
                    "--sharding", "zero3")
     from albert_core.formats.share import CONTROLS
 
-    ref = training_memory(PRESETS["bert-base"], batch_size=8, seq_len=256, precision="mixed_bf16", num_gpus=4,
-                          sharding="zero3", mode="lora", head="classification", num_labels=3, lora=LoraSpec(),
-                          attention=CONTROLS["attention"].default)
+    ref = training_memory(PRESETS["bert-base"], Workload(batch_size=8, seq_len=256, precision="mixed_bf16", num_gpus=4,
+                                                         sharding="zero3", mode="lora", head="classification",
+                                                         num_labels=3, lora=LoraSpec(),
+                                                         attention=CONTROLS["attention"].default))
     t, k = d["training_memory"], d["training_peak"]
     assert (t["mode"], t["head"], t["trainable"], t["total"]) == ("lora", "classification", ref.trainable, ref.total)
     assert k["estimate"] == ref.peak and k["sharding_modelled"] is True and k["per_device_unsharded"] is False

@@ -11,6 +11,7 @@ from albert_core.estimate.flops import forward_flops
 from albert_core.estimate.params import count_parameters
 from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 
 CFGS = (PRESETS["albert-base"].replace(name="mine", max_position=4096), PRESETS["bert-base"], PRESETS["albert-xxlarge"])
 S = Settings(batch_size=2, seq_len=1024, attention="sdpa", precision="float32", optimizer="sgd", num_gpus=2,
@@ -37,8 +38,8 @@ def test_results_are_albert_cores_numbers():
     for c in CFGS:
         p = count_parameters(c)
         a = activation_memory(c, batch_size=1, seq_len=c.max_position, dtype="float32", attention="eager")
-        t = training_memory(c, batch_size=2, seq_len=min(1024, c.max_position), precision="float32", optimizer="sgd",
-                            num_gpus=2, sharding="zero2", attention="sdpa")
+        t = training_memory(c, Workload(batch_size=2, seq_len=min(1024, c.max_position), precision="float32",
+                                        optimizer="sgd", num_gpus=2, sharding="zero2", attention="sdpa"))
         assert value(df, "total parameters", c.name) == p.total
         assert value(df, "embedding share", c.name) == pytest.approx(p.embedding_pct)
         assert value(df, "weights", c.name) == 4 * p.total
@@ -103,8 +104,8 @@ def test_the_mode_and_head_reach_the_results():
     cfgs = [PRESETS["bert-base"], PRESETS["albert-base"]]
     df = compare_table(cfgs, s)
     for c in cfgs:
-        t = training_memory(c, batch_size=2, seq_len=128, precision="mixed_bf16", optimizer="adamw", attention="eager",
-                            mode="lora", head="classification", num_labels=3, lora=lora)
+        t = training_memory(c, Workload(batch_size=2, seq_len=128, precision="mixed_bf16", optimizer="adamw",
+                                        attention="eager", mode="lora", head="classification", num_labels=3, lora=lora))
         assert value(df, "trainable parameters", c.name) == t.trainable < count_parameters(c).total
         assert value(df, "training step's peak per GPU", c.name) == t.peak
     default = compare_table(cfgs, Settings(mode="lora"))

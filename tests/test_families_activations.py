@@ -171,7 +171,7 @@ def test_modernbert_sdpa_mask_appears_from_half_the_window():
 @pytest.mark.parametrize("name", [n for n, c in PRESETS.items() if c.family in FAMILIES])
 def test_training_memory_fit_and_sweep_work_for_every_preset(name):
     cfg = PRESETS[name]
-    tm = training_memory(cfg, batch_size=2, seq_len=128)
+    tm = training_memory(cfg, Workload(batch_size=2, seq_len=128))
     assert tm.total == tm.weights + tm.gradients + tm.optimizer + tm.master_weights + tm.activations
     assert tm.activations > 0
     assert max_batch_size(cfg, 80 << 30, seq_len=512) > 0

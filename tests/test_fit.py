@@ -6,6 +6,7 @@ from albert_core.estimate.fit import fit_table, max_batch_size, max_position_tha
 from albert_core.estimate.gpus import GPUS
 from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 
 GIB = 1 << 30
 
@@ -17,8 +18,8 @@ def test_max_batch_brackets_the_budget(name, budget):
     kw = dict(precision="mixed_bf16", optimizer="adamw", attention="eager")
     b = max_batch_size(cfg, budget, seq_len=512, **kw)
     if b > 0:
-        assert training_memory(cfg, batch_size=b, seq_len=512, **kw).peak <= budget
-    assert training_memory(cfg, batch_size=b + 1, seq_len=512, **kw).peak > budget
+        assert training_memory(cfg, Workload(batch_size=b, seq_len=512, **kw)).peak <= budget
+    assert training_memory(cfg, Workload(batch_size=b + 1, seq_len=512, **kw)).peak > budget
 
 
 @pytest.mark.parametrize("name", ["bert-base", "albert-xxlarge"])
@@ -28,8 +29,8 @@ def test_max_seq_len_brackets_the_budget(name):
     for budget in (4 * GIB, 24 * GIB):
         s = max_seq_len(cfg, budget, batch_size=4, **kw)
         assert 0 < s < cfg.max_position
-        assert training_memory(cfg, batch_size=4, seq_len=s, **kw).peak <= budget
-        assert training_memory(cfg, batch_size=4, seq_len=s + 1, **kw).peak > budget
+        assert training_memory(cfg, Workload(batch_size=4, seq_len=s, **kw)).peak <= budget
+        assert training_memory(cfg, Workload(batch_size=4, seq_len=s + 1, **kw)).peak > budget
 
 
 def test_edges():
@@ -72,8 +73,8 @@ def test_max_position_that_fits_is_the_boundary(name, gpu):
     kw = dict(precision="float32", optimizer="adamw", attention="eager")
     p = max_position_that_fits(cfg, budget, batch_size=8, **kw)
     assert p > 0
-    assert training_memory(cfg.replace(max_position=p), batch_size=8, seq_len=p, **kw).peak <= budget
-    assert training_memory(cfg.replace(max_position=p + 1), batch_size=8, seq_len=p + 1, **kw).peak > budget
+    assert training_memory(cfg.replace(max_position=p), Workload(batch_size=8, seq_len=p, **kw)).peak <= budget
+    assert training_memory(cfg.replace(max_position=p + 1), Workload(batch_size=8, seq_len=p + 1, **kw)).peak > budget
 
 
 def test_max_position_that_fits_edges():
@@ -96,12 +97,12 @@ def test_the_fit_flips_exactly_at_the_searched_batch(name, mode, sharding):
     budget = 24 * 10**9
     b = max_batch_size(cfg, budget, seq_len=512, **kw)
     assert b > 0
-    peak = [training_memory(cfg, batch_size=x, seq_len=512, **kw).peak for x in (b, b + 1)]
+    peak = [training_memory(cfg, Workload(batch_size=x, seq_len=512, **kw)).peak for x in (b, b + 1)]
     assert peak[0] <= budget < peak[1]
     for batch in (b, b + 1):  # the table's fits is the same comparison, at the table's batch
         row = fit_table(cfg, batch_size=batch, seq_len=512, gpus={"g": budget}, **kw).iloc[0]
         assert bool(row["fits"]) == (batch == b) and int(row["max_batch_size"]) == b
-        assert row["needed_bytes"] == training_memory(cfg, batch_size=batch, seq_len=512, **kw).peak
+        assert row["needed_bytes"] == training_memory(cfg, Workload(batch_size=batch, seq_len=512, **kw)).peak
         assert row["needed_bytes"] != row["sum_of_parts"]  # the table says which it compares
 
 
@@ -109,7 +110,7 @@ def test_the_planner_uses_the_peak_not_the_sum():
     """bert-base 8 x 512 float32: the peak and the sum differ, and the fit follows the peak on a budget between."""
     cfg = PRESETS["bert-base"]
     kw = dict(precision="float32", optimizer="adamw", attention="eager")
-    t = training_memory(cfg, batch_size=8, seq_len=512, **kw)
+    t = training_memory(cfg, Workload(batch_size=8, seq_len=512, **kw))
     lo, hi = sorted((t.peak, t.total))
     assert lo < hi
     row = fit_table(cfg, batch_size=8, seq_len=512, gpus={"between": (lo + hi) // 2}, **kw).iloc[0]

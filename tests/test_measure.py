@@ -44,7 +44,8 @@ def test_measurement_breakdown_sums_to_total():
 
 def test_too_big_for_real_tensors_is_refused_and_fake_tensors_measure_it():
     with pytest.raises(ValueError, match="lower batch_size or seq_len"):
-        measure_activation_memory(PRESETS["bert-large"], Workload(64, 512, "float32", "eager", device="cpu"), fake=False)
+        measure_activation_memory(PRESETS["bert-large"], Workload(64, 512, "float32", "eager",
+                                                                  device="cpu"), fake=False)
     with pytest.raises(ValueError, match="parameters"):
         measure_activation_memory(PRESETS["bert-xlarge"], Workload(1, 8, "float32", "eager", device="cpu"), fake=False)
     # 26.6 GiB saved, no storage
@@ -65,7 +66,8 @@ def test_bad_kind_and_bad_sizes():
     with pytest.raises(ValueError, match="max_position"):
         measure_activation_memory(cfg, Workload(1, 10_000, "float32", "eager", device="cpu"))
     with pytest.raises(ValueError, match="kind='hf'"):
-        measure_activation_memory(cfg, Workload(1, 4, "float32", "eager", device="cpu"), kind="reference", training=False)
+        measure_activation_memory(cfg, Workload(1, 4, "float32", "eager",
+                                                device="cpu"), kind="reference", training=False)
 
 
 def test_cuda_peak_measures_or_says_clearly_that_there_is_no_cuda():

@@ -6,6 +6,7 @@ import re
 from albert_core.estimate.compare import Settings
 from albert_core.formats.share import CONTROLS
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 from charts.base import title_of
 from ui import report
 
@@ -57,8 +58,8 @@ def test_report_carries_the_mode_and_the_peak():
     assert "training step&#x27;s peak per GPU" in work and text in work.split("<table>")[0]  # stated in its header
     assert "training step&#x27;s peak per GPU" not in own and text not in own  # the own facts: no workload
     assert "own max_position" in own.split("<table>")[0] and "activations at max_position" in own
-    peak = training_memory(PRESETS["bert-base"], batch_size=8, seq_len=512, attention="eager", mode="lora", head="token",
-                           num_labels=7, lora=lora).peak
+    peak = training_memory(PRESETS["bert-base"], Workload(batch_size=8, seq_len=512, attention="eager", mode="lora",
+                                                          head="token", num_labels=7, lora=lora)).peak
     assert format_bytes(peak) in doc
     none = dict(CTL, train_mode="lora")  # peft's default: none for albert, the training figures for bert-base only
     figs = report.main_figures(CFGS, none)

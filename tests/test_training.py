@@ -14,8 +14,8 @@ from albert_core.workload import Workload
 @pytest.mark.parametrize("precision", ["float32", "bfloat16", "mixed_bf16"])
 @pytest.mark.parametrize("optimizer", ["adamw", "sgd", "adafactor"])
 def test_parts_sum_to_total(name, precision, optimizer):
-    t = training_memory(PRESETS[name], batch_size=4, seq_len=256, precision=precision, optimizer=optimizer,
-                        checkpointing=True)
+    t = training_memory(PRESETS[name], Workload(batch_size=4, seq_len=256, precision=precision, optimizer=optimizer,
+                                                checkpointing=True))
     parts = [t.weights, t.gradients, t.optimizer, t.master_weights, t.activations]
     assert all(isinstance(p, int) for p in parts)
     assert sum(parts) == t.total
@@ -26,17 +26,17 @@ def test_parts_sum_to_total(name, precision, optimizer):
 def test_bytes_per_parameter():
     cfg = PRESETS["bert-base"]
     n = count_parameters(cfg).total
-    f32 = training_memory(cfg, batch_size=1, seq_len=8, precision="float32", optimizer="adamw")
+    f32 = training_memory(cfg, Workload(batch_size=1, seq_len=8, precision="float32", optimizer="adamw"))
     assert (f32.weights, f32.gradients, f32.optimizer, f32.master_weights) == (4 * n, 4 * n, 8 * n, 0)
-    master = training_memory(cfg, batch_size=1, seq_len=8, precision="bf16_master", optimizer="adamw")
+    master = training_memory(cfg, Workload(batch_size=1, seq_len=8, precision="bf16_master", optimizer="adamw"))
     # ZeRO paper Sec. 3.1: 2Ψ + 2Ψ + 12Ψ (fp32 master + momentum + variance) = 16Ψ
     assert (master.weights, master.gradients, master.optimizer, master.master_weights) == (2 * n, 2 * n, 8 * n, 4 * n)
-    pure = training_memory(cfg, batch_size=1, seq_len=8, precision="bfloat16", optimizer="sgd")
+    pure = training_memory(cfg, Workload(batch_size=1, seq_len=8, precision="bfloat16", optimizer="sgd"))
     assert (pure.weights, pure.gradients, pure.optimizer, pure.master_weights) == (2 * n, 2 * n, 2 * n, 0)
     assert master.activations == activation_memory(cfg, batch_size=1, seq_len=8, dtype="bfloat16",
                                                    attention="sdpa").total
     # autocast over float32 weights: those weights are the master copy (4Ψ + 4Ψ + 8Ψ), the forward autocast's
-    amp = training_memory(cfg, batch_size=1, seq_len=8, precision="mixed_bf16", optimizer="adamw")
+    amp = training_memory(cfg, Workload(batch_size=1, seq_len=8, precision="mixed_bf16", optimizer="adamw"))
     assert (amp.weights, amp.gradients, amp.optimizer, amp.master_weights) == (4 * n, 4 * n, 8 * n, 0)
     assert amp.activations == activation_memory(cfg, batch_size=1, seq_len=8, dtype="mixed_bf16",
                                                 attention="sdpa").total
@@ -50,7 +50,7 @@ def test_each_precision_has_one_meaning_in_the_parts_and_the_peak(precision):
     from albert_core.replay.step import step_peak
 
     cfg = PRESETS["albert-base"]
-    t = training_memory(cfg, batch_size=8, seq_len=512, precision=precision, attention="eager", device="cpu")
+    t = training_memory(cfg, Workload(batch_size=8, seq_len=512, precision=precision, attention="eager", device="cpu"))
     s = t.at_peak
     assert (s["parameters"], s["master weights"], s["optimizer state"]) == (t.weights, t.master_weights, t.optimizer)
     est = step_peak(cfg, Workload(8, 512, precision, "eager", device="cpu"))
@@ -67,8 +67,8 @@ def test_autocast_sharing_cuts_the_cached_casts():
     H, I, L = shared.hidden_dim, shared.intermediate_dim, shared.num_layers
     kw = dict(batch_size=8, seq_len=512, attention="eager")
     unshared = shared.replace(sharing="none")
-    amp = [training_memory(c, precision="mixed_bf16", **kw).activations for c in (shared, unshared)]
-    cast = [training_memory(c, precision="bf16_master", **kw).activations for c in (shared, unshared)]
+    amp = [training_memory(c, Workload(precision="mixed_bf16", **kw)).activations for c in (shared, unshared)]
+    cast = [training_memory(c, Workload(precision="bf16_master", **kw)).activations for c in (shared, unshared)]
     assert amp[1] - amp[0] == 2 * (L - 1) * (4 * H * H + 2 * H * I)
     assert cast[0] == cast[1]
 
@@ -78,11 +78,11 @@ def test_zero_stages(N):
     cfg = PRESETS["albert-large"]
     n = count_parameters(cfg).total
     kw = dict(batch_size=2, seq_len=128, precision="bf16_master", optimizer="adamw", num_gpus=N)
-    dp = training_memory(cfg, sharding="none", **kw)
-    z1 = training_memory(cfg, sharding="zero1", **kw)
-    z2 = training_memory(cfg, sharding="zero2", **kw)
-    z3 = training_memory(cfg, sharding="zero3", **kw)
-    fsdp = training_memory(cfg, sharding="fsdp", **kw)
+    dp = training_memory(cfg, Workload(sharding="none", **kw))
+    z1 = training_memory(cfg, Workload(sharding="zero1", **kw))
+    z2 = training_memory(cfg, Workload(sharding="zero2", **kw))
+    z3 = training_memory(cfg, Workload(sharding="zero3", **kw))
+    fsdp = training_memory(cfg, Workload(sharding="fsdp", **kw))
     per = -(-n // N)  # ceil(n / N) elements of each partitioned buffer
     assert (dp.weights, dp.gradients, dp.optimizer, dp.master_weights) == (2 * n, 2 * n, 8 * n, 4 * n)
     assert (z1.weights, z1.gradients, z1.optimizer, z1.master_weights) == (2 * n, 2 * n, 8 * per, 4 * per)
@@ -99,8 +99,8 @@ def test_zero_stages(N):
 def test_sharing_cuts_state_not_activations():
     shared = PRESETS["albert-base"]
     unshared = shared.replace(sharing="none")
-    a = training_memory(shared, batch_size=8, seq_len=512, precision="bf16_master")
-    b = training_memory(unshared, batch_size=8, seq_len=512, precision="bf16_master")
+    a = training_memory(shared, Workload(batch_size=8, seq_len=512, precision="bf16_master"))
+    b = training_memory(unshared, Workload(batch_size=8, seq_len=512, precision="bf16_master"))
     for part in ("weights", "gradients", "optimizer", "master_weights"):
         assert getattr(a, part) < getattr(b, part)
     assert a.activations == b.activations
@@ -145,7 +145,7 @@ def test_bad_input(bad):
     kw = dict(batch_size=1, seq_len=8)
     kw.update(bad)
     with pytest.raises(ValueError):
-        training_memory(PRESETS["bert-base"], **kw)
+        training_memory(PRESETS["bert-base"], Workload(**kw))
 
 
 # ---- fine-tuning modes, heads and the step's peak -------------------------------------------------------------
@@ -163,7 +163,7 @@ def test_modes_count_state_for_the_trainable_tensors_only(name, mode, precision,
     lora = LoraSpec(r=4, targets=("query", "value") if name == "albert-base" else
                     ("q_lin", "v_lin") if name.startswith("distil") else None)
     kw = dict(mode=mode, head="classification", num_labels=3, lora=lora)
-    t = training_memory(cfg, batch_size=2, seq_len=64, precision=precision, optimizer=optimizer, **kw)
+    t = training_memory(cfg, Workload(batch_size=2, seq_len=64, precision=precision, optimizer=optimizer, **kw))
     ts = tensors(cfg, mode, head="classification", num_labels=3, lora=lora if mode == "lora" else None)
     el = state_elements(ts, optimizer)
     wb, sb = {"float32": (4, 4), "mixed_bf16": (4, 4), "bf16_master": (2, 4), "bfloat16": (2, 2)}[precision]
@@ -173,8 +173,8 @@ def test_modes_count_state_for_the_trainable_tensors_only(name, mode, precision,
     assert (t.weights, t.gradients, t.optimizer) == (wb * count.total, wb * el["gradients"], sb * el["optimizer"])
     assert t.master_weights == (4 * count.trainable if precision.endswith("master") else 0)
     if mode != "full":
-        full = training_memory(cfg, batch_size=2, seq_len=64, precision=precision, optimizer=optimizer,
-                               head="classification", num_labels=3)
+        full = training_memory(cfg, Workload(batch_size=2, seq_len=64, precision=precision, optimizer=optimizer,
+                                             head="classification", num_labels=3))
         assert t.gradients < full.gradients and t.optimizer < full.optimizer
         assert t.peak < full.peak  # less state alive all step long
 
@@ -188,11 +188,11 @@ def test_the_peak_is_step_peaks_with_the_same_settings(name, precision, mode):
     cfg = PRESETS[name]
     kw = dict(batch_size=4, seq_len=128, optimizer="adamw", attention="eager", checkpointing=True, device="cpu",
               mode=mode, head="token", num_labels=5)
-    t = training_memory(cfg, precision=precision, **kw)
+    t = training_memory(cfg, Workload(precision=precision, **kw))
     e = step_peak(cfg, Workload(precision=precision, **kw))
     assert (t.peak, t.peak_phase, t.peak_moment, t.at_peak) == (e.peak, e.phase, e.moment, e.at_peak)
     assert sum(t.at_peak.values()) == t.peak
-    assert training_memory(cfg, precision=precision, with_peak=False, **kw).peak == 0
+    assert training_memory(cfg, Workload(precision=precision, **kw), with_peak=False).peak == 0
 
 
 @pytest.mark.parametrize("N", [2, 3, 8])
@@ -206,7 +206,8 @@ def test_sharding_divides_the_peaks_categories(N, mode):
     kw = dict(batch_size=2, seq_len=128, precision="float32", optimizer="adamw", attention="eager", mode=mode)
     e = step_peak(cfg, Workload(2, 128, "float32", "eager", device="cuda", optimizer="adamw", mode=mode))
     state, params = e.at_start["optimizer state"], e.at_start["parameters"]
-    z = {s: training_memory(cfg, num_gpus=N, sharding=s, **kw) for s in ("none", "zero1", "zero2", "zero3", "fsdp")}
+    z = {s: training_memory(cfg, Workload(num_gpus=N, sharding=s,
+                                          **kw)) for s in ("none", "zero1", "zero2", "zero3", "fsdp")}
     per = lambda b: 4 * -(-(b // 4) // N)  # noqa: E731  float32 elements, ceil-divided
     assert z["none"].peak == e.peak
     assert z["zero1"].at_peak["optimizer state"] == per(state)
@@ -217,15 +218,15 @@ def test_sharding_divides_the_peaks_categories(N, mode):
     assert z["fsdp"].peak == z["zero3"].peak
     for s in ("zero1", "zero2", "zero3"):
         assert sum(z[s].at_peak.values()) == z[s].peak
-    single = training_memory(cfg, num_gpus=1, sharding="zero3", **kw)
+    single = training_memory(cfg, Workload(num_gpus=1, sharding="zero3", **kw))
     assert single.peak == z["none"].peak  # one GPU: nothing to partition
 
 
 def test_modes_bad_input_says_what_to_change():
     with pytest.raises(ValueError, match="peft has no default LoRA targets"):
-        training_memory(PRESETS["albert-base"], batch_size=1, seq_len=8, mode="lora")
+        training_memory(PRESETS["albert-base"], Workload(batch_size=1, seq_len=8, mode="lora"))
     with pytest.raises(ValueError, match="from 0 to 12"):
-        training_memory(PRESETS["bert-base"], batch_size=1, seq_len=8, mode="frozen-layers:13")
+        training_memory(PRESETS["bert-base"], Workload(batch_size=1, seq_len=8, mode="frozen-layers:13"))
 
 
 def test_beyond_the_layer_limit_the_planner_uses_the_sum():
@@ -236,6 +237,6 @@ def test_beyond_the_layer_limit_the_planner_uses_the_sum():
     kw = dict(batch_size=1, seq_len=64)
     deep = PRESETS["bert-base"].replace(num_layers=PEAK_MAX_LAYERS + 1)
     edge = PRESETS["bert-base"].replace(num_layers=PEAK_MAX_LAYERS)
-    t, e = training_memory(deep, **kw), training_memory(edge, **kw)
+    t, e = training_memory(deep, Workload(**kw)), training_memory(edge, Workload(**kw))
     assert (t.peak_modelled, t.peak, t.planned) == (False, 0, t.total) and step_bytes(deep, **kw) == t.total
     assert e.peak_modelled and e.planned == e.peak > 0 and step_bytes(edge, **kw) == e.peak

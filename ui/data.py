@@ -16,6 +16,7 @@ from albert_core.estimate.params import count_parameters
 from albert_core.estimate.sweeps import scaled
 from albert_core.estimate.training import PEAK_MAX_LAYERS, training_memory
 from albert_core.units import format_bytes
+from albert_core.workload import Workload
 
 COMPONENTS = ("embedding", "layers", "pooler")
 
@@ -125,8 +126,8 @@ def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
     t = params_table(cfgs)[["config", "family", "total", "embedding", "embedding_pct", "all_layers", "layers_pct"]]
     t = t.copy()
     seq = [min(512, c.max_position) for c in cfgs]
-    steps = [_or_none(training_memory, c, part=None, batch_size=1, seq_len=s, precision="float32",
-                      attention="eager") for c, s in zip(cfgs, seq, strict=True)]  # one step per config
+    steps = [_or_none(training_memory, c, Workload(batch_size=1, seq_len=s, precision="float32", attention="eager"),
+                      part=None) for c, s in zip(cfgs, seq, strict=True)]  # one step per config
     t["weights_fp32"] = [None if m is None else m.weights for m in steps]
     t["activations_512"] = [_or_none(activation_memory, c, batch_size=1, seq_len=s)
                             for c, s in zip(cfgs, seq, strict=True)]
@@ -143,13 +144,13 @@ def activations_modelled(cfgs: tuple[ModelConfig, ...], training: bool) -> tuple
     return tuple(c for c in cfgs if _or_none(activation_memory, c, batch_size=1, seq_len=1, training=False) is not None)
 
 
-def _or_none(f, cfg, *, part: str | None = "total", **kw):
-    """f(cfg, **kw).<part> (part None: the result itself), or None where albert_core does not model that family's
-    memory (ConfigError says so)."""
+def _or_none(f, cfg, *args, part: str | None = "total", **kw):
+    """f(cfg, *args, **kw).<part> (part None: the result itself), or None where albert_core does not model that
+    family's memory (ConfigError says so)."""
     from albert_core.config import ConfigError
 
     try:
-        out = f(cfg, **kw)
+        out = f(cfg, *args, **kw)
         return out if part is None else getattr(out, part)
     except ConfigError:
         return None
@@ -253,8 +254,8 @@ def _ft(cfg: ModelConfig, ft: FT) -> dict:
 @st.cache_data(show_spinner=False, max_entries=64)
 def training_results(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw: tuple, ft: FT = ()) -> dict:
     """config name -> training_memory (parts and the step's peak), seq_len clipped to each max_position."""
-    return {cfg.name: training_memory(cfg, batch_size=batch_size, seq_len=min(seq_len, cfg.max_position),
-                                      **dict(kw), **_ft(cfg, ft)) for cfg in cfgs}
+    return {cfg.name: training_memory(cfg, Workload(batch_size=batch_size, seq_len=min(seq_len, cfg.max_position),
+                                                    **dict(kw), **_ft(cfg, ft))) for cfg in cfgs}
 
 
 def training_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw: tuple, ft: FT = ()) -> pd.DataFrame:
@@ -305,8 +306,8 @@ def training_sweep(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], bat
     rows = []
     for cfg in cfgs:
         for s in seq_lens:
-            m = training_memory(cfg.replace(max_position=s), batch_size=batch_size, seq_len=s, **dict(kw),
-                                **_ft(cfg, ft))
+            m = training_memory(cfg.replace(max_position=s), Workload(batch_size=batch_size, seq_len=s, **dict(kw),
+                                                                      **_ft(cfg, ft)))
             rows.append(dict(config=cfg.name, seq_len=s, bytes=m.planned, sum_of_parts=m.total))
     return pd.DataFrame(rows)
 

@@ -318,10 +318,9 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
 
     ft = finetune_settings(args)
     tr = _trainable(cfg, ft)
-    t = training_memory(cfg, batch_size=args.batch_size, seq_len=args.seq_len, precision=args.precision,
-                        optimizer=args.optimizer, num_gpus=args.num_gpus, sharding=args.sharding,
-                        attention=args.attention, checkpointing=args.checkpointing, device=args.device,
-                        mode=ft["mode"], head=ft["head"], num_labels=max(ft["num_labels"], 1), lora=ft["lora"])
+    t = training_memory(cfg, Workload(args.batch_size, args.seq_len, args.precision, args.attention,
+                                      args.checkpointing, args.device, args.optimizer, None, ft["mode"], ft["head"],
+                                      max(ft["num_labels"], 1), ft["lora"], args.num_gpus, args.sharding))
     act_dtype = MASTER.get(args.precision, args.precision)  # the forward's: autocast's, else the weights' dtype
     a = activation_memory(cfg, batch_size=args.batch_size, seq_len=args.seq_len, dtype=act_dtype,
                           attention=args.attention, checkpointing=args.checkpointing, device=args.device)

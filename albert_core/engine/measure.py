@@ -217,7 +217,7 @@ def step_estimate(cfg: ModelConfig, w: Workload) -> Any:
     docstring: mixed_* autocast over float32 weights, *_master 16-bit weights with float32 master copies)."""
     from ..estimate.training import training_memory
 
-    return training_memory(cfg, **w.replace(device="cpu").training_kwargs())
+    return training_memory(cfg, w.replace(device="cpu"))
 
 
 def step_rows(step: dict[str, Any], est: Any, modelled: Any = None) -> list[dict[str, Any]]:
@@ -372,7 +372,7 @@ def planner_peaks(cfg: ModelConfig, w: Workload) -> dict[str, Any]:
     from ..estimate.training import training_memory
 
     one = w.replace(num_gpus=1, sharding="none")
-    return {d: training_memory(cfg, **one.replace(device=d).training_kwargs()) for d in ("cuda", "cpu")}
+    return {d: training_memory(cfg, one.replace(device=d)) for d in ("cuda", "cpu")}
 
 
 def device_differences(cfg: ModelConfig, *, precision: str, attention: str, training: bool = True,

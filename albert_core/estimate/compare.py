@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, ModelConfig
 from ..replay.symbolic import BYTES
+from ..workload import Workload
 from .activations import activation_memory
 from .finetune import LoraSpec, trainable
 from .flops import forward_flops
@@ -121,9 +122,10 @@ def workload_results(cfg: ModelConfig, s: Settings) -> dict[str, int | float | s
     seq = min(s.seq_len, cfg.max_position)
     train: tuple[int | None, int | None, int | None, str | None, int | None] = (None, None, None, None, None)
     try:
-        t = training_memory(cfg, batch_size=s.batch_size, seq_len=seq, precision=s.precision, optimizer=s.optimizer,
-                            num_gpus=s.num_gpus, sharding=s.sharding, attention=s.attention,
-                            checkpointing=s.checkpointing, mode=mode, head=s.head, num_labels=s.num_labels, lora=lora)
+        t = training_memory(cfg, Workload(batch_size=s.batch_size, seq_len=seq, precision=s.precision,
+                                          optimizer=s.optimizer, num_gpus=s.num_gpus, sharding=s.sharding,
+                                          attention=s.attention, checkpointing=s.checkpointing, mode=mode,
+                                          head=s.head, num_labels=s.num_labels, lora=lora))
         train = (t.trainable, t.activations, t.peak if t.peak_modelled else None, t.peak_is, t.total)
     except ValueError:  # ConfigError (not modelled) or a fine-tuning setup that cannot be counted
         try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..config import ModelConfig
+from ..workload import Workload
 from .gpus import GPUS
 from .training import PEAK_MAX_LAYERS, training_memory
 
@@ -22,8 +23,9 @@ MAX_BATCH = 1 << 40  # the batch search stops here (memory that did not grow wit
 
 def step_bytes(cfg: ModelConfig, *, batch_size: int, seq_len: int, **kw: Any) -> int:
     """What the planner compares with the budget: the training step's peak per GPU (training_memory's .peak), or
-    the sum of the parts beyond training.PEAK_MAX_LAYERS layer applications (TrainingMemory.planned)."""
-    return training_memory(cfg, batch_size=batch_size, seq_len=seq_len, **kw).planned
+    the sum of the parts beyond training.PEAK_MAX_LAYERS layer applications (TrainingMemory.planned). kw: the
+    Workload's other fields."""
+    return training_memory(cfg, Workload(batch_size=batch_size, seq_len=seq_len, **kw)).planned
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,7 +135,7 @@ def fit_table(cfgs: Any, *, batch_size: int = 8, seq_len: int = 512, gpus: dict[
     rows = []
     for name, cfg in items:
         s = min(seq_len, cfg.max_position)
-        t = training_memory(cfg, batch_size=batch_size, seq_len=s, **kw)
+        t = training_memory(cfg, Workload(batch_size=batch_size, seq_len=s, **kw))
         need = t.planned
         for gpu, mem in table.items():
             rows.append({

@@ -55,8 +55,8 @@ from typing import TYPE_CHECKING
 from ..config import ModelConfig, require_choice
 from ..replay.symbolic import MASTER
 from ..workload import OPTIMIZERS, Workload
-from .activations import DEFAULT_DEVICE, activation_memory, recompute_memory
-from .finetune import LoraSpec, Tensor, state_elements, tensors
+from .activations import activation_memory, recompute_memory
+from .finetune import Tensor, state_elements, tensors
 from .params import count_parameters, stored_copies
 
 if TYPE_CHECKING:
@@ -192,21 +192,18 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-# over 8 parameters, on purpose: the keyword API of the training-memory model that the pages, the Fit planner's
-# searches (fit.py passes their options through) and some 60 calls use; it builds one Workload from them at once
-def training_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, precision: str = "mixed_bf16",
-                    optimizer: str = "adamw", num_gpus: int = 1, sharding: str = "none",
-                    attention: str = "sdpa", checkpointing: bool = False,
-                    device: str = DEFAULT_DEVICE, mode: str = "full", head: str = "none", num_labels: int = 2,
-                    lora: LoraSpec | None = None, with_peak: bool = True) -> TrainingMemory:
-    """Memory per GPU of one training step of cfg with `head` under fine-tuning `mode` (module docstring).
+def training_memory(cfg: ModelConfig, w: Workload, *, with_peak: bool = True) -> TrainingMemory:
+    """Memory per GPU of one training step of cfg under w: its batch and sequence, precision, optimizer, GPUs and
+    sharding, attention, checkpointing, device, and the task head under its fine-tuning mode (module docstring).
 
     with_peak=False leaves the step's peak out (peak 0; the parts only), for sweeps that show the sum; so does a
     config of more than PEAK_MAX_LAYERS layer applications (peak_modelled says which).
     Bad input: ValueError saying what to change (a LoRA without targets where peft has none, say).
     """
-    w = Workload(batch_size, seq_len, precision, attention, checkpointing, device, optimizer, None, mode, head,
-                 num_labels, lora, num_gpus, sharding)  # validates them
+    batch_size, seq_len, precision, attention, checkpointing, device = (w.batch_size, w.seq_len, w.precision,
+                                                                        w.attention, w.checkpointing, w.device)
+    optimizer, num_gpus, sharding, mode, head, num_labels, lora = (w.optimizer, w.num_gpus, w.sharding, w.mode, w.head,
+                                                                  w.num_labels, w.lora)
     if sharding != "none" and num_gpus == 1:
         sharding_eff = "none"  # nothing to partition over
     else:

@@ -13,6 +13,7 @@ import pytest
 from albert_core.estimate.flops import forward_flops
 from albert_core.estimate.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
+from albert_core.workload import Workload
 
 from .harness import error_blocks, open_tab, wait_for_figures, wait_until_idle
 
@@ -143,9 +144,9 @@ def test_side_by_side_is_two_tables_each_under_its_settings_readable_at_the_widt
         assert not set(labels_own) & set(labels_work)  # no row in both tables
         modern = PRESETS["ModernBERT-base"]
         act = activation_memory(modern, batch_size=1, seq_len=modern.max_position, dtype="float32", attention="eager")
-        peak = training_memory(modern, batch_size=8, seq_len=512, precision="mixed_bf16", attention="eager",
-                               mode="lora", head="classification", num_labels=3,
-                               lora=LoraSpec(r=8, targets=("query", "value"))).peak
+        peak = training_memory(modern, Workload(batch_size=8, seq_len=512, precision="mixed_bf16", attention="eager",
+                                                mode="lora", head="classification", num_labels=3,
+                                                lora=LoraSpec(r=8, targets=("query", "value")))).peak
         assert labels_own["activations at max_position"][3].startswith(format_bytes(act.total))
         assert labels_work["training step's peak per GPU"][3].startswith(format_bytes(peak))
         assert "activations at max_position" not in labels_work and "training step's peak per GPU" not in labels_own

@@ -13,6 +13,7 @@ from albert_core.estimate.finetune import LoraSpec
 from albert_core.formats.share import CONTROLS
 from albert_core.presets import PRESETS
 from albert_core.units import format_bytes
+from albert_core.workload import Workload
 from ui import report
 
 from .harness import require_chromium
@@ -79,8 +80,8 @@ def test_each_table_states_its_settings_once_and_no_row_mixes_them(browser, repo
     assert "LoRA" not in own["header"] and "mixed_bf16" not in own["header"]
     modern = PRESETS["ModernBERT-base"]
     act = activation_memory(modern, batch_size=1, seq_len=modern.max_position, dtype="float32", attention="eager")
-    t = training_memory(modern, batch_size=8, seq_len=512, precision="mixed_bf16", attention="eager", mode="lora",
-                        head="classification", num_labels=3, lora=S.lora)
+    t = training_memory(modern, Workload(batch_size=8, seq_len=512, precision="mixed_bf16", attention="eager",
+                                         mode="lora", head="classification", num_labels=3, lora=S.lora))
     by_own = {r["label"]: r["cells"] for r in own["rows"]}
     by_work = {r["label"]: r["cells"] for r in work["rows"]}
     last = NAMES.index("ModernBERT-base")

@@ -16,6 +16,7 @@ from albert_core.estimate.training import PRECISION_LABELS, training_memory
 from albert_core.formats.share import decode
 from albert_core.presets import PRESETS
 from albert_core.units import format_bytes
+from albert_core.workload import Workload
 
 from .harness import error_blocks, wait_until_idle
 
@@ -60,8 +61,8 @@ def test_fit_link_opens_verify_on_the_planned_step_and_shows_the_planners_number
                                           if k != "preset"})
     kw = dict(batch_size=2, seq_len=16, precision="mixed_bf16", optimizer="adamw", attention="sdpa", mode="lora",
               head="classification", num_labels=3, lora=LoraSpec(targets=("query", "value")))
-    cuda = training_memory(cfg, device="cuda", **kw).planned
-    cpu = training_memory(cfg, device="cpu", **kw).planned
+    cuda = training_memory(cfg, Workload(device="cuda", **kw)).planned
+    cpu = training_memory(cfg, Workload(device="cpu", **kw)).planned
     assert format_bytes(cuda) in metric.inner_text()
     cpu_metric = page.locator('[data-testid="stMetric"]').filter(has_text="Planner's peak, CPU kernels")
     assert format_bytes(cpu) in cpu_metric.inner_text()
