@@ -131,3 +131,13 @@ def test_the_report_carries_mpnet_beside_bert():
     assert table.loc["relative_attention_num_buckets"].tolist() == [32, 32]
     assert table.loc["family"].tolist() == ["mpnet", "bert"]
     assert "109,486,464" in doc or "109.5M" in doc
+
+
+def test_verify_takes_precision_as_memory_does(tmp_path):
+    """One name for the precision in every command (issue 26): verify's --precision, --dtype kept as its alias."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(SMALL))
+    a = run_cli("verify", "--config", str(path), "--batch-size", "1", "--seq-len", "8", "--precision", "bfloat16")
+    b = run_cli("verify", "--config", str(path), "--batch-size", "1", "--seq-len", "8", "--dtype", "bfloat16")
+    assert a["settings"]["dtype"] == b["settings"]["dtype"] == "bfloat16"
+    assert a["activations"] == b["activations"]

@@ -56,8 +56,9 @@ def add_parsers(sub: Any, add_source: Any) -> None:
                    help=f"sequences (default {_default('verify_batch')})")
     v.add_argument("--seq-len", type=int, default=_default("verify_seq_len"),
                    help=f"tokens per sequence (default {_default('verify_seq_len')})")
-    v.add_argument("--dtype", choices=DTYPES, default=_default("precision"),
-                   help=f"model dtype or autocast, the app's precision (default {_default('precision')})")
+    v.add_argument("--precision", "--dtype", dest="dtype", choices=DTYPES, default=_default("precision"),
+                   help=f"the weights' dtype, autocast or a master copy, as `memory --precision` (default "
+                        f"{_default('precision')}; --dtype: the same)")
     v.add_argument("--attention", choices=("eager", "sdpa"), default=_default("attention"),
                    help=f"default {_default('attention')}")
     v.add_argument("--optimizer", choices=OPTIMIZERS, default=_default("optimizer"),
