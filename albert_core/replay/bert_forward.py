@@ -295,8 +295,8 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, style: LayerStyle, h
     DistilBERT's q, k, v and context through out_lin, BertLayer's intermediate output through BertOutput; a local
     rebound is freed once the new value exists. Where no op of the layer records a node (every layer frozen)
     nothing is saved and these moments are the frozen forward's working set, the same in every frozen layer."""
-    H, I = cfg.hidden_dim, cfg.intermediate_dim
-    names, ffn_dropout, residual_first, attn_dropout = style
+    H = cfg.hidden_dim
+    names, _, residual_first, attn_dropout = style
     bert = names is _BERT_NAMES
     if g.checkpointing:  # GradientCheckpointingLayer: checkpoint(layer.__call__, x, use_reentrant=False)
         g.begin_region(x)
@@ -328,17 +328,29 @@ def _bert_layer(g: Graph, cfg: ModelConfig, x: T, pre: str, style: LayerStyle, h
     # the attention's LayerNorm: its output, the dense (dropout) output, the attention weights returned beside
     # the context; BertAttention's self_outputs still hold the context, AlbertAttention's locals q, k, v
     pt("attention LayerNorm", a, *g.last_stats, s_, d, *keep, *w, *qkv)
+    return _bert_ffn(g, cfg, x, a, pre, style, w, held)
+
+
+def _bert_ffn(g: Graph, cfg: ModelConfig, x: T, a: T, pre: str, style: LayerStyle, w: list[T],
+              held: list[T] | None) -> T:
+    """_bert_layer's FFN on the attention's output a: dense, activation, dense (dropout in BERT's), LayerNorm of the
+    residual sum, with their moments (x the layer's input, w the attention weights the layer still holds)."""
+    H, I, names = cfg.hidden_dim, cfg.intermediate_dim, style.names
+
+    def pt(what: str, *ts: T) -> None:
+        g.point(f"forward: the last layer's {what}", [*ts, x], held)
+
     g.ctx = [a, *w, x], held
     h = g.linear(a, pre + names["ffn"], H, I)
-    lin("FFN", h, a, *w)
+    pt("FFN", h, *g.linear_temps(), a, *w)
     act = h = _activation(g, h, cfg.hidden_act, lambda what, ts: pt(f"FFN activation: {what}", *ts, a, *w))
-    inter = [h] if bert else []  # BertLayer.feed_forward_chunk holds intermediate_output
+    inter = [h] if names is _BERT_NAMES else []  # BertLayer.feed_forward_chunk holds intermediate_output
     g.ctx = [act, a, *w, x], held
     h = g.linear(h, pre + names["ffn_out"], I, H)
     g.ctx = None
-    lin("FFN output", h, act, a, *w)
+    pt("FFN output", h, *g.linear_temps(), act, a, *w)
     o = h
-    if ffn_dropout:
+    if style.ffn_dropout:
         h = g.dropout(o, cfg.dropout)
         pt("FFN output dropout", o, *_dropped(g, o, h), *inter, a, *w)
     s2 = g.add(h, a)

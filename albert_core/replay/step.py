@@ -270,24 +270,15 @@ def step_peak(cfg: ModelConfig, w: Workload) -> StepPeakEstimate:
     """
     batch_size, seq_len, attention, checkpointing, device = (w.batch_size, w.seq_len, w.attention, w.checkpointing,
                                                              w.device)
-    optimizer, mode, head, num_labels, lora, foreach = w.optimizer, w.mode, w.head, w.num_labels, w.lora, w.foreach
+    optimizer, mode, head, lora, foreach = w.optimizer, w.mode, w.head, w.lora, w.foreach
     precision, dtype = w.precision, w.forward_dtype  # a master run's forward and backward: the cast model's
     check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
     name, k = parse_mode(mode)
     B, S = batch_size, seq_len
     wb = _bytes_per(dtype)  # parameters and gradients in the weights' dtype
     sb = 4 if precision in MASTER else wb  # optimizer state: zeros_like its parameter (a master copy: float32)
-    ts = _module_order(cfg, tensors(cfg, mode, head=head, num_labels=num_labels, lora=lora))
-    requires = {t.name: t.trainable for t in ts}  # requires_grad as built (an unused tensor too)
-    ts = [Tensor(t.name, t.shape, False, t.part) if t.trainable and _unused(cfg, t.name) else t for t in ts]
-    el = state_elements(ts, optimizer)
-    P = sum(t.numel for t in ts) * wb
+    ts, requires, el, start = _at_start(cfg, w, wb, sb)
     G = el["gradients"] * wb
-    O = el["optimizer"] * sb
-    # a float32 copy of every parameter built with requires_grad (engine.step_peak's masters), reached or not
-    M = 4 * sum(t.numel for t in ts if requires[t.name]) if precision in MASTER else 0
-    start = _categories(parameters=P, master_weights=M, buffers=buffer_bytes(cfg, dtype), optimizer_state=O,
-                        input=B * S * BYTES["int64"])
     persist = dict(start)
     cands: list[Candidate] = []
 
@@ -322,6 +313,23 @@ def step_peak(cfg: ModelConfig, w: Workload) -> StepPeakEstimate:
     exact = replayed or (name in ("full", "frozen-embeddings", "frozen-layers") and head == "none")
     return StepPeakEstimate(cfg.name, B, S, precision, optimizer, attention, checkpointing, mode, head, best.total,
                             best.phase, best.name, dict(best.at), start, tuple(cands), exact, saved, replayed)
+
+
+def _at_start(cfg: ModelConfig, w: Workload, wb: int, sb: int) -> tuple[list[Tensor], dict[str, bool], dict[str, int],
+                                                                       dict[str, int]]:
+    """(the tensors in named_parameters() order, one the loss never reaches not trained; requires_grad as built; the
+    trainable tensors' gradient and optimizer-state elements; what is alive as the step starts, by category), with
+    wb bytes a weight's and a gradient's element, sb an optimizer state's."""
+    ts = _module_order(cfg, tensors(cfg, w.mode, head=w.head, num_labels=w.num_labels, lora=w.lora))
+    requires = {t.name: t.trainable for t in ts}  # requires_grad as built (an unused tensor too)
+    ts = [Tensor(t.name, t.shape, False, t.part) if t.trainable and _unused(cfg, t.name) else t for t in ts]
+    el = state_elements(ts, w.optimizer)
+    # a float32 copy of every parameter built with requires_grad (engine.step_peak's masters), reached or not
+    M = 4 * sum(t.numel for t in ts if requires[t.name]) if w.master else 0
+    start = _categories(parameters=sum(t.numel for t in ts) * wb, master_weights=M,
+                        buffers=buffer_bytes(cfg, w.forward_dtype), optimizer_state=el["optimizer"] * sb,
+                        input=w.batch_size * w.seq_len * BYTES["int64"])
+    return ts, requires, el, start
 
 
 def _bound_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], w: Workload, wb: int,
