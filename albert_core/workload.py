@@ -1,13 +1,13 @@
-"""How a model runs, beside what is built (config.ModelConfig): the one workload type of the training step.
+"""How a model runs, beside what is built (config.ModelConfig): the one workload type of the analytical model.
 
 A Workload is a step's batch and sequence, its precision (the weights' dtype, autocast, a float32 master copy: one
 word, PRECISIONS, read through three properties of one meaning each), the attention, checkpointing, the device
 modelled, the optimizer, the fine-tuning (mode, head, labels, LoRA) and the parallelism (GPUs, sharding). It
 validates itself (`problems`, each message saying what to change) and has one set of defaults: the app's (the
-controls of albert_core.formats.share). albert_core.replay.step.step_peak and albert_core.estimate.training build
-one from their keywords and hand it to the step's replays (backward.py, backward_deberta.py, backward_modernbert.py)
-and candidates; the engine's Run (albert_core.engine.run) is still its own type (issue 26: the public functions, the
-engine, the URL and the CLI are to take it next).
+controls of albert_core.formats.share). training.training_memory(cfg, w), step.step_peak(cfg, w) (and the step's
+replays and candidates), the engine's measure_activation_memory(cfg, w) and check_measurable(cfg, w), and Verify's
+modelled step and planner take it. Not yet (issue 26): the engine's Run (albert_core.engine.run), the worker's
+request, the URL's and the CLI's settings, activation_memory's keywords.
 """
 
 from __future__ import annotations

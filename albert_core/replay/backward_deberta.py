@@ -240,6 +240,17 @@ def _iadd(g: DebertaGraph, a: T, b: T) -> T:
     return out
 
 
+def _begin_checkpoint(g: DebertaGraph, x: T, mask: T, frame: list[Storage]) -> None:
+    """checkpoint(partial(forward, **kwargs), x, mask): _NoopSaveInputs saves x and the mask; the frame's partial
+    keeps relative_pos and rel_embeddings (torch/utils/checkpoint.py)."""
+    g.begin_region(x)
+    for st in [mask.st, *frame]:
+        if not st.persistent:
+            st.refs += 1
+            g.saved.setdefault(id(st), st)
+            g.regions[-1].extra.append(st)
+
+
 def _layer(g: DebertaGraph, cfg: ModelConfig, x: T, i: int, mask: T, rel: T | None,
            held: list[T] | None, frame: list[Storage]) -> T:
     """DebertaV2Layer: attention, SelfOutput (dense, dropout, LayerNorm(h + x)), intermediate, output. The moments
@@ -248,13 +259,8 @@ def _layer(g: DebertaGraph, cfg: ModelConfig, x: T, i: int, mask: T, rel: T | No
     attention output through DebertaV2Output, the intermediate output through its dense."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     pre = f"encoder.layer.{i}."
-    if g.checkpointing:  # checkpoint(partial(forward, **kwargs), x, mask): _NoopSaveInputs saves x and the mask;
-        g.begin_region(x)  # the frame's partial keeps relative_pos and rel_embeddings (torch/utils/checkpoint.py)
-        for st in [mask.st, *frame]:
-            if not st.persistent:
-                st.refs += 1
-                g.saved.setdefault(id(st), st)
-                g.regions[-1].extra.append(st)
+    if g.checkpointing:
+        _begin_checkpoint(g, x, mask, frame)
 
     def pt(what: str, *ts: T) -> None:
         g.point(f"forward: the last layer's {what}", [*ts, x, mask], held)
