@@ -81,7 +81,7 @@ def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     """(embedding, per_layer, all_layers, pooler); the relative bias table (buckets × heads, one for all layers)
     counts with the layers, as DeBERTa's rel_embeddings do. Plain arithmetic: numpy arrays work too."""
     H = c.hidden_dim
-    embedding = (c.vocab_size + c.max_position + POSITION_ROWS_BEFORE) * H + layer_norm(H)
+    embedding = (c.vocab_size + position_rows(c)) * H + layer_norm(H)
     att, ffn = bert_layer_sizes(c)  # q, k, v, o + LayerNorm; BERT's FFN
     shared = c.relative_attention_num_buckets * c.num_heads  # MPNetEncoder.relative_attention_bias
     return embedding, att + ffn, att * n_att + ffn * n_ffn + shared, linear(H, H)

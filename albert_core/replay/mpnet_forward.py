@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..config import ModelConfig
 from .bert_forward import Encoder, _activation, _dropped, _projection
-from .graph import Engine, Formula, Graph, Node, Storage, T
+from .graph import Engine, Formula, Graph, Node, Storage, T, _add_formula, _pass
 from .symbolic import F32
 
 
@@ -64,7 +64,7 @@ def relative_bias(g: Graph, cfg: ModelConfig, held: list[T]) -> T:
     pt("lookup", *base, ret, looked)
     one = g.op("ExpandBackward0", [looked], [(A * SS, g.md)], [], _sum_over_batch(B))[0]  # permute, unsqueeze,
     one.st = looked.st  # expand: views of the lookup, expand's backward sums over the batch
-    bias = g.op("CloneBackward0", [one], [(B * A * SS, g.md)], [], _pass_through)[0]  # .contiguous()
+    bias = g.op("CloneBackward0", [one], [(B * A * SS, g.md)], [], _pass)[0]  # .contiguous()
     pt(".contiguous()", *base, ret, looked, bias)
     return bias
 
@@ -90,20 +90,10 @@ def _sum_over_batch(B: int) -> Formula:
     return f
 
 
-def _pass_through(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
-    return [e.ref(g[0]) if n.inputs[0] is not None and g[0] is not None else None]
-
-
 def _add_inplace(g: Graph, scores: T, bias: T) -> T:
-    """scores += bias (add_.Tensor): AddBackward0 on scores' storage; the gradient goes to both, the bias's cast to its
-    dtype by validate_outputs where they differ (autocast: 16-bit scores, a float32 bias)."""
-    def formula(e: Engine, n: Node, gr: list[Storage | None]) -> list[Storage | None]:
-        a, b = n.inputs
-        out: list[Storage | None] = [e.ref(gr[0]) if a is not None and gr[0] is not None else None]
-        if b is None or gr[0] is None:
-            return out + [None]
-        return out + [e.grad_for(b, late=True) if b.dtype != scores.dtype else e.ref(gr[0])]
-    res = g.op("AddBackward0", [scores, bias], [(scores.numel, scores.dtype)], [], formula)[0]
+    """scores += bias (add_.Tensor): AddBackward0 on scores' storage, the output scores' dtype; the gradient goes to
+    both (graph._add_formula: the bias's cast to float32 by validate_outputs under autocast)."""
+    res = g.op("AddBackward0", [scores, bias], [(scores.numel, scores.dtype)], [], _add_formula)[0]
     res.st = scores.st  # in place: the same storage
     return res
 
