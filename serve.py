@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -71,6 +72,33 @@ VIEW_JS = ("(()=>{const w=innerWidth,d=document.createElement('div');d.style.css
            "if(m>0)document.cookie='" + VIEW_COOKIE + "='+m+':'+s+';path=/;SameSite=Lax'})()")
 
 
+# Plotly's element code, as Streamlit's frontend names its lazy chunk (static/js/PlotlyChart.<hash>.js, 4.7 MB with
+# plotly.js). The frontend fetches a chunk only when the first element of its type arrives over the websocket: on
+# /memory after the sidebar's 44 widget chunks, so Plotly was requested at 816 ms and arrived at 1,033 ms against
+# 685 and 806 ms in a one-chart app (benchmarks/chunks.py). Named in the HTML, it is fetched and compiled while the
+# websocket opens (requested at 26 ms, arrived at 538 ms). Preloading the widgets' chunks too was slower (warm
+# /memory 1.82 s against 1.60 s with Plotly's alone, 1.37 s for the one-chart app; docs/benchmarks.md, issue 30).
+PRELOAD = ("PlotlyChart",)
+_IMPORT = re.compile(rb'(?:from|import)\s*"\./([^"]+\.js)"')
+
+
+def preload_links(names: tuple[str, ...] = PRELOAD, static: Path | None = None) -> bytes:
+    """<link rel="modulepreload"> for each named chunk and the modules it imports, in the form Streamlit's own
+    index.html writes them, less those index.html names already. A name this Streamlit does not have is skipped."""
+    static = static or Path(st.__file__).with_name("static")
+    js = static / "static" / "js"
+    have = set(re.findall(r'(?:href|src)="\./static/js/([^"]+\.js)"', (static / "index.html").read_text()))
+    todo = [f.name for n in names for f in sorted(js.glob(f"{n}.*.js"))[:1]]
+    seen: list[str] = []
+    while todo:
+        name = todo.pop(0)
+        if name in seen or name in have or not (js / name).is_file():
+            continue
+        seen.append(name)
+        todo += [m.decode() for m in _IMPORT.findall((js / name).read_bytes()[:20_000])]
+    return "".join(f'<link rel="modulepreload" crossorigin href="./static/js/{n}">' for n in seen).encode()
+
+
 def base_script(pages: list[str], base_url_path: str) -> bytes:
     """An inline script for the page's <head>: where the path's last segment is one of the pages, the rest of the
     path is the server's base URL, and Streamlit's frontend reads it from window.__streamlit.BACKEND_BASE_URL
@@ -83,7 +111,7 @@ def base_script(pages: list[str], base_url_path: str) -> bytes:
 
 
 class PageBase:
-    """ASGI middleware: puts base_script into every page's HTML (Streamlit serves the same index.html at every
+    """ASGI middleware: puts base_script and preload_links into every page's HTML (Streamlit serves the same index.html at every
     page's path). Only a page's path is touched (no dot in its last segment, not under _stcore/); it is asked
     for uncompressed (4 KB), and an answer that is not HTML, or is compressed anyway, passes unchanged."""
 
@@ -93,7 +121,7 @@ class PageBase:
 
     def _script(self) -> bytes:
         if self.script is None:  # at the first request: the server's config is loaded by then
-            self.script = base_script(page_paths(), st.get_option("server.baseUrlPath") or "")
+            self.script = base_script(page_paths(), st.get_option("server.baseUrlPath") or "") + preload_links()
         return self.script
 
     async def __call__(self, scope, receive, send) -> None:

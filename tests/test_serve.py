@@ -4,11 +4,13 @@ through serve.py (tests/browser/harness.py)."""
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.web.server.app_discovery import discover_asgi_app
 
 import serve
@@ -116,3 +118,22 @@ def test_the_page_script_writes_the_view_cookie_the_first_run_reads():
     js = serve.base_script(["memory"], "").decode()
     assert serve.VIEW_COOKIE == plots.VIEW_COOKIE and f"document.cookie='{plots.VIEW_COOKIE}='" in js
     assert js.count("<script>") == 1 and serve.VIEW_JS in js
+
+
+def test_the_page_preloads_plotlys_chunk_and_what_it_imports(tmp_path):
+    """serve.preload_links: the named chunk and its static imports, minus those index.html already names, as
+    modulepreload links; in the installed Streamlit, Plotly's chunk is a file its static folder serves."""
+    js = tmp_path / "static" / "js"
+    js.mkdir(parents=True)
+    (tmp_path / "index.html").write_text('<script type="module" src="./static/js/index.A.js"></script>'
+                                         '<link rel="modulepreload" href="./static/js/shared.B.js">')
+    (js / "PlotlyChart.X1.js").write_text('import{a}from"./index.A.js";import"./shared.B.js";import{b}from"./wrap.C.js";')
+    (js / "wrap.C.js").write_text('import{c}from"./print.D.js";')
+    (js / "print.D.js").write_text("export const c=1;")
+    links = serve.preload_links(("PlotlyChart", "Missing"), static=tmp_path).decode()
+    assert links == "".join(f'<link rel="modulepreload" crossorigin href="./static/js/{n}">'
+                            for n in ("PlotlyChart.X1.js", "wrap.C.js", "print.D.js"))
+    installed = serve.preload_links()
+    names = [n.decode() for n in re.findall(rb'href="\./static/js/([^"]+)"', installed)]
+    assert names[0].startswith("PlotlyChart.") and (Path(st.__file__).with_name("static") / "static" / "js" / names[0]).is_file()
+    assert serve.PageBase(None)._script().endswith(installed)

@@ -32,6 +32,15 @@ def probes(asked: list[str], page_path: str) -> list[str]:
     return [u for u in asked if f"{page_path}/_stcore/" in u]
 
 
+def plotly_first(asked: list[str], static: str) -> None:
+    """serve.preload_links: Plotly's chunk is asked once, from the server's static/js/, before any widget's chunk
+    (without the preload the frontend asks for it after the sidebar's widgets: Selectbox, NumberInput, ...)."""
+    plotly = [i for i, u in enumerate(asked) if "/PlotlyChart." in u]
+    assert len(plotly) == 1 and asked[plotly[0]].startswith(static + "/static/js/PlotlyChart."), plotly
+    widgets = [i for i, u in enumerate(asked) if "/static/js/Selectbox." in u or "/static/js/NumberInput." in u]
+    assert widgets and plotly[0] < min(widgets)
+
+
 @pytest.mark.parametrize("path", ["/memory", "/fit"])
 def test_a_page_asks_its_server_once(server, browser, path):
     page, asked = visit(browser, server + path)
@@ -39,6 +48,7 @@ def test_a_page_asks_its_server_once(server, browser, path):
         assert page.evaluate(BASE_JS) == server + "/"
         assert probes(asked, path) == []  # without PageBase: /memory/_stcore/health and .../host-config, both 404
         assert any(u.endswith("/_stcore/health") for u in asked)
+        plotly_first(asked, server)
         assert not page.locator('[data-testid="stException"]').count()
         # nothing asked of another host (the tab's icon once came from fonts.gstatic.com, and failed offline)
         assert [u for u in asked if not u.startswith((server, "data:", "blob:"))] == []
@@ -60,6 +70,7 @@ def test_under_a_base_url_path_every_page_still_connects(browser):
         try:
             assert page.evaluate(BASE_JS) == base + "/"
             assert probes(asked, "/albert/memory") == []
+            plotly_first(asked, base)
             page.get_by_role("link", name="Fit planner").click()
             page.wait_for_url(base + "/fit")
             page.get_by_role("heading", name="Fit planner").wait_for(timeout=60_000)
