@@ -32,6 +32,8 @@ def test_every_family_defines_the_contract(name):
     mod = family(name)
     assert isinstance(mod, Family)
     assert mod.NAME == name and mod.MODEL_TYPES and all(isinstance(t, str) for t in mod.MODEL_TYPES)
+    # LoRA's default targets are the family's, one entry per model type it reads (peft's: tests/test_finetune.py)
+    assert tuple(mod.LORA_TARGETS) == mod.MODEL_TYPES
 
 
 @pytest.mark.parametrize("name", FAMILIES)

@@ -7,17 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..config import ModelConfig
-from ..families import family
+from ..families import NAMES, family
 from .hf_modules import model_modules
 
-# peft 0.21.2 src/peft/utils/constants.py, TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING, for the model types
-# this explorer writes (hf.to_hf_config: the family's first MODEL_TYPES); tests/test_finetune.py checks it against
-# the installed peft for every model type the families read. None: peft has no default (it raises).
+# peft 0.21.2's default LoRA targets for every model type the families read (each family's LORA_TARGETS, from
+# src/peft/utils/constants.py, TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); tests/test_finetune.py checks
+# them against the installed peft. None: peft has no default (it raises).
 PEFT_DEFAULT_TARGETS: dict[str, tuple[str, ...] | None] = {
-    "bert": ("query", "value"), "albert": None, "roberta": ("query", "value"), "xlm-roberta": ("query", "value"),
-    "camembert": None, "distilbert": None, "electra": ("query", "value"), "deberta-v2": ("query_proj", "value_proj"),
-    "modernbert": None, "mpnet": None,
-}
+    t: targets for name in NAMES for t, targets in family(name).LORA_TARGETS.items()}
 MODULES_TO_SAVE = ("classifier", "score")  # peft PeftModelFor{SequenceClassification,TokenClassification}
 PEFT_TASK = {"none": "FEATURE_EXTRACTION", "classification": "SEQ_CLS", "token": "TOKEN_CLS", "mlm": None}
 MAX_RANK = 1 << 16
@@ -67,7 +64,7 @@ def model_type(cfg: ModelConfig) -> str:
 
 def default_targets(cfg: ModelConfig) -> tuple[str, ...]:
     """peft's default LoRA targets for cfg's model type, or a ValueError naming what to pass."""
-    t = PEFT_DEFAULT_TARGETS.get(model_type(cfg))
+    t = family(cfg.family).LORA_TARGETS[model_type(cfg)]
     if t is None:
         names = ", ".join(lora_candidates(cfg))
         raise ValueError(f"peft has no default LoRA targets for model type '{model_type(cfg)}': name the modules "

@@ -1,7 +1,7 @@
 """Model families: one small module each, holding everything that differs between them.
 
 A family module is a `base.Family` (the contract, with typed signatures; bert.py is the smallest complete one):
-NAME, MODEL_TYPES, FIELDS, OWN_EMBEDDING_WIDTH, SEGMENT_TABLE, HEADS, HF_KEYS, HF_DEFAULTS, REQUIRED, REFUSED;
+NAME, MODEL_TYPES, LORA_TARGETS (peft's default LoRA targets), FIELDS, OWN_EMBEDDING_WIDTH, SEGMENT_TABLE, HEADS, HF_KEYS, HF_DEFAULTS, REQUIRED, REFUSED;
 validate, sizes (the closed form), groups (the breakdown), from_hf/to_hf/hf_classes (config.json and the Hugging
 Face classes), replay_embeddings/_layer/_pooler and weight_copy_elements (the activation replay), and its module
 layout as Hugging Face names it (BASE_PREFIX, POOLER_DROPPED_FOR, embedding_modules, layer_prefix, sublayer_modules,

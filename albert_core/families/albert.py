@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 NAME = "albert"
 MODEL_TYPES = ("albert",)
+# peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
+# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
+LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"albert": None}
 FIELDS: tuple[str, ...] = ()
 OWN_EMBEDDING_WIDTH = True
 SEGMENT_TABLE = True

@@ -84,6 +84,8 @@ class Family(Protocol):
     @property
     def MODEL_TYPES(self) -> tuple[str, ...]: ...  # config.json model_types read as it (the first is written)
     @property
+    def LORA_TARGETS(self) -> dict[str, tuple[str, ...] | None]: ...  # peft's default targets for each MODEL_TYPES
+    @property
     def FIELDS(self) -> tuple[str, ...]: ...  # ModelConfig fields of this family beyond the common ones
     @property
     def OWN_EMBEDDING_WIDTH(self) -> bool: ...  # whether embedding_dim may differ from hidden_dim

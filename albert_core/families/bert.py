@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 NAME = "bert"
 MODEL_TYPES = ("bert",)
+# peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
+# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
+LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"bert": ("query", "value")}
 FIELDS: tuple[str, ...] = ()
 OWN_EMBEDDING_WIDTH = False
 SEGMENT_TABLE = True

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 NAME = "deberta-v2"
 MODEL_TYPES = ("deberta-v2",)
+# peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
+# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
+LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"deberta-v2": ("query_proj", "value_proj")}
 FIELDS = ("relative_attention", "max_relative_positions", "position_buckets", "share_att_key", "pos_att_type",
           "position_biased_input", "norm_rel_ebd")
 OWN_EMBEDDING_WIDTH = True

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 NAME = "distilbert"
 MODEL_TYPES = ("distilbert",)
+# peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
+# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
+LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"distilbert": None}
 FIELDS: tuple[str, ...] = ()
 OWN_EMBEDDING_WIDTH = False
 SEGMENT_TABLE = False

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 NAME = "electra"
 MODEL_TYPES = ("electra",)
+# peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
+# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
+LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"electra": ("query", "value")}
 FIELDS: tuple[str, ...] = ()
 OWN_EMBEDDING_WIDTH = True
 SEGMENT_TABLE = True

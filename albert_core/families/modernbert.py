@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 NAME = "modernbert"
 MODEL_TYPES = ("modernbert",)
+# peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
+# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
+LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"modernbert": None}
 FIELDS = ("attention_bias", "mlp_bias", "norm_bias", "global_attn_every_n_layers", "local_attention")
 OWN_EMBEDDING_WIDTH = False
 SEGMENT_TABLE = False

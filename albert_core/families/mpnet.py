@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 NAME = "mpnet"
 MODEL_TYPES = ("mpnet",)
+# peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
+# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
+LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"mpnet": None}
 FIELDS = ("relative_attention_num_buckets",)
 OWN_EMBEDDING_WIDTH = False
 SEGMENT_TABLE = False

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 NAME = "roberta"
 MODEL_TYPES = ("roberta", "xlm-roberta", "camembert")
+# peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
+# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
+LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"roberta": ("query", "value"), "xlm-roberta": ("query", "value"), "camembert": None}
 FIELDS = ("position_offset",)
 OWN_EMBEDDING_WIDTH = False
 SEGMENT_TABLE = True
