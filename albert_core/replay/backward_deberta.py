@@ -88,6 +88,33 @@ def _position_uses(cfg: ModelConfig) -> list[str]:
     return [t for t in ("c2p", "p2c") if t in terms]
 
 
+class _Moments:
+    """The moments of one DisentangledSelfAttention call (g.point): each op's tensors with the caller's x and mask,
+    and what the layers above hold (`held`: known at the last layer, else None)."""
+
+    def __init__(self, g: DebertaGraph, x: T, mask: T, held: list[T] | None) -> None:
+        self.g, self.x, self.mask, self.held = g, x, mask, held
+
+    def pt(self, what: str, *ts: T) -> None:
+        self.g.point(f"forward: the last layer's {what}", [*ts, self.x, self.mask], self.held)
+
+    def lin(self, what: str, out: T, *ts: T) -> None:  # a Linear's output with its input (or its cast) and casts
+        self.pt(what, out, *self.g.linear_temps(), *ts)
+
+    def proj(self, cfg: ModelConfig, pre: str, name: str, *alive: T) -> T:
+        """self.transpose_for_scores(self.<name>(hidden_states)); `alive`: the projections made before it."""
+        g = self.g
+        g.ctx = [*alive, self.x, self.mask], self.held  # a LoRA Linear's inner moments (backward_lora.lora_linear)
+        g.last_input, g.last_casts = None, []
+        p = g.linear(self.x, pre + name, cfg.hidden_dim, cfg.hidden_dim)
+        g.ctx = None
+        self.lin(name, p, *alive)
+        out = _transpose_for_scores(g, p, cfg.num_heads, g.S)
+        if out.st is not p.st:
+            self.pt(f"{name} contiguous", p, out, *alive)
+        return out
+
+
 def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: T | None,
                held: list[T] | None) -> tuple[T, list[T]]:
     """DisentangledSelfAttention.forward: (its context (B, S, H), its locals alive when it returns).
@@ -99,138 +126,147 @@ def _attention(g: DebertaGraph, cfg: ModelConfig, x: T, pre: str, mask: T, rel: 
     x and mask. Where nothing records a node (every layer frozen, no relative term reaching a trained tensor)
     they are the frozen forward's working set, the same in every layer."""
     B, S, A, H = g.B, g.S, cfg.num_heads, cfg.hidden_dim
-    R = rel_rows(cfg)
-    terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
-    both = A > 1 and S > 1
-
-    def pt(what: str, *ts: T) -> None:
-        g.point(f"forward: the last layer's {what}", [*ts, x, mask], held)
-
-    def lin(what: str, out: T, *ts: T) -> None:  # a Linear's output with its input (or its cast) and casts
-        pt(what, out, *g.linear_temps(), *ts)
-
-    def proj(name: str, *alive: T) -> T:  # self.transpose_for_scores(self.<name>(hidden_states))
-        g.last_input, g.last_casts = None, []
-        p = g.linear(x, pre + name, H, H)
-        lin(name, p, *alive)
-        out = _transpose_for_scores(g, p, A, S)
-        if out.st is not p.st:
-            pt(f"{name} contiguous", p, out, *alive)
-        return out
-
-    g.ctx = [x, mask], held  # a LoRA Linear's inner moments (backward_lora.lora_linear): the layer's locals
-    q = proj("query_proj")
-    g.ctx = [q, x, mask], held
-    k = proj("key_proj", q)
-    g.ctx = [q, k, x, mask], held
-    v = proj("value_proj", q, k)
-    g.ctx = None
+    m = _Moments(g, x, mask, held)
+    q = m.proj(cfg, pre, "query_proj")
+    k = m.proj(cfg, pre, "key_proj", q)
+    v = m.proj(cfg, pre, "value_proj", q, k)
     c = q.dtype
     s32 = g.new(1, F32, "scale")  # scaled_size_sqrt: sqrt(tensor(D) * scale_factor), float32 0-d
     sc = s32 if c == F32 else g.new(1, c, "scale.to(dtype)")
     kt = g.div0(k, sc)  # key_layer.transpose(-1, -2) / scale: a temporary of the statement
     qkv = [q, k, v, s32]
-    pt("key / scale", *qkv, sc, kt)
+    m.pt("key / scale", *qkv, sc, kt)
     scores = g.bmm(q, kt, B * A * S * S, c)
-    pt("q @ k^T", *qkv, sc, kt, scores)
+    m.pt("q @ k^T", *qkv, sc, kt, scores)
     locs: list[T] = [*qkv]
     dead: list[T] = []
     rel_att: list[T] = []
     if cfg.relative_attention:
         assert rel is not None
-        if terms:
-            r = g.dropout(rel, cfg.dropout)  # pos_dropout
-            if r is not rel and g.last_noise is not None:
-                pt("pos_dropout", rel, g.last_noise, r, *locs, scores)
-        else:  # no term reaches the loss: the dropout is recorded on a branch that dies with the layer
-            r = g.new(rel.numel, rel.dtype, "pos_dropout") if cfg.dropout else rel
-            if cfg.dropout:  # its node keeps the noise where rel_embeddings train (not under LoRA: a temporary)
-                noise = g.new(rel.numel, rel.dtype, "noise")
-                pt("pos_dropout", rel, noise, r, *locs, scores)
-                dead += [r, noise] if g.rel_requires_grad else [r]
-        locs.append(r)
-        kept = len(dead)  # pos_dropout's output and noise (its node's): forward's local
-        pos: dict[str, T] = {}
-        for t in _position_uses(cfg):
-            key = pre + (("query_proj" if t == "p2c" else "key_proj") if cfg.share_att_key else
-                         ("pos_query_proj" if t == "p2c" else "pos_key_proj"))
-            live = t in terms
-            gg = g if live else _Dead(g, dead)
-            g.ctx = [*pos.values(), *locs, *dead, scores, x, mask], held
-            g.last_input, g.last_casts = None, []
-            pr = gg.linear(r, key, H, H, rows=R)
-            g.ctx = None
-            lin(f"{t} position projection", pr, *pos.values(), *locs, *dead, scores)
-            tr = _transpose_for_scores(gg, pr, A, R)
-            if tr.st is not pr.st:
-                pt(f"{t} position contiguous", pr, tr, *pos.values(), *locs, *dead, scores)
-            pos[t] = gg.repeat(tr, B)
-            pt(f"{t} position repeat", tr, pos[t], *pos.values(), *locs, *dead, scores)
-            dead += [] if live else [pos[t]]
-        score: T | None = None
-        bias: list[T] = []  # disentangled_attention_bias's locals: scale, the indices, the gathered terms
-        for t, content in (("c2p", q), ("p2c", k)):
-            if t not in terms:
-                continue
-            s2 = g.new(1, F32, "scale")  # `scale` rebound: the last one lives
-            bias = [b for b in bias if b.numel != 1] + [s2]
-            here = [*bias, *([score] if score is not None else []), *pos.values(), *locs, *dead, scores]
-            # c2p: bmm, then the index clamp(relative_pos + att_span, ...); p2c: the index clamp(-r_pos + att_span,
-            # ...), then bmm
-            att0 = g.bmm(content, pos[t], B * A * S * R, c) if t == "c2p" else None
-            first = [att0] if att0 is not None else []
-            if att0 is not None:
-                pt(f"{t} bmm", att0, *here)
-            plus = g.new(S * S, "int64", f"{t} relative_pos + att_span")  # (1, 1, S, S) int64
-            neg = [g.new(S * S, "int64", "-r_pos")] if t == "p2c" else []
-            pt(f"{t} index add", *neg, plus, *first, *here)
-            idx = g.new(S * S, "int64", f"{t}_pos")  # clamp(...)
-            pt(f"{t} index clamp", plus, idx, *first, *here)
-            if att0 is None:
-                att0 = g.bmm(content, pos[t], B * A * S * R, c)
-                pt(f"{t} bmm", att0, idx, *here)
-            att = g.gather(att0, B * A * S * S, idx)
-            pt(f"{t} gather", att0, att, idx, *here)
-            bias += [idx, att]
-            here = [*bias, *([score] if score is not None else []), *pos.values(), *locs, *dead, scores]
-            s2c = s2 if att.dtype == F32 else g.new(1, att.dtype, "scale.to(dtype)")
-            term = g.div0(att, s2c)
-            pt(f"{t} term", s2c, term, *here)
-            if score is None:  # score = 0 + term: a new tensor
-                score = g.add_scalar(term)
-                pt(f"{t} 0 + term", s2c, term, score, *here)
-            else:  # score += term: in place
-                score = _iadd(g, score, term)
-        dead = dead[:kept]  # the unused projections die as disentangled_attention_bias returns
-        if score is None:
-            new = g.add_scalar(scores)  # attention_scores + 0 (rel_att is the int 0)
-            pt("scores + 0", scores, new, *locs, *dead)
-            scores = new
-        else:
-            rel_att = [score]  # forward's local until it returns
-            new = g.add(scores, score)  # the content scores freed once rebound
-            pt("scores + rel_att", scores, new, *rel_att, *locs, *dead)
-            scores = new
+        scores, rel_att, dead = _relative(m, cfg, pre, rel, q, k, locs, scores)
     bmask = g.new(B * S * S, "bool", "attention_mask.bool()")  # a local until the function returns
-    pt("attention_mask.bool()", bmask, scores, *rel_att, *locs, *dead)
+    m.pt("attention_mask.bool()", bmask, scores, *rel_att, *locs, *dead)
     inv = g.new(B * S * S, "bool", "~attention_mask")  # a temporary of the statement
-    pt("~attention_mask", inv, bmask, scores, *rel_att, *locs, *dead)
+    m.pt("~attention_mask", inv, bmask, scores, *rel_att, *locs, *dead)
     unmasked = scores
     scores = g.masked_fill(scores, inv)
     locs += [bmask, *rel_att]
-    pt("masked_fill", inv, unmasked, scores, *locs, *dead)
+    m.pt("masked_fill", inv, unmasked, scores, *locs, *dead)
     probs = g.unary(scores, "SoftmaxBackward0", True)
-    pt("attention softmax", probs, scores, *locs, *dead)
+    m.pt("attention softmax", probs, scores, *locs, *dead)
     dropped = g.dropout(probs, cfg.attention_dropout)
     if dropped is not probs and g.last_noise is not None:
-        pt("attention dropout", probs, g.last_noise, dropped, scores, *locs, *dead)
+        m.pt("attention dropout", probs, g.last_noise, dropped, scores, *locs, *dead)
     ctx = g.bmm(dropped, v, B * S * H, c)
     locs += [scores, dropped]
-    pt("attention context", ctx, *locs, *dead)
+    m.pt("attention context", ctx, *locs, *dead)
+    both = A > 1 and S > 1
     out = g.copy(ctx, both, B > 1 and A > 1 and S > 1)  # permute(...).contiguous(); view's reshape
     if out.st is not ctx.st:
-        pt("attention context contiguous", ctx, out, *locs, *dead)
+        m.pt("attention context contiguous", ctx, out, *locs, *dead)
     return out, locs
+
+
+def _relative(m: _Moments, cfg: ModelConfig, pre: str, rel: T, q: T, k: T, locs: list[T],
+              scores: T) -> tuple[T, list[T], list[T]]:
+    """The relative part of the attention (rel_att = disentangled_attention_bias, added to the scores): (the scores
+    after it, rel_att while forward holds it, what stays alive until forward returns: pos_dropout's output and
+    noise on a branch no term reaches). Appends pos_dropout's output to `locs`."""
+    g = m.g
+    terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
+    dead: list[T] = []
+    if terms:
+        r = g.dropout(rel, cfg.dropout)  # pos_dropout
+        if r is not rel and g.last_noise is not None:
+            m.pt("pos_dropout", rel, g.last_noise, r, *locs, scores)
+    else:  # no term reaches the loss: the dropout is recorded on a branch that dies with the layer
+        r = g.new(rel.numel, rel.dtype, "pos_dropout") if cfg.dropout else rel
+        if cfg.dropout:  # its node keeps the noise where rel_embeddings train (not under LoRA: a temporary)
+            noise = g.new(rel.numel, rel.dtype, "noise")
+            m.pt("pos_dropout", rel, noise, r, *locs, scores)
+            dead += [r, noise] if g.rel_requires_grad else [r]
+    locs.append(r)
+    kept = len(dead)  # pos_dropout's output and noise (its node's): forward's local
+    pos = _positions(m, cfg, pre, r, terms, locs, dead, scores)
+    score = _bias_terms(m, cfg, q, k, pos, terms, locs, dead, scores)
+    dead = dead[:kept]  # the unused projections die as disentangled_attention_bias returns
+    if score is None:
+        new = g.add_scalar(scores)  # attention_scores + 0 (rel_att is the int 0)
+        m.pt("scores + 0", scores, new, *locs, *dead)
+        return new, [], dead
+    new = g.add(scores, score)  # the content scores freed once rebound; rel_att: forward's local until it returns
+    m.pt("scores + rel_att", scores, new, score, *locs, *dead)
+    return new, [score], dead
+
+
+def _positions(m: _Moments, cfg: ModelConfig, pre: str, r: T, terms: list[str], locs: list[T], dead: list[T],
+               scores: T) -> dict[str, T]:
+    """disentangled_attention_bias's position projections of r (pos_key_layer for c2p, pos_query_layer for p2c),
+    each repeated over the batch: {term: (B*A, R, D)}. One that no term uses is recorded on a dead branch, its
+    tensors appended to `dead`."""
+    g = m.g
+    A, H, R = cfg.num_heads, cfg.hidden_dim, rel_rows(cfg)
+    pos: dict[str, T] = {}
+    for t in _position_uses(cfg):
+        key = pre + (("query_proj" if t == "p2c" else "key_proj") if cfg.share_att_key else
+                     ("pos_query_proj" if t == "p2c" else "pos_key_proj"))
+        live = t in terms
+        gg = g if live else _Dead(g, dead)
+        g.ctx = [*pos.values(), *locs, *dead, scores, m.x, m.mask], m.held
+        g.last_input, g.last_casts = None, []
+        pr = gg.linear(r, key, H, H, rows=R)
+        g.ctx = None
+        m.lin(f"{t} position projection", pr, *pos.values(), *locs, *dead, scores)
+        tr = _transpose_for_scores(gg, pr, A, R)
+        if tr.st is not pr.st:
+            m.pt(f"{t} position contiguous", pr, tr, *pos.values(), *locs, *dead, scores)
+        pos[t] = gg.repeat(tr, g.B)
+        m.pt(f"{t} position repeat", tr, pos[t], *pos.values(), *locs, *dead, scores)
+        dead += [] if live else [pos[t]]
+    return pos
+
+
+def _bias_terms(m: _Moments, cfg: ModelConfig, q: T, k: T, pos: dict[str, T], terms: list[str], locs: list[T],
+                dead: list[T], scores: T) -> T | None:
+    """disentangled_attention_bias's c2p and p2c terms, each a bmm with its position projection, gathered at the
+    clamped relative positions and divided by its scale: their sum (None where pos_att_type has neither)."""
+    g = m.g
+    B, S, A, R, c = g.B, g.S, cfg.num_heads, rel_rows(cfg), q.dtype
+    score: T | None = None
+    bias: list[T] = []  # disentangled_attention_bias's locals: scale, the indices, the gathered terms
+    for t, content in (("c2p", q), ("p2c", k)):
+        if t not in terms:
+            continue
+        s2 = g.new(1, F32, "scale")  # `scale` rebound: the last one lives
+        bias = [b for b in bias if b.numel != 1] + [s2]
+        here = [*bias, *([score] if score is not None else []), *pos.values(), *locs, *dead, scores]
+        # c2p: bmm, then the index clamp(relative_pos + att_span, ...); p2c: the index clamp(-r_pos + att_span,
+        # ...), then bmm
+        att0 = g.bmm(content, pos[t], B * A * S * R, c) if t == "c2p" else None
+        first = [att0] if att0 is not None else []
+        if att0 is not None:
+            m.pt(f"{t} bmm", att0, *here)
+        plus = g.new(S * S, "int64", f"{t} relative_pos + att_span")  # (1, 1, S, S) int64
+        neg = [g.new(S * S, "int64", "-r_pos")] if t == "p2c" else []
+        m.pt(f"{t} index add", *neg, plus, *first, *here)
+        idx = g.new(S * S, "int64", f"{t}_pos")  # clamp(...)
+        m.pt(f"{t} index clamp", plus, idx, *first, *here)
+        if att0 is None:
+            att0 = g.bmm(content, pos[t], B * A * S * R, c)
+            m.pt(f"{t} bmm", att0, idx, *here)
+        att = g.gather(att0, B * A * S * S, idx)
+        m.pt(f"{t} gather", att0, att, idx, *here)
+        bias += [idx, att]
+        here = [*bias, *([score] if score is not None else []), *pos.values(), *locs, *dead, scores]
+        s2c = s2 if att.dtype == F32 else g.new(1, att.dtype, "scale.to(dtype)")
+        term = g.div0(att, s2c)
+        m.pt(f"{t} term", s2c, term, *here)
+        if score is None:  # score = 0 + term: a new tensor
+            score = g.add_scalar(term)
+            m.pt(f"{t} 0 + term", s2c, term, score, *here)
+        else:  # score += term: in place
+            score = _iadd(g, score, term)
+    return score
 
 
 def _iadd(g: DebertaGraph, a: T, b: T) -> T:
