@@ -5,14 +5,16 @@ word, PRECISIONS, read through three properties of one meaning each), the attent
 modelled, the optimizer, the fine-tuning (mode, head, labels, LoRA) and the parallelism (GPUs, sharding). It
 validates itself (`problems`, each message saying what to change) and has one set of defaults: the app's (the
 controls of albert_core.formats.share). training.training_memory(cfg, w), step.step_peak(cfg, w) (and the step's
-replays and candidates), the engine's measure_activation_memory(cfg, w) and check_measurable(cfg, w), and Verify's
-modelled step and planner take it. Not yet (issue 26): the engine's Run (albert_core.engine.run), the worker's
-request, the URL's and the CLI's settings, activation_memory's keywords.
+replays and candidates), the engine (engine.Run is a Workload plus fake and seed; measure_activation_memory,
+check_measurable, modelled_step, the measured points' tables, measure_cuda_peak), Verify's planner, the worker's
+request (to_dict / from_dict: plain JSON across the process boundary) and the CLI's `memory` and `verify` take it.
+Not (issue 26): the URL's settings (one control per widget, albert_core.formats.share) and activation_memory's
+keywords (the forward alone).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from .estimate.lora import LoraSpec
@@ -69,6 +71,35 @@ class Workload:
 
     def replace(self, **changes: Any) -> Workload:
         return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON (the worker's request, albert_core.engine.worker): every field, LoRA as its fields or None."""
+        d = asdict(self)
+        if self.lora is not None and self.lora.targets is not None:
+            d["lora"]["targets"] = list(self.lora.targets)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Workload:
+        """The Workload of to_dict's JSON; a ValueError names a key it does not know or a value it refuses."""
+        if not isinstance(d, dict):
+            raise ValueError(f"a workload must be a JSON object of its fields, got {short(d)}")
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"unknown workload field(s) {', '.join(map(short, unknown))}: the fields are "
+                             f"{', '.join(sorted(names))}")
+        lo: Any = d.get("lora")
+        if lo is not None:
+            if not isinstance(lo, dict):
+                raise ValueError(f"lora must be an object of LoraSpec's fields or null, got {short(lo)}")
+            targets = lo.get("targets")
+            try:
+                lo = LoraSpec(**{**lo, "targets": tuple(targets) if isinstance(targets, list) else targets})
+            except TypeError:
+                raise ValueError(f"lora's fields are r, lora_alpha, lora_dropout, targets and bias, got "
+                                 f"{', '.join(map(short, lo))}") from None
+        return cls(**{**d, "lora": lo})
 
     def problems(self) -> list[str]:
         """Every problem with the workload, each saying what to change (the model's own: check_for)."""

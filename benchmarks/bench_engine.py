@@ -24,6 +24,7 @@ from albert_core.engine.measure import default_kind, maker  # noqa: E402
 from albert_core.engine.worker import _inference_modelled, _peak_rss  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
 from albert_core.units import format_bytes  # noqa: E402
+from albert_core.workload import Workload
 
 
 def main() -> None:
@@ -38,7 +39,7 @@ def main() -> None:
         cfg = PRESETS[name]
         kind = default_kind(cfg)
         what = ("saved", "inference", "step") if _inference_modelled(cfg) else ("saved", "step")
-        run = engine.Run(1, cfg.max_position)
+        run = engine.Run(Workload(1, cfg.max_position, "float32", "eager", device="cpu"))
         make = maker(cfg, kind, "eager")
         engine.measure(make, cfg.vocab_size, run, what)  # warm-up
         times, r = [], None

@@ -36,6 +36,7 @@ from albert_core.engine.measure import default_kind  # noqa: E402
 from albert_core.engine.memory import available_bytes  # noqa: E402
 from albert_core.engine.runner import Runner  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
+from albert_core.workload import Workload  # noqa: E402
 
 MIB = 1 << 20
 CASES = [("bert-base", 2, 64), ("xlm-roberta-large", 8, 512), ("deberta-v3-large", 4, 512),
@@ -45,8 +46,8 @@ CASES = [("bert-base", 2, 64), ("xlm-roberta-large", 8, 512), ("deberta-v3-large
 
 def request(name: str, batch: int, seq: int) -> dict:
     cfg = PRESETS[name]
-    return {"config": cfg.to_dict(), "source": default_kind(cfg), "batch_size": batch, "seq_len": seq,
-            "dtype": "float32", "attention": "eager", "checkpointing": False, "optimizer": "adamw", "real": False}
+    w = Workload(batch, seq, "float32", "eager", device="cpu", optimizer="adamw")
+    return {"config": cfg.to_dict(), "source": default_kind(cfg), "workload": w.to_dict(), "real": False}
 
 
 def memory_page_points() -> dict:

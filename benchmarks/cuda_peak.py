@@ -39,9 +39,9 @@ def main() -> None:
     print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     for name, b, s, precision, att in RUNS:
         cfg = PRESETS[name]
-        r = measure_cuda_peak(cfg, batch_size=b, seq_len=s, precision=precision, optimizer="adamw", attention=att)
-        est = training_memory(cfg, Workload(batch_size=b, seq_len=s, precision=precision, optimizer="adamw",
-                                            attention=att, device="cuda"))
+        w = Workload(batch_size=b, seq_len=s, precision=precision, optimizer="adamw", attention=att, device="cuda")
+        r = measure_cuda_peak(cfg, w)
+        est = training_memory(cfg, w)
         print(f"{name:12s} b={b} s={s} {precision:8s} {att:5s} measured peak {format_bytes(r['peak']):>11s} "
               f"estimate {format_bytes(est.total):>11s} ratio {r['peak'] / est.total:.3f} "
               f"(weights measured {format_bytes(r['weights'])}, after forward {format_bytes(r['after_forward'])})")

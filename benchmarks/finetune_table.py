@@ -78,7 +78,7 @@ def largest_batch(cfg, mode: str, lora, seq_len: int, budget: int) -> int:
 
 
 def measured(cfg, mode: str, lora, batch: int, seq_len: int) -> tuple[engine.StepPeak, float]:
-    run = engine.Run(batch, seq_len, dtype=DTYPE, attention=ATTENTION, optimizer=OPTIMIZER)
+    run = engine.Run(Workload(batch, seq_len, DTYPE, ATTENTION, device="cpu", optimizer=OPTIMIZER))
     t0 = time.perf_counter()
     r = engine.measure(lambda: finetuned.build(cfg, mode, head=HEAD, num_labels=LABELS, lora=lora, device="cpu",
                                               attention=ATTENTION), cfg.vocab_size, run, what=("step",))

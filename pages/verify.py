@@ -17,7 +17,7 @@ from albert_core.engine import worker  # no torch: every build runs in a separat
 from albert_core.engine.measure import (
     default_kind,
     device_differences,
-    modelled_step_for,
+    modelled_step,
     planner_peaks,
     step_estimate,
     step_rows,
@@ -84,17 +84,13 @@ if source_choice == "auto":
            if source == "reference" else f"family {md(cfg.family)}")
     st.caption(f"Model: {SOURCES[source]} ({why}).")
 
-lora = ft["lora"]
-ft_request = {"train": ft["mode"], "head": ft["head"], "num_labels": ft["num_labels"],
-              "lora": None if lora is None else {"r": lora.r, "lora_alpha": lora.lora_alpha,
-                                                 "lora_dropout": lora.lora_dropout,
-                                                 "targets": list(lora.targets) if lora.targets else None}}
-run_key = (cfg, source, batch, seq, dtype, attention, optimizer, checkpointing, real, tuple(sorted(ft.items())))
+# the step this page runs: on this server's CPU (its optimizer's for-loop, torch.optim's CPU default)
+workload = Workload(batch_size=batch, seq_len=seq, precision=dtype, attention=attention, checkpointing=checkpointing,
+                    device="cpu", optimizer=optimizer, **ft)
+run_key = (cfg, source, workload, real)
 JOB, RESULT = "_ae_verify_job", "_ae_verify"  # session: (run_key, plan, runner Job) while pending; the result
 if st.button("Build, count and measure", type="primary", key="verify_run"):
-    request = {"config": cfg.to_dict(), "source": source, "batch_size": batch, "seq_len": seq, "dtype": dtype,
-               "attention": attention, "checkpointing": checkpointing, "optimizer": optimizer, "real": real,
-               **ft_request}
+    request = {"config": cfg.to_dict(), "source": source, "workload": workload.to_dict(), "real": real}
     plan = worker.plan(request, jobs.budget_bytes())  # no torch here: refusals need no process
     st.session_state.pop(RESULT, None)
     if plan["count"] or plan["measure"]:  # one job per session: a new press replaces the pending one
@@ -190,7 +186,7 @@ def show_step(result: dict) -> None:
     w = Workload(batch_size=m["batch_size"], seq_len=m["seq_len"], precision=m["dtype"], optimizer=s["optimizer"],
                  attention=m["attention"], checkpointing=m["checkpointing"], device="cpu", **ft)  # the step measured
     est = None if fine else step_estimate(cfg, w)
-    modelled = modelled_step_for(cfg, m["kind"], w)
+    modelled = modelled_step(cfg, m["kind"], w)
     p1, p2, p3 = st.columns(3)
     p1.metric("Measured peak", format_bytes(s["peak"]), help=f"{s['peak']:,} bytes")
     p2.metric("When", s["phase"], help=f"innermost module: {s['module'] or '(none)'}")

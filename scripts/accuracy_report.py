@@ -58,7 +58,7 @@ def main() -> None:
         key = (name, dtype, att)
         if key not in models:  # one model per (preset, dtype, attention), reused across seq_len
             models.clear()
-            run = engine.Run(b, s, dtype=dtype, attention=att, fake=False)
+            run = engine.Run(Workload(b, s, dtype, att, device="cpu"), fake=False)
             models[key] = engine.prepare(maker(cfg, "hf", att)(), run, True)
         model = models[key]
         ids = torch.randint(0, cfg.vocab_size, (b, s), generator=torch.Generator().manual_seed(0))

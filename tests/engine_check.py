@@ -45,7 +45,7 @@ def estimate_equals_engine(cfg: ModelConfig, run: engine.Run, kind: str = "hf",
     r = result or engine.measure(maker(cfg, kind, run.attention), cfg.vocab_size, run, what)
     ecfg = _estimate_config(cfg, kind)
     assert r.parameters == count_parameters(ecfg).total
-    kw = dict(batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.dtype, attention=run.attention, device="cpu")
+    kw = dict(batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.precision, attention=run.attention, device="cpu")
     assert r.saved == activation_memory(ecfg, checkpointing=run.checkpointing, **kw).total
     if r.inference is not None and inference_modelled(cfg) and kind == "hf":  # albert_core models HF's code
         assert r.inference == activation_memory(ecfg, training=False, **kw).total

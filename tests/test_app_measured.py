@@ -23,7 +23,8 @@ def test_memory_measures_points_that_equal_the_cpu_estimate():
         assert len(got["x"]) >= 3 and got["y"] == est["y"]  # PyTorch's bytes on albert_core's CPU estimate
         s = int(got["x"][-1])
         cfg = PRESETS[name].replace(max_position=s)
-        real = engine.measure(maker(cfg, "hf", "eager"), cfg.vocab_size, engine.Run(2, s, fake=True), ("saved",))
+        real = engine.measure(maker(cfg, "hf", "eager"), cfg.vocab_size,
+                              engine.Run(Workload(2, s, "float32", "eager", device="cpu"), fake=True), ("saved",))
         assert got["customdata"][-1][0] == real.saved  # the exact bytes in the hover
     layout = json.dumps(figure(at, "memory_activations")["layout"]).replace("<br>", " ")
     assert "points measured by PyTorch on this server (fake tensors, CPU kernels)" in layout  # the settings line
@@ -46,7 +47,8 @@ def test_training_chart_measures_step_peaks_beside_the_modelled_peak():
     s = int(got["x"][-1])
     cfg = PRESETS["bert-base"].replace(max_position=s)
     # the page's attention (the link's default, eager)
-    real = engine.measure(maker(cfg, "hf", "eager"), cfg.vocab_size, engine.Run(2, s, attention="eager", optimizer="sgd"),
+    real = engine.measure(maker(cfg, "hf", "eager"), cfg.vocab_size,
+                          engine.Run(Workload(2, s, "float32", "eager", device="cpu", optimizer="sgd")),
                           ("step",))
     assert got["customdata"][-1][0] == real.step.peak  # the engine's bytes in the hover
     modelled = tr["bert-base: modelled peak, CPU"]["customdata"][-1][0]

@@ -33,9 +33,12 @@ TINY = {"name": "tiny", "vocab_size": "1000", "hidden_dim": "64", "num_heads": "
 TINY_CFG = PRESETS["albert-base"].replace(**{k: (v if k == "name" else int(v)) for k, v in TINY.items()})
 
 
-def request(cfg, **kw):
-    return {"config": cfg.to_dict(), "source": "reference", "batch_size": 2, "seq_len": 16, "dtype": "float32",
-            "attention": "eager", "checkpointing": False} | kw
+def request(cfg, source="reference", real=False, **kw):
+    """The worker's request for cfg: the reference encoder at 2 x 16, float32, eager, on the CPU; kw: Workload's
+    fields (batch_size, seq_len, precision, mode, lora, ...) as the Verify page builds it."""
+    w = Workload(**({"batch_size": 2, "seq_len": 16, "precision": "float32", "attention": "eager", "device": "cpu"}
+                    | kw))
+    return {"config": cfg.to_dict(), "source": source, "workload": w.to_dict(), "real": real}
 
 
 def test_pages_never_import_torch_in_the_server_process_even_after_verify_ran():
@@ -112,7 +115,7 @@ def test_real_tensor_measurement_over_the_budget_is_refused_before_building_nami
     assert metrics["Built in PyTorch"] == f"{count_parameters(PRESETS['bert-base']).total:,}"  # still counted
     (err,) = at.error
     est = worker.estimate(request(PRESETS["bert-base"], batch_size=2, seq_len=64, real=True,
-                                  dtype=CONTROLS["precision"].default))  # the page's precision: Memory's and Fit's
+                                  precision=CONTROLS["precision"].default))  # the page's precision: Memory's and Fit's
     assert est["total"] > 600 * MIB
     assert err.value.startswith("Not measured:")
     assert f"about {est['total'] / MIB:,.0f} MiB" in err.value and "over the 600 MiB" in err.value
@@ -236,7 +239,8 @@ def test_verify_shows_the_training_step_peak_the_engine_measures():
     assert not [b for b in at.button if b.key == "verify_cancel"]  # the finished build's Cancel is gone
     metrics = {m.label: m.value for m in at.metric}
     step = engine.measure(maker(TINY_CFG, "hf", "eager"), TINY_CFG.vocab_size,
-                          engine.Run(2, 16, optimizer="sgd", fake=False), what=("step",)).step
+                          engine.Run(Workload(2, 16, "float32", "eager", device="cpu", optimizer="sgd"), fake=False),
+                          what=("step",)).step
     assert metrics["Measured peak"] == format_bytes(step.peak)  # real tensors here, fake in the page's child
     assert metrics["When"] == step.phase
     assert any("Model: Hugging Face's model" in c.value for c in at.caption)  # auto: ALBERT, sharing all
@@ -257,7 +261,7 @@ def test_verify_measures_each_mixed_precision_as_the_planner_counts_it(precision
     at.button(key="verify_run").click().run(timeout=120)
     assert not at.exception and not at.error, [e.value for e in at.error]
     step = engine.measure(maker(TINY_CFG, "hf", "eager"), TINY_CFG.vocab_size,
-                          engine.Run(2, 16, dtype=precision), what=("step",)).step
+                          engine.Run(Workload(2, 16, precision, "eager", device="cpu")), what=("step",)).step
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Measured peak"] == format_bytes(step.peak)
     (modelled,) = [m for m in at.metric if m.label == "albert_core's modelled peak"]
@@ -387,13 +391,13 @@ def test_verify_step_caption_is_short_and_the_detail_is_in_an_expander():
 
 
 def test_worker_refuses_a_fine_tuned_model_it_cannot_build_with_the_reason():
-    ft = {"train": "lora", "head": "none", "num_labels": 2, "lora": {"r": 8, "lora_alpha": 8, "lora_dropout": 0.0,
-                                                                     "targets": ["query", "value"]}}
+    ft = {"mode": "lora", "head": "none", "num_labels": 2, "lora": LoraSpec(r=8, lora_alpha=8, lora_dropout=0.0,
+                                                                            targets=("query", "value"))}
     ref = worker.plan(request(TINY_BERT_CFG, **ft), 700 * MIB)  # request(): the reference encoder
     assert not ref["count"] and "choose Hugging Face's model" in ref["count_error"]
     shared = worker.plan(request(TINY_CFG.replace(sharing="attention"), **ft, source="hf"), 700 * MIB)
     assert not shared["measure"] and "sharing 'attention'" in shared["measure_error"]
-    no_targets = worker.plan(request(TINY_CFG, **(ft | {"lora": ft["lora"] | {"targets": None}}), source="hf"),
+    no_targets = worker.plan(request(TINY_CFG, **(ft | {"lora": LoraSpec(r=8, lora_alpha=8)}), source="hf"),
                              700 * MIB)
     assert not no_targets["count"] and "LoRA" in no_targets["count_error"]
 

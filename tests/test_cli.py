@@ -177,6 +177,21 @@ def test_verify_json_measured_beside_estimated(capsys):
     assert list(d["engine_timings"]) == ["build", "inference", "step"]  # where its time went (saved: in the step)
 
 
+def test_verify_runs_a_master_copy_precision_as_memory_plans_it(capsys):
+    """--precision bf16_master (a choice of both commands) is the Workload's: the engine runs the bfloat16 model with
+    float32 masters, its saved bytes those of the bfloat16 forward, and the replayed step equals it to the byte."""
+    from albert_core.estimate.activations import activation_memory
+
+    d = _main_json(capsys, "verify", "--preset", "mpnet-base", "--batch-size", "2", "--seq-len", "32",
+                   "--precision", "bf16_master", "--optimizer", "sgd")
+    cfg = PRESETS["mpnet-base"]
+    assert d["settings"]["dtype"] == "bf16_master"
+    assert d["activations"]["measured"] == activation_memory(cfg, batch_size=2, seq_len=32, dtype="bfloat16",
+                                                             attention="sdpa", device="cpu").total
+    t = d["training_peak"]
+    assert t["measured"] == t["estimate"] and t["at_peak"]["master weights"] == 4 * count_parameters(cfg).total
+
+
 def test_verify_as_a_command_prints_its_table_and_no_import_warnings():
     """torchao is installed here (requirements-dev.txt), and transformers imported it on every build: its two
     "Failed to load ... torchao/_C_..." lines and torch's two _pytree warnings came before verify's table. The
@@ -217,7 +232,7 @@ def test_the_commands_start_from_the_apps_defaults(capsys):
 
     p = build_parser()
     v = p.parse_args(["verify"])
-    assert (v.batch_size, v.seq_len, v.dtype, v.attention, v.optimizer, v.source, v.checkpointing, v.real) == (
+    assert (v.batch_size, v.seq_len, v.precision, v.attention, v.optimizer, v.source, v.checkpointing, v.real) == (
         default("verify_batch"), default("verify_seq_len"), default("precision"), default("attention"),
         default("optimizer"), default("source"), default("checkpointing"), default("verify_real"))
     m = p.parse_args(["memory"])

@@ -17,6 +17,7 @@ from albert_core.engine import core as engine
 from albert_core.engine.build import hf_model, reference_model
 from albert_core.engine.measure import check_kind, default_kind, maker
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 
 FAMILIES = ["bert", "albert", "roberta", "distilbert", "electra", "deberta-v2", "modernbert"]
 DTYPES = ["float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16"]
@@ -30,9 +31,9 @@ def _case(family: str, seed: int):
         cfg = cfg.replace(dropout=0.0, attention_dropout=0.0)
     checkpointing = seed % 5 == 2
     kind = default_kind(cfg, checkpointing)
-    run = engine.Run(rng.randint(1, 3), rng.randint(1, cfg.max_position), dtype=DTYPES[seed % 5],
-                     attention=("eager", "sdpa")[(seed // 5) % 2], checkpointing=checkpointing,
-                     optimizer=OPTIMIZERS[seed % 3])
+    run = engine.Run(Workload(rng.randint(1, 3), rng.randint(1, cfg.max_position), DTYPES[seed % 5],
+                              ("eager", "sdpa")[(seed // 5) % 2], checkpointing=checkpointing, device="cpu",
+                              optimizer=OPTIMIZERS[seed % 3]))
     return cfg, kind, run
 
 
@@ -42,14 +43,14 @@ def test_master_weights_step_fake_equals_real(family, precision):
     """16-bit weights with float32 master copies: the masters, the float32 gradients the optimizer step makes and the
     float32 state, fake equal to real; the saved activations are the cast model's."""
     cfg, kind, run = _case(family, 1)
-    run = engine.Run(run.batch_size, run.seq_len, dtype=precision, attention=run.attention, optimizer="adamw")
+    run = engine.Run(Workload(run.batch_size, run.seq_len, precision, run.attention, device="cpu", optimizer="adamw"))
     r = fake_equals_real(maker(cfg, kind, run.attention), cfg.vocab_size, run)
     n = r.parameters
     assert r.step.at_start["master weights"] == 4 * n and r.step.at_start["optimizer state"] == 8 * n
     assert r.step.at_start["parameters"] == 2 * n
     cast = engine.measure(maker(cfg, kind, run.attention), cfg.vocab_size,
-                          engine.Run(run.batch_size, run.seq_len, dtype=engine.MASTER[precision],
-                                     attention=run.attention), ("saved",))
+                          engine.Run(Workload(run.batch_size, run.seq_len, engine.MASTER[precision], run.attention,
+                                              device="cpu")), ("saved",))
     assert r.saved == cast.saved
 
 
@@ -65,7 +66,8 @@ def test_fake_tensors_equal_real_tensors(family, seed):
 def test_step_categories_name_what_is_alive():
     cfg = PRESETS["bert-base"].replace(num_layers=2, vocab_size=500, hidden_dim=64, embedding_dim=64, num_heads=2,
                                        intermediate_dim=96)
-    r = fake_equals_real(maker(cfg, "hf", "eager"), cfg.vocab_size, engine.Run(2, 16), what=("step",))
+    r = fake_equals_real(maker(cfg, "hf", "eager"), cfg.vocab_size,
+                         engine.Run(Workload(2, 16, "float32", "eager", device="cpu")), what=("step",))
     s = r.step
     n = r.parameters
     assert s.at_start["parameters"] == 4 * n  # float32 weights
@@ -80,7 +82,7 @@ def test_step_categories_name_what_is_alive():
     ("ModernBERT-large", 1, 8192), ("albert-xxlarge", 8, 512)])
 def test_real_sizes_on_fake_tensors_equal_the_estimate(name, batch, seq):
     cfg = PRESETS[name]
-    run = engine.Run(batch, seq)
+    run = engine.Run(Workload(batch, seq, "float32", "eager", device="cpu"))
     r = estimate_equals_engine(cfg, run, default_kind(cfg))
     assert r.saved > 1 << 30  # GiBs of activations, measured by a process that holds none of them
 
@@ -89,16 +91,17 @@ def test_reference_encoder_runs_on_the_engine_in_every_sharing_mode():
     for sharing in ("all", "attention", "ffn", "none"):
         cfg = PRESETS["albert-base"].replace(num_layers=4, vocab_size=200, hidden_dim=32, num_heads=2,
                                               intermediate_dim=48, embedding_dim=16, sharing=sharing)
-        run = engine.Run(2, 8)
+        run = engine.Run(Workload(2, 8, "float32", "eager", device="cpu"))
         r = fake_equals_real(lambda c=cfg: reference_model(c, device="cpu"), cfg.vocab_size, run)
         estimate_equals_engine(cfg, run, "reference", result=r)
 
 
 def test_bad_runs_and_ops_that_need_values_are_named():
-    with pytest.raises(engine.EngineError, match="batch_size"):
-        engine.Run(0, 8).check()
-    with pytest.raises(engine.EngineError, match="optimizer"):
-        engine.Run(1, 8, optimizer="lamb").check()
+    # a run is a Workload, which refuses a bad setting where it is made, saying what to change
+    with pytest.raises(ValueError, match="batch_size must be a whole number of at least 1, got 0"):
+        engine.Run(Workload(0, 8, "float32", "eager", device="cpu"))
+    with pytest.raises(ValueError, match="optimizer must be one of adamw, sgd, adafactor, got 'lamb'"):
+        engine.Run(Workload(1, 8, "float32", "eager", device="cpu", optimizer="lamb"))
 
     import torch
 
@@ -107,7 +110,8 @@ def test_bad_runs_and_ops_that_need_values_are_named():
             return torch.zeros(int(input_ids.max().item()) + 1)  # data-dependent: no value under fake tensors
 
     with pytest.raises(engine.EngineError, match="needs the tensors' values"):
-        engine.measure(NeedsValues, 10, engine.Run(1, 4), what=("saved",))
+        engine.measure(NeedsValues, 10, engine.Run(Workload(1, 4, "float32", "eager", device="cpu")),
+                       what=("saved",))
     with pytest.raises(ValueError, match="reference encoder builds BERT and ALBERT only"):
         check_kind(PRESETS["xlm-roberta-base"], "reference")
     assert default_kind(PRESETS["xlm-roberta-base"]) == "hf"

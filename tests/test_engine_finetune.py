@@ -22,6 +22,7 @@ from albert_core.config import ModelConfig
 from albert_core.engine import core as engine
 from albert_core.engine import finetuned
 from albert_core.estimate import finetune
+from albert_core.workload import Workload
 from tests.test_activations import random_config as random_bert_albert
 from tests.test_families_activations import random_config as random_other
 
@@ -39,8 +40,8 @@ def _config(family: str, seed: str) -> tuple[ModelConfig, random.Random]:
 
 
 def _run(rng: random.Random, cfg: ModelConfig, dtype: str) -> engine.Run:
-    return engine.Run(rng.randint(1, 2), rng.randint(1, cfg.max_position), dtype=dtype,
-                      attention=rng.choice(["eager", "sdpa"]), optimizer=rng.choice(["adamw", "adafactor"]))
+    return engine.Run(Workload(rng.randint(1, 2), rng.randint(1, cfg.max_position), dtype,
+                               rng.choice(["eager", "sdpa"]), device="cpu", optimizer=rng.choice(["adamw", "adafactor"])))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
@@ -72,7 +73,8 @@ def test_frozen_modes_bitfit_and_a_lora_head_on_fake_tensors_equal_real_tensors(
         assert r.parameters == finetune.trainable(cfg, mode).total, mode
     lora = finetune.LoraSpec(r=2, lora_dropout=0.1, targets=TARGETS.get(family))
     # with gradient checkpointing (transformers' AlbertModel has none: the reference encoder does it for ALBERT)
-    run = dataclasses.replace(_run(rng, cfg, "float32"), checkpointing=family != "albert")
+    run = _run(rng, cfg, "float32")
+    run = dataclasses.replace(run, workload=run.workload.replace(checkpointing=family != "albert"))
     r = fake_equals_real(lambda: finetuned.build(cfg, "lora", head="classification", num_labels=3, lora=lora,
                                                 device="cpu", attention=run.attention), cfg.vocab_size, run)
     assert r.parameters == finetune.trainable(cfg, "lora", head="classification", num_labels=3, lora=lora).total

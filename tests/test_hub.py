@@ -19,6 +19,7 @@ from albert_core.estimate.params import count_parameters
 from albert_core.formats import hub
 from albert_core.formats.hf import from_hf_config
 from albert_core.presets import HUB_CONFIGS, PRESETS
+from albert_core.workload import Workload
 
 ROBERTA = json.dumps(HUB_CONFIGS["xlm-roberta-large"][1]).encode()
 # a model_type no family models: Verify and `verify --hub` measure it on the engine
@@ -186,7 +187,8 @@ def test_verify_by_hub_id_of_an_encoder_outside_the_families(server, capsys):
     from albert_core.formats.share import CONTROLS
 
     cfg = json.loads(MEGATRON)
-    run = engine.Run(2, 16, dtype=CONTROLS["precision"].default, fake=False)  # the command's default: the app's
+    # the command's default precision: the app's
+    run = engine.Run(Workload(2, 16, CONTROLS["precision"].default, "eager", device="cpu"), fake=False)
     built = engine.measure(lambda: engine.build_auto(cfg), 99, run, what=("saved",))
     assert d["parameters"]["built"] == built.parameters and d["parameters"]["estimate"] is None
     assert d["activations"]["measured"] == built.saved  # fake tensors in the command, real ones here
@@ -202,7 +204,8 @@ def test_verify_page_measures_an_encoder_outside_the_families_by_hub_id(server):
     metrics = {m.label: m.value for m in at.metric}
     from albert_core.engine import core as engine
 
-    built = engine.measure(lambda: engine.build_auto(json.loads(MEGATRON)), 99, engine.Run(2, 16), what=("saved",))
+    built = engine.measure(lambda: engine.build_auto(json.loads(MEGATRON)), 99,
+                           engine.Run(Workload(2, 16, "float32", "eager", device="cpu")), what=("saved",))
     assert metrics["Parameters built (megatron-bert)"] == f"{built.parameters:,}"
     assert any("No closed form" in c.value for c in at.caption)
     # issue 29: the eval forward's peak is said to leave the weights out (336 MiB read beside 2.09 GiB of weights)

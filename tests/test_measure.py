@@ -73,11 +73,11 @@ def test_bad_kind_and_bad_sizes():
 def test_cuda_peak_measures_or_says_clearly_that_there_is_no_cuda():
     cfg = PRESETS["bert-base"].replace(num_layers=1)
     if torch.cuda.is_available():
-        r = measure_cuda_peak(cfg, batch_size=1, seq_len=8)
+        r = measure_cuda_peak(cfg, Workload(1, 8, "float32"))
         assert r["peak"] > r["weights"] > 0
     else:
         with pytest.raises(RuntimeError, match="no CUDA device"):
-            measure_cuda_peak(cfg, batch_size=1, seq_len=8)
+            measure_cuda_peak(cfg, Workload(1, 8, "float32"))
 
 
 def test_importing_the_memory_modules_leaves_torch_out():

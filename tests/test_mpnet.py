@@ -107,7 +107,8 @@ def test_the_step_peak_equals_the_engine_at_real_size(B, S, dtype):
     from albert_core.replay.step import step_peak
 
     cfg = PRESETS["all-mpnet-base-v2"]
-    m = engine.measure(maker(cfg, "hf", "eager"), cfg.vocab_size, engine.Run(B, S, dtype=dtype, fake=True),
+    m = engine.measure(maker(cfg, "hf", "eager"), cfg.vocab_size,
+                       engine.Run(Workload(B, S, dtype, "eager", device="cpu"), fake=True),
                        what=("step",)).step
     e = step_peak(cfg, Workload(B, S, dtype, "eager", device="cpu"))
     assert e.replayed and e.activations_exact

@@ -14,6 +14,7 @@ import pytest
 
 from albert_core.cli import main as cli
 from albert_core.engine import core as engine
+from albert_core.workload import Workload
 
 SMALL = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
              max_position_embeddings=64)
@@ -53,7 +54,8 @@ def test_verify_config_outside_the_families_equals_real_tensors(model_type, atte
     assert fake["training_peak"] == real["training_peak"]  # peak, phase, what is alive at it
     assert fake["training_peak"]["measured"] > fake["activations"]["measured"]
     assert fake["inference_peak"] == real["inference_peak"] and fake["inference_peak"]["total"] > 0
-    auto = engine.measure(lambda: engine.build_auto(d), 99, engine.Run(1, 4), what=())
+    auto = engine.measure(lambda: engine.build_auto(d), 99, engine.Run(Workload(1, 4, "float32", "eager", device="cpu")),
+                          what=())
     assert auto.parameters == fake["parameters"]["built"]
 
 

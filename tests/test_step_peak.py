@@ -84,8 +84,7 @@ def _measure(cfg: ModelConfig, run: engine.Run, make=None) -> engine.StepPeak:
 
 def _estimate(cfg: ModelConfig, run: engine.Run, **kw):
     """albert_core's step for the engine's run (on the CPU), kw: the Workload's other fields."""
-    return step_peak(cfg, Workload(run.batch_size, run.seq_len, run.dtype, run.attention, run.checkpointing, "cpu",
-                                   run.optimizer, **kw))
+    return step_peak(cfg, run.workload.replace(**kw))
 
 
 def _optimizer_bound(family: str, seed: int) -> tuple[ModelConfig, int]:
@@ -102,7 +101,7 @@ def test_optimizer_step_peak_equals_the_engine(family, seed, foreach):
     cfg, S = _optimizer_bound(family, seed)
     for i, dtype in enumerate(engine.DTYPES):  # every dtype (the master copies too), the optimizers in turn
         opt = OPTIMIZERS[(i + seed) % 3]
-        run = engine.Run(1, S, dtype=dtype, optimizer=opt, foreach=foreach, fake=False)
+        run = engine.Run(Workload(1, S, dtype, "eager", device="cpu", optimizer=opt, foreach=foreach), fake=False)
         m, e = _measure(cfg, run), _estimate(cfg, run, foreach=foreach)
         assert e.at_start == m.at_start, (cfg, dtype, opt)  # parameters, buffers, optimizer state, input
         if opt == "sgd":
@@ -151,8 +150,8 @@ def _property_case(family: str, seed: int):
             mode = f"frozen-layers:{cfg.num_layers}"  # every layer frozen, the E -> H projection trains
     attention = "sdpa" if rng.random() < 0.4 else "eager"  # CPU sdpa: the flash kernel, or with dropout the math path
     checkpointing = family not in ("albert", "mpnet") and rng.random() < 0.3  # HF's models that can checkpoint
-    run = engine.Run(B, S, dtype=rng.choice(DTYPES), optimizer=rng.choice(OPTIMIZERS), attention=attention,
-                     checkpointing=checkpointing, fake=False)  # TINY: real tensors (module docstring)
+    run = engine.Run(Workload(B, S, rng.choice(DTYPES), attention, checkpointing=checkpointing, device="cpu",
+                              optimizer=rng.choice(OPTIMIZERS)), fake=False)  # TINY: real tensors (module docstring)
     head = rng.choice(["none", "none", "classification", "token"])
     if family == "modernbert":  # BitFit needs a bias
         mode = "full" if mode == "bitfit" and not (cfg.attention_bias or cfg.mlp_bias or cfg.norm_bias) else mode
@@ -233,7 +232,7 @@ def test_master_step_peak_equals_the_engine(family, seed):
     precision of their 16-bit dtype; the masters, their float32 gradients at the optimizer step and float32 state
     equal the engine's, and so does the peak."""
     cfg, run, mode, head, labels, lora = _property_case(family, seed)
-    run = dataclasses.replace(run, dtype=("bf16_master", "fp16_master")[seed % 2])
+    run = dataclasses.replace(run, workload=run.workload.replace(precision=("bf16_master", "fp16_master")[seed % 2]))
     make = maker(cfg, default_kind(cfg, run.checkpointing), run.attention) if (mode, head) == ("full", "none") \
         else _built(cfg, mode, run.attention, head, labels, lora)
     m, e = _measure(cfg, run, make), _estimate(cfg, run, mode=mode, head=head, num_labels=labels, lora=lora)
@@ -271,9 +270,11 @@ def test_lora_on_every_table_equals_the_engine(family, seed):
     rel_embeddings, read by .weight: its adapter trains nothing) beside one attention Linear, a random run."""
     rng = random.Random(f"tables-{family}-{seed}")
     cfg = _config(family, rng)
-    run = engine.Run(rng.randint(1, 3), rng.randint(1, cfg.max_position), dtype=rng.choice(DTYPES),
-                     optimizer=rng.choice(OPTIMIZERS), attention=rng.choice(["eager", "sdpa"]),
-                     checkpointing=family not in ("albert", "mpnet") and rng.random() < 0.3, fake=False)
+    run = engine.Run(Workload(batch_size=rng.randint(1, 3), seq_len=rng.randint(1, cfg.max_position),
+                              precision=rng.choice(DTYPES), optimizer=rng.choice(OPTIMIZERS),
+                              attention=rng.choice(["eager", "sdpa"]),
+                              checkpointing=family not in ("albert", "mpnet") and rng.random() < 0.3, device="cpu"),
+                     fake=False)
     head = rng.choice(["none", "classification", "token"])
     word = "tok_embeddings" if family == "modernbert" else "word_embeddings"
     lora = finetune.LoraSpec(r=rng.randint(1, 6), lora_alpha=16, lora_dropout=rng.choice([0.0, 0.1]),
@@ -289,7 +290,7 @@ def test_lora_state_and_optimizer_step_equal_the_engine(family):
     rng = random.Random(f"lora-{family}")
     cfg = _config(family, rng).replace(vocab_size=rng.randint(300, 900))
     lora = finetune.LoraSpec(r=rng.randint(1, 4), lora_dropout=0.1, targets=finetune.lora_candidates(cfg)[:2])
-    run = engine.Run(1, 2, optimizer="adafactor", fake=False)
+    run = engine.Run(Workload(1, 2, "float32", "eager", device="cpu", optimizer="adafactor"), fake=False)
     m = _measure(cfg, run, make=lambda: finetuned.build(cfg, "lora", lora=lora, device="cpu", attention=run.attention))
     e = _estimate(cfg, run, mode="lora", lora=lora)
     assert e.at_start == m.at_start
@@ -330,7 +331,7 @@ def test_optimizer_temporaries_follow_torch_optim():
 ])
 def test_real_sizes_equal_the_engine(name, batch, seq, dtype, opt, ckpt):
     cfg = PRESETS[name]
-    run = engine.Run(batch, seq, dtype=dtype, optimizer=opt, checkpointing=ckpt)
+    run = engine.Run(Workload(batch, seq, dtype, "eager", checkpointing=ckpt, device="cpu", optimizer=opt))
     m, e = _measure(cfg, run), _estimate(cfg, run)
     assert (e.peak, e.phase) == (m.peak, m.phase), (e.peak, m.peak, m.phase, e.moment)
 
@@ -347,7 +348,7 @@ def test_linear_probe_real_size_equals_the_engine(name, attention, peak):
     each attention type records its moments); before 874,226,200 B (+5.3%, -30.7%). Equal to the engine's peak,
     which is the one measured when this was written."""
     cfg = PRESETS[name]
-    run = engine.Run(16, 512, dtype="mixed_bf16", optimizer="adamw", attention=attention)
+    run = engine.Run(Workload(16, 512, "mixed_bf16", attention, device="cpu", optimizer="adamw"))
     mode, head = f"frozen-layers:{cfg.num_layers}", "classification"
     m = _measure(cfg, run, _built(cfg, mode, attention, head, 2))
     e = _estimate(cfg, run, mode=mode, head=head, num_labels=2)
@@ -358,7 +359,7 @@ def test_linear_probe_real_size_equals_the_engine(name, attention, peak):
 def test_deberta_real_size_equals_the_engine():
     """Replayed (albert_core/replay/backward_deberta.py): equal to the byte (before the replay a lower bound)."""
     cfg = PRESETS["deberta-v3-base"]
-    run = engine.Run(4, 512)
+    run = engine.Run(Workload(4, 512, "float32", "eager", device="cpu"))
     m, e = _measure(cfg, run), _estimate(cfg, run)
     assert (e.peak, e.phase) == (m.peak, m.phase), (e.peak, m.peak, m.phase, e.moment)
 
@@ -370,7 +371,7 @@ def test_deberta_linear_probe_real_size_equals_the_engine():
     trained step, the peak at the last layer's output LayerNorm. Equal to the engine's peak (9,814,502,494 B);
     before, the lower-bound candidates: 940,694,552 B (-90.4%)."""
     cfg = PRESETS["deberta-v3-base"]
-    run = engine.Run(16, 512, dtype="mixed_bf16", optimizer="adamw", attention="eager")
+    run = engine.Run(Workload(16, 512, "mixed_bf16", "eager", device="cpu", optimizer="adamw"))
     mode, head = f"frozen-layers:{cfg.num_layers}", "classification"
     m = _measure(cfg, run, _built(cfg, mode, "eager", head, 2))
     e = _estimate(cfg, run, mode=mode, head=head, num_labels=2)
@@ -384,7 +385,7 @@ def test_lora_embedding_real_size_equals_the_engine():
     peak, 10,826,533,344 B in the last layer's attention; before, the lower-bound candidates: 11,715,508,704 B
     (+8.2%, in the forward's end)."""
     cfg = PRESETS["bert-base"]
-    run = engine.Run(16, 512, dtype="mixed_bf16", optimizer="adamw", attention="sdpa")
+    run = engine.Run(Workload(16, 512, "mixed_bf16", "sdpa", device="cpu", optimizer="adamw"))
     lora = finetune.LoraSpec(r=8, targets=("word_embeddings", "query", "value"))
     m = _measure(cfg, run, _built(cfg, "lora", "sdpa", "classification", 2, lora))
     e = _estimate(cfg, run, mode="lora", head="classification", num_labels=2, lora=lora)
@@ -399,7 +400,7 @@ def test_bert_with_inner_layer_groups_is_not_claimed_replayed():
     cfg = PRESETS["bert-base"].replace(num_layers=2, inner_group_num=2, hidden_dim=64, num_heads=4, intermediate_dim=128,
                                        vocab_size=500, max_position=128, embedding_dim=64)
     assert default_kind(cfg) == "reference"
-    run = engine.Run(2, 128, fake=False)
+    run = engine.Run(Workload(2, 128, "float32", "eager", device="cpu"), fake=False)
     measured = _measure(cfg, run)
     est = step_peak(cfg, Workload(2, 128, "float32", "eager", device="cpu"))
     assert not est.replayed

@@ -20,6 +20,7 @@ from albert_core.engine.measure import maker
 from albert_core.engine.runner import Runner
 from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
+from albert_core.workload import Workload
 from ui import jobs
 
 MIB = 1 << 20
@@ -90,7 +91,8 @@ def test_saved_bytes_leave_nothing_behind():
         return {id(o): o for o in gc.get_objects() if issubclass(type(o), FakeTensor)}
 
     before = fakes()  # what other tests in this process left (xdist runs many in one): not this measurement's
-    engine.measure(maker(TINY_CFG, "reference", "eager"), TINY_CFG.vocab_size, engine.Run(2, 16), what=("saved",))
+    engine.measure(maker(TINY_CFG, "reference", "eager"), TINY_CFG.vocab_size,
+                   engine.Run(Workload(2, 16, "float32", "eager", device="cpu")), what=("saved",))
     left = [o for k, o in fakes().items() if k not in before]
     assert not left, left
 

@@ -14,6 +14,7 @@ import streamlit as st
 
 from albert_core.engine import worker
 from albert_core.engine.measure import point_lengths, points_table, step_points_table
+from albert_core.workload import Workload
 
 from . import jobs
 from .text import md
@@ -47,24 +48,32 @@ def _measure(key: tuple, name: str, n: int, req: Callable[[], dict], table: Call
 
 def activation_points(cfgs: tuple, seqs: tuple, ctl: Any) -> pd.DataFrame | None:
     """The activation chart's measured points of this view (None until measured)."""
-    training, ckpt = bool(ctl["training"]), bool(ctl["checkpointing"] and ctl["training"])
-    kw = dict(batch_size=ctl["batch_size"], dtype=ctl["dtype"], attention=ctl["attention"], checkpointing=ckpt,
-              training=training)
+    training = bool(ctl["training"])
+    w = _points_workload(ctl["batch_size"], max(seqs), ctl["dtype"], ctl["attention"],
+                         bool(ctl["checkpointing"] and training))
     lengths = point_lengths(list(cfgs), seqs)
-    return _measure(("activations", cfgs, seqs, *kw.values()), "memory_measure", _count(lengths),
-                    lambda: worker.points_request(list(cfgs), lengths, **kw),
-                    lambda pts: points_table(pts, list(cfgs), **kw))
+    return _measure(("activations", cfgs, seqs, w, training), "memory_measure", _count(lengths),
+                    lambda: worker.points_request(list(cfgs), lengths, w, training=training),
+                    lambda pts: points_table(pts, list(cfgs), w, training=training))
 
 
 def training_points(cfgs: tuple, seqs: tuple, ctl: Any, precision: str, optimizer: str) -> pd.DataFrame | None:
     """The training chart's measured step peaks of this view, or None (not measured): every precision's step runs
     on the engine as the chart counts it (training.PRECISION_NOTES)."""
-    kw = dict(batch_size=ctl["batch_size"], dtype=precision, optimizer=optimizer, attention=ctl["attention"],
-              checkpointing=bool(ctl["checkpointing"]))
+    w = _points_workload(ctl["batch_size"], max(seqs), precision, ctl["attention"], bool(ctl["checkpointing"]),
+                         optimizer)
     lengths = point_lengths(list(cfgs), seqs)
-    return _measure(("training", cfgs, seqs, *kw.values()), "memory_measure_training", _count(lengths),
-                    lambda: worker.points_request(list(cfgs), lengths, training=True, step=True, **kw),
-                    lambda pts: step_points_table(pts, list(cfgs), **kw))
+    return _measure(("training", cfgs, seqs, w), "memory_measure_training", _count(lengths),
+                    lambda: worker.points_request(list(cfgs), lengths, w, training=True, step=True),
+                    lambda pts: step_points_table(pts, list(cfgs), w))
+
+
+def _points_workload(batch: int, seq: int, precision: str, attention: str, checkpointing: bool,
+                     optimizer: str = "adamw") -> Workload:
+    """The workload the engine runs the points at: on this server's CPU (its optimizer's for-loop), each point's
+    seq_len in place of seq."""
+    return Workload(batch_size=batch, seq_len=seq, precision=precision, attention=attention,
+                    checkpointing=checkpointing, device="cpu", optimizer=optimizer)
 
 
 def _count(lengths: dict[str, list[int]]) -> int:

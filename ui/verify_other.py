@@ -17,6 +17,7 @@ from albert_core.formats.hf import outside_families
 from albert_core.formats.hub import HubError, fetch_config
 from albert_core.formats.upload import UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, load_json
 from albert_core.units import format_bytes, format_count
+from albert_core.workload import Workload
 from ui import jobs, state, tables
 from ui.text import file_stem, md
 
@@ -53,9 +54,9 @@ def _load() -> dict[str, Any] | None:
 
 def _request(d: dict[str, Any]) -> dict[str, Any]:
     c = state.controls()
-    return {"hf_config": d, "source": "hf", "batch_size": c["verify_batch"], "seq_len": c["verify_seq_len"],
-            "dtype": c["precision"], "attention": c["attention"], "checkpointing": c["checkpointing"],
-            "optimizer": c["optimizer"], "real": c["verify_real"]}
+    w = Workload(batch_size=c["verify_batch"], seq_len=c["verify_seq_len"], precision=c["precision"],
+                 attention=c["attention"], checkpointing=c["checkpointing"], device="cpu", optimizer=c["optimizer"])
+    return {"hf_config": d, "source": "hf", "workload": w.to_dict(), "real": c["verify_real"]}
 
 
 def _show(result: dict[str, Any], model_type: str) -> None:

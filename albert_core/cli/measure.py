@@ -56,7 +56,7 @@ def add_parsers(sub: Any, add_source: Any) -> None:
                    help=f"sequences (default {_default('verify_batch')})")
     v.add_argument("--seq-len", type=int, default=_default("verify_seq_len"),
                    help=f"tokens per sequence (default {_default('verify_seq_len')})")
-    v.add_argument("--precision", "--dtype", dest="dtype", choices=DTYPES, default=_default("precision"),
+    v.add_argument("--precision", "--dtype", dest="precision", choices=DTYPES, default=_default("precision"),
                    help=f"the weights' dtype, autocast or a master copy, as `memory --precision` (default "
                         f"{_default('precision')}; --dtype: the same)")
     v.add_argument("--attention", choices=("eager", "sdpa"), default=_default("attention"),
@@ -135,6 +135,16 @@ def finetune_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {"mode": "lora", "head": head, "num_labels": labels, "lora": lora}
 
 
+def workload_of(args: argparse.Namespace, ft: dict[str, Any], device: str) -> Workload:
+    """The workload a command's flags name, the one type the analytical model and the engine take: batch, seq_len,
+    precision, attention, checkpointing, optimizer, the fine-tuning of finetune_settings (a head without labels
+    counts 1) and, where the command has them, GPUs and sharding. Bad values: Workload's ValueError."""
+    return Workload(batch_size=args.batch_size, seq_len=args.seq_len, precision=args.precision,
+                    attention=args.attention, checkpointing=args.checkpointing, device=device,
+                    optimizer=args.optimizer, mode=ft["mode"], head=ft["head"], num_labels=max(ft["num_labels"], 1),
+                    lora=ft["lora"], num_gpus=getattr(args, "num_gpus", 1), sharding=getattr(args, "sharding", "none"))
+
+
 def _verb(flags: list[str]) -> str:
     return "applies" if len(flags) == 1 else "apply"
 
@@ -157,21 +167,16 @@ def _trainable(cfg: ModelConfig, ft: dict[str, Any]) -> Any:
 def verify_request(args: argparse.Namespace, cfg: ModelConfig | None, raw: dict[str, Any] | None) -> dict[str, Any]:
     from ..engine.measure import default_kind
 
-    req: dict[str, Any] = {"batch_size": args.batch_size, "seq_len": args.seq_len, "dtype": args.dtype,
-                           "attention": args.attention, "checkpointing": args.checkpointing,
-                           "optimizer": args.optimizer, "real": args.real}
     ft = finetune_settings(args)
     fine = ft["mode"] != "full" or ft["head"] != "none"
+    # the engine runs on this CPU: the optimizer's for-loop, torch.optim's CPU default
+    req: dict[str, Any] = {"workload": workload_of(args, ft, "cpu").to_dict(), "real": args.real}
     if fine:
         if cfg is None:
             raise ValueError("--train and --head need a config one of the families models (bert, albert, roberta, "
                              "distilbert, electra, deberta-v2, modernbert); this config.json is measured as it is")
         if args.source == "reference":
             raise ValueError("--train and --head build Hugging Face's model (peft's for lora): drop --source reference")
-        req |= {"train": ft["mode"], "head": ft["head"], "num_labels": ft["num_labels"],
-                "lora": None if ft["lora"] is None else {"r": ft["lora"].r, "lora_alpha": ft["lora"].lora_alpha,
-                                                          "lora_dropout": ft["lora"].lora_dropout,
-                                                          "targets": ft["lora"].targets}}
     if cfg is None:
         return req | {"hf_config": raw, "source": "hf"}
     source = "hf" if fine else default_kind(cfg, args.checkpointing) if args.source == "auto" else args.source
@@ -181,21 +186,17 @@ def verify_request(args: argparse.Namespace, cfg: ModelConfig | None, raw: dict[
 def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, Any]:
     """Run the request on the engine; a JSON object whose keys say what they hold (bytes as integers)."""
     from ..engine import worker
-    from ..engine.core import EngineError
     from ..engine.measure import check_kind, modelled_step, step_estimate
     from ..estimate.activations import check_inputs
     from ..estimate.params import count_parameters
     from ..formats.hf import hf_built_config, hf_expressible
 
     run = worker._run_of(request)
-    try:
-        run.check()
-    except EngineError as e:
-        raise ValueError(str(e)) from None
+    w = run.workload
     if cfg is not None:
-        check_kind(cfg, request["source"], request["checkpointing"])
-        check_inputs(cfg, run.batch_size, run.seq_len, run.dtype, run.attention, "cpu")
-    if cfg is not None and "train" in request:
+        check_kind(cfg, request["source"], w.checkpointing)
+        check_inputs(cfg, w.batch_size, w.seq_len, w.forward_dtype, w.attention, "cpu")
+    if cfg is not None and worker.finetune_of(request) is not None:
         return finetune_verify_json(cfg, request, run)
     out = worker.run(request)
     if "count_error" in out:
@@ -204,14 +205,11 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
         raise ValueError("the real-tensor run ran out of memory: drop --real (fake tensors need no storage)")
     m, s = out["measurement"], out.get("step")
     built = hf_built_config(cfg) if cfg is not None and request["source"] == "hf" and not hf_expressible(cfg) else cfg
-    kw = dict(batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.dtype, optimizer=run.optimizer,
-              attention=run.attention, checkpointing=run.checkpointing)
-    est = None if cfg is None else step_estimate(cfg, Workload(run.batch_size, run.seq_len, run.dtype, run.attention,
-                                                              run.checkpointing, "cpu", run.optimizer))
-    modelled = None if cfg is None or s is None else modelled_step(cfg, request["source"], **kw)
+    est = None if cfg is None else step_estimate(cfg, w)
+    modelled = None if cfg is None or s is None else modelled_step(cfg, request["source"], w)
     return {
         "config": cfg.to_dict() if cfg is not None else request["hf_config"],
-        "settings": {k: v for k, v in request.items() if k not in ("config", "hf_config")} | {"how": out["how"]},
+        "settings": verify_settings(request) | {"how": out["how"]},
         "parameters": {"built": out["built"], "estimate": count_parameters(built).total if built else None,
                        "by_module": out["by_module"], "difference": out.get("count_diff", [])},
         "activations": {"measured": m["total"], "estimate": m["estimate"], "by_module": m["breakdown"]},
@@ -227,6 +225,21 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
     }
 
 
+def verify_settings(request: dict[str, Any]) -> dict[str, Any]:
+    """What `verify --json` reports it ran: the workload's settings as the command's flags name them (dtype: the
+    precision), real and source, and for a fine-tuned model train, head, num_labels (0 for a head without labels)
+    and lora."""
+    w = Workload.from_dict(request["workload"])
+    out: dict[str, Any] = {"batch_size": w.batch_size, "seq_len": w.seq_len, "dtype": w.precision,
+                           "attention": w.attention, "checkpointing": w.checkpointing, "optimizer": w.optimizer,
+                           "real": request["real"]}
+    if w.mode != "full" or w.head != "none":
+        out |= {"train": w.mode, "head": w.head,
+                "num_labels": w.num_labels if w.head in ("classification", "token") else 0,
+                "lora": None if w.lora is None else w.to_dict()["lora"]}
+    return out | {"source": request["source"]}
+
+
 def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) -> dict[str, Any]:
     """verify --train/--head: the fine-tuned model (engine.finetuned.build; peft's get_peft_model for lora) measured on
     the engine, beside finetune.trainable's counts and step.step_peak's modelled peak for the same step."""
@@ -236,28 +249,26 @@ def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) ->
     from ..estimate.activations import family_ops
     from ..replay.step import step_peak
 
-    lora = None if request["lora"] is None else LoraSpec(**request["lora"])
-    ft = {"mode": request["train"], "head": request["head"], "num_labels": request["num_labels"], "lora": lora}
+    w = run.workload
+    ft = {"mode": w.mode, "head": w.head, "num_labels": w.num_labels, "lora": w.lora}
     tr = _trainable(cfg, ft)
     if run.fake is False and tr.total > MAX_MEASURE_PARAMS:
         raise ValueError(f"{tr.total:,} parameters are too many to build on real tensors here (at most "
                          f"{MAX_MEASURE_PARAMS:,}): drop --real (fake tensors need no storage)")
-    labels = max(ft["num_labels"], 1)
     counted: dict[str, int] = {}
-    make = worker.finetune_maker(cfg, ft | {"num_labels": labels}, run.attention, counted)  # as the Verify page
+    make = worker.finetune_maker(cfg, ft, w.attention, counted)  # as the Verify page
 
     inference_modelled = ft["mode"] != "lora" and ft["head"] == "none" and hasattr(family_ops(cfg), "infer_layer")
     try:
         r = engine.measure(make, cfg.vocab_size, run, what=engine.MEASURES)
     except MemoryError:
         raise ValueError("the real-tensor run ran out of memory: drop --real (fake tensors need no storage)") from None
-    sp = step_peak(cfg, Workload(run.batch_size, run.seq_len, run.dtype, run.attention, run.checkpointing, "cpu",
-                                 run.optimizer, None, ft["mode"], ft["head"], labels, lora))
+    sp = step_peak(cfg, w)
     s = r.step
     assert s is not None and r.saved is not None
-    inf_est = activation_memory(cfg, batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.dtype,
-                                attention=run.attention, training=False, device="cpu").total if inference_modelled else None
-    settings = {k: v for k, v in request.items() if k not in ("config", "lora")}
+    inf_est = activation_memory(cfg, batch_size=w.batch_size, seq_len=w.seq_len, dtype=w.forward_dtype,
+                                attention=w.attention, training=False, device="cpu").total if inference_modelled else None
+    settings = {k: v for k, v in verify_settings(request).items() if k != "lora"}
     return {
         "config": cfg.to_dict(),
         "settings": settings | {"lora": tr.to_json()["lora"], "how": r.how},
@@ -319,15 +330,12 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
 
     ft = finetune_settings(args)
     tr = _trainable(cfg, ft)
-    t = training_memory(cfg, Workload(args.batch_size, args.seq_len, args.precision, args.attention,
-                                      args.checkpointing, args.device, args.optimizer, None, ft["mode"], ft["head"],
-                                      max(ft["num_labels"], 1), ft["lora"], args.num_gpus, args.sharding))
+    w = workload_of(args, ft, args.device)
+    t = training_memory(cfg, w)
     act_dtype = MASTER.get(args.precision, args.precision)  # the forward's: autocast's, else the weights' dtype
     a = activation_memory(cfg, batch_size=args.batch_size, seq_len=args.seq_len, dtype=act_dtype,
                           attention=args.attention, checkpointing=args.checkpointing, device=args.device)
-    sp = step_peak(cfg, Workload(args.batch_size, args.seq_len, args.precision, args.attention, args.checkpointing,
-                                 args.device, args.optimizer, None, ft["mode"], ft["head"], max(ft["num_labels"], 1),
-                                 ft["lora"]))
+    sp = step_peak(cfg, w.replace(num_gpus=1, sharding="none"))
     sharded = args.num_gpus > 1 and args.sharding != "none"
     # training_memory's peak is step_peak's with the ZeRO stage applied to every moment (equal to sp unsharded)
     peak, phase, moment, at_peak = ((t.peak, t.peak_phase, t.peak_moment, t.at_peak) if t.peak_modelled

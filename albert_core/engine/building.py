@@ -71,8 +71,8 @@ def prepare(model: Any, run: Run, training: bool) -> Any:
     """Cast to a 16-bit dtype, set train/eval mode and gradient checkpointing as `run` asks."""
     import torch
 
-    if run.dtype in ("bfloat16", "float16") or run.dtype in MASTER:
-        cast(model, getattr(torch, MASTER.get(run.dtype, run.dtype)))
+    if run.precision in ("bfloat16", "float16") or run.precision in MASTER:
+        cast(model, getattr(torch, MASTER.get(run.precision, run.precision)))
     model.train(training)
     if run.checkpointing and training:
         if hasattr(model, "gradient_checkpointing") and not hasattr(model, "activation_checkpointing_enable"):

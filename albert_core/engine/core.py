@@ -182,7 +182,7 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     hooks = [p.register_post_accumulate_grad_hook(grad_hook) for p in trainable]
     try:
         with _stopped_by(model), mode:
-            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast(run.dtype):
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast(run.precision):
                 loss = loss_of(*forward(model, ids))
             mode.phase = "backward"
             loss.backward()
@@ -206,7 +206,7 @@ def _step_one(model: Any, run: Run, trainable: list[Any]) -> tuple[list[Any], li
     (masters, stepped, optimizer)."""
     import torch
 
-    masters = [p.detach().float().requires_grad_(True) for p in trainable] if run.dtype in MASTER else []
+    masters = [p.detach().float().requires_grad_(True) for p in trainable] if run.precision in MASTER else []
     stepped = masters or trainable  # what the optimizer steps
     opt = optimizer(model, run.optimizer, run.foreach, params=stepped)
     first = _live_storages()({}, lambda: "")  # under the same mode (known values, .item()), not counted
@@ -311,7 +311,6 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
     """
     import torch
 
-    run.check()
     bad = [w for w in what if w not in MEASURES]
     if bad:
         raise EngineError(f"measurements must be among {', '.join(MEASURES)}, got {bad}")
@@ -336,10 +335,10 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
             started = time.perf_counter()
             model.train(w != "inference")
             if w == "saved" and "step" not in what:
-                out["saved"], tensors = saved_bytes(model, ids, autocast(run.dtype))
+                out["saved"], tensors = saved_bytes(model, ids, autocast(run.precision))
                 out["saved_tensors"] = tuple(tensors)
             elif w == "inference":
-                out["inference"] = inference_peak(model, ids, autocast(run.dtype))
+                out["inference"] = inference_peak(model, ids, autocast(run.precision))
             elif w == "step":  # with "saved": read from the step's forward, one forward fewer
                 collected: list[SavedTensor] | None = [] if "saved" in what else None
                 out["step"] = step_peak(model, ids, run, collected)

@@ -171,8 +171,7 @@ def measure_activation_memory(cfg: ModelConfig, w: Workload, *, kind: str = "hf"
     check_measurable(cfg, w, training=training, max_bytes=max_bytes, fake=fake)
     est = activation_memory(_estimate_config(cfg, kind), batch_size=batch_size, seq_len=seq_len, dtype=dtype,
                             attention=attention, training=training, checkpointing=checkpointing, device="cpu").total
-    run = engine.Run(batch_size, seq_len, dtype=dtype, attention=attention, checkpointing=checkpointing,
-                     fake=fake, seed=seed)
+    run = engine.Run(w, fake=fake, seed=seed)
     r = engine.measure(maker(cfg, kind, attention), cfg.vocab_size, run, what=("saved" if training else "inference",))
     total = r.saved if training else r.inference
     assert total is not None
@@ -231,16 +230,15 @@ def step_rows(step: dict[str, Any], est: Any, modelled: Any = None) -> list[dict
     return rows
 
 
-def modelled_step(cfg: ModelConfig, kind: str, *, batch_size: int, seq_len: int, dtype: str, optimizer: str,
-                  attention: str, checkpointing: bool) -> Any:
-    """albert_core.replay.step.step_peak for the step the engine ran (the layout the source built), or None where the
-    source is the reference encoder (albert_core.replay.step models Hugging Face's modules)."""
+def modelled_step(cfg: ModelConfig, kind: str, w: Workload) -> Any:
+    """albert_core.replay.step.step_peak for the step the engine ran (the layout the source built) with w's
+    fine-tuning mode, task head and LoRA, on w.device; None where the source is the reference encoder
+    (albert_core.replay.step models Hugging Face's modules)."""
     from ..replay.step import step_peak
 
     if kind != "hf":
         return None
-    return step_peak(_estimate_config(cfg, kind), Workload(batch_size, seq_len, dtype, attention, checkpointing,
-                                                           "cpu", optimizer))
+    return step_peak(_estimate_config(cfg, kind), w)
 
 
 def point_lengths(cfgs: list[ModelConfig], seq_lens: tuple[int, ...], per_config: int = 3) -> dict[str, list[int]]:
@@ -255,18 +253,19 @@ def point_lengths(cfgs: list[ModelConfig], seq_lens: tuple[int, ...], per_config
     return {c.name: sorted(picks | ({c.max_position} if c.max_position in seq_lens else set())) for c in cfgs}
 
 
-def points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], *, batch_size: int, dtype: str,
-                 attention: str, training: bool, checkpointing: bool) -> pd.DataFrame:
+def points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], w: Workload, *,
+                 training: bool) -> pd.DataFrame:
     """Measured points beside albert_core's estimate for the same CPU kernels (what the engine ran), tidy:
-    config, seq_len, measured, estimate_cpu, estimate (the charts' device, CUDA)."""
+    config, seq_len, measured, estimate_cpu, estimate (the charts' device, CUDA). w: the points' workload (each
+    point's seq_len replaces its own; worker.points_request)."""
     import pandas as pd
 
     by_name = {c.name: c for c in cfgs}
     rows = []
     for p in points:
         cfg = by_name[p["config"]].replace(max_position=p["seq_len"])
-        kw = dict(batch_size=batch_size, seq_len=p["seq_len"], dtype=dtype, attention=attention, training=training,
-                  checkpointing=checkpointing and training)
+        kw = dict(batch_size=w.batch_size, seq_len=p["seq_len"], dtype=w.precision, attention=w.attention,
+                  training=training, checkpointing=w.checkpointing and training)
         est_cpu = activation_memory(_estimate_config(cfg, p.get("kind", "hf")), device="cpu", **kw).total
         rows.append({"config": p["config"], "seq_len": p["seq_len"], "measured": p["measured"],
                      "estimate_cpu": est_cpu, "estimate": activation_memory(cfg, **kw).total,
@@ -274,8 +273,7 @@ def points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], *, batch
     return pd.DataFrame(rows, columns=["config", "seq_len", "measured", "estimate_cpu", "estimate", "step_measured"])
 
 
-def step_points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], *, batch_size: int, dtype: str,
-                      optimizer: str, attention: str, checkpointing: bool) -> pd.DataFrame:
+def step_points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], w: Workload) -> pd.DataFrame:
     """Measured training-step peaks beside albert_core.replay.step's modelled peak for the same (CPU) step, tidy:
     config, seq_len, measured, modelled_cpu, error (modelled / measured - 1)."""
     import pandas as pd
@@ -284,8 +282,7 @@ def step_points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], *, 
     rows = []
     for p in points:
         cfg = by_name[p["config"]].replace(max_position=p["seq_len"])
-        m = modelled_step(cfg, p.get("kind", "hf"), batch_size=batch_size, seq_len=p["seq_len"], dtype=dtype,
-                          optimizer=optimizer, attention=attention, checkpointing=checkpointing)
+        m = modelled_step(cfg, p.get("kind", "hf"), w.replace(seq_len=p["seq_len"]))
         rows.append({"config": p["config"], "seq_len": p["seq_len"], "measured": p["step"],
                      "modelled_cpu": m.peak if m is not None else None,
                      "error": (m.peak / p["step"] - 1) if m is not None and p["step"] else None})
@@ -308,22 +305,23 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def measure_cuda_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, precision: str = "float32",
-                      optimizer: str = "adamw", attention: str = "sdpa", checkpointing: bool = False) -> dict[str, int]:
-    """torch.cuda.max_memory_allocated over one training step of HF's base model on the first CUDA device.
+def measure_cuda_peak(cfg: ModelConfig, w: Workload) -> dict[str, int]:
+    """torch.cuda.max_memory_allocated over one training step of HF's base model on the first CUDA device, at w's
+    batch, seq_len, precision, optimizer (and foreach), attention and checkpointing.
 
-    precision: "float32", "bfloat16"/"float16" (model cast) or "mixed_bf16"/"mixed_fp16" (autocast,
-    float32 weights); the master-copy precisions (bf16_master, fp16_master) are measured on the engine only. The loss is engine.loss_of (sequence mean + pooled mean where there is a
-    pooler), so no task head adds memory. Returns bytes: weights (allocated after building), peak, and
+    w.precision: "float32", "bfloat16"/"float16" (model cast) or "mixed_bf16"/"mixed_fp16" (autocast,
+    float32 weights); the master-copy precisions (bf16_master, fp16_master) are measured on the engine only. The
+    optimizer takes w.foreach (None: CUDA's default, the multi-tensor path, as training_memory models it). The loss
+    is engine.loss_of (sequence mean + pooled mean where there is a pooler), so no task head adds memory. Returns bytes: weights (allocated after building), peak, and
     peak minus weights. RuntimeError with a clear message where no CUDA device exists.
     """
     import torch
 
     if not torch.cuda.is_available():
         raise RuntimeError("no CUDA device is available here: measure_cuda_peak needs an NVIDIA GPU with CUDA")
-    if precision not in ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16"):
+    if w.precision not in ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16"):
         raise ValueError(f"measure_cuda_peak runs float32, bfloat16, float16, mixed_bf16 or mixed_fp16, not "
-                         f"{precision!r}: measure the master-copy step on the engine (albert_core.engine.core)")
+                         f"{w.precision!r}: measure the master-copy step on the engine (albert_core.engine.core)")
     from .build import hf_model, reference_model
 
     dev = torch.device("cuda")
@@ -331,16 +329,15 @@ def measure_cuda_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, precis
     torch.cuda.reset_peak_memory_stats(dev)
     base = torch.cuda.memory_allocated(dev)
     torch.manual_seed(0)
-    use_ref = checkpointing and not family(cfg.family).STEP.hf_checkpointing
-    model = (reference_model(cfg, device="cuda", attention=attention) if use_ref
-             else hf_model(cfg, device="cuda", attention=attention))
-    run = engine.Run(batch_size, seq_len, dtype=precision, attention=attention, checkpointing=checkpointing,
-                     optimizer=optimizer, fake=False)
+    use_ref = w.checkpointing and not family(cfg.family).STEP.hf_checkpointing
+    model = (reference_model(cfg, device="cuda", attention=w.attention) if use_ref
+             else hf_model(cfg, device="cuda", attention=w.attention))
+    run = engine.Run(w.replace(device="cuda"), fake=False)
     model = engine.prepare(model, run, True)
-    opt = engine.optimizer(model, optimizer)
+    opt = engine.optimizer(model, w.optimizer, run.foreach)  # on CUDA torch.optim's default: foreach
     weights = torch.cuda.memory_allocated(dev) - base
-    ids = torch.randint(0, cfg.vocab_size, (batch_size, seq_len), device=dev)
-    amp = {"mixed_bf16": torch.bfloat16, "mixed_fp16": torch.float16}.get(precision)
+    ids = torch.randint(0, cfg.vocab_size, (w.batch_size, w.seq_len), device=dev)
+    amp = {"mixed_bf16": torch.bfloat16, "mixed_fp16": torch.float16}.get(w.precision)
     ctx = torch.autocast("cuda", dtype=amp) if amp else torch.autocast("cuda", enabled=False)
     torch.cuda.reset_peak_memory_stats(dev)
     with ctx:
@@ -354,16 +351,6 @@ def measure_cuda_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, precis
 
 
 # ---- what the planner decides on, beside what this server measures (Verify) --------------------------------
-
-def modelled_step_for(cfg: ModelConfig, kind: str, w: Workload) -> Any:
-    """modelled_step with w's fine-tuning mode, task head and LoRA (step.step_peak's), on w.device; None where the
-    source is the reference encoder (albert_core.replay.step models Hugging Face's modules)."""
-    from ..replay.step import step_peak
-
-    if kind != "hf":
-        return None
-    return step_peak(_estimate_config(cfg, kind), w)
-
 
 def planner_peaks(cfg: ModelConfig, w: Workload) -> dict[str, Any]:
     """training_memory on one GPU as the Fit planner and Memory's training tab compute it (device "cuda": what

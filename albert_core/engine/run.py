@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..replay.symbolic import STEP_DTYPES
+from ..workload import OPTIMIZERS as OPTIMIZERS  # re-exported: the engine names its optimizers
+from ..workload import Workload
 
 MEASURES = ("saved", "inference", "step")
-OPTIMIZERS = ("adamw", "sgd", "adafactor")
+
 # dtype of a run: the model cast to 16 bits ("bfloat16", "float16"), float32 weights under torch.autocast
 # ("mixed_bf16", "mixed_fp16"), as activation_memory's dtypes, or the model cast to 16 bits with its optimizer over
 # float32 master copies ("bf16_master", "fp16_master"; Micikevicius et al. 2018, Sec. 3.1; see step_peak)
@@ -26,26 +28,46 @@ class EngineError(ValueError):
 
 @dataclass(frozen=True)
 class Run:
-    """What PyTorch is asked to run."""
+    """What PyTorch is asked to run: the workload, as the analytical model takes it, and what only the engine needs.
 
-    batch_size: int
-    seq_len: int
-    dtype: str = "float32"  # one of DTYPES
-    attention: str = "eager"  # eager | sdpa (a model without sdpa runs its own attention)
-    checkpointing: bool = False  # gradient checkpointing (HF: checkpoint(use_reentrant=False) per layer)
-    optimizer: str = "adamw"  # for `step`
-    foreach: bool = False  # torch.optim's multi-tensor path (its default on CUDA; the CPU's is the for-loop)
+    The engine runs on this machine's CPU whatever workload.device names; the device chooses only the optimizer's
+    foreach default (torch.optim: the multi-tensor path on CUDA, the for-loop on the CPU) where workload.foreach is
+    None. The fine-tuning fields are the model's (engine.finetuned.build), not the run's.
+    """
+
+    workload: Workload  # batch, seq_len, precision, attention, checkpointing, optimizer (validated by Workload)
     fake: bool = True  # FakeTensorMode (no storage) or real CPU tensors
-    seed: int = 0
+    seed: int = 0  # torch.manual_seed before the build; the input ids' generator
 
-    def check(self) -> None:
-        for name in ("batch_size", "seq_len"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise EngineError(f"{name} must be a whole number of at least 1, got {v!r}")
-        for name, choices in (("dtype", DTYPES), ("attention", ("eager", "sdpa")), ("optimizer", OPTIMIZERS)):
-            if getattr(self, name) not in choices:
-                raise EngineError(f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
+    @property
+    def batch_size(self) -> int:
+        return self.workload.batch_size
+
+    @property
+    def seq_len(self) -> int:
+        return self.workload.seq_len
+
+    @property
+    def precision(self) -> str:
+        """One of DTYPES: what the model is cast to, autocast over float32 weights, or a 16-bit model with masters."""
+        return self.workload.precision
+
+    @property
+    def attention(self) -> str:
+        return self.workload.attention
+
+    @property
+    def checkpointing(self) -> bool:
+        return self.workload.checkpointing
+
+    @property
+    def optimizer(self) -> str:
+        return self.workload.optimizer
+
+    @property
+    def foreach(self) -> bool:
+        w = self.workload
+        return w.foreach if w.foreach is not None else w.device == "cuda"
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ JSON line, then answers one JSON line per request line (fake tensors only), each
 request names, until its stdin closes or it asks to be retired.
 
 Request: {"config": ModelConfig.to_dict()} or {"hf_config": a config.json dict of a model_type no
-family models}, with "source": "reference" | "hf", "batch_size", "seq_len", "dtype", "attention",
-"checkpointing", "optimizer" (default "adamw"), "real" (default false: fake tensors), and for a fine-tuned
-model "train" (finetune's mode), "head", "num_labels", "lora" ({"r", "lora_alpha", "lora_dropout", "targets"}
-or null): Hugging Face's task model, peft's for LoRA (engine.finetuned.build, as `verify --train`). Result:
+family models}, with "source": "reference" | "hf", "workload": Workload.to_dict() (batch, seq_len, precision,
+attention, checkpointing, optimizer and foreach; its device names only the optimizer's foreach default, the engine
+runs on this CPU; a fine-tuning mode or task head builds Hugging Face's task model, peft's for LoRA:
+engine.finetuned.build, as `verify --train`), "real" (default false: fake tensors). Result:
 "built" (parameters PyTorch built), "by_module", "count_diff" (where a count differs) or
 "count_error"; "measurement" (saved bytes, estimate, breakdown) or "measure_error"; "step" (the
 training step's peak by category) and "inference" (the eval forward's peak) where measured;
@@ -30,6 +30,7 @@ import sys
 from typing import Any
 
 from ..config import ModelConfig
+from ..workload import Workload
 from .process import _die_with_parent, _first_to_go, _limit_memory, _peak_rss, _rss, _start_threads
 
 MIB = 1 << 20
@@ -56,21 +57,18 @@ def config_of(request: dict[str, Any]) -> ModelConfig:
     return ModelConfig.from_dict(request["config"])
 
 
+def workload_of(request: dict[str, Any]) -> Workload:
+    """The request's workload; a ValueError says what is wrong with it (Workload.from_dict)."""
+    return Workload.from_dict(request.get("workload"))
+
+
 def finetune_of(request: dict[str, Any]) -> dict[str, Any] | None:
     """The request's fine-tuning as finetune.trainable and build take it ({"mode", "head", "num_labels", "lora":
-    LoraSpec or None}), or None for the base model in full fine-tuning (no "train", or full with no head)."""
-    from ..estimate.finetune import LoraSpec
-
-    mode, head = request.get("train", "full"), request.get("head", "none")
-    if mode == "full" and head == "none":
+    LoraSpec or None}), or None for the base model in full fine-tuning (full with no head)."""
+    w = workload_of(request)
+    if w.mode == "full" and w.head == "none":
         return None
-    lo = request.get("lora")
-    lora = None
-    if lo is not None:
-        targets = lo.get("targets")
-        lora = LoraSpec(r=lo["r"], lora_alpha=lo["lora_alpha"], lora_dropout=lo["lora_dropout"],
-                        targets=tuple(targets) if targets is not None else None)
-    return {"mode": mode, "head": head, "num_labels": max(int(request.get("num_labels", 2)), 1), "lora": lora}
+    return {"mode": w.mode, "head": w.head, "num_labels": max(w.num_labels, 1), "lora": w.lora}
 
 
 def finetune_maker(cfg: ModelConfig, ft: dict[str, Any], attention: str, counted: dict[str, int]) -> Any:
@@ -137,12 +135,11 @@ def estimate(request: dict[str, Any]) -> dict[str, int]:
                 "total": IMPORT_BYTES + working}
     cfg = config_of(request)
     built = hf_built_config(cfg) if request["source"] == "hf" else cfg
-    ft = finetune_of(request)
+    ft, w = finetune_of(request), workload_of(request)
     n = count_parameters(built).total if ft is None else _trainable(cfg, ft).total  # a head and adapters too
     weights = 4 * n  # float32: torch.float32 element size
-    act = activation_memory(built, batch_size=request["batch_size"], seq_len=request["seq_len"],
-                            dtype=forward_dtype(request["dtype"]), attention=request["attention"], training=True,
-                            checkpointing=request["checkpointing"], device="cpu").total
+    act = activation_memory(built, batch_size=w.batch_size, seq_len=w.seq_len, dtype=w.forward_dtype,
+                            attention=w.attention, training=True, checkpointing=w.checkpointing, device="cpu").total
     num, den = WORKING_PER_ACTIVATION
     working = WORKING_BASE_BYTES + act * num // den
     return {"imports": IMPORT_BYTES, "weights": weights, "activations": act, "working": working,
@@ -178,6 +175,11 @@ def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
     reason = floor_error(budget_bytes)
     if reason:
         return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
+    try:
+        w = workload_of(request)
+    except ValueError as e:
+        reason = f"the request's workload: {e}"
+        return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
     reason = finetune_error(request)
     if reason:
         return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
@@ -189,9 +191,8 @@ def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
                       f"{build.MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
             return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
         try:
-            check_kind(cfg, request["source"], request["checkpointing"])
-            check_inputs(cfg, request["batch_size"], request["seq_len"], forward_dtype(request["dtype"]),
-                         request["attention"], "cpu")
+            check_kind(cfg, request["source"], w.checkpointing)
+            check_inputs(cfg, w.batch_size, w.seq_len, w.forward_dtype, w.attention, "cpu")
         except ValueError as e:  # seq_len beyond max_position, a dtype the CPU cannot run, ...
             out.update(measure=False, measure_error=str(e))
     if out["measure"]:
@@ -213,7 +214,8 @@ def _too_big(request: dict[str, Any], est: dict[str, int], budget: int) -> str:
         return (f"measuring {name} on fake tensors would need about {est['total'] / MIB:,.0f} MiB ({parts}), over "
                 f"the {budget / MIB:,.0f} MiB this server has for one build: the build holds a Python object per "
                 "module, so lower num_layers or share whole layers (a shared layer is built once)")
-    return (f"measuring {name} at batch {request['batch_size']}, seq_len {request['seq_len']} on real tensors would "
+    w = workload_of(request)
+    return (f"measuring {name} at batch {w.batch_size}, seq_len {w.seq_len} on real tensors would "
             f"need about {est['total'] / MIB:,.0f} MiB ({parts}), over the {budget / MIB:,.0f} MiB this server has for "
             "one build: measure on fake tensors (the default: PyTorch's real ops without storage, any size), or "
             "lower the batch size or sequence length")
@@ -222,9 +224,7 @@ def _too_big(request: dict[str, Any], est: dict[str, int], budget: int) -> str:
 def _run_of(request: dict[str, Any]) -> Any:
     from . import core as engine
 
-    return engine.Run(request["batch_size"], request["seq_len"], dtype=request["dtype"],
-                      attention=request["attention"], checkpointing=request["checkpointing"],
-                      optimizer=request.get("optimizer", "adamw"), fake=not request.get("real", False))
+    return engine.Run(workload_of(request), fake=not request.get("real", False))
 
 
 def _maker(request: dict[str, Any], counted: dict[str, int] | None = None) -> tuple[Any, int, Any]:
@@ -232,18 +232,19 @@ def _maker(request: dict[str, Any], counted: dict[str, int] | None = None) -> tu
     from . import core as engine
     from .measure import maker
 
+    attention = workload_of(request).attention
     if is_generic(request):
         d = request["hf_config"]
         vocab = d.get("vocab_size")
         if not isinstance(vocab, int) or isinstance(vocab, bool) or vocab < 1:
             raise engine.EngineError(f"config.json of model_type {d.get('model_type')!r} needs a vocab_size of at "
                                      f"least 1 to make input_ids, got {vocab!r}")
-        return (lambda: engine.build_auto(d, request["attention"])), vocab, None
+        return (lambda: engine.build_auto(d, attention)), vocab, None
     cfg = config_of(request)
     ft = finetune_of(request)
     if ft is not None:
-        return finetune_maker(cfg, ft, request["attention"], {} if counted is None else counted), cfg.vocab_size, cfg
-    return maker(cfg, request["source"], request["attention"]), cfg.vocab_size, cfg
+        return finetune_maker(cfg, ft, attention, {} if counted is None else counted), cfg.vocab_size, cfg
+    return maker(cfg, request["source"], attention), cfg.vocab_size, cfg
 
 
 def run(request: dict[str, Any], *, count: bool = True, measure: bool = True) -> dict[str, Any]:
@@ -298,14 +299,6 @@ def _inference_modelled(cfg: ModelConfig) -> bool:
     return hasattr(family_ops(cfg), "infer_layer")
 
 
-def forward_dtype(precision: str) -> str:
-    """The dtype of a training precision's forward, as activation_memory names it: a master-copy precision runs
-    the 16-bit model (replay.MASTER), every other is its own."""
-    from ..replay.symbolic import MASTER
-
-    return MASTER.get(precision, precision)
-
-
 def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[str, Any]:
     """The measurements as plain JSON, each beside albert_core's estimate where a family models the config."""
     from dataclasses import asdict
@@ -315,22 +308,23 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
     from .measure import _estimate_config
 
     out: dict[str, Any] = {}
+    w = workload_of(request)
     est = inf_est = est_cuda = None
     if cfg is not None and finetune_of(request) is None:  # a fine-tuned model's saved tensors have no closed form
         ecfg = _estimate_config(cfg, request["source"])
-        kw = {"batch_size": request["batch_size"], "seq_len": request["seq_len"],
-              "dtype": forward_dtype(request["dtype"]), "attention": request["attention"], "device": "cpu"}
-        est = activation_memory(ecfg, checkpointing=request["checkpointing"], **kw).total
+        kw: dict[str, Any] = {"batch_size": w.batch_size, "seq_len": w.seq_len, "dtype": w.forward_dtype,
+                              "attention": w.attention, "device": "cpu"}
+        est = activation_memory(ecfg, checkpointing=w.checkpointing, **kw).total
         try:  # the same forward as the Memory page counts it, for CUDA's kernels (replay.py: what differs)
-            est_cuda = activation_memory(ecfg, checkpointing=request["checkpointing"], **(kw | {"device": "cuda"})).total
+            est_cuda = activation_memory(ecfg, checkpointing=w.checkpointing, **(kw | {"device": "cuda"})).total
         except ValueError:
             est_cuda = None
         if r.inference is not None:
             inf_est = activation_memory(ecfg, training=False, **kw).total
     out["measurement"] = {
         "total": r.saved, "estimate": est, "estimate_cuda": est_cuda, "error": None if est is None else engine.relative_error(est, r.saved),
-        "kind": request.get("source", "hf"), "batch_size": request["batch_size"], "seq_len": request["seq_len"],
-        "dtype": request["dtype"], "attention": request["attention"], "checkpointing": request["checkpointing"],
+        "kind": request.get("source", "hf"), "batch_size": w.batch_size, "seq_len": w.seq_len,
+        "dtype": w.precision, "attention": w.attention, "checkpointing": w.checkpointing,
         "fake": r.run.fake, "fine_tuned": finetune_of(request) is not None,
         "breakdown": engine.saved_breakdown(r.saved_tensors)}
     if r.step is not None:
@@ -345,16 +339,13 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
 MAX_POINTS = 24  # points one request may measure (the page asks for at most 4 lengths of at most 6 configs)
 
 
-# over 8 parameters, on purpose: the worker's JSON request of many points, each its own config and seq_len, the
-# rest of one workload's settings written flat as the worker reads them (run_points)
-def points_request(cfgs: list[ModelConfig], seq_lens: dict[str, list[int]], *, batch_size: int, dtype: str,
-                   attention: str, checkpointing: bool, training: bool, optimizer: str = "adamw",
+def points_request(cfgs: list[ModelConfig], seq_lens: dict[str, list[int]], w: Workload, *, training: bool,
                    step: bool = False) -> dict[str, Any]:
     """A request for the engine at a few sequence lengths per config, each at max_position = seq_len as the
-    Memory page's sweeps are (ModelConfig.replace(max_position=S))."""
+    Memory page's sweeps are (ModelConfig.replace(max_position=S)), each point's seq_len in place of w's;
+    training: the saved bytes (else the eval forward's peak); step: the training step's peak too."""
     pts = [{"config": c.replace(max_position=s).to_dict(), "seq_len": s} for c in cfgs for s in seq_lens[c.name]]
-    return {"points": pts[:MAX_POINTS], "batch_size": batch_size, "dtype": dtype, "attention": attention,
-            "checkpointing": checkpointing, "training": training, "optimizer": optimizer, "step": step}
+    return {"points": pts[:MAX_POINTS], "workload": w.to_dict(), "training": training, "step": step}
 
 
 def run_points(request: dict[str, Any]) -> dict[str, Any]:
@@ -363,22 +354,26 @@ def run_points(request: dict[str, Any]) -> dict[str, Any]:
     from . import core as engine
     from .measure import default_kind, maker
 
+    training = bool(request["training"])
+    try:
+        w = workload_of(request)
+    except ValueError as e:
+        return {"points_error": f"the request's workload: {e}"}
+    w = w.replace(checkpointing=w.checkpointing and training)
     out: list[dict[str, Any]] = []
     for p in request["points"][:MAX_POINTS]:
         cfg = ModelConfig.from_dict(p["config"])
-        kind = default_kind(cfg, request["checkpointing"])
-        run = engine.Run(request["batch_size"], p["seq_len"], dtype=request["dtype"], attention=request["attention"],
-                         checkpointing=request["checkpointing"] and request["training"],
-                         optimizer=request.get("optimizer", "adamw"))
-        what: tuple[str, ...] = ("saved",) if request["training"] else ("inference",)
+        kind = default_kind(cfg, w.checkpointing)
+        what: tuple[str, ...] = ("saved",) if training else ("inference",)
         if request.get("step"):
             what += ("step",)
         try:
-            r = engine.measure(maker(cfg, kind, request["attention"]), cfg.vocab_size, run, what=what)
+            r = engine.measure(maker(cfg, kind, w.attention), cfg.vocab_size,
+                               engine.Run(w.replace(seq_len=p["seq_len"])), what=what)
         except engine.EngineError as e:
             return {"points_error": f"{cfg.name} at seq_len {p['seq_len']:,}: {e}"}
         out.append({"config": cfg.name, "seq_len": p["seq_len"], "kind": kind,
-                    "measured": r.saved if request["training"] else r.inference,
+                    "measured": r.saved if training else r.inference,
                     "step": r.step.peak if r.step is not None else None})
     return {"points": out, "how": "fake tensors: PyTorch's real ops without storage"}
 
