@@ -24,6 +24,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 APP = Path(__file__).with_name("app.py")
+WARM = threading.Event()  # set when warm_up is done: from then on a page's HTML preloads Plotly's code
 
 
 def warm_up() -> None:
@@ -32,9 +33,12 @@ def warm_up() -> None:
     waits only for the rest (Python's import lock)."""
     import plotly.graph_objects as go
 
-    from ui import comparison, data, figures, plots, report, sections, sidebar, tables  # noqa: F401
+    try:
+        from ui import comparison, data, figures, plots, report, sections, sidebar, tables  # noqa: F401
 
-    go.Figure([go.Bar(x=[1], y=[1]), go.Scatter(x=[1], y=[1])])
+        go.Figure([go.Bar(x=[1], y=[1]), go.Scatter(x=[1], y=[1])])
+    finally:
+        WARM.set()
 
 
 @asynccontextmanager
@@ -78,6 +82,9 @@ VIEW_JS = ("(()=>{const w=innerWidth,d=document.createElement('div');d.style.css
 # 685 and 806 ms in a one-chart app (benchmarks/chunks.py). Named in the HTML, it is fetched and compiled while the
 # websocket opens (requested at 26 ms, arrived at 538 ms). Preloading the widgets' chunks too was slower (warm
 # /memory 1.82 s against 1.60 s with Plotly's alone, 1.37 s for the one-chart app; docs/benchmarks.md, issue 30).
+# Only once warm_up is done (WARM): a visit in the server's first seconds, while it still imports, drew its first
+# chart later with the preload (1.45x the one-chart app at /, 1.31x without, first visits after a start, the
+# browser on the same 2 cores): compiling 4.7 MB then competes with the page's first script run.
 PRELOAD = ("PlotlyChart",)
 _IMPORT = re.compile(rb'(?:from|import)\s*"\./([^"]+\.js)"')
 
@@ -117,12 +124,16 @@ class PageBase:
 
     def __init__(self, app, script: bytes | None = None) -> None:
         self.app = app
-        self.script = script
+        self.script = script  # given: put in as it is (tests); None: base_script, and preload_links once WARM
+        self.base, self.preload = b"", None  # type: tuple[bytes, bytes | None]
 
     def _script(self) -> bytes:
-        if self.script is None:  # at the first request: the server's config is loaded by then
-            self.script = base_script(page_paths(), st.get_option("server.baseUrlPath") or "") + preload_links()
-        return self.script
+        if self.script is not None:
+            return self.script
+        if self.preload is None:  # at the first request: the server's config is loaded by then
+            self.base = base_script(page_paths(), st.get_option("server.baseUrlPath") or "")
+            self.preload = preload_links()
+        return self.base + (self.preload if WARM.is_set() else b"")
 
     async def __call__(self, scope, receive, send) -> None:
         path = scope.get("path", "")

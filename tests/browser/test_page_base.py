@@ -32,6 +32,19 @@ def probes(asked: list[str], page_path: str) -> list[str]:
     return [u for u in asked if f"{page_path}/_stcore/" in u]
 
 
+def warm(base: str, path: str = "/memory") -> None:
+    """Wait for the signal the server gives once its warm_up is done (serve.WARM): a page's HTML names Plotly's
+    chunk (serve.preload_links)."""
+    import time
+    import urllib.request
+
+    deadline = time.monotonic() + 120
+    while b'rel="modulepreload" crossorigin href="./static/js/PlotlyChart.' not in urllib.request.urlopen(
+            base + path, timeout=30).read():
+        assert time.monotonic() < deadline, "the server never finished its warm_up"
+        time.sleep(0.2)  # polling the signal, not guessing a time
+
+
 def plotly_first(asked: list[str], static: str) -> None:
     """serve.preload_links: Plotly's chunk is asked once, from the server's static/js/, before any widget's chunk
     (without the preload the frontend asks for it after the sidebar's widgets: Selectbox, NumberInput, ...)."""
@@ -43,6 +56,7 @@ def plotly_first(asked: list[str], static: str) -> None:
 
 @pytest.mark.parametrize("path", ["/memory", "/fit"])
 def test_a_page_asks_its_server_once(server, browser, path):
+    warm(server)
     page, asked = visit(browser, server + path)
     try:
         assert page.evaluate(BASE_JS) == server + "/"
@@ -66,6 +80,7 @@ def test_the_root_page_is_left_as_it_was(server, browser):
 
 def test_under_a_base_url_path_every_page_still_connects(browser):
     with streamlit_server(base_path="albert", warm_worker=False) as (base, _):
+        warm(base)
         page, asked = visit(browser, base + "/memory")
         try:
             assert page.evaluate(BASE_JS) == base + "/"
