@@ -6,8 +6,10 @@ modelled, the optimizer, the fine-tuning (mode, head, labels, LoRA) and the para
 validates itself (`problems`, each message saying what to change) and has one set of defaults: the app's (the
 controls of albert_core.formats.share). training.training_memory(cfg, w), step.step_peak(cfg, w) (and the step's
 replays and candidates), the engine (engine.Run is a Workload plus fake and seed; measure_activation_memory,
-check_measurable, modelled_step, the measured points' tables, measure_cuda_peak), Verify's planner, the worker's
-request (to_dict / from_dict: plain JSON across the process boundary) and the CLI's `memory` and `verify` take it.
+check_measurable, modelled_step, the measured points' tables, measure_cuda_peak), Verify's planner, the Fit
+planner's searches (estimate.fit: the search replaces the field it varies), the worker's request (to_dict /
+from_dict: plain JSON across the process boundary), the UI's training caches (ui.data, keyed on it) and the CLI's
+`memory` and `verify` take it.
 Not (issue 26): the URL's settings (one control per widget, albert_core.formats.share) and activation_memory's
 keywords (the forward alone).
 """

@@ -47,7 +47,9 @@ def main() -> None:
                            args.repeats, setup=activations._CACHE.clear)
         print(f"activation_memory({name}, training=False) cold {1e6 * t:8.1f} us")
 
-    t = median_seconds(lambda: fit_table(PRESETS, batch_size=8, seq_len=512), max(3, args.repeats // 3))
+    from albert_core.workload import Workload
+
+    t = median_seconds(lambda: fit_table(PRESETS, Workload(batch_size=8, seq_len=512)), max(3, args.repeats // 3))
     print(f"\nfit_table: {len(PRESETS)} presets × 7 GPUs (max batch + max seq_len each) median {1000 * t:7.1f} ms")
 
 

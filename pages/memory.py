@@ -107,8 +107,6 @@ with body:
         with d4:
             gpu = controls.select("gpu", "GPU")
         ft, ok = ft_ui.expander(cfgs)
-        kw = (("precision", precision), ("optimizer", optimizer), ("attention", attention),
-              ("checkpointing", checkpointing))
         if ok:
             ft_text = ft_ui.settings_of(state.controls()).fine_tuning()
             st.subheader("What trains")
@@ -117,13 +115,14 @@ with body:
             tables.show(data.trainable_table(ok, ft), "trainable_table", file_name="trainable-parameters.csv",
                         readable={"trainable": "count", "frozen": "count", "total": "count"}, pct=("trainable_pct",))
             ctl_t = dict(ctl, seq_len=seq_len, precision=precision, optimizer=optimizer, gpu=gpu)
-            train = data.training_table(ok, batch, seq_len, kw, ft)
+            w = figures.training_workload(ctl_t)  # the step of this tab's controls
+            train = data.training_table(ok, w)
             plots.show(figures.memory_training_stack(ok, ctl_t), "memory_training")
             st.subheader("The step's peak beside the sum of the parts")
             st.caption(f"Batch {batch:,} × {seq_len:,} tokens (at most max_position), {precision}, {optimizer}, "
                        f"{attention}{', checkpointing' if checkpointing else ''}, {ft_text}. "
                        f"{PRECISION_LABELS[precision]}: {PRECISION_NOTES[precision]}, in the bars and the peak alike.")
-            peaks = data.peak_table(ok, batch, seq_len, kw, ft)
+            peaks = data.peak_table(ok, w)
             at_cols = {c: "bytes" for c in peaks.columns if c.startswith("at peak: ")}
             tables.show(peaks, "peak_table", file_name="training-step-peak.csv",
                         readable={"peak": "bytes", "sum_of_parts": "bytes", **at_cols}, pct=("peak_vs_sum_pct",))
@@ -133,7 +132,7 @@ with body:
 
             st.subheader("Where each config stops fitting")
             st.markdown("The training step's peak per GPU as max_position (and the sequence) grows; dashed: common GPUs.")
-            sweep = data.training_sweep(ok, seqs, batch, kw, ft)
+            sweep = data.training_sweep(ok, seqs, w)
             full = ft_ui.settings_of(state.controls())
             step_points = None
             if full.mode == "full" and full.head == "none":
@@ -141,9 +140,9 @@ with body:
             else:
                 st.caption("Measured points: the engine's sweep measures full fine-tuning of the base model; choose "
                            "full and no head to measure here (Verify measures any mode).")
-            plots.show(figures.memory_training(ok, dict(ctl, precision=precision, optimizer=optimizer), step_points),
+            plots.show(figures.memory_training(ok, ctl_t, step_points),
                        "memory_training_sweep")
-            stops = data.stop_fitting(ok, (gpu,), batch, kw, ft)
+            stops = data.stop_fitting(ok, (gpu,), w)
             st.markdown(f"The longest max_position whose training step's peak (batch {batch:,}, sequences as long "
                         f"as max_position, {md(ft_text)}) fits one **{gpu}**; the position table grows with it.")
             tables.show(stops, "stop_table", file_name="stop-fitting.csv", readable={"gpu_bytes": "bytes"})

@@ -148,7 +148,8 @@ def test_memory_training_bars_and_stop_table():
         for n in ("albert-base", "bert-base", "bert-large", "albert-xxlarge")]
     stops = table_with(at, "longest_max_position")
     assert list(stops["gpu"]) == ["A100 40 GB"] * 4
-    assert stops["longest_max_position"][1] == max_position_that_fits(PRESETS["bert-base"], GPUS["A100 40 GB"], batch_size=8, **kw)
+    assert stops["longest_max_position"][1] == max_position_that_fits(PRESETS["bert-base"], GPUS["A100 40 GB"],
+                                                                      Workload(batch_size=8, **kw))
 
 
 def test_fit_planner_page():
@@ -163,7 +164,7 @@ def test_fit_planner_page():
     t = table_with(at, "max_batch_size", "max_seq_len")
     kw = dict(precision="mixed_bf16", optimizer="adamw", num_gpus=8, sharding="zero3", attention="eager",
               checkpointing=False)
-    assert list(t["max_batch_size"]) == [max_batch_size(PRESETS[n], GPUS["H100 80 GB"], seq_len=512, **kw)
+    assert list(t["max_batch_size"]) == [max_batch_size(PRESETS[n], GPUS["H100 80 GB"], Workload(seq_len=512, **kw))
                                          for n in ("albert-base", "bert-base", "bert-large", "albert-xxlarge")]
     assert at.query_params["gpu"] == "H100 80 GB" and at.query_params["sharding"] == "zero3"
     at.selectbox(key="ctl.sharding").set_value("zero1").run()

@@ -186,7 +186,7 @@ def test_backgrounds_are_opaque_with_dark_text_for_exports():
     """A PNG export keeps the figure's own colors: opaque white with dark text reads on light and dark slides."""
     for fig in (pcharts.component_bars(data.params_long(data.params_table(CFGS))),
                 ccharts.flops_vs_params(data.compute_table(CFGS, 128)[0], 128),
-                fcharts.fit_bars(data.fit_plan(CFGS[:2], "A100 40 GB", 8, 512, KW + (("num_gpus", 1),))),
+                fcharts.fit_bars(data.fit_plan(CFGS[:2], "A100 40 GB", Workload(8, 512, **dict(KW), num_gpus=1))),
                 pcharts.breakdown_sunburst(data.breakdown(CFGS[0]), "x")):
         lay = spec(slide(fig, "A title", "batch 8"))["layout"]
         assert lay["paper_bgcolor"] == lay["plot_bgcolor"] == "#FFFFFF"
@@ -263,7 +263,7 @@ def test_activation_panels_stack_the_two_parts():
 @pytest.mark.parametrize("precision", ["mixed_bf16", "bf16_master"])
 def test_training_stack_equals_training_memory_and_budget_line(precision):
     kw = (("precision", precision), *KW[1:])
-    df = data.training_table(CFGS, 8, 512, kw)
+    df = data.training_table(CFGS, Workload(8, 512, **dict(kw)))
     fig = mcharts.training_stack(df[df["part"] != "total"], {"A100 80 GB": GPUS["A100 80 GB"]})
     names = {t["name"] for t in spec(fig)["data"]}
     assert ("fp32 master weights" in names) == (precision == "bf16_master")  # autocast's weights are the master
@@ -289,7 +289,7 @@ def test_training_stack_equals_training_memory_and_budget_line(precision):
 
 
 def test_training_stack_draws_the_gpu_line_when_the_bars_come_near_it():
-    df = data.training_table(CFGS, 64, 512, KW)
+    df = data.training_table(CFGS, Workload(64, 512, **dict(KW)))
     tallest = max(int(b) for b in df[df["part"] == "total"]["bytes"])
     gpu = min((g for g in GPUS if GPUS[g] <= 2.5 * tallest), key=GPUS.get)
     lay = spec(mcharts.training_stack(df[df["part"] != "total"], {gpu: GPUS[gpu]}))["layout"]
@@ -305,14 +305,14 @@ def test_merge_budgets_joins_near_equal_gpus():
 
 def test_fit_bars_equal_albert_core_fit():
     kw = KW + (("num_gpus", 4), ("sharding", "zero2"))
-    plan = data.fit_plan(CFGS, "A100 40 GB", 8, 512, kw)
+    plan = data.fit_plan(CFGS, "A100 40 GB", Workload(8, 512, **dict(kw)))
     fig = fcharts.fit_bars(plan)
     s = spec(fig)
     for cfg in CFGS:
         batch_bar, seq_bar = [t for t in s["data"] if t["name"] == cfg.name]
-        assert batch_bar["y"] == [max_batch_size(cfg, GPUS["A100 40 GB"], seq_len=512, **dict(kw))]
-        assert seq_bar["y"] == [max_position_that_fits(cfg, GPUS["A100 40 GB"], batch_size=8, **dict(kw))]
-        assert seq_bar["customdata"][0][1] == max_seq_len(cfg, GPUS["A100 40 GB"], batch_size=8, **dict(kw))
+        assert batch_bar["y"] == [max_batch_size(cfg, GPUS["A100 40 GB"], Workload(seq_len=512, **dict(kw)))]
+        assert seq_bar["y"] == [max_position_that_fits(cfg, GPUS["A100 40 GB"], Workload(batch_size=8, **dict(kw)))]
+        assert seq_bar["customdata"][0][1] == max_seq_len(cfg, GPUS["A100 40 GB"], Workload(batch_size=8, **dict(kw)))
         # issue 29: each bar carries its value and its config's name under it, not the legend's colour alone
         assert batch_bar["text"] == [f"{batch_bar['y'][0]:,}"] and seq_bar["text"] == [f"{seq_bar['y'][0]:,}"]
     assert s["layout"]["xaxis2"]["ticktext"] == [name_text(c.name) for c in CFGS]  # under the lower panel, for both
@@ -351,7 +351,7 @@ def test_identical_variants_stay_visible():
 def test_gpu_lines_are_named_in_the_legend_with_each_gpus_own_memory():
     """Labels on the lines crossed each other where two GPUs lie close on the axis: the legend names them, each
     GPU of a merged line with its own size (albert_core.estimate.gpus, as the tables give it)."""
-    s = spec(mcharts.training_vs_seq(data.training_sweep(CFGS[:1], (128, 512), 2, KW), GPUS))
+    s = spec(mcharts.training_vs_seq(data.training_sweep(CFGS[:1], (128, 512), Workload(2, **dict(KW))), GPUS))
     lines = [t for t in s["data"] if str(t.get("meta", "")).startswith("budget ")]
     assert len(lines) == len(mcharts.merge_budgets(GPUS)) and "annotations" not in s["layout"]
     assert len({t["line"]["dash"] for t in lines}) == len(lines)  # told apart by their dashes
@@ -365,7 +365,7 @@ def test_log_axes_get_ranges_of_their_values_and_full_number_ticks():
     range had no y tick at all and x ticks read "5", "100M", "2"."""
     from charts.base import log_range, log_ticks
 
-    sweep = data.training_sweep(CFGS, (128, 512, 4096), 8, KW)
+    sweep = data.training_sweep(CFGS, (128, 512, 4096), Workload(8, **dict(KW)))
     lay = spec(mcharts.training_vs_seq(sweep, GPUS, log=True))["layout"]
     values = [b / 2**30 for b in sweep["bytes"]] + [b / 2**30 for b in GPUS.values()]
     lo, hi = lay["yaxis"]["range"]
@@ -461,7 +461,8 @@ def test_training_curve_equal_to_an_earlier_one_is_drawn_over_it_and_named():
     """Seen in the long-name screenshot: a proposal whose training curve equals XLM-R large's was drawn under it.
     Equal at every length: dotted with open markers on top, its legend entry saying which it equals."""
     twin = PRESETS["bert-base"].replace(name="proposal with bert-base's shape")
-    sweep = data.training_sweep((PRESETS["bert-base"], twin, PRESETS["bert-large"]), (128, 512), 2, KW)
+    sweep = data.training_sweep((PRESETS["bert-base"], twin, PRESETS["bert-large"]), (128, 512),
+                                Workload(2, **dict(KW)))
     s = spec(mcharts.training_vs_seq(sweep, GPUS))
     curves = [t for t in s["data"] if t.get("mode") == "lines+markers"]
     base, copy, large = curves

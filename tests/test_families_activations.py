@@ -174,7 +174,7 @@ def test_training_memory_fit_and_sweep_work_for_every_preset(name):
     tm = training_memory(cfg, Workload(batch_size=2, seq_len=128))
     assert tm.total == tm.weights + tm.gradients + tm.optimizer + tm.master_weights + tm.activations
     assert tm.activations > 0
-    assert max_batch_size(cfg, 80 << 30, seq_len=512) > 0
+    assert max_batch_size(cfg, 80 << 30, Workload(seq_len=512)) > 0
     seqs = [1, 63, 128, 512]
     df = activation_sweep({name: cfg}, seqs, batch_size=1, dtype="bfloat16", attention="sdpa")
     for s in seqs:

@@ -238,5 +238,5 @@ def test_beyond_the_layer_limit_the_planner_uses_the_sum():
     deep = PRESETS["bert-base"].replace(num_layers=PEAK_MAX_LAYERS + 1)
     edge = PRESETS["bert-base"].replace(num_layers=PEAK_MAX_LAYERS)
     t, e = training_memory(deep, Workload(**kw)), training_memory(edge, Workload(**kw))
-    assert (t.peak_modelled, t.peak, t.planned) == (False, 0, t.total) and step_bytes(deep, **kw) == t.total
-    assert e.peak_modelled and e.planned == e.peak > 0 and step_bytes(edge, **kw) == e.peak
+    assert (t.peak_modelled, t.peak, t.planned) == (False, 0, t.total) and step_bytes(deep, Workload(**kw)) == t.total
+    assert e.peak_modelled and e.planned == e.peak > 0 and step_bytes(edge, Workload(**kw)) == e.peak

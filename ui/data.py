@@ -251,17 +251,22 @@ def _ft(cfg: ModelConfig, ft: FT) -> dict:
     return for_config(cfg, ft)
 
 
+def _for(cfg: ModelConfig, w: Workload) -> Workload:
+    from .finetune import workload_for
+
+    return workload_for(cfg, w)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
-def training_results(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw: tuple, ft: FT = ()) -> dict:
-    """config name -> training_memory (parts and the step's peak), seq_len clipped to each max_position."""
-    return {cfg.name: training_memory(cfg, Workload(batch_size=batch_size, seq_len=min(seq_len, cfg.max_position),
-                                                    **dict(kw), **_ft(cfg, ft))) for cfg in cfgs}
+def training_results(cfgs: tuple[ModelConfig, ...], w: Workload) -> dict:
+    """config name -> training_memory (parts and the step's peak) of w, seq_len clipped to each max_position."""
+    return {cfg.name: training_memory(cfg, _for(cfg, w)) for cfg in cfgs}
 
 
-def training_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw: tuple, ft: FT = ()) -> pd.DataFrame:
+def training_table(cfgs: tuple[ModelConfig, ...], w: Workload) -> pd.DataFrame:
     """training_memory of each config: one row per (config, part), then its total (sum of parts) and its peak."""
     rows = []
-    for name, m in training_results(cfgs, batch_size, seq_len, kw, ft).items():
+    for name, m in training_results(cfgs, w).items():
         rows += [dict(config=name, seq_len=m.seq_len, part=p, bytes=getattr(m, p)) for p in TRAINING_PARTS]
         rows.append(dict(config=name, seq_len=m.seq_len, part="total", bytes=m.total))
         if m.peak_modelled:
@@ -269,10 +274,10 @@ def training_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int,
     return pd.DataFrame(rows)
 
 
-def peak_table(cfgs: tuple[ModelConfig, ...], batch_size: int, seq_len: int, kw: tuple, ft: FT = ()) -> pd.DataFrame:
+def peak_table(cfgs: tuple[ModelConfig, ...], w: Workload) -> pd.DataFrame:
     """Per config: the step's peak beside the sum of parts, where it occurs, and what is alive then (bytes)."""
     rows = []
-    for name, m in training_results(cfgs, batch_size, seq_len, kw, ft).items():
+    for name, m in training_results(cfgs, w).items():
         if not m.peak_modelled:
             rows.append({"config": name, "peak": None, "sum_of_parts": m.total, "peak_vs_sum_pct": None,
                          "phase": f"not modelled beyond {PEAK_MAX_LAYERS} layers", "moment": "", "seq_len": m.seq_len})
@@ -300,38 +305,32 @@ def trainable_table(cfgs: tuple[ModelConfig, ...], ft: FT) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def training_sweep(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], batch_size: int,
-                   kw: tuple, ft: FT = ()) -> pd.DataFrame:
-    """The training step's peak per GPU at max_position = seq_len = S (bytes), and the sum of parts beside."""
+def training_sweep(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], w: Workload) -> pd.DataFrame:
+    """The training step's peak per GPU of w at max_position = seq_len = S (bytes), and the sum of parts beside."""
     rows = []
     for cfg in cfgs:
         for s in seq_lens:
-            m = training_memory(cfg.replace(max_position=s), Workload(batch_size=batch_size, seq_len=s, **dict(kw),
-                                                                      **_ft(cfg, ft)))
+            m = training_memory(cfg.replace(max_position=s), _for(cfg, w).replace(seq_len=s))
             rows.append(dict(config=cfg.name, seq_len=s, bytes=m.planned, sum_of_parts=m.total))
     return pd.DataFrame(rows)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], batch_size: int, kw: tuple,
-                 ft: FT = ()) -> pd.DataFrame:
-    """Per config and GPU: the longest max_position whose training step's peak still fits."""
+def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], w: Workload) -> pd.DataFrame:
+    """Per config and GPU: the longest max_position whose training step's peak (w) still fits."""
     rows = [dict(config=cfg.name, gpu=g, gpu_bytes=GPUS[g],
-                 longest_max_position=max_position_that_fits(cfg, GPUS[g], batch_size=batch_size, **dict(kw),
-                                                             **_ft(cfg, ft)))
+                 longest_max_position=max_position_that_fits(cfg, GPUS[g], _for(cfg, w)))
             for cfg in cfgs for g in gpus]
     return pd.DataFrame(rows)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, batch_size: int, seq_len: int, kw: tuple,
-             ft: FT = ()) -> pd.DataFrame:
-    """albert_core.estimate.fit.fit_table for the chosen GPU, plus the longest max_position that fits (table grown)."""
-    frames = [fit_table([c], batch_size=batch_size, seq_len=seq_len, gpus={gpu: GPUS[gpu]}, **dict(kw), **_ft(c, ft))
-              for c in cfgs]
+def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, w: Workload) -> pd.DataFrame:
+    """albert_core.estimate.fit.fit_table of w for the chosen GPU, plus the longest max_position that fits (table
+    grown)."""
+    frames = [fit_table([c], _for(c, w), gpus={gpu: GPUS[gpu]}) for c in cfgs]
     df = pd.concat(frames, ignore_index=True)
-    df["longest_max_position"] = [max_position_that_fits(c, GPUS[gpu], batch_size=batch_size, **dict(kw), **_ft(c, ft))
-                                  for c in cfgs]
+    df["longest_max_position"] = [max_position_that_fits(c, GPUS[gpu], _for(c, w)) for c in cfgs]
     return df.astype({"longest_max_position": object})
 
 

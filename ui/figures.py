@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from albert_core.estimate.training import PRECISION_LABELS
+from albert_core.workload import Workload
 from charts import compute as compute_charts
 from charts import fit as fit_charts
 from charts import memory as memory_charts
@@ -36,9 +37,14 @@ def activation_caption(ctl: Ctl) -> str:
             "for every panel.")
 
 
-def training_kw(ctl: Ctl) -> tuple:
-    return (("precision", ctl["precision"]), ("optimizer", ctl["optimizer"]), ("attention", ctl["attention"]),
-            ("checkpointing", bool(ctl["checkpointing"] and ctl["training"])))
+def training_workload(ctl: Ctl, *, planner: bool = False) -> Workload:
+    """The training step the controls describe: Memory's training tab (one GPU; checkpointing where Training is
+    on), or with planner the Fit planner's (its GPUs and sharding; its checkpointing toggle alone)."""
+    ckpt = bool(ctl["checkpointing"]) if planner else bool(ctl["checkpointing"] and ctl["training"])
+    gpus = {"num_gpus": ctl["num_gpus"], "sharding": ctl["sharding"]} if planner else {}
+    return Workload(batch_size=ctl["batch_size"], seq_len=ctl["seq_len"], precision=ctl["precision"],
+                    attention=ctl["attention"], checkpointing=ckpt, optimizer=ctl["optimizer"], **gpus,
+                    **dict(ft_ui.kw(ctl)))
 
 
 def training_caption(ctl: Ctl, seq: str) -> str:
@@ -92,7 +98,7 @@ def memory_activations(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
 def memory_training(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
     """points: measure.step_points_table of the engine's measured step peaks (None: the estimate alone)."""
     seqs = data.sweep_lengths(cfgs, ctl["seq_max"])
-    sweep = data.training_sweep(cfgs, seqs, ctl["batch_size"], training_kw(ctl), ft_ui.kw(ctl))
+    sweep = data.training_sweep(cfgs, seqs, training_workload(ctl))
     fig = memory_charts.training_vs_seq(sweep, data.GPUS, log=ctl["scale"] == "log",
                                         marks={c.name: c.max_position for c in cfgs}, measured=points,
                                         what="the step's peak")
@@ -109,9 +115,7 @@ def memory_training(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
 
 @cached
 def fit_bars(cfgs: tuple, ctl: Ctl) -> tuple[go.Figure, Any]:
-    kw = (("precision", ctl["precision"]), ("optimizer", ctl["optimizer"]), ("num_gpus", ctl["num_gpus"]),
-          ("sharding", ctl["sharding"]), ("attention", ctl["attention"]), ("checkpointing", bool(ctl["checkpointing"])))
-    plan = data.fit_plan(cfgs, ctl["gpu"], ctl["batch_size"], ctl["seq_len"], kw, ft_ui.kw(ctl))
+    plan = data.fit_plan(cfgs, ctl["gpu"], training_workload(ctl, planner=True))
     ckpt = ", checkpointing" if ctl["checkpointing"] else ""
     fig = slide(fit_charts.fit_bars(plan), f"What fits on {ctl['num_gpus']:,} × {ctl['gpu']}",
                 f"Sharding {ctl['sharding']}, {ctl['precision']}, {ctl['optimizer']}, {ctl['attention']} attention"
@@ -192,7 +196,7 @@ def memory_variants(cfg, seqs: tuple, batch: int, dtype: str, log: bool) -> go.F
 
 @cached
 def memory_training_stack(cfgs: tuple, ctl: Ctl) -> go.Figure:
-    train = data.training_table(cfgs, ctl["batch_size"], ctl["seq_len"], training_kw(ctl), ft_ui.kw(ctl))
+    train = data.training_table(cfgs, training_workload(ctl))
     gpu = ctl["gpu"]
     peaks = {r["config"]: int(r["bytes"]) for _, r in train[train["part"] == "peak"].iterrows()}
     return slide(memory_charts.training_stack(train[~train["part"].isin(("total", "peak"))], {gpu: data.GPUS[gpu]},

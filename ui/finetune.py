@@ -15,6 +15,7 @@ from albert_core.config import ModelConfig
 from albert_core.estimate.compare import Settings
 from albert_core.estimate.finetune import LoraSpec, lora_targets, trainable
 from albert_core.formats.share import parse_control
+from albert_core.workload import Workload
 
 from . import controls, state
 from .text import md
@@ -51,6 +52,12 @@ def kw(ctl: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     """training_memory's fine-tuning keywords, hashable (for ui.data's caches); frozen-layers' k not yet clipped."""
     s = settings_of(ctl)
     return (("mode", s.mode), ("head", s.head), ("num_labels", s.num_labels), ("lora", s.lora))
+
+
+def workload_for(cfg: ModelConfig, w: Workload) -> Workload:
+    """w for cfg: seq_len at most cfg's max_position, frozen-layers:k with k at most cfg's layers (one link, configs
+    of any length and depth)."""
+    return w.replace(seq_len=min(w.seq_len, cfg.max_position), mode=Settings(mode=w.mode).mode_for(cfg))
 
 
 def for_config(cfg: ModelConfig, ft: tuple[tuple[str, Any], ...]) -> dict[str, Any]:

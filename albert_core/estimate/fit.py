@@ -5,8 +5,9 @@ moment, sharded as training.py says), not the sum of the parts. The peak is the 
 each affine in the batch B and growing in the sequence S (activation bytes are polynomials with
 non-negative coefficients, activations.py), so it grows with each but is not one affine function: the
 largest batch is a doubling search then a binary search, as is the largest seq_len over 1..max_position.
-kw passes training_memory's options through (precision, optimizer, num_gpus, sharding, attention,
-checkpointing, device, mode, head, num_labels, lora). Exact ints throughout.
+Each function takes the Workload (albert_core.workload) it plans: the search replaces the batch or the sequence
+it varies, every other field (precision, optimizer, GPUs, sharding, attention, checkpointing, device, fine-tuning)
+is training_memory's. Exact ints throughout.
 """
 
 from __future__ import annotations
@@ -21,11 +22,10 @@ from .training import PEAK_MAX_LAYERS, training_memory
 MAX_BATCH = 1 << 40  # the batch search stops here (memory that did not grow with the batch: a config error)
 
 
-def step_bytes(cfg: ModelConfig, *, batch_size: int, seq_len: int, **kw: Any) -> int:
+def step_bytes(cfg: ModelConfig, w: Workload) -> int:
     """What the planner compares with the budget: the training step's peak per GPU (training_memory's .peak), or
-    the sum of the parts beyond training.PEAK_MAX_LAYERS layer applications (TrainingMemory.planned). kw: the
-    Workload's other fields."""
-    return training_memory(cfg, Workload(batch_size=batch_size, seq_len=seq_len, **kw)).planned
+    the sum of the parts beyond training.PEAK_MAX_LAYERS layer applications (TrainingMemory.planned)."""
+    return training_memory(cfg, w).planned
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,17 +39,13 @@ def _budget(budget_bytes: Any, overhead_bytes: int) -> int:
     return budget_bytes - overhead_bytes
 
 
-def max_batch_size(cfg: ModelConfig, budget_bytes: int, *, seq_len: int, overhead_bytes: int = 0,
-                   **kw: Any) -> int:
-    """Largest micro-batch per GPU whose training step fits budget_bytes - overhead_bytes (0: not even 1).
-
-    kw: training_memory's options (precision, optimizer, num_gpus, sharding, attention,
-    checkpointing, device).
-    """
+def max_batch_size(cfg: ModelConfig, budget_bytes: int, w: Workload, *, overhead_bytes: int = 0) -> int:
+    """Largest micro-batch per GPU whose training step (w with that batch) fits budget_bytes - overhead_bytes (0: not
+    even 1)."""
     budget = _budget(budget_bytes, overhead_bytes)
 
     def fits(b: int) -> bool:
-        return step_bytes(cfg, batch_size=b, seq_len=seq_len, **kw) <= budget
+        return step_bytes(cfg, w.replace(batch_size=b)) <= budget
 
     if not fits(1):
         return 0
@@ -64,13 +60,13 @@ def max_batch_size(cfg: ModelConfig, budget_bytes: int, *, seq_len: int, overhea
     return lo
 
 
-def max_seq_len(cfg: ModelConfig, budget_bytes: int, *, batch_size: int, overhead_bytes: int = 0,
-                **kw: Any) -> int:
-    """Largest seq_len (at most max_position) whose training step fits; 0 when not even 1 token does."""
+def max_seq_len(cfg: ModelConfig, budget_bytes: int, w: Workload, *, overhead_bytes: int = 0) -> int:
+    """Largest seq_len (at most max_position) whose training step (w with that seq_len) fits; 0 when not even 1
+    token does."""
     budget = _budget(budget_bytes, overhead_bytes)
 
     def fits(s: int) -> bool:
-        return step_bytes(cfg, batch_size=batch_size, seq_len=s, **kw) <= budget
+        return step_bytes(cfg, w.replace(seq_len=s)) <= budget
 
     if not fits(1):
         return 0
@@ -86,9 +82,9 @@ def max_seq_len(cfg: ModelConfig, budget_bytes: int, *, batch_size: int, overhea
     return lo
 
 
-def max_position_that_fits(cfg: ModelConfig, budget_bytes: int, *, batch_size: int, overhead_bytes: int = 0,
-                           cap: int = 1 << 20, **kw: Any) -> int:
-    """Largest max_position P whose training step on sequences of P tokens fits (0: not even P = 1).
+def max_position_that_fits(cfg: ModelConfig, budget_bytes: int, w: Workload, *, overhead_bytes: int = 0,
+                           cap: int = 1 << 20) -> int:
+    """Largest max_position P whose training step (w) on sequences of P tokens fits (0: not even P = 1).
 
     Unlike max_seq_len, the position table grows with P (its weights, gradients and optimizer
     state count too): where a config stops fitting as max_position grows. Memory grows with P,
@@ -97,7 +93,7 @@ def max_position_that_fits(cfg: ModelConfig, budget_bytes: int, *, batch_size: i
     budget = _budget(budget_bytes, overhead_bytes)
 
     def fits(p: int) -> bool:
-        return step_bytes(cfg.replace(max_position=p), batch_size=batch_size, seq_len=p, **kw) <= budget
+        return step_bytes(cfg.replace(max_position=p), w.replace(seq_len=p)) <= budget
 
     if not fits(1):
         return 0
@@ -114,11 +110,11 @@ def max_position_that_fits(cfg: ModelConfig, budget_bytes: int, *, batch_size: i
     return lo
 
 
-def fit_table(cfgs: Any, *, batch_size: int = 8, seq_len: int = 512, gpus: dict[str, int] | None = None,
-              custom_budget: int | None = None, overhead_bytes: int = 0, **kw: Any) -> pd.DataFrame:
-    """Tidy table, one row per (config, GPU): memory needed at (batch_size, seq_len) (needed_bytes: the step's
-    peak; sum_of_parts beside it), whether it fits, the largest batch at seq_len and the largest seq_len at
-    batch_size; trainable parameters of the mode.
+def fit_table(cfgs: Any, w: Workload, *, gpus: dict[str, int] | None = None, custom_budget: int | None = None,
+              overhead_bytes: int = 0) -> pd.DataFrame:
+    """Tidy table, one row per (config, GPU): memory needed for w (needed_bytes: the step's peak; sum_of_parts
+    beside it), whether it fits, the largest batch at w's seq_len and the largest seq_len at w's batch; trainable
+    parameters of the mode.
 
     cfgs: a ModelConfig, a list, or a dict name -> ModelConfig. gpus: name -> bytes (default GPUS);
     custom_budget adds a row "custom". seq_len is clipped to each config's max_position.
@@ -134,18 +130,19 @@ def fit_table(cfgs: Any, *, batch_size: int = 8, seq_len: int = 512, gpus: dict[
         table["custom"] = custom_budget
     rows = []
     for name, cfg in items:
-        s = min(seq_len, cfg.max_position)
-        t = training_memory(cfg, Workload(batch_size=batch_size, seq_len=s, **kw))
+        s = min(w.seq_len, cfg.max_position)
+        ws = w.replace(seq_len=s)
+        t = training_memory(cfg, ws)
         need = t.planned
         for gpu, mem in table.items():
             rows.append({
-                "config": name, "gpu": gpu, "gpu_bytes": mem, "seq_len": s, "batch_size": batch_size,
+                "config": name, "gpu": gpu, "gpu_bytes": mem, "seq_len": s, "batch_size": w.batch_size,
                 "needed_bytes": need, "sum_of_parts": t.total,
                 "peak_phase": t.peak_phase or f"not modelled beyond {PEAK_MAX_LAYERS} layers: planned on the sum",
                 "peak_is": t.peak_is,
                 "trainable": t.trainable, "parameters": t.parameters, "fits": need <= mem - overhead_bytes,
-                "max_batch_size": max_batch_size(cfg, mem, seq_len=s, overhead_bytes=overhead_bytes, **kw),
-                "max_seq_len": max_seq_len(cfg, mem, batch_size=batch_size, overhead_bytes=overhead_bytes, **kw),
+                "max_batch_size": max_batch_size(cfg, mem, ws, overhead_bytes=overhead_bytes),
+                "max_seq_len": max_seq_len(cfg, mem, ws, overhead_bytes=overhead_bytes),
             })
     df = pd.DataFrame(rows)
     return df.astype({k: object for k in ("gpu_bytes", "needed_bytes", "sum_of_parts", "trainable", "parameters",
