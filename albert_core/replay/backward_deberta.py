@@ -173,7 +173,7 @@ def _relative(m: _Moments, cfg: ModelConfig, pre: str, rel: T, q: T, k: T, locs:
     after it, rel_att while forward holds it, what stays alive until forward returns: pos_dropout's output and
     noise on a branch no term reaches). Appends pos_dropout's output to `locs`."""
     g = m.g
-    terms = cfg.pos_att_type.split("|") if cfg.pos_att_type else []
+    terms = _terms(cfg)
     dead: list[T] = []
     if terms:
         r = g.dropout(rel, cfg.dropout)  # pos_dropout
@@ -187,8 +187,8 @@ def _relative(m: _Moments, cfg: ModelConfig, pre: str, rel: T, q: T, k: T, locs:
             dead += [r, noise] if g.rel_requires_grad else [r]
     locs.append(r)
     kept = len(dead)  # pos_dropout's output and noise (its node's): forward's local
-    pos = _positions(m, cfg, pre, r, terms, locs, dead, scores)
-    score = _bias_terms(m, cfg, q, k, pos, terms, locs, dead, scores)
+    pos = _positions(m, cfg, pre, r, locs, dead, scores)
+    score = _bias_terms(m, cfg, q, k, pos, locs, dead, scores)
     dead = dead[:kept]  # the unused projections die as disentangled_attention_bias returns
     if score is None:
         new = g.add_scalar(scores)  # attention_scores + 0 (rel_att is the int 0)
@@ -199,7 +199,12 @@ def _relative(m: _Moments, cfg: ModelConfig, pre: str, rel: T, q: T, k: T, locs:
     return new, [score], dead
 
 
-def _positions(m: _Moments, cfg: ModelConfig, pre: str, r: T, terms: list[str], locs: list[T], dead: list[T],
+def _terms(cfg: ModelConfig) -> list[str]:
+    """The relative terms that reach the scores (pos_att_type: c2p, p2c)."""
+    return cfg.pos_att_type.split("|") if cfg.pos_att_type else []
+
+
+def _positions(m: _Moments, cfg: ModelConfig, pre: str, r: T, locs: list[T], dead: list[T],
                scores: T) -> dict[str, T]:
     """disentangled_attention_bias's position projections of r (pos_key_layer for c2p, pos_query_layer for p2c),
     each repeated over the batch: {term: (B*A, R, D)}. One that no term uses is recorded on a dead branch, its
@@ -210,7 +215,7 @@ def _positions(m: _Moments, cfg: ModelConfig, pre: str, r: T, terms: list[str], 
     for t in _position_uses(cfg):
         key = pre + (("query_proj" if t == "p2c" else "key_proj") if cfg.share_att_key else
                      ("pos_query_proj" if t == "p2c" else "pos_key_proj"))
-        live = t in terms
+        live = t in _terms(cfg)
         gg = g if live else _Dead(g, dead)
         g.ctx = [*pos.values(), *locs, *dead, scores, m.x, m.mask], m.held
         g.last_input, g.last_casts = None, []
@@ -226,8 +231,8 @@ def _positions(m: _Moments, cfg: ModelConfig, pre: str, r: T, terms: list[str], 
     return pos
 
 
-def _bias_terms(m: _Moments, cfg: ModelConfig, q: T, k: T, pos: dict[str, T], terms: list[str], locs: list[T],
-                dead: list[T], scores: T) -> T | None:
+def _bias_terms(m: _Moments, cfg: ModelConfig, q: T, k: T, pos: dict[str, T], locs: list[T], dead: list[T],
+                scores: T) -> T | None:
     """disentangled_attention_bias's c2p and p2c terms, each a bmm with its position projection, gathered at the
     clamped relative positions and divided by its scale: their sum (None where pos_att_type has neither)."""
     g = m.g
@@ -235,7 +240,7 @@ def _bias_terms(m: _Moments, cfg: ModelConfig, q: T, k: T, pos: dict[str, T], te
     score: T | None = None
     bias: list[T] = []  # disentangled_attention_bias's locals: scale, the indices, the gathered terms
     for t, content in (("c2p", q), ("p2c", k)):
-        if t not in terms:
+        if t not in _terms(cfg):
             continue
         s2 = g.new(1, F32, "scale")  # `scale` rebound: the last one lives
         bias = [b for b in bias if b.numel != 1] + [s2]
