@@ -9,9 +9,10 @@ replays and candidates), the engine (engine.Run is a Workload plus fake and seed
 check_measurable, modelled_step, the measured points' tables, measure_cuda_peak), Verify's planner, the Fit
 planner's searches (estimate.fit: the search replaces the field it varies), the worker's request (to_dict /
 from_dict: plain JSON across the process boundary), the UI's training caches (ui.data, keyed on it) and the CLI's
-`memory` and `verify` take it.
-Not (issue 26): the URL's settings (one control per widget, albert_core.formats.share) and activation_memory's
-keywords (the forward alone).
+`memory` and `verify` take it, and a link carries it: albert_core.formats.share.workload_of(controls, page) reads the
+Workload of Memory's training tab, the Fit planner or Verify from a view's controls, controls_of writes it back
+(Verify's links: share.verify_query(view, cfg, w)). Not (issue 26): activation_memory's keywords (the forward
+alone: no optimizer, GPUs or fine-tuning).
 """
 
 from __future__ import annotations

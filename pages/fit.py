@@ -62,16 +62,18 @@ if cfgs:
                    "checkpoint, or shorten the sequence.")
     lines = []
     by_name = {c.name: c for c in cfgs}
+    w = figures.training_workload(ctl, planner=True)
     for _, r in plan.iterrows():
         verdict = "fits" if r["fits"] else "does **not** fit"
         bound = "at least " if str(r["peak_is"]).startswith("at least") else ""
+        row_w = w.replace(batch_size=int(r["batch_size"]), seq_len=int(r["seq_len"]))  # this number's step
         lines.append(f"- **{md(r['config'])}**: the step's peak {bound}{format_bytes(int(r['needed_bytes']))} "
                      f"({md(r['peak_phase'])}; the sum of the parts {format_bytes(int(r['sum_of_parts']))}) at batch "
                      f"{int(r['batch_size']):,} × {int(r['seq_len']):,} tokens {verdict} in {format_bytes(int(r['gpu_bytes']))}; "
                      f"largest batch {int(r['max_batch_size']):,}; trainable {format_count(int(r['trainable']))} of "
                      f"{format_count(int(r['parameters']))} parameters  \n"
                      # the workload of this number, measured: config, batch, length and every control of the step
-                     f"  {url.measure_on_verify(by_name[r['config']], int(r['batch_size']), int(r['seq_len']))}"
+                     f"  {url.measure_on_verify(by_name[r['config']], row_w)}"
                      f"{' (one GPU, unsharded)' if num_gpus > 1 and sharding != 'none' else ''}")
     st.markdown("\n".join(lines))
     # only the open tab runs and is sent: the first visit draws the chart alone (docs/benchmarks.md, "Speed in the browser")

@@ -127,7 +127,8 @@ with body:
             tables.show(peaks, "peak_table", file_name="training-step-peak.csv",
                         readable={"peak": "bytes", "sum_of_parts": "bytes", **at_cols}, pct=("peak_vs_sum_pct",))
             st.caption("Each peak's step, built in PyTorch: " + " · ".join(  # config, batch, length, every control
-                f"{md(c.name)}: {url.measure_on_verify(c, batch, min(seq_len, c.max_position))}" for c in ok) + ".")
+                f"{md(c.name)}: {url.measure_on_verify(c, w.replace(seq_len=min(seq_len, c.max_position)))}" for c in ok)
+                + ".")
             tables.csv_button(train, "training-memory.csv", key="training_csv")
 
             st.subheader("Where each config stops fitting")

@@ -1,15 +1,19 @@
 """The Workload crosses the process boundary as plain JSON (the worker's request): to_dict and from_dict round-trip
-every field, and a malformed request is refused by name, by the worker's plan too, before any process starts."""
+every field, and a malformed request is refused by name, by the worker's plan too, before any process starts. A link
+carries it too: a view's controls give each page's Workload (share.workload_of) and back (controls_of)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hs
 
 from albert_core.engine import core as engine
 from albert_core.engine import worker
 from albert_core.estimate.lora import LoraSpec
+from albert_core.formats.share import CONTROLS, View, controls_of, decode, encode, workload_of
 from albert_core.presets import PRESETS
 from albert_core.workload import Workload
 
@@ -58,3 +62,55 @@ def test_the_run_is_the_workload_and_the_engine_s_own_settings():
     # foreach: the workload's, else its device's default (torch.optim: multi-tensor on CUDA, the for-loop on the CPU)
     assert not run.foreach and engine.Run(w.replace(device="cuda")).foreach
     assert not engine.Run(w.replace(device="cuda", foreach=False)).foreach
+
+
+# ---- the URL carries it: a view's controls <-> the Workload of each page (albert_core.formats.share) -------------
+
+
+@hs.composite
+def page_workloads(draw):
+    page = draw(hs.sampled_from(["memory", "fit", "verify"]))
+    c = {k: CONTROLS[k] for k in ("batch_size", "seq_len", "verify_batch", "verify_seq_len", "num_gpus",
+                                   "frozen_layers", "lora_r", "lora_alpha", "num_labels")}
+    verify = page == "verify"
+    mode = draw(hs.sampled_from(["full", "frozen-embeddings", "frozen-layers", "lora", "bitfit"]))
+    if mode == "frozen-layers":
+        mode += f":{draw(hs.integers(c['frozen_layers'].lo, 48))}"
+    lora = None
+    if mode == "lora":
+        lora = LoraSpec(r=draw(hs.integers(1, 64)), lora_alpha=draw(hs.integers(1, 64)),
+                        lora_dropout=draw(hs.sampled_from([0.0, 0.05, 0.1])),
+                        targets=draw(hs.sampled_from([None, ("query", "value"), ("query_proj", "dense")])))
+    b, s = ("verify_batch", "verify_seq_len") if verify else ("batch_size", "seq_len")
+    w = Workload(batch_size=draw(hs.integers(1, c[b].hi)), seq_len=draw(hs.integers(1, c[s].hi)),
+                 precision=draw(hs.sampled_from(CONTROLS["precision"].choices)),
+                 attention=draw(hs.sampled_from(CONTROLS["attention"].choices)),
+                 checkpointing=draw(hs.booleans()), device="cpu" if verify else "cuda",
+                 optimizer=draw(hs.sampled_from(CONTROLS["optimizer"].choices)), mode=mode,
+                 head=draw(hs.sampled_from(CONTROLS["head"].choices)),
+                 num_labels=draw(hs.integers(1, c["num_labels"].hi)), lora=lora,
+                 **({"num_gpus": draw(hs.integers(1, c["num_gpus"].hi)),
+                     "sharding": draw(hs.sampled_from(CONTROLS["sharding"].choices))} if page == "fit" else {}))
+    return page, w
+
+
+@given(page_workloads())
+def test_a_link_carries_the_workload_of_each_page(case):
+    """controls_of(w) written into a link (share.encode) and read back (decode) gives workload_of the same w: the
+    URL holds the page's whole workload, fine-tuning and LoRA included."""
+    page, w = case
+    view = View(controls={k: c.default for k, c in CONTROLS.items()} | controls_of(w, page))
+    back, warnings = decode(encode(view))
+    assert warnings == []
+    assert workload_of(back.controls, page) == w
+
+
+def test_each_page_reads_its_own_fields():
+    c = {k: v.default for k, v in CONTROLS.items()} | {"batch_size": 4, "verify_batch": 2, "checkpointing": True,
+                                                        "training": False, "num_gpus": 8, "sharding": "zero2"}
+    memory, fit, verify = (workload_of(c, p) for p in ("memory", "fit", "verify"))
+    assert (memory.batch_size, memory.checkpointing, memory.num_gpus, memory.device) == (4, False, 1, "cuda")
+    assert (fit.batch_size, fit.checkpointing, fit.num_gpus, fit.sharding) == (4, True, 8, "zero2")
+    assert (verify.batch_size, verify.device, verify.num_gpus) == (2, "cpu", 1)
+    with pytest.raises(ValueError, match="page must be one of memory, fit, verify"):
+        workload_of(c, "compute")

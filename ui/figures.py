@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from albert_core.estimate.training import PRECISION_LABELS
+from albert_core.formats.share import workload_of
 from albert_core.workload import Workload
 from charts import compute as compute_charts
 from charts import fit as fit_charts
@@ -38,13 +39,9 @@ def activation_caption(ctl: Ctl) -> str:
 
 
 def training_workload(ctl: Ctl, *, planner: bool = False) -> Workload:
-    """The training step the controls describe: Memory's training tab (one GPU; checkpointing where Training is
-    on), or with planner the Fit planner's (its GPUs and sharding; its checkpointing toggle alone)."""
-    ckpt = bool(ctl["checkpointing"]) if planner else bool(ctl["checkpointing"] and ctl["training"])
-    gpus = {"num_gpus": ctl["num_gpus"], "sharding": ctl["sharding"]} if planner else {}
-    return Workload(batch_size=ctl["batch_size"], seq_len=ctl["seq_len"], precision=ctl["precision"],
-                    attention=ctl["attention"], checkpointing=ckpt, optimizer=ctl["optimizer"], **gpus,
-                    **dict(ft_ui.kw(ctl)))
+    """The training step the controls describe (albert_core.formats.share.workload_of, what a link carries):
+    Memory's training tab, or with planner the Fit planner's (its GPUs and sharding)."""
+    return workload_of(ctl, "fit" if planner else "memory")
 
 
 def training_caption(ctl: Ctl, seq: str) -> str:

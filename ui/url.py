@@ -8,6 +8,7 @@ import streamlit as st
 
 from albert_core.config import ModelConfig
 from albert_core.formats.share import VERIFY_PATH, encode, verify_query
+from albert_core.workload import Workload
 
 from . import state
 from .text import md
@@ -31,16 +32,16 @@ def link(q: dict[str, str]) -> str:
     return base + ("?" + urlencode(q, safe=",") if q else "")
 
 
-def verify_link(cfg: ModelConfig, batch_size: int, seq_len: int) -> str:
-    """A link, relative to this page (so under any base path), that opens Verify on cfg at batch_size × seq_len
-    with this view's precision, attention, optimizer, checkpointing and fine-tuning: the planner number's step."""
-    q = verify_query(state.view(), cfg, batch_size=batch_size, seq_len=seq_len)
+def verify_link(cfg: ModelConfig, w: Workload) -> str:
+    """A link, relative to this page (so under any base path), that opens Verify on cfg with w's batch, length,
+    precision, attention, optimizer, checkpointing and fine-tuning: the planner number's step."""
+    q = verify_query(state.view(), cfg, w)
     return VERIFY_PATH + ("?" + urlencode(q, safe=",") if q else "")
 
 
-def measure_on_verify(cfg: ModelConfig, batch_size: int, seq_len: int) -> str:
+def measure_on_verify(cfg: ModelConfig, w: Workload) -> str:
     """The markdown link placed under a planner number."""
-    return f"[measure this on Verify]({verify_link(cfg, batch_size, seq_len)})"
+    return f"[measure this on Verify]({verify_link(cfg, w)})"
 
 
 def show_link(where, q: dict[str, str]):

@@ -25,9 +25,10 @@ from ..estimate.activations import ATTENTIONS, DTYPES
 from ..estimate.finetune import MAX_RANK, MODES
 from ..estimate.gpus import GPUS
 from ..estimate.heads import HEADS, MAX_LABELS
+from ..estimate.lora import LoraSpec
 from ..estimate.serving import FORMATS
 from ..presets import DEFAULT_PRESET, PRESETS
-from ..workload import OPTIMIZERS, PRECISIONS, SHARDINGS
+from ..workload import OPTIMIZERS, PRECISIONS, SHARDINGS, Workload
 
 MAX_COMPARE = 12  # configs compared side by side, beyond the sidebar one
 MAX_VALUE_LEN = 200  # longer query values are refused, not parsed
@@ -170,15 +171,72 @@ def encode(view: View) -> dict[str, str]:
 VERIFY_PATH = "verify"  # the Verify page's url_path (app.py)
 
 
-def verify_query(view: View, cfg: ModelConfig, *, batch_size: int, seq_len: int) -> dict[str, str]:
-    """The query of the Verify page measuring the workload behind a planner number: cfg as the sidebar config, at
-    batch_size × seq_len, with view's precision, attention, optimizer, checkpointing and fine-tuning (mode, k,
-    head, labels, LoRA), which Memory, Fit and Verify share. Beyond Verify's limits the batch and the length are
+def verify_query(view: View, cfg: ModelConfig, w: Workload) -> dict[str, str]:
+    """The query of the Verify page measuring the workload behind a planner number: cfg as the sidebar config and
+    w's batch, length, precision, attention, optimizer, checkpointing and fine-tuning (mode, k, head, labels,
+    LoRA), which Memory, Fit and Verify share (controls_of). Beyond Verify's limits the batch and the length are
     clipped to them (CONTROLS' hi)."""
-    controls = dict(view.controls) | {"verify_batch": min(batch_size, CONTROLS["verify_batch"].hi),
-                                      "verify_seq_len": min(seq_len, CONTROLS["verify_seq_len"].hi)}
+    controls = dict(view.controls) | controls_of(w, "verify")
+    controls |= {"verify_batch": min(w.batch_size, CONTROLS["verify_batch"].hi),
+                 "verify_seq_len": min(w.seq_len, CONTROLS["verify_seq_len"].hi)}
     preset = view.preset if cfg == view.config else nearest_preset(cfg)
     return encode(View(config=cfg, preset=preset, compare=view.compare, controls=controls))
+
+
+# ---- the workload a view's controls describe ------------------------------------------------------
+WORKLOAD_PAGES = ("memory", "fit", "verify")
+
+
+def workload_of(controls: Mapping[str, Any], page: str = "memory") -> Workload:
+    """The training step a view's controls describe, as the page that runs it reads them: "memory" (Memory's
+    training tab: one GPU, checkpointing where Training is on), "fit" (the Fit planner: its GPUs and sharding, its
+    checkpointing toggle alone) or "verify" (Verify's batch and length, run on this server's CPU). Precision,
+    optimizer, attention and the fine-tuning (mode with frozen-layers' k, head, labels, LoRA; targets that do not
+    parse: peft's default, the page says why) are every page's. Controls left out take their defaults."""
+    if page not in WORKLOAD_PAGES:
+        raise ValueError(f"page must be one of {', '.join(WORKLOAD_PAGES)}, got {page!r}")
+    c = {k: ctl.default for k, ctl in CONTROLS.items()} | dict(controls)
+    mode = c["train_mode"] + (f":{c['frozen_layers']}" if c["train_mode"] == "frozen-layers" else "")
+    lora = None
+    if mode == "lora":
+        try:
+            text = parse_control("lora_targets", str(c["lora_targets"]))
+        except ValueError:
+            text = ""
+        lora = LoraSpec(r=c["lora_r"], lora_alpha=c["lora_alpha"], lora_dropout=c["lora_dropout"],
+                        targets=tuple(text.split(",")) if text else None)
+    verify = page == "verify"
+    return Workload(batch_size=c["verify_batch" if verify else "batch_size"],
+                    seq_len=c["verify_seq_len" if verify else "seq_len"], precision=c["precision"],
+                    attention=c["attention"],
+                    checkpointing=bool(c["checkpointing"] and (c["training"] or page != "memory")),
+                    device="cpu" if verify else "cuda", optimizer=c["optimizer"], mode=mode, head=c["head"],
+                    num_labels=c["num_labels"], lora=lora,
+                    **({"num_gpus": c["num_gpus"], "sharding": c["sharding"]} if page == "fit" else {}))
+
+
+def controls_of(w: Workload, page: str = "memory") -> dict[str, Any]:
+    """The controls that make workload_of(..., page) give w back (the URL's keys of its settings): the inverse for
+    every field a view carries (not the device, foreach or the GPUs outside "fit"; Training on where w
+    checkpoints on "memory")."""
+    if page not in WORKLOAD_PAGES:
+        raise ValueError(f"page must be one of {', '.join(WORKLOAD_PAGES)}, got {page!r}")
+    verify = page == "verify"
+    mode, _, k = w.mode.partition(":")
+    out: dict[str, Any] = {"verify_batch" if verify else "batch_size": w.batch_size,
+                           "verify_seq_len" if verify else "seq_len": w.seq_len, "precision": w.precision,
+                           "attention": w.attention, "checkpointing": w.checkpointing, "optimizer": w.optimizer,
+                           "train_mode": mode, "head": w.head, "num_labels": w.num_labels}
+    if k:
+        out["frozen_layers"] = int(k)
+    if w.checkpointing and page == "memory":
+        out["training"] = True
+    if page == "fit":
+        out |= {"num_gpus": w.num_gpus, "sharding": w.sharding}
+    if w.lora is not None:
+        out |= {"lora_r": w.lora.r, "lora_alpha": w.lora.lora_alpha, "lora_dropout": w.lora.lora_dropout,
+                "lora_targets": ",".join(w.lora.targets or ())}
+    return out
 
 
 # ---- decode ---------------------------------------------------------------------------------
