@@ -1,7 +1,7 @@
 """Serve ALBERT Explorer: `streamlit run serve.py`.
 
 app.py is the app (it routes the pages; AppTest runs it). This file only wraps it as Streamlit's ASGI app
-(`st.App`) for two things `streamlit run app.py` has no hook for (docs/app.md, "Speed in the browser"):
+(`st.App`) for what `streamlit run app.py` has no hook for (docs/app.md, "Speed in the browser"):
 
 1. warm_up: the server's start imports what every page needs. The first visit after a start otherwise waits for
    it (pandas alone 0.4-0.5 s on the 2-core machine): 1.58-1.66x a one-chart app without it, 1.28-1.44x with it.
@@ -9,6 +9,8 @@ app.py is the app (it routes the pages; AppTest runs it). This file only wraps i
    the script once, not twice. And it tells Streamlit's frontend where the server is. Opened at /memory, the frontend does not
    know whether /memory is a page or the app's base path, so it first asks /memory/_stcore/health and
    /memory/_stcore/host-config, gets 404s, and tries / after a pause: the websocket opened 130 ms later than at /.
+   Once warm_up is done, it also names Plotly's code (preload_links), so the browser fetches and compiles it while
+   the websocket opens, not after every sidebar widget's code (PRELOAD, below).
 """
 
 from __future__ import annotations
@@ -118,14 +120,16 @@ def base_script(pages: list[str], base_url_path: str) -> bytes:
 
 
 class PageBase:
-    """ASGI middleware: puts base_script and preload_links into every page's HTML (Streamlit serves the same index.html at every
-    page's path). Only a page's path is touched (no dot in its last segment, not under _stcore/); it is asked
-    for uncompressed (4 KB), and an answer that is not HTML, or is compressed anyway, passes unchanged."""
+    """ASGI middleware: puts base_script and preload_links into every page's HTML (Streamlit serves the same
+    index.html at every page's path). Only a page's path is touched (no dot in its last segment, not under
+    _stcore/); it is asked for uncompressed (4 KB), and an answer that is not HTML, or is compressed anyway, passes
+    unchanged."""
 
     def __init__(self, app, script: bytes | None = None) -> None:
         self.app = app
         self.script = script  # given: put in as it is (tests); None: base_script, and preload_links once WARM
-        self.base, self.preload = b"", None  # type: tuple[bytes, bytes | None]
+        self.base: bytes = b""
+        self.preload: bytes | None = None
 
     def _script(self) -> bytes:
         if self.script is not None:
