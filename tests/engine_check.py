@@ -42,11 +42,12 @@ def estimate_equals_engine(cfg: ModelConfig, run: engine.Run, kind: str = "hf",
                            result: engine.Result | None = None) -> engine.Result:
     """albert_core's count and activation bytes equal what the engine measures (fake tensors unless `result`)."""
     what = ("saved", "inference") if inference_modelled(cfg) else ("saved",)
-    r = result or engine.measure(maker(cfg, kind, run.attention), cfg.vocab_size, run, what)
+    r = result or engine.measure(maker(cfg, kind, run.workload.attention), cfg.vocab_size, run, what)
     ecfg = _estimate_config(cfg, kind)
     assert r.parameters == count_parameters(ecfg).total
-    kw = dict(batch_size=run.batch_size, seq_len=run.seq_len, dtype=run.precision, attention=run.attention, device="cpu")
-    assert r.saved == activation_memory(ecfg, checkpointing=run.checkpointing, **kw).total
+    w = run.workload
+    kw = dict(batch_size=w.batch_size, seq_len=w.seq_len, dtype=w.precision, attention=w.attention, device="cpu")
+    assert r.saved == activation_memory(ecfg, checkpointing=w.checkpointing, **kw).total
     if r.inference is not None and inference_modelled(cfg) and kind == "hf":  # albert_core models HF's code
         assert r.inference == activation_memory(ecfg, training=False, **kw).total
     return r

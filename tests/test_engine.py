@@ -43,13 +43,14 @@ def test_master_weights_step_fake_equals_real(family, precision):
     """16-bit weights with float32 master copies: the masters, the float32 gradients the optimizer step makes and the
     float32 state, fake equal to real; the saved activations are the cast model's."""
     cfg, kind, run = _case(family, 1)
-    run = engine.Run(Workload(run.batch_size, run.seq_len, precision, run.attention, device="cpu", optimizer="adamw"))
-    r = fake_equals_real(maker(cfg, kind, run.attention), cfg.vocab_size, run)
+    w = run.workload
+    run = engine.Run(Workload(w.batch_size, w.seq_len, precision, w.attention, device="cpu", optimizer="adamw"))
+    r = fake_equals_real(maker(cfg, kind, run.workload.attention), cfg.vocab_size, run)
     n = r.parameters
     assert r.step.at_start["master weights"] == 4 * n and r.step.at_start["optimizer state"] == 8 * n
     assert r.step.at_start["parameters"] == 2 * n
-    cast = engine.measure(maker(cfg, kind, run.attention), cfg.vocab_size,
-                          engine.Run(Workload(run.batch_size, run.seq_len, engine.MASTER[precision], run.attention,
+    cast = engine.measure(maker(cfg, kind, run.workload.attention), cfg.vocab_size,
+                          engine.Run(Workload(w.batch_size, w.seq_len, engine.MASTER[precision], w.attention,
                                               device="cpu")), ("saved",))
     assert r.saved == cast.saved
 
@@ -58,8 +59,8 @@ def test_master_weights_step_fake_equals_real(family, precision):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_fake_tensors_equal_real_tensors(family, seed):
     cfg, kind, run = _case(family, seed)
-    check_kind(cfg, kind, run.checkpointing)
-    r = fake_equals_real(maker(cfg, kind, run.attention), cfg.vocab_size, run)
+    check_kind(cfg, kind, run.workload.checkpointing)
+    r = fake_equals_real(maker(cfg, kind, run.workload.attention), cfg.vocab_size, run)
     estimate_equals_engine(cfg, run, kind, result=r)  # the analytical model equals the engine too
 
 

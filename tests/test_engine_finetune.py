@@ -50,13 +50,14 @@ def test_peft_lora_on_fake_tensors_equals_real_tensors(family, dtype):
     cfg, rng = _config(family, f"lora-{dtype}")
     lora = finetune.LoraSpec(r=rng.randint(1, 4), lora_alpha=16, lora_dropout=0.1, targets=TARGETS.get(family))
     run = _run(rng, cfg, dtype)
-    r = fake_equals_real(lambda: finetuned.build(cfg, "lora", lora=lora, device="cpu", attention=run.attention),
+    att = run.workload.attention
+    r = fake_equals_real(lambda: finetuned.build(cfg, "lora", lora=lora, device="cpu", attention=att),
                          cfg.vocab_size, run)
     t = finetune.trainable(cfg, "lora", lora=lora)
     assert r.parameters == t.total and r.step is not None
     # only the adapters train: AdamW or Adafactor keep state for lora_A and lora_B alone
     size = 4 if dtype == "float32" else 2
-    if run.optimizer == "adamw":
+    if run.workload.optimizer == "adamw":
         assert r.step.at_start["optimizer state"] == 2 * size * t.trainable
     assert 0 < r.step.at_start["optimizer state"] <= 2 * size * t.trainable
     assert r.saved is not None and r.saved > 0
@@ -68,7 +69,8 @@ def test_frozen_modes_bitfit_and_a_lora_head_on_fake_tensors_equal_real_tensors(
     k = rng.randint(0, cfg.num_layers - 1)
     for mode in ("frozen-embeddings", f"frozen-layers:{k}", "bitfit"):
         run = _run(rng, cfg, rng.choice(["float32", "mixed_bf16"]))
-        r = fake_equals_real(lambda mode=mode, a=run.attention: finetuned.build(cfg, mode, device="cpu", attention=a),
+        a = run.workload.attention
+        r = fake_equals_real(lambda mode=mode, a=a: finetuned.build(cfg, mode, device="cpu", attention=a),
                              cfg.vocab_size, run)
         assert r.parameters == finetune.trainable(cfg, mode).total, mode
     lora = finetune.LoraSpec(r=2, lora_dropout=0.1, targets=TARGETS.get(family))
@@ -76,5 +78,5 @@ def test_frozen_modes_bitfit_and_a_lora_head_on_fake_tensors_equal_real_tensors(
     run = _run(rng, cfg, "float32")
     run = dataclasses.replace(run, workload=run.workload.replace(checkpointing=family != "albert"))
     r = fake_equals_real(lambda: finetuned.build(cfg, "lora", head="classification", num_labels=3, lora=lora,
-                                                device="cpu", attention=run.attention), cfg.vocab_size, run)
+                                                device="cpu", attention=run.workload.attention), cfg.vocab_size, run)
     assert r.parameters == finetune.trainable(cfg, "lora", head="classification", num_labels=3, lora=lora).total

@@ -75,9 +75,17 @@ def _config(family: str, rng: random.Random) -> ModelConfig:
     return random_bert_albert(rng, family) if family in ("bert", "albert") else random_other(rng, family)
 
 
+def _make(cfg: ModelConfig, run: engine.Run, mode: str, head: str, labels: int, lora):
+    """The model the engine builds for a draw: the base model as the source that expresses it, else the task model."""
+    w = run.workload
+    if (mode, head) == ("full", "none"):
+        return maker(cfg, default_kind(cfg, w.checkpointing), w.attention)
+    return _built(cfg, mode, w.attention, head, labels, lora)
+
+
 def _measure(cfg: ModelConfig, run: engine.Run, make=None) -> engine.StepPeak:
-    kind = default_kind(cfg, run.checkpointing)
-    step = engine.measure(make or maker(cfg, kind, run.attention), cfg.vocab_size, run, what=("step",)).step
+    kind = default_kind(cfg, run.workload.checkpointing)
+    step = engine.measure(make or maker(cfg, kind, run.workload.attention), cfg.vocab_size, run, what=("step",)).step
     assert step is not None
     return step
 
@@ -214,8 +222,7 @@ RESIDUALS: dict[tuple[str, int], float] = {("albert", 20): 0.0006}
 @pytest.mark.parametrize("family", REPLAYED)
 def test_step_peak_equals_the_engine(family, seed):
     cfg, run, mode, head, labels, lora = _property_case(family, seed)
-    make = maker(cfg, default_kind(cfg, run.checkpointing), run.attention) if (mode, head) == ("full", "none") \
-        else _built(cfg, mode, run.attention, head, labels, lora)
+    make = _make(cfg, run, mode, head, labels, lora)
     m, e = _measure(cfg, run, make), _estimate(cfg, run, mode=mode, head=head, num_labels=labels, lora=lora)
     assert e.activations_exact
     assert e.at_start == m.at_start, (cfg, run, mode, head, lora)
@@ -233,8 +240,7 @@ def test_master_step_peak_equals_the_engine(family, seed):
     equal the engine's, and so does the peak."""
     cfg, run, mode, head, labels, lora = _property_case(family, seed)
     run = dataclasses.replace(run, workload=run.workload.replace(precision=("bf16_master", "fp16_master")[seed % 2]))
-    make = maker(cfg, default_kind(cfg, run.checkpointing), run.attention) if (mode, head) == ("full", "none") \
-        else _built(cfg, mode, run.attention, head, labels, lora)
+    make = _make(cfg, run, mode, head, labels, lora)
     m, e = _measure(cfg, run, make), _estimate(cfg, run, mode=mode, head=head, num_labels=labels, lora=lora)
     assert e.at_start == m.at_start and e.at_start["master weights"] > 0, (cfg, run, mode, head, lora)
     assert (e.peak, e.phase) == (m.peak, m.phase), (cfg, run, mode, head, lora, e.peak, m.peak, e.moment)
@@ -257,8 +263,7 @@ FOUND = [("deberta-v2", 80), ("deberta-v2", 95), ("deberta-v2", 66), ("deberta-v
 @pytest.mark.parametrize(("family", "seed"), FOUND)
 def test_step_peak_found_draws_equal_the_engine(family, seed):
     cfg, run, mode, head, labels, lora = _property_case(family, seed)
-    make = maker(cfg, default_kind(cfg, run.checkpointing), run.attention) if (mode, head) == ("full", "none") \
-        else _built(cfg, mode, run.attention, head, labels, lora)
+    make = _make(cfg, run, mode, head, labels, lora)
     m, e = _measure(cfg, run, make), _estimate(cfg, run, mode=mode, head=head, num_labels=labels, lora=lora)
     assert (e.peak, e.phase) == (m.peak, m.phase), (cfg, run, mode, head, lora, e.moment)
 
@@ -279,7 +284,7 @@ def test_lora_on_every_table_equals_the_engine(family, seed):
     word = "tok_embeddings" if family == "modernbert" else "word_embeddings"
     lora = finetune.LoraSpec(r=rng.randint(1, 6), lora_alpha=16, lora_dropout=rng.choice([0.0, 0.1]),
                              targets=(word, *_other_tables(cfg), finetune.lora_candidates(cfg)[0]))
-    m = _measure(cfg, run, _built(cfg, "lora", run.attention, head, 2, lora))
+    m = _measure(cfg, run, _built(cfg, "lora", run.workload.attention, head, 2, lora))
     e = _estimate(cfg, run, mode="lora", head=head, num_labels=2, lora=lora)
     assert e.replayed and e.activations_exact
     assert (e.peak, e.phase) == (m.peak, m.phase), (cfg, run, head, lora, e.moment)
@@ -291,7 +296,7 @@ def test_lora_state_and_optimizer_step_equal_the_engine(family):
     cfg = _config(family, rng).replace(vocab_size=rng.randint(300, 900))
     lora = finetune.LoraSpec(r=rng.randint(1, 4), lora_dropout=0.1, targets=finetune.lora_candidates(cfg)[:2])
     run = engine.Run(Workload(1, 2, "float32", "eager", device="cpu", optimizer="adafactor"), fake=False)
-    m = _measure(cfg, run, make=lambda: finetuned.build(cfg, "lora", lora=lora, device="cpu", attention=run.attention))
+    m = _measure(cfg, run, make=lambda: finetuned.build(cfg, "lora", lora=lora, device="cpu", attention="eager"))
     e = _estimate(cfg, run, mode="lora", lora=lora)
     assert e.at_start == m.at_start
     opt = next(c for c in e.candidates if c.name == "optimizer step")

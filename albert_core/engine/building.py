@@ -71,10 +71,10 @@ def prepare(model: Any, run: Run, training: bool) -> Any:
     """Cast to a 16-bit dtype, set train/eval mode and gradient checkpointing as `run` asks."""
     import torch
 
-    if run.precision in ("bfloat16", "float16") or run.precision in MASTER:
-        cast(model, getattr(torch, MASTER.get(run.precision, run.precision)))
+    if run.workload.precision in ("bfloat16", "float16") or run.workload.precision in MASTER:
+        cast(model, getattr(torch, MASTER.get(run.workload.precision, run.workload.precision)))
     model.train(training)
-    if run.checkpointing and training:
+    if run.workload.checkpointing and training:
         if hasattr(model, "gradient_checkpointing") and not hasattr(model, "activation_checkpointing_enable"):
             model.gradient_checkpointing = True  # albert_core.engine.reference.ReferenceModel
         elif getattr(model, "supports_gradient_checkpointing", False):
@@ -173,7 +173,7 @@ def input_ids(vocab_size: int, run: Run) -> Any:
     import torch
 
     g = torch.Generator().manual_seed(run.seed)
-    return torch.randint(0, vocab_size, (run.batch_size, run.seq_len), generator=g)
+    return torch.randint(0, vocab_size, (run.workload.batch_size, run.workload.seq_len), generator=g)
 
 
 def forward(model: Any, ids: Any) -> tuple[Any, Any]:

@@ -182,7 +182,7 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     hooks = [p.register_post_accumulate_grad_hook(grad_hook) for p in trainable]
     try:
         with _stopped_by(model), mode:
-            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast(run.precision):
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast(run.workload.precision):
                 loss = loss_of(*forward(model, ids))
             mode.phase = "backward"
             loss.backward()
@@ -206,9 +206,9 @@ def _step_one(model: Any, run: Run, trainable: list[Any]) -> tuple[list[Any], li
     (masters, stepped, optimizer)."""
     import torch
 
-    masters = [p.detach().float().requires_grad_(True) for p in trainable] if run.precision in MASTER else []
+    masters = [p.detach().float().requires_grad_(True) for p in trainable] if run.workload.precision in MASTER else []
     stepped = masters or trainable  # what the optimizer steps
-    opt = optimizer(model, run.optimizer, run.foreach, params=stepped)
+    opt = optimizer(model, run.workload.optimizer, run.foreach, params=stepped)
     first = _live_storages()({}, lambda: "")  # under the same mode (known values, .item()), not counted
     first.phase = "optimizer step"
     with _stopped_by(model), first, torch.no_grad():
@@ -335,10 +335,10 @@ def measure(make: Callable[[], Any], vocab_size: int, run: Run,
             started = time.perf_counter()
             model.train(w != "inference")
             if w == "saved" and "step" not in what:
-                out["saved"], tensors = saved_bytes(model, ids, autocast(run.precision))
+                out["saved"], tensors = saved_bytes(model, ids, autocast(run.workload.precision))
                 out["saved_tensors"] = tuple(tensors)
             elif w == "inference":
-                out["inference"] = inference_peak(model, ids, autocast(run.precision))
+                out["inference"] = inference_peak(model, ids, autocast(run.workload.precision))
             elif w == "step":  # with "saved": read from the step's forward, one forward fewer
                 collected: list[SavedTensor] | None = [] if "saved" in what else None
                 out["step"] = step_peak(model, ids, run, collected)

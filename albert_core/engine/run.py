@@ -35,37 +35,13 @@ class Run:
     None. The fine-tuning fields are the model's (engine.finetuned.build), not the run's.
     """
 
-    workload: Workload  # batch, seq_len, precision, attention, checkpointing, optimizer (validated by Workload)
+    workload: Workload  # batch, seq_len, precision, attention, checkpointing, optimizer: run.workload.<field>
     fake: bool = True  # FakeTensorMode (no storage) or real CPU tensors
     seed: int = 0  # torch.manual_seed before the build; the input ids' generator
 
     @property
-    def batch_size(self) -> int:
-        return self.workload.batch_size
-
-    @property
-    def seq_len(self) -> int:
-        return self.workload.seq_len
-
-    @property
-    def precision(self) -> str:
-        """One of DTYPES: what the model is cast to, autocast over float32 weights, or a 16-bit model with masters."""
-        return self.workload.precision
-
-    @property
-    def attention(self) -> str:
-        return self.workload.attention
-
-    @property
-    def checkpointing(self) -> bool:
-        return self.workload.checkpointing
-
-    @property
-    def optimizer(self) -> str:
-        return self.workload.optimizer
-
-    @property
     def foreach(self) -> bool:
+        """torch.optim's multi-tensor step: the workload's choice, else its device's default."""
         w = self.workload
         return w.foreach if w.foreach is not None else w.device == "cuda"
 

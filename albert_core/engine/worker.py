@@ -328,7 +328,7 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
         "fake": r.run.fake, "fine_tuned": finetune_of(request) is not None,
         "breakdown": engine.saved_breakdown(r.saved_tensors)}
     if r.step is not None:
-        out["step"] = asdict(r.step) | {"optimizer": r.run.optimizer}
+        out["step"] = asdict(r.step) | {"optimizer": r.run.workload.optimizer}
     if r.inference is not None:
         out["inference"] = {"total": r.inference, "estimate": inf_est}
     out["engine_seconds"], out["engine_timings"] = r.seconds, r.timings
