@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,6 +28,7 @@ from starlette.middleware import Middleware
 
 APP = Path(__file__).with_name("app.py")
 WARM = threading.Event()  # set when warm_up is done: from then on a page's HTML preloads Plotly's code
+WARM_LINE = "ALBERT Explorer: warmed up"  # what the server's log says then (a signal tests wait on)
 
 
 def warm_up() -> None:
@@ -41,6 +43,8 @@ def warm_up() -> None:
         go.Figure([go.Bar(x=[1], y=[1]), go.Scatter(x=[1], y=[1])])
     finally:
         WARM.set()
+        print(f"{WARM_LINE}: every page's modules imported; pages preload Plotly's code from now on",
+              file=sys.stderr, flush=True)
 
 
 @asynccontextmanager

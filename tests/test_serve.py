@@ -136,6 +136,9 @@ def test_the_page_preloads_plotlys_chunk_and_what_it_imports(tmp_path):
     installed = serve.preload_links()
     names = [n.decode() for n in re.findall(rb'href="\./static/js/([^"]+)"', installed)]
     assert names[0].startswith("PlotlyChart.") and (Path(st.__file__).with_name("static") / "static" / "js" / names[0]).is_file()
+    from tests.browser.harness import WARM_LINE
+
+    assert serve.WARM_LINE == WARM_LINE  # the line the browser tests wait for (harness.WARMED)
     page = serve.PageBase(None)
     try:  # preloaded once the server's warm_up is done, not in its first seconds (serve.WARM)
         serve.WARM.clear()

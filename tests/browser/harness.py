@@ -17,6 +17,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
+# serve.WARM_LINE: the server's log line once its warm_up is done; WARMED[base URL] is set when the server says it
+WARM_LINE = "ALBERT Explorer: warmed up"
+WARMED: dict[str, threading.Event] = {}
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-quic",
@@ -61,11 +64,14 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
     base = f"http://127.0.0.1:{port}" + (f"/{base_path}" if base_path else "")
     ready = threading.Event()
     said: list[str] = []
+    warmed = WARMED[base] = threading.Event()
 
     def read() -> None:  # the server's own words: it says where to view the app once it listens
         for line in proc.stdout:
             if len(said) < 200:
                 said.append(line)
+            if WARM_LINE in line:
+                warmed.set()
             if on_line is not None:
                 on_line(line)
             if f":{port}" in line and "URL" in line:
@@ -81,6 +87,7 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
             assert r.status == 200, f"/_stcore/health answered {r.status}"
         yield base, started
     finally:
+        WARMED.pop(base, None)
         proc.terminate()
         try:
             proc.wait(10)

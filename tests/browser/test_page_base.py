@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from .harness import streamlit_server, wait_until_idle
+from .harness import WAIT_MS, WARMED, streamlit_server, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -32,17 +32,14 @@ def probes(asked: list[str], page_path: str) -> list[str]:
     return [u for u in asked if f"{page_path}/_stcore/" in u]
 
 
-def warm(base: str, path: str = "/memory") -> None:
-    """Wait for the signal the server gives once its warm_up is done (serve.WARM): a page's HTML names Plotly's
-    chunk (serve.preload_links)."""
-    import time
+def warm(base: str) -> None:
+    """Wait for the line the server writes once its warm_up is done (serve.WARM_LINE): from then on a page's HTML
+    names Plotly's chunk (serve.preload_links)."""
     import urllib.request
 
-    deadline = time.monotonic() + 120
-    while b'rel="modulepreload" crossorigin href="./static/js/PlotlyChart.' not in urllib.request.urlopen(
-            base + path, timeout=30).read():
-        assert time.monotonic() < deadline, "the server never finished its warm_up"
-        time.sleep(0.2)  # polling the signal, not guessing a time
+    assert WARMED[base].wait(WAIT_MS / 1000), "the server did not say it finished its warm_up"
+    html = urllib.request.urlopen(base + "/memory", timeout=30).read()
+    assert b'rel="modulepreload" crossorigin href="./static/js/PlotlyChart.' in html
 
 
 def plotly_first(asked: list[str], static: str) -> None:
