@@ -13,8 +13,8 @@ import streamlit as st
 
 from albert_core.config import ModelConfig
 from albert_core.estimate.compare import Settings
-from albert_core.estimate.finetune import LoraSpec, lora_targets, trainable
-from albert_core.formats.share import parse_control
+from albert_core.estimate.finetune import lora_targets, trainable
+from albert_core.formats.share import parse_control, workload_of
 from albert_core.workload import Workload
 
 from . import controls, state
@@ -37,15 +37,10 @@ def targets_of(ctl: Mapping[str, Any]) -> tuple[tuple[str, ...] | None, str | No
 
 
 def settings_of(ctl: Mapping[str, Any]) -> Settings:
-    """The fine-tuning part of compare.Settings from the controls (mode, head, labels, LoRA)."""
-    mode = ctl["train_mode"]
-    if mode == "frozen-layers":
-        mode = f"frozen-layers:{ctl['frozen_layers']}"
-    lora = None
-    if mode == "lora":
-        lora = LoraSpec(r=ctl["lora_r"], lora_alpha=ctl["lora_alpha"], lora_dropout=ctl["lora_dropout"],
-                        targets=targets_of(ctl)[0])
-    return Settings(mode=mode, head=ctl["head"], num_labels=ctl["num_labels"], lora=lora)
+    """The fine-tuning part of compare.Settings from the controls (mode, head, labels, LoRA), as a link's
+    workload reads them (albert_core.formats.share.workload_of)."""
+    w = workload_of(ctl)
+    return Settings(mode=w.mode, head=w.head, num_labels=w.num_labels, lora=w.lora)
 
 
 def kw(ctl: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
