@@ -40,6 +40,16 @@ def _activation(g: Graph, x: T, name: str, point: Callable[[str, list[T]], None]
 Point = Callable[..., None]  # pt(what, *the tensors alive beside the input)
 
 
+def _half_times_one_plus(g: Graph, a: T, f: T, name: str, pt: Point) -> T:
+    """The GELU approximations' tail, a * (1 + f) with a = 0.5 * x: a new tensor, then the product (MulBackward0
+    saves both factors)."""
+    t = g.plus(f)
+    pt(f"1 + {name}", a, f, t)
+    y = g.mul(a, t)
+    pt("output", a, t, y)
+    return y
+
+
 def _gelu_new(g: Graph, x: T, pt: Point) -> T:
     """0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*pow(x,3))))"""
     a = g.scalar(x)
@@ -54,11 +64,7 @@ def _gelu_new(g: Graph, x: T, pt: Point) -> T:
     pt("sqrt(2/pi) * .", a, s_, d)
     t0 = g.unary(d, "TanhBackward0", True)
     pt("tanh", a, d, t0)
-    t = g.plus(t0)
-    pt("1 + tanh", a, t0, t)
-    y = g.mul(a, t)
-    pt("output", a, t, y)
-    return y
+    return _half_times_one_plus(g, a, t0, "tanh", pt)
 
 
 def _gelu_python(g: Graph, x: T, pt: Point) -> T:
@@ -69,11 +75,7 @@ def _gelu_python(g: Graph, x: T, pt: Point) -> T:
     pt("x / sqrt(2)", a, d)
     e0 = g.unary(d, "ErfBackward0", False, temps=4)  # 2/sqrt(pi) * exp(-(self.pow(2))) * grad
     pt("erf", a, d, e0)
-    e = g.plus(e0)
-    pt("1 + erf", a, e0, e)
-    y = g.mul(a, e)
-    pt("output", a, e, y)
-    return y
+    return _half_times_one_plus(g, a, e0, "erf", pt)
 
 
 def _gelu_fast(g: Graph, x: T, pt: Point) -> T:
@@ -92,11 +94,7 @@ def _gelu_fast(g: Graph, x: T, pt: Point) -> T:
     pt("x * 0.7978845608 * .", a, b, c, f)
     t0 = g.unary(f, "TanhBackward0", True)
     pt("tanh", a, f, t0)
-    t = g.plus(t0)
-    pt("1 + tanh", a, t0, t)
-    y = g.mul(a, t)
-    pt("output", a, t, y)
-    return y
+    return _half_times_one_plus(g, a, t0, "tanh", pt)
 
 
 def _quick_gelu(g: Graph, x: T, pt: Point) -> T:
