@@ -3,14 +3,16 @@
 app.py is the app (it routes the pages; AppTest runs it). This file only wraps it as Streamlit's ASGI app
 (`st.App`) for what `streamlit run app.py` has no hook for (docs/app.md, "Speed in the browser"):
 
-1. warm_up: the server's start imports what every page needs. The first visit after a start otherwise waits for
-   it (pandas alone 0.4-0.5 s on the 2-core machine): 1.58-1.66x a one-chart app without it, 1.28-1.44x with it.
+1. warm_up: the server's start does what a first script run would otherwise do once on a visitor's time: imports
+   (pandas alone 0.4-0.5 s on the 2-core machine), Plotly's classes, inspect's module index. The first visit after
+   a start: 1.58-1.66x a one-chart app without any of it; with it, the first run 0.14-0.23 s (0.33-0.42 s with the
+   imports alone).
 2. PageBase: a page's HTML says the width its figures will be drawn at (VIEW_JS, below), so a first visit runs
    the script once, not twice. And it tells Streamlit's frontend where the server is. Opened at /memory, the frontend does not
    know whether /memory is a page or the app's base path, so it first asks /memory/_stcore/health and
    /memory/_stcore/host-config, gets 404s, and tries / after a pause: the websocket opened 130 ms later than at /.
-   Once warm_up is done, it also names Plotly's code (preload_links), so the browser fetches and compiles it while
-   the websocket opens, not after every sidebar widget's code (PRELOAD, below).
+   It also names Plotly's code (preload_links), so the browser fetches and compiles it while the websocket opens,
+   not after every sidebar widget's code (PRELOAD, below).
 """
 
 from __future__ import annotations
@@ -27,23 +29,66 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 APP = Path(__file__).with_name("app.py")
-WARM = threading.Event()  # set when warm_up is done: from then on a page's HTML preloads Plotly's code
+WARM = threading.Event()  # set when warm_up is done
 WARM_LINE = "ALBERT Explorer: warmed up"  # what the server's log says then (a signal tests wait on)
 
 
 def warm_up() -> None:
-    """Import what every page needs, and let Plotly load the code of the traces the pages draw (it does so lazily,
-    on first use). In a thread: the server answers at once, and a first visit that comes before it is done
-    waits only for the rest (Python's import lock)."""
-    import plotly.graph_objects as go
+    """Do at the start what a first script run would otherwise do once, on the first visitor's time (issue 30;
+    benchmarks/runs.py: a first run took 0.33-0.42 s on the server against 0.01-0.02 s warm). In a thread: the
+    server answers at once, and a visit that comes before it is done waits only for the rest (Python's import
+    lock). Each step is what a first run was measured to spend (cProfile of the server's first run of /memory):
+
+    - the modules every page and app.py import (pandas alone 0.4-0.5 s on the 2-core machine);
+    - the Plotly classes of what the charts draw (subplots, bars, lines, annotations, shapes, titles and
+      subtitles, the house style of charts.base): Plotly builds each on its first use;
+    - pandas' arrow-backed strings and the arrow table Streamlit sends a DataFrame as;
+    - the page icon's PNG reader (st.set_page_config reads the file with PIL);
+    - inspect's index of every module's file: Streamlit's first element looks at the call stack once
+      (streamlit.env_util.is_repl calls inspect.stack(): 0.11 s in the server's first run);
+    - gc.freeze(): what is loaded now lives as long as the server, so Streamlit's gc.collect(2) after every
+      script run (runner.postScriptGC) stops walking it (0.06 s after the first run).
+    """
+    import gc
+    import importlib
+    import inspect
+    import pkgutil
 
     try:
-        from ui import comparison, data, figures, plots, report, sections, sidebar, tables  # noqa: F401
+        import pandas as pd
+        import plotly.graph_objects as go
+        import pyarrow as pa
+        import streamlit.material_icon_names  # noqa: F401  (the pages' :material/...: icons, checked on first use)
+        from PIL import Image
+        from plotly.subplots import make_subplots
 
-        go.Figure([go.Bar(x=[1], y=[1]), go.Scatter(x=[1], y=[1])])
+        import charts
+        import ui
+
+        for package in (ui, charts):  # every module of the app's pages, whichever page is visited first
+            for module in pkgutil.iter_modules(package.__path__):
+                importlib.import_module(f"{package.__name__}.{module.name}")
+        importlib.import_module("albert_core.replay.step")  # the step's peak: estimate.training imports it on use
+        Image.preinit()  # the page icon: PIL loads its image formats' readers on the first open
+        from charts.base import style
+
+        fig = make_subplots(rows=1, cols=2, subplot_titles=("a", "b"))
+        fig.add_trace(go.Bar(x=["a"], y=[1], text=["1"], marker=dict(color="red")), row=1, col=1)
+        fig.add_trace(go.Scatter(x=[1, 2], y=[1, 2], mode="lines+markers", line=dict(dash="dot")), row=1, col=2)
+        fig.add_annotation(x=1, y=1, text="a", showarrow=False)
+        fig.add_shape(type="line", x0=1, x1=1, y0=0, y1=1, line=dict(dash="dash"))
+        fig.update_xaxes(minor=dict(showgrid=False))
+        fig.update_yaxes(minor=dict(showgrid=False))
+        style(fig, x="x (units)", y="y (units)", title="warm up", log_y=True).to_json()
+        frame = pd.DataFrame({"a": ["x"], "b": [1]})
+        pa.Table.from_pandas(frame)
+        frame.to_csv()
+        inspect.stack()
     finally:
+        gc.collect()
+        gc.freeze()
         WARM.set()
-        print(f"{WARM_LINE}: every page's modules imported; pages preload Plotly's code from now on",
+        print(f"{WARM_LINE}: every page's modules imported, Plotly's classes built, caches of inspect filled",
               file=sys.stderr, flush=True)
 
 
@@ -88,9 +133,8 @@ VIEW_JS = ("(()=>{const w=innerWidth,d=document.createElement('div');d.style.css
 # 685 and 806 ms in a one-chart app (benchmarks/chunks.py). Named in the HTML, it is fetched and compiled while the
 # websocket opens (requested at 26 ms, arrived at 538 ms). Preloading the widgets' chunks too was slower (warm
 # /memory 1.82 s against 1.60 s with Plotly's alone, 1.37 s for the one-chart app; docs/benchmarks.md, issue 30).
-# Only once warm_up is done (WARM): a visit in the server's first seconds, while it still imports, drew its first
-# chart later with the preload (1.45x the one-chart app at /, 1.31x without, first visits after a start, the
-# browser on the same 2 cores): compiling 4.7 MB then competes with the page's first script run.
+# From the first request: a first visit after a start measured 1.25-1.32x the one-chart app with it, 1.29-1.39x
+# with it written only once warm_up was done (bench_ratio.py --warm 0 --cold 4 and 6, 2026-12-04, docs/benchmarks.md).
 PRELOAD = ("PlotlyChart",)
 _IMPORT = re.compile(rb'(?:from|import)\s*"\./([^"]+\.js)"')
 
@@ -131,7 +175,7 @@ class PageBase:
 
     def __init__(self, app, script: bytes | None = None) -> None:
         self.app = app
-        self.script = script  # given: put in as it is (tests); None: base_script, and preload_links once WARM
+        self.script = script  # given: put in as it is (tests); None: base_script and preload_links
         self.base: bytes = b""
         self.preload: bytes | None = None
 
@@ -141,7 +185,7 @@ class PageBase:
         if self.preload is None:  # at the first request: the server's config is loaded by then
             self.base = base_script(page_paths(), st.get_option("server.baseUrlPath") or "")
             self.preload = preload_links()
-        return self.base + (self.preload if WARM.is_set() else b"")
+        return self.base + self.preload
 
     async def __call__(self, scope, receive, send) -> None:
         path = scope.get("path", "")

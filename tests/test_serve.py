@@ -35,6 +35,41 @@ def test_warm_up_imports_what_the_pages_need_and_not_torch():
     assert seen["after"] == ["pandas", "ui.figures", "ui.sidebar"]
 
 
+FIRST_RUN = """
+import json, sys
+sys.path.insert(0, ".")
+import serve
+serve.warm_up()
+from streamlit.testing.v1 import AppTest
+new = {}
+for page in ("overview", "parameters", "memory", "fit", "compute", "verify"):  # each page's first run, in turn
+    before = set(sys.modules)
+    at = AppTest.from_file("app.py", default_timeout=120)
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    new[page] = sorted(set(sys.modules) - before)
+print(json.dumps(new))
+"""
+# what a first script run may still import: AppTest's own component discovery (the server does it at its start)
+APPTEST_ONLY = ("packaging", "streamlit.components.v2.manifest_scanner")
+
+
+def test_after_warm_up_a_pages_first_run_imports_nothing_of_the_app_or_its_libraries():
+    """serve.warm_up does what a first script run would otherwise do on a visitor's time: every page's first run
+    after it (in one fresh process, so a module a page needs is caught at the first page that imports it) loads
+    no module of the app, pandas, Plotly, pyarrow or PIL, and never torch."""
+    out = subprocess.run([sys.executable, "-c", FIRST_RUN], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    new = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(new) == {"overview", "parameters", "memory", "fit", "compute", "verify"}
+    roots = ("ui", "charts", "albert_core", "pandas", "plotly", "_plotly_utils", "pyarrow", "PIL", "streamlit",
+             "torch", "transformers")
+    late = {page: [m for m in mods if m.split(".")[0] in roots and not m.startswith(APPTEST_ONLY)]
+            for page, mods in new.items()}
+    assert late == {page: [] for page in new}, "import these in serve.warm_up"
+
+
 # serve.PageBase: the server's base in every page's HTML (the browser side: tests/browser/test_page_base.py)
 HTML = b"<!DOCTYPE html><html><head><title>Streamlit</title></head><body></body></html>"
 
@@ -139,11 +174,5 @@ def test_the_page_preloads_plotlys_chunk_and_what_it_imports(tmp_path):
     from tests.browser.harness import WARM_LINE
 
     assert serve.WARM_LINE == WARM_LINE  # the line the browser tests wait for (harness.WARMED)
-    page = serve.PageBase(None)
-    try:  # preloaded once the server's warm_up is done, not in its first seconds (serve.WARM)
-        serve.WARM.clear()
-        assert installed not in page._script() and page._script().startswith(serve.base_script(serve.page_paths(), ""))
-        serve.WARM.set()
-        assert page._script().endswith(installed)
-    finally:
-        serve.WARM.clear()
+    page = serve.PageBase(None)  # from the first request, warm_up done or not
+    assert page._script() == serve.base_script(serve.page_paths(), "") + installed
