@@ -4,15 +4,17 @@ A Workload is a step's batch and sequence, its precision (the weights' dtype, au
 word, PRECISIONS, read through three properties of one meaning each), the attention, checkpointing, the device
 modelled, the optimizer, the fine-tuning (mode, head, labels, LoRA) and the parallelism (GPUs, sharding). It
 validates itself (`problems`, each message saying what to change) and has one set of defaults: the app's (the
-controls of albert_core.formats.share). training.training_memory(cfg, w), step.step_peak(cfg, w) (and the step's
+controls of albert_core.formats.share). activations.activation_memory(cfg, w, training=) (the forward alone: w's
+batch, sequence, forward dtype, attention, device and checkpointing; its recompute_memory, attention_quadratic_memory
+and activation_sweep too), training.training_memory(cfg, w), step.step_peak(cfg, w) (and the step's
 replays and candidates), the engine (engine.Run is a Workload plus fake and seed; measure_activation_memory,
 check_measurable, modelled_step, the measured points' tables, measure_cuda_peak), Verify's planner, the Fit
 planner's searches (estimate.fit: the search replaces the field it varies), the worker's request (to_dict /
-from_dict: plain JSON across the process boundary), the UI's training caches (ui.data, keyed on it) and the CLI's
+from_dict: plain JSON across the process boundary), the UI's caches (ui.data, keyed on it) and the CLI's
 `memory` and `verify` take it, and a link carries it: albert_core.formats.share.workload_of(controls, page) reads the
 Workload of Memory's training tab, the Fit planner or Verify from a view's controls, controls_of writes it back
-(Verify's links: share.verify_query(view, cfg, w)). Not (issue 26): activation_memory's keywords (the forward
-alone: no optimizer, GPUs or fine-tuning).
+(Verify's links: share.verify_query(view, cfg, w)); share.forward_of(controls) reads the forward that Memory's
+activation tabs count.
 """
 
 from __future__ import annotations

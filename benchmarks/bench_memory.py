@@ -28,6 +28,7 @@ def main() -> None:
     from albert_core.estimate.activations import activation_memory, activation_sweep
     from albert_core.estimate.fit import fit_table
     from albert_core.presets import PRESETS
+    from albert_core.workload import Workload
 
     print(machine_line())
     every = {n: c.replace(max_position=8192) for n, c in PRESETS.items()}
@@ -39,15 +40,28 @@ def main() -> None:
 
     for name in ("bert-base", "albert-xxlarge"):
         cfg = every[name]
-        t = median_seconds(lambda c=cfg: activation_memory(c, batch_size=8, seq_len=512), args.repeats,
-                           setup=activations._CACHE.clear)
-        tw = median_seconds(lambda c=cfg: activation_memory(c, batch_size=8, seq_len=512), args.repeats)
+        t = median_seconds(
+            lambda c=cfg: activation_memory(
+                c, Workload(batch_size=8, seq_len=512, precision="float32", attention="eager")
+            ),
+            args.repeats,
+            setup=activations._CACHE.clear,
+        )
+        tw = median_seconds(
+            lambda c=cfg: activation_memory(
+                c, Workload(batch_size=8, seq_len=512, precision="float32", attention="eager")
+            ),
+            args.repeats,
+        )
         print(f"\nactivation_memory({name}) cold {1e6 * t:8.1f} us, warm {1e6 * tw:8.1f} us")
-        t = median_seconds(lambda c=cfg: activation_memory(c, batch_size=8, seq_len=512, training=False),
-                           args.repeats, setup=activations._CACHE.clear)
+        t = median_seconds(
+            lambda c=cfg: activation_memory(
+                c, Workload(batch_size=8, seq_len=512, precision="float32", attention="eager"), training=False
+            ),
+            args.repeats,
+            setup=activations._CACHE.clear,
+        )
         print(f"activation_memory({name}, training=False) cold {1e6 * t:8.1f} us")
-
-    from albert_core.workload import Workload
 
     t = median_seconds(lambda: fit_table(PRESETS, Workload(batch_size=8, seq_len=512)), max(3, args.repeats // 3))
     print(f"\nfit_table: {len(PRESETS)} presets × 7 GPUs (max batch + max seq_len each) median {1000 * t:7.1f} ms")
@@ -55,10 +69,12 @@ def main() -> None:
 
 def sweep_timings(activations, activation_sweep, cfgs, seqs, repeats, label):  # noqa: ANN001, ANN201
     """Median time of one activation_sweep over cfgs × seqs, cold (replay cache cleared) and warm."""
+    from albert_core.workload import Workload
+
     out = {}
 
     def run() -> None:
-        out["rows"] = activation_sweep(cfgs, seqs, batch_size=8, dtype="bfloat16", attention="eager")
+        out["rows"] = activation_sweep(cfgs, seqs, Workload(batch_size=8, precision="bfloat16", attention="eager"))
 
     print(f"\nactivation_sweep: {len(cfgs)} {label} × {len(seqs)} seq_lens (64..8192 step 64), tidy DataFrame")
     for name, setup in (("cold (replay cache cleared)", activations._CACHE.clear), ("warm", None)):

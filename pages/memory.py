@@ -7,6 +7,7 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from albert_core.estimate.training import PRECISION_LABELS, PRECISION_NOTES
+from albert_core.formats.share import forward_of
 from albert_core.units import format_bytes
 from ui import controls, data, figures, measured, plots, sections, state, tables, url
 from ui import finetune as ft_ui
@@ -54,6 +55,7 @@ if seqs[-1] > seq_max:  # a shown config's own max_position reaches further than
                f"sequence asked for: {seq_max:,}).")
 log = scale == "log"
 ctl = dict(state.controls(), checkpointing=checkpointing)
+forward = forward_of(ctl)  # what the activation tabs count: batch, dtype, attention, checkpointing
 # only the open tab runs and is sent: the first visit draws the activation chart alone (docs/benchmarks.md, "Speed in the
 # browser")
 tab, body = sections.lazy_tabs("memory_tab", {
@@ -71,19 +73,19 @@ with body:
             sweep_seqs = data.sweep_lengths(shown, seq_max)
             points = measured.activation_points(shown, sweep_seqs, ctl)
             plots.show(figures.memory_activations(shown, ctl, points), "memory_activations")
-            act = data.activation_table(shown, sweep_seqs, batch, dtype, attention, training, checkpointing)
+            act = data.activation_table(shown, sweep_seqs, forward, training)
             tables.csv_button(measured.with_points(act, points), "activation-memory.csv", key="activation_csv")
     elif tab == "max_position":
         st.subheader("At each config's own max_position")
         if shown:
-            at = data.at_max_position(shown, batch, dtype, attention, training, checkpointing)
+            at = data.at_max_position(shown, forward, training)
             tables.show(at, "max_position_table", file_name="at-max-position.csv",
                         readable={"activations": "bytes", "attention_seq_len2": "bytes"}, pct=("attention_pct",))
     elif tab == "variants":
         st.subheader(f"{md(cfg.name)}: eager against sdpa, with and without checkpointing")
         if training:
-            var = data.variant_table(cfg, seqs, batch, dtype)
-            plots.show(figures.memory_variants(cfg, seqs, batch, dtype, log), "memory_variants")
+            var = data.variant_table(cfg, seqs, forward)
+            plots.show(figures.memory_variants(cfg, seqs, forward, log), "memory_variants")
             tables.csv_button(var, "activation-variants.csv", key="variants_csv")
         else:
             st.info("Turn Training on to compare eager and sdpa with and without checkpointing (saved activations).")

@@ -63,7 +63,9 @@ def main() -> None:
         model = models[key]
         ids = torch.randint(0, cfg.vocab_size, (b, s), generator=torch.Generator().manual_seed(0))
         meas, _ = saved_tensors(model, ids, autocast=engine.autocast(dtype))
-        est = activation_memory(cfg, batch_size=b, seq_len=s, dtype=dtype, attention=att, device="cpu").total
+        est = activation_memory(
+            cfg, Workload(batch_size=b, seq_len=s, precision=dtype, attention=att, device="cpu")
+        ).total
         ti = torchinfo_bytes(model, ids)
         model.train()
         k = korthikanti_bytes(cfg, batch_size=b, seq_len=s)

@@ -46,8 +46,8 @@ def estimate_equals_engine(cfg: ModelConfig, run: engine.Run, kind: str = "hf",
     ecfg = _estimate_config(cfg, kind)
     assert r.parameters == count_parameters(ecfg).total
     w = run.workload
-    kw = dict(batch_size=w.batch_size, seq_len=w.seq_len, dtype=w.precision, attention=w.attention, device="cpu")
-    assert r.saved == activation_memory(ecfg, checkpointing=w.checkpointing, **kw).total
+    cpu = w.replace(device="cpu")  # the kernels the engine ran
+    assert r.saved == activation_memory(ecfg, cpu).total
     if r.inference is not None and inference_modelled(cfg) and kind == "hf":  # albert_core models HF's code
-        assert r.inference == activation_memory(ecfg, training=False, **kw).total
+        assert r.inference == activation_memory(ecfg, cpu.replace(checkpointing=False), training=False).total
     return r

@@ -58,7 +58,7 @@ def _case(seed: int, dtypes, attentions):
 def test_estimate_equals_hf_saved_tensors_eager(seed):
     cfg, B, S, dtype, attention = _case(seed, ["float32", "bfloat16"], ["eager"])
     m = measure_activation_memory(cfg, Workload(B, S, dtype, "eager", device="cpu"), fake=False, kind="hf")
-    est = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention="eager", device="cpu")
+    est = activation_memory(cfg, Workload(batch_size=B, seq_len=S, precision=dtype, attention="eager", device="cpu"))
     assert m.total > 0
     assert est.total == m.total, (cfg, B, S, dtype)
     assert abs(est.total - m.total) <= 0.01 * m.total
@@ -79,7 +79,7 @@ def test_sdpa_cpu_paths(seed):
     B, S = rng.randint(1, 3), rng.randint(2, cfg.max_position)
     dtype = rng.choice(["float32", "bfloat16"])
     m = measure_activation_memory(cfg, Workload(B, S, dtype, "sdpa", device="cpu"), fake=False, kind="hf")
-    est = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention="sdpa", device="cpu")
+    est = activation_memory(cfg, Workload(batch_size=B, seq_len=S, precision=dtype, attention="sdpa", device="cpu"))
     assert est.total == m.total
     assert (est.quadratic == 0) == (cfg.attention_dropout == 0)
 
@@ -111,7 +111,7 @@ def test_checkpointing_against_measurement(seed):
     dtype = rng.choice(["float32", "bfloat16", "mixed_bf16"])
     kind = "hf" if family == "bert" else "reference"
     m = measure_activation_memory(cfg, Workload(B, S, dtype, "eager", True, "cpu"), fake=False, kind=kind)
-    full = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, device="cpu")
+    full = activation_memory(cfg, Workload(batch_size=B, seq_len=S, precision=dtype, attention="eager", device="cpu"))
     assert m.estimate == m.total
     assert m.total < full.total  # checkpointing keeps less
 
@@ -136,20 +136,30 @@ def test_inference_peak_against_measurement(seed):
 @pytest.mark.parametrize("attention", ["eager", "sdpa"])
 def test_sharing_leaves_activations_alone(dtype, device, attention):
     base = PRESETS["albert-base"].replace(num_layers=4, max_position=128)
-    ref = activation_memory(base.replace(sharing="none"), batch_size=2, seq_len=100, dtype=dtype,
-                            attention=attention, device=device).total
+    ref = activation_memory(
+        base.replace(sharing="none"),
+        Workload(batch_size=2, seq_len=100, precision=dtype, attention=attention, device=device),
+    ).total
     for sharing in SHARING:
         for groups in (1, 2, 4):
             cfg = base.replace(sharing=sharing, num_groups=groups)
-            assert activation_memory(cfg, batch_size=2, seq_len=100, dtype=dtype, attention=attention,
-                                     device=device).total == ref
+            assert (
+                activation_memory(
+                    cfg, Workload(batch_size=2, seq_len=100, precision=dtype, attention=attention, device=device)
+                ).total
+                == ref
+            )
 
 
 def test_under_autocast_only_the_weight_copies_depend_on_sharing():
     base = PRESETS["albert-base"].replace(num_layers=4)
     H, I = base.hidden_dim, base.intermediate_dim
-    a = activation_memory(base.replace(sharing="none"), batch_size=1, seq_len=64, dtype="mixed_bf16")
-    b = activation_memory(base.replace(sharing="all"), batch_size=1, seq_len=64, dtype="mixed_bf16")
+    a = activation_memory(
+        base.replace(sharing="none"), Workload(batch_size=1, seq_len=64, precision="mixed_bf16", attention="eager")
+    )
+    b = activation_memory(
+        base.replace(sharing="all"), Workload(batch_size=1, seq_len=64, precision="mixed_bf16", attention="eager")
+    )
     # 3 fewer stored copies of 4 H×H attention and 2 H×I FFN matrices, 2 bytes each
     assert a.total - b.total == 3 * (4 * H * H + 2 * H * I) * 2
 
@@ -157,11 +167,11 @@ def test_under_autocast_only_the_weight_copies_depend_on_sharing():
 @pytest.mark.parametrize("name", ["bert-base", "albert-large"])
 def test_doubling_seq_len_quadruples_eager_scores(name):
     cfg = PRESETS[name]
-    q1 = attention_quadratic_memory(cfg, 4, 128, "bfloat16")
-    q2 = attention_quadratic_memory(cfg, 4, 256, "bfloat16")
+    q1 = attention_quadratic_memory(cfg, Workload(batch_size=4, seq_len=128, precision="bfloat16", attention="eager"))
+    q2 = attention_quadratic_memory(cfg, Workload(batch_size=4, seq_len=256, precision="bfloat16", attention="eager"))
     assert q1 > 0 and q2 == 4 * q1
-    total1 = activation_memory(cfg, batch_size=4, seq_len=128, dtype="bfloat16").total
-    total2 = activation_memory(cfg, batch_size=4, seq_len=256, dtype="bfloat16").total
+    total1 = activation_memory(cfg, Workload(batch_size=4, seq_len=128, precision="bfloat16", attention="eager")).total
+    total2 = activation_memory(cfg, Workload(batch_size=4, seq_len=256, precision="bfloat16", attention="eager")).total
     assert 2 * total1 < total2 < 4 * total1  # the linear part only doubles
 
 
@@ -169,18 +179,37 @@ def test_quadratic_part_by_hand():
     """Eager, float32, CPU, dropout > 0: softmax output + dropout noise + dropped probs, 4 bytes each."""
     cfg = PRESETS["bert-base"]
     B, S, A, L = 2, 96, cfg.num_heads, cfg.num_layers
-    assert attention_quadratic_memory(cfg, B, S, "float32", device="cpu") == L * 3 * 4 * B * A * S * S
+    assert (
+        attention_quadratic_memory(
+            cfg, Workload(batch_size=B, seq_len=S, precision="float32", attention="eager", device="cpu")
+        )
+        == L * 3 * 4 * B * A * S * S
+    )
     # CUDA: native_dropout's mask is bool, 1 byte
-    assert attention_quadratic_memory(cfg, B, S, "float32", device="cuda") == L * (4 + 1 + 4) * B * A * S * S
+    assert (
+        attention_quadratic_memory(
+            cfg, Workload(batch_size=B, seq_len=S, precision="float32", attention="eager", device="cuda")
+        )
+        == L * (4 + 1 + 4) * B * A * S * S
+    )
     # sdpa on CUDA never materializes the S×S matrix
-    assert attention_quadratic_memory(cfg, B, S, "bfloat16", attention="sdpa", device="cuda") == 0
+    assert (
+        attention_quadratic_memory(
+            cfg, Workload(batch_size=B, seq_len=S, precision="bfloat16", attention="sdpa", device="cuda")
+        )
+        == 0
+    )
 
 
 def test_cuda_dropout_masks_are_a_quarter_of_cpu_float32_masks():
     cfg = PRESETS["bert-base"]
     B, S, E, H, A, L = 2, 50, cfg.embedding_dim, cfg.hidden_dim, cfg.num_heads, cfg.num_layers
-    cpu = activation_memory(cfg, batch_size=B, seq_len=S, device="cpu").total
-    cuda = activation_memory(cfg, batch_size=B, seq_len=S, device="cuda").total
+    cpu = activation_memory(
+        cfg, Workload(batch_size=B, seq_len=S, precision="float32", attention="eager", device="cpu")
+    ).total
+    cuda = activation_memory(
+        cfg, Workload(batch_size=B, seq_len=S, precision="float32", attention="eager", device="cuda")
+    ).total
     mask_elems = B * S * E + L * (B * A * S * S + 2 * B * S * H)  # embeddings, attention, 2 residual dropouts
     assert cpu - cuda == mask_elems * (4 - 1)
 
@@ -188,7 +217,7 @@ def test_cuda_dropout_masks_are_a_quarter_of_cpu_float32_masks():
 def test_breakdown_sums_to_total_and_parts_add_up():
     for cfg in PRESETS.values():
         for dtype in ("float32", "mixed_bf16"):
-            am = activation_memory(cfg, batch_size=3, seq_len=77, dtype=dtype)
+            am = activation_memory(cfg, Workload(batch_size=3, seq_len=77, precision=dtype, attention="eager"))
             df = am.breakdown()
             assert sum(df["bytes"]) == am.total
             assert am.quadratic + am.linear == am.total
@@ -198,9 +227,13 @@ def test_breakdown_sums_to_total_and_parts_add_up():
 
 def test_dropout_zero_saves_no_mask():
     cfg = PRESETS["bert-base"]
-    with_dropout = activation_memory(cfg, batch_size=1, seq_len=32, device="cpu").breakdown()
-    without = activation_memory(cfg.replace(dropout=0.0, attention_dropout=0.0), batch_size=1, seq_len=32,
-                                device="cpu").breakdown()
+    with_dropout = activation_memory(
+        cfg, Workload(batch_size=1, seq_len=32, precision="float32", attention="eager", device="cpu")
+    ).breakdown()
+    without = activation_memory(
+        cfg.replace(dropout=0.0, attention_dropout=0.0),
+        Workload(batch_size=1, seq_len=32, precision="float32", attention="eager", device="cpu"),
+    ).breakdown()
     assert "residual dropout masks" in set(with_dropout["component"])
     assert "residual dropout masks" not in set(without["component"])
     assert "attention dropout mask" not in set(without["component"])
@@ -209,17 +242,19 @@ def test_dropout_zero_saves_no_mask():
 def test_sweep_matches_pointwise_and_stays_exact():
     cfgs = {n: PRESETS[n] for n in ("bert-base", "albert-xxlarge")}
     seqs = [64, 127, 512]
-    df = activation_sweep(cfgs, seqs, batch_size=3, dtype="bfloat16", attention="eager")
+    df = activation_sweep(cfgs, seqs, Workload(batch_size=3, precision="bfloat16", attention="eager"))
     for name, cfg in cfgs.items():
         for s in seqs:
-            am = activation_memory(cfg, batch_size=3, seq_len=s, dtype="bfloat16")
+            am = activation_memory(cfg, Workload(batch_size=3, seq_len=s, precision="bfloat16", attention="eager"))
             row = df[(df["config"] == name) & (df["seq_len"] == s)].set_index("part")["bytes"]
             assert row["total"] == am.total and row["quadratic"] == am.quadratic and row["linear"] == am.linear
     # a config whose bytes overflow int64 stays exact (Python ints)
     huge = ModelConfig(name="huge", family="bert", vocab_size=10**7, embedding_dim=65536, hidden_dim=65536,
                        num_layers=1000, num_heads=64, intermediate_dim=262144, max_position=1 << 20)
-    big = activation_sweep([huge], [1 << 20], batch_size=1024)
-    exact = activation_memory(huge, batch_size=1024, seq_len=1 << 20).total
+    big = activation_sweep([huge], [1 << 20], Workload(batch_size=1024, precision="float32", attention="eager"))
+    exact = activation_memory(
+        huge, Workload(batch_size=1024, seq_len=1 << 20, precision="float32", attention="eager")
+    ).total
     assert exact > 2**63
     assert big.loc[big["part"] == "total", "bytes"].iloc[0] == exact
 
@@ -235,7 +270,10 @@ def test_korthikanti_formula():
     dict(attention="flash"), dict(device="tpu"), dict(checkpointing=True, training=False),
 ])
 def test_bad_input_is_a_clear_value_error(bad):
-    kw = dict(batch_size=1, seq_len=8)
+    kw = dict(batch_size=1, seq_len=8, precision="float32", attention="eager")
     kw.update(bad)
-    with pytest.raises(ValueError):
-        activation_memory(PRESETS["bert-base"], **kw)
+    training = kw.pop("training", True)
+    if "dtype" in kw:
+        kw["precision"] = kw.pop("dtype")
+    with pytest.raises(ValueError):  # the Workload refuses its own fields; activation_memory what needs the config
+        activation_memory(PRESETS["bert-base"], Workload(**kw), training=training)

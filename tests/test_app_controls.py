@@ -18,8 +18,10 @@ def test_changed_batch_and_dtype_on_memory_page():
     no_errors(at)
     t = traces(figure(at, "memory_activations"))["albert-base: linear in seq_len"]
     for s, gib in zip(t["x"], t["y"], strict=True):
-        a = activation_memory(PRESETS["albert-base"].replace(max_position=s), batch_size=3, seq_len=s,
-                              dtype="bfloat16", attention="sdpa")
+        a = activation_memory(
+            PRESETS["albert-base"].replace(max_position=s),
+            Workload(batch_size=3, seq_len=s, precision="bfloat16", attention="sdpa"),
+        )
         assert gib * 2**30 == pytest.approx(a.linear, rel=1e-12)
     assert at.query_params["batch_size"] == "3" and at.query_params["dtype"] == "bfloat16"
 
@@ -33,7 +35,10 @@ def test_log_scale_and_checkpointing():
     assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis"]["type"] == "log"
     t = traces(fig)["bert-base: attention (grows with seq_len²)"]
     s = t["x"][0]
-    a = activation_memory(PRESETS["bert-base"].replace(max_position=s), batch_size=8, seq_len=s, checkpointing=True)
+    a = activation_memory(
+        PRESETS["bert-base"].replace(max_position=s),
+        Workload(batch_size=8, seq_len=s, precision="float32", attention="eager", checkpointing=True),
+    )
     if a.quadratic:
         assert t["y"][0] * 2**30 == pytest.approx(a.quadratic, rel=1e-12)
     else:  # nothing of it kept under checkpointing: left out on the log axis (log 0 is not drawable)

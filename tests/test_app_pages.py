@@ -12,6 +12,7 @@ from albert_core.estimate.params import count_parameters
 from albert_core.formats.share import CONTROLS, DEFAULT_COMPARE, PAGE_TABS
 from albert_core.presets import PRESETS
 from albert_core.units import format_bytes, format_count
+from albert_core.workload import Workload
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ("overview", "parameters", "memory", "fit", "compute", "verify")
@@ -127,7 +128,9 @@ def test_overview_numbers(preset_app):
         assert (r["total"], r["embedding"], r["all_layers"]) == (c.total, c.embedding, c.all_layers)
         assert r["total (≈)"] == format_count(c.total)
         assert r["embedding_pct"] == pytest.approx(c.embedding_pct)
-        a = activation_memory(PRESETS[r["config"]], batch_size=1, seq_len=512)
+        a = activation_memory(
+            PRESETS[r["config"]], Workload(batch_size=1, seq_len=512, precision="float32", attention="eager")
+        )
         assert r["activations_512"] == a.total and r["activations_512 (≈)"] == format_bytes(a.total)
     figs = pages["overview"]["figures"]
     assert traces(figs["overview_components"])["Embedding"]["y"] == [count_parameters(PRESETS[n]).embedding
@@ -181,7 +184,9 @@ def test_memory_numbers(preset_app):
     cfg = PRESETS[preset]
     batch = CONTROLS["batch_size"].default
     for s, gib in zip(t["x"], t["y"], strict=True):
-        a = activation_memory(cfg.replace(max_position=s), batch_size=batch, seq_len=s)
+        a = activation_memory(
+            cfg.replace(max_position=s), Workload(batch_size=batch, seq_len=s, precision="float32", attention="eager")
+        )
         assert gib * 2**30 == pytest.approx(a.quadratic, rel=1e-12)
     longest = max(PRESETS[n].max_position for n in shown_names(preset))
     assert t["x"][-1] == max(CONTROLS["seq_max"].default, longest)  # reaches every shown max_position

@@ -8,6 +8,7 @@ from albert_core.estimate.activations import activation_memory
 from albert_core.estimate.flops import forward_flops
 from albert_core.estimate.params import count_parameters
 from albert_core.presets import DEFAULT_PRESET, PRESETS
+from albert_core.workload import Workload
 
 MINE = f"{DEFAULT_PRESET} (edited)"
 
@@ -19,7 +20,7 @@ def test_memory_covers_and_marks_the_sidebar_max_position():
     t = traces(fig)[f"{MINE}: attention (grows with seq_len²)"]
     assert t["x"][-1] == 8192
     cfg = PRESETS[DEFAULT_PRESET].replace(max_position=8192)
-    a = activation_memory(cfg, batch_size=8, seq_len=8192)
+    a = activation_memory(cfg, Workload(batch_size=8, seq_len=8192, precision="float32", attention="eager"))
     (mark,) = [m for m in fig["data"] if m.get("name") == "max_position" and m["x"] == [8192]]
     assert mark["customdata"][0][0] == a.quadratic
     at_max = table_with(at, "attention_seq_len2")

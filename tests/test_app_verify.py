@@ -83,8 +83,12 @@ def test_verify_counts_and_measures_a_small_model():
     assert metrics["Estimated (albert_core)"] == f"{count_parameters(TINY_CFG).total:,}"
     assert metrics["Built in PyTorch"] == f"{count_parameters(TINY_CFG).total:,}"
     dtype = CONTROLS["precision"].default  # Memory's and Fit's precision, now Verify's too (issue 29 item 6)
-    est = activation_memory(TINY_CFG, batch_size=2, seq_len=16, dtype=dtype, device="cpu").total
-    cuda = activation_memory(TINY_CFG, batch_size=2, seq_len=16, dtype=dtype, device="cuda").total
+    est = activation_memory(
+        TINY_CFG, Workload(batch_size=2, seq_len=16, precision=dtype, attention="eager", device="cpu")
+    ).total
+    cuda = activation_memory(
+        TINY_CFG, Workload(batch_size=2, seq_len=16, precision=dtype, attention="eager", device="cuda")
+    ).total
     caption = " ".join(c.value for c in at.caption)
     assert f"estimated {est:,}" in caption and f"{dtype}, eager attention" in caption
     # Memory's CUDA figure beside the CPU's measured here, and why they differ (autocast's lists under mixed_*)
@@ -156,7 +160,13 @@ def test_worker_in_process_returns_plain_numbers():
     out = worker.run(request(TINY_CFG))
     assert out["built"] == count_parameters(TINY_CFG).total
     m = out["measurement"]
-    assert m["total"] == m["estimate"] == activation_memory(TINY_CFG, batch_size=2, seq_len=16, device="cpu").total
+    assert (
+        m["total"]
+        == m["estimate"]
+        == activation_memory(
+            TINY_CFG, Workload(batch_size=2, seq_len=16, precision="float32", attention="eager", device="cpu")
+        ).total
+    )
     assert sum(r["bytes"] for r in m["breakdown"]) == m["total"]
     json.dumps(out)  # JSON-able: nothing of torch crosses the process boundary
 

@@ -25,6 +25,10 @@ from charts.base import name_text, slide, title_of
 from charts.colors import PRESET_COLORS, color_map, config_color
 from ui import data
 
+EAGER = Workload(
+    batch_size=1, seq_len=512, precision="float32", attention="eager"
+)  # the forward the charts' tables count
+
 CFGS = (PRESETS["albert-base"], PRESETS["bert-base"], PRESETS["albert-xxlarge"],
         PRESETS["albert-base"].replace(name="albert-ffn", sharing="ffn", num_layers=24))
 
@@ -245,14 +249,16 @@ KW = (("precision", "mixed_bf16"), ("optimizer", "adamw"), ("attention", "sdpa")
 
 def test_activation_panels_stack_the_two_parts():
     seqs = (128, 512, 2048)
-    df = data.activation_table(CFGS[:2], seqs, 4, "bfloat16", "eager", True, False)
+    df = data.activation_table(CFGS[:2], seqs, EAGER.replace(batch_size=4, precision="bfloat16"), True)
     fig = mcharts.activation_vs_seq(df)
     s = spec(fig)
     for cfg in CFGS[:2]:
         for part in ("quadratic", "linear"):
             (t,) = [t for t in s["data"] if t["meta"] == cfg.name and t["name"] == mcharts.PART_LABELS[part]]
             for x, y, cd in zip(t["x"], t["y"], t["customdata"], strict=True):
-                a = activation_memory(cfg.replace(max_position=x), batch_size=4, seq_len=x, dtype="bfloat16")
+                a = activation_memory(
+                    cfg.replace(max_position=x), EAGER.replace(batch_size=4, seq_len=x, precision="bfloat16")
+                )
                 assert cd[0] == getattr(a, part) and y * 2**30 == pytest.approx(cd[0], rel=1e-12)
             assert t["stackgroup"]  # stacked on linear axes
     assert [a["text"] for a in s["layout"]["annotations"][:2]] == [c.name for c in CFGS[:2]]  # one panel per config
@@ -323,14 +329,14 @@ def test_activation_chart_marks_each_max_position_with_its_attention_memory():
     cfgs = (PRESETS["albert-base"].replace(name="long", max_position=8192), PRESETS["bert-base"])
     seqs = data.sweep_lengths(cfgs, 1024)
     assert seqs[-1] == 8192 and 512 in seqs  # the sweep reaches every shown max_position
-    args = (2, "float32", "eager", True, False)
+    args = (EAGER.replace(batch_size=2), True)
     at = data.at_max_position(cfgs, *args)
     marks = {r["config"]: (int(r["max_position"]), int(r["attention_seq_len2"]), int(r["activations"]))
              for _, r in at.iterrows()}
     s = spec(mcharts.activation_vs_seq(data.activation_table(cfgs, seqs, *args), marks=marks))
     for i, cfg in enumerate(cfgs):
         (m,) = [t for t in s["data"] if t.get("meta") == f"mark {i + 1}"]
-        a = activation_memory(cfg, batch_size=2, seq_len=cfg.max_position)
+        a = activation_memory(cfg, EAGER.replace(batch_size=2, seq_len=cfg.max_position))
         assert m["x"] == [cfg.max_position] and m["customdata"][0][0] == a.quadratic and m["customdata"][0][2] == a.total
     assert sorted(sh["x0"] for sh in s["layout"]["shapes"]) == [512, 8192]
     assert any("max_position 8,192" in a["text"] for a in s["layout"]["annotations"])
@@ -338,7 +344,9 @@ def test_activation_chart_marks_each_max_position_with_its_attention_memory():
 
 def test_identical_variants_stay_visible():
     cfg = PRESETS["bert-base"]
-    fig = mcharts.variants(data.variant_table(cfg, (128, 256, 512), 2, "float32"), cfg.name, max_position=512)
+    fig = mcharts.variants(
+        data.variant_table(cfg, (128, 256, 512), EAGER.replace(batch_size=2)), cfg.name, max_position=512
+    )
     s = spec(fig)
     ckpt = [t for t in s["data"] if "checkpointing" in t["name"]]
     assert len(ckpt) == 2
@@ -406,7 +414,7 @@ def test_long_names_wrap_in_ticks_and_panel_titles_in_full():
     lines = name_lines(longest)
     assert len(lines) == NAME_LINES and lines[-1].startswith("…") and longest.endswith(lines[-1][1:])
     assert "".join(lines[:-1]) == longest[:len("".join(lines[:-1]))]
-    panels = mcharts.activation_vs_seq(data.activation_table(cfgs[:2], (128, 512), 1, "float32", "eager", True, False))
+    panels = mcharts.activation_vs_seq(data.activation_table(cfgs[:2], (128, 512), EAGER, True))
     titles = [a["text"] for a in spec(panels)["layout"]["annotations"][:2]]
     assert "".join(titles[1].split("<br>")) == multi and len(titles[1].split("<br>")) == 2  # in full, two lines
     assert titles[0].startswith("xlmr-large-proposal-<br>…") and titles[0].endswith("v2-final")
@@ -423,7 +431,7 @@ def test_factorization_draws_identical_curves_dotted_and_named():
 def test_activation_panels_share_one_y_range_across_rows():
     cfgs = CFGS[:3]
     seqs = (128, 512)
-    fig = mcharts.activation_vs_seq(data.activation_table(cfgs, seqs, 2, "float32", "eager", True, False))
+    fig = mcharts.activation_vs_seq(data.activation_table(cfgs, seqs, EAGER.replace(batch_size=2), True))
     lay = spec(fig)["layout"]
     assert [lay[k].get("matches") for k in ("yaxis2", "yaxis3")] == ["y", "y"]  # row 2 too
 

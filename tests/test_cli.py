@@ -167,8 +167,13 @@ def test_verify_json_measured_beside_estimated(capsys):
                    "--dtype", "float32")
     cfg = PRESETS["albert-base"]
     assert d["parameters"]["built"] == d["parameters"]["estimate"] == count_parameters(cfg).total
-    assert d["activations"]["measured"] == d["activations"]["estimate"] == activation_memory(
-        cfg, batch_size=4, seq_len=128, device="cpu").total
+    assert (
+        d["activations"]["measured"]
+        == d["activations"]["estimate"]
+        == activation_memory(
+            cfg, Workload(batch_size=4, seq_len=128, precision="float32", attention="eager", device="cpu")
+        ).total
+    )
     t = d["training_peak"]
     assert sum(t["at_peak"].values()) == t["measured"] and t["phase"] in ("forward", "backward", "optimizer step")
     assert t["at_start"]["parameters"] == 4 * count_parameters(cfg).total
@@ -186,8 +191,12 @@ def test_verify_runs_a_master_copy_precision_as_memory_plans_it(capsys):
                    "--precision", "bf16_master", "--optimizer", "sgd")
     cfg = PRESETS["mpnet-base"]
     assert d["settings"]["dtype"] == "bf16_master"
-    assert d["activations"]["measured"] == activation_memory(cfg, batch_size=2, seq_len=32, dtype="bfloat16",
-                                                             attention="sdpa", device="cpu").total
+    assert (
+        d["activations"]["measured"]
+        == activation_memory(
+            cfg, Workload(batch_size=2, seq_len=32, precision="bfloat16", attention="sdpa", device="cpu")
+        ).total
+    )
     t = d["training_peak"]
     assert t["measured"] == t["estimate"] and t["at_peak"]["master weights"] == 4 * count_parameters(cfg).total
 
@@ -368,8 +377,14 @@ def test_memory_json_keys_and_text(capsys):
     assert d["training_peak"]["weights_dtype"] == "float32" and "autocast" in d["training_peak"]["note"]
     from albert_core.estimate.activations import activation_memory
 
-    assert d["serving"]["inference_activations"] == activation_memory(  # int8 weight-only: bfloat16 activations
-        PRESETS["bert-base"], batch_size=8, seq_len=512, dtype="bfloat16", attention="eager", training=False).total
+    assert (
+        d["serving"]["inference_activations"]
+        == activation_memory(
+            PRESETS["bert-base"],
+            Workload(batch_size=8, seq_len=512, precision="bfloat16", attention="eager"),
+            training=False,
+        ).total
+    )
     assert _main_json(capsys, "memory", "--preset", "bert-base", "--precision", "bfloat16")["serving"] is None
     assert cli.main(["memory", "--preset", "bert-base", "--train", "lora", "--serve", "int4"]) == 0
     text = capsys.readouterr().out

@@ -37,7 +37,7 @@ def test_results_are_albert_cores_numbers():
     df = compare_table(CFGS, S)
     for c in CFGS:
         p = count_parameters(c)
-        a = activation_memory(c, batch_size=1, seq_len=c.max_position, dtype="float32", attention="eager")
+        a = activation_memory(c, Workload(batch_size=1, seq_len=c.max_position, precision="float32", attention="eager"))
         t = training_memory(c, Workload(batch_size=2, seq_len=min(1024, c.max_position), precision="float32",
                                         optimizer="sgd", num_gpus=2, sharding="zero2", attention="sdpa"))
         assert value(df, "total parameters", c.name) == p.total

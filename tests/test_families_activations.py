@@ -78,8 +78,12 @@ def _case(family: str, seed: int):
 def test_saved_bytes_equal_measurement(family, seed):
     cfg, B, S, dtype, attention, checkpointing = _case(family, seed)
     m = measure_activation_memory(cfg, Workload(B, S, dtype, attention, checkpointing, "cpu"), fake=False)
-    est = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
-                            checkpointing=checkpointing, device="cpu")
+    est = activation_memory(
+        cfg,
+        Workload(
+            batch_size=B, seq_len=S, precision=dtype, attention=attention, device="cpu", checkpointing=checkpointing
+        ),
+    )
     assert m.total > 0
     assert est.total == m.total, (cfg, B, S, dtype, attention, checkpointing)
     assert sum(est.breakdown()["bytes"]) == est.total
@@ -119,7 +123,9 @@ def test_inference_peak_equals_measurement(family, seed):
 def test_inference_peak_is_refused_naming_the_family(family):
     cfg, *_ = _case(family, 0)
     with pytest.raises(ConfigError, match=f"not modelled for family '{family}'"):
-        activation_memory(cfg, batch_size=1, seq_len=4, training=False)
+        activation_memory(
+            cfg, Workload(batch_size=1, seq_len=4, precision="float32", attention="eager"), training=False
+        )
 
 
 def test_mpnet_checkpointing_is_refused_by_the_engine():
@@ -137,10 +143,17 @@ def test_mpnet_relative_bias_saves_its_bucket_indices_once():
     added in place to each layer's scores, which saves nothing, so MPNet's quadratic part is BERT's eager one plus it."""
     cfg = PRESETS["mpnet-base"]
     B, S, A, L = 2, 64, cfg.num_heads, cfg.num_layers
-    q = attention_quadratic_memory(cfg, B, S, "float32", device="cpu")
+    q = attention_quadratic_memory(
+        cfg, Workload(batch_size=B, seq_len=S, precision="float32", attention="eager", device="cpu")
+    )
     assert q == L * 3 * 4 * B * A * S * S + 8 * S * S
     deeper = cfg.replace(num_layers=2 * L)
-    assert attention_quadratic_memory(deeper, B, S, "float32", device="cpu") == 2 * L * 3 * 4 * B * A * S * S + 8 * S * S
+    assert (
+        attention_quadratic_memory(
+            deeper, Workload(batch_size=B, seq_len=S, precision="float32", attention="eager", device="cpu")
+        )
+        == 2 * L * 3 * 4 * B * A * S * S + 8 * S * S
+    )
 
 
 def test_deberta_quadratic_part_holds_its_extra_terms():
@@ -148,11 +161,23 @@ def test_deberta_quadratic_part_holds_its_extra_terms():
     bool (B, 1, S, S) mask and, per c2p/p2c term, an int64 (S, S) gather index (no batch dimension)."""
     cfg = PRESETS["deberta-v3-base"]
     B, S, A, L = 2, 64, cfg.num_heads, cfg.num_layers
-    q = attention_quadratic_memory(cfg, B, S, "float32", device="cpu")
+    q = attention_quadratic_memory(
+        cfg, Workload(batch_size=B, seq_len=S, precision="float32", attention="eager", device="cpu")
+    )
     assert q == L * (3 * 4 * B * A * S * S + B * S * S + 2 * 8 * S * S)
-    assert attention_quadratic_memory(cfg, B, 2 * S, "float32", device="cpu") == 4 * q
+    assert (
+        attention_quadratic_memory(
+            cfg, Workload(batch_size=B, seq_len=2 * S, precision="float32", attention="eager", device="cpu")
+        )
+        == 4 * q
+    )
     # DeBERTa runs its own attention: sdpa keeps every S×S tensor
-    assert attention_quadratic_memory(cfg, B, S, "float32", attention="sdpa", device="cpu") == q
+    assert (
+        attention_quadratic_memory(
+            cfg, Workload(batch_size=B, seq_len=S, precision="float32", attention="sdpa", device="cpu")
+        )
+        == q
+    )
 
 
 def test_modernbert_sdpa_mask_appears_from_half_the_window():
@@ -164,8 +189,18 @@ def test_modernbert_sdpa_mask_appears_from_half_the_window():
     below = measure_activation_memory(cfg, Workload(2, 3, "float32", "sdpa", device="cpu"))
     at = measure_activation_memory(cfg, Workload(2, 4, "float32", "sdpa", device="cpu"))
     assert below.estimate == below.total and at.estimate == at.total
-    assert attention_quadratic_memory(cfg, 2, 3, attention="sdpa", device="cpu") == 0
-    assert attention_quadratic_memory(cfg, 2, 4, attention="sdpa", device="cpu") == 2 * 4 * 4 * 4
+    assert (
+        attention_quadratic_memory(
+            cfg, Workload(batch_size=2, seq_len=3, precision="float32", attention="sdpa", device="cpu")
+        )
+        == 0
+    )
+    assert (
+        attention_quadratic_memory(
+            cfg, Workload(batch_size=2, seq_len=4, precision="float32", attention="sdpa", device="cpu")
+        )
+        == 2 * 4 * 4 * 4
+    )
 
 
 @pytest.mark.parametrize("name", [n for n, c in PRESETS.items() if c.family in FAMILIES])
@@ -176,8 +211,8 @@ def test_training_memory_fit_and_sweep_work_for_every_preset(name):
     assert tm.activations > 0
     assert max_batch_size(cfg, 80 << 30, Workload(seq_len=512)) > 0
     seqs = [1, 63, 128, 512]
-    df = activation_sweep({name: cfg}, seqs, batch_size=1, dtype="bfloat16", attention="sdpa")
+    df = activation_sweep({name: cfg}, seqs, Workload(batch_size=1, precision="bfloat16", attention="sdpa"))
     for s in seqs:
-        am = activation_memory(cfg, batch_size=1, seq_len=s, dtype="bfloat16", attention="sdpa")
+        am = activation_memory(cfg, Workload(batch_size=1, seq_len=s, precision="bfloat16", attention="sdpa"))
         row = df[df["seq_len"] == s].set_index("part")["bytes"]
         assert row["total"] == am.total and row["quadratic"] == am.quadratic

@@ -33,13 +33,17 @@ def test_bytes_per_parameter():
     assert (master.weights, master.gradients, master.optimizer, master.master_weights) == (2 * n, 2 * n, 8 * n, 4 * n)
     pure = training_memory(cfg, Workload(batch_size=1, seq_len=8, precision="bfloat16", optimizer="sgd"))
     assert (pure.weights, pure.gradients, pure.optimizer, pure.master_weights) == (2 * n, 2 * n, 2 * n, 0)
-    assert master.activations == activation_memory(cfg, batch_size=1, seq_len=8, dtype="bfloat16",
-                                                   attention="sdpa").total
+    assert (
+        master.activations
+        == activation_memory(cfg, Workload(batch_size=1, seq_len=8, precision="bfloat16", attention="sdpa")).total
+    )
     # autocast over float32 weights: those weights are the master copy (4Ψ + 4Ψ + 8Ψ), the forward autocast's
     amp = training_memory(cfg, Workload(batch_size=1, seq_len=8, precision="mixed_bf16", optimizer="adamw"))
     assert (amp.weights, amp.gradients, amp.optimizer, amp.master_weights) == (4 * n, 4 * n, 8 * n, 0)
-    assert amp.activations == activation_memory(cfg, batch_size=1, seq_len=8, dtype="mixed_bf16",
-                                                attention="sdpa").total
+    assert (
+        amp.activations
+        == activation_memory(cfg, Workload(batch_size=1, seq_len=8, precision="mixed_bf16", attention="sdpa")).total
+    )
 
 
 @pytest.mark.parametrize("precision", ["float32", "bfloat16", "mixed_bf16", "mixed_fp16", "bf16_master",

@@ -113,3 +113,34 @@ def test_each_page_reads_its_own_fields():
     assert (verify.batch_size, verify.device, verify.num_gpus) == (2, "cpu", 1)
     with pytest.raises(ValueError, match="page must be one of memory, fit, verify"):
         workload_of(c, "compute")
+
+
+def test_the_forward_of_memorys_controls():
+    """share.forward_of: Memory's activation tabs count batch, dtype (as the precision), attention, and
+    checkpointing only where Training is on; the rest of a view does not enter."""
+    from albert_core.formats.share import forward_of
+
+    w = forward_of({"batch_size": 3, "dtype": "bfloat16", "attention": "eager", "checkpointing": True,
+                    "training": True, "optimizer": "sgd", "train_mode": "lora"})
+    assert (w.batch_size, w.precision, w.attention, w.checkpointing) == (3, "bfloat16", "eager", True)
+    assert (w.optimizer, w.mode, w.device) == (Workload().optimizer, "full", "cuda")
+    assert not forward_of({"checkpointing": True, "training": False}).checkpointing
+    with pytest.raises(ValueError, match="precision must be one of"):
+        forward_of({"dtype": "float64"})
+
+
+def test_a_forward_keeps_the_same_bytes_whatever_trains_or_steps_it():
+    """activation_memory(cfg, w): the optimizer, the fine-tuning and the GPUs do not change what the base model's
+    forward keeps; the batch, length, precision, attention, device and checkpointing do."""
+    from albert_core.estimate.activations import activation_memory
+
+    cfg = PRESETS["albert-base"].replace(num_layers=2)
+    w = Workload(batch_size=2, seq_len=64, precision="bfloat16", attention="eager")
+    base = activation_memory(cfg, w).total
+    for other in (w.replace(optimizer="sgd"), w.replace(mode="lora"), w.replace(num_gpus=4, sharding="zero3"),
+                  w.replace(head="classification", num_labels=5)):
+        assert activation_memory(cfg, other).total == base
+    for other in (w.replace(batch_size=3), w.replace(seq_len=65), w.replace(precision="float32"),
+                  w.replace(attention="sdpa"), w.replace(device="cpu"), w.replace(checkpointing=True)):
+        assert activation_memory(cfg, other).total != base, other
+    assert activation_memory(cfg, w.replace(precision="bf16_master")).total == base  # its cast model's forward

@@ -120,17 +120,19 @@ def sharing_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
         }))
     return pd.concat(frames, ignore_index=True)
 
+# the Overview's training step: batch 1, float32, eager attention (seq_len: min(512, max_position) per config)
+OVERVIEW_RUN = Workload(batch_size=1, seq_len=512, precision="float32", attention="eager")
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
     """Parameters, shares, and memory at seq_len = min(512, max_position) (batch 1, float32, eager, training)."""
     t = params_table(cfgs)[["config", "family", "total", "embedding", "embedding_pct", "all_layers", "layers_pct"]]
     t = t.copy()
-    seq = [min(512, c.max_position) for c in cfgs]
-    steps = [_or_none(training_memory, c, Workload(batch_size=1, seq_len=s, precision="float32", attention="eager"),
-                      part=None) for c, s in zip(cfgs, seq, strict=True)]  # one step per config
+    runs = [OVERVIEW_RUN.replace(seq_len=min(512, c.max_position)) for c in cfgs]
+    steps = [_or_none(training_memory, c, w, part=None) for c, w in zip(cfgs, runs, strict=True)]  # one step per config
     t["weights_fp32"] = [None if m is None else m.weights for m in steps]
-    t["activations_512"] = [_or_none(activation_memory, c, batch_size=1, seq_len=s)
-                            for c, s in zip(cfgs, seq, strict=True)]
+    t["activations_512"] = [_or_none(activation_memory, c, w) for c, w in zip(cfgs, runs, strict=True)]
     t["training_512"] = [None if m is None else m.planned for m in steps]  # the step's peak (else the sum)
     t["training_512_sum"] = [None if m is None else m.total for m in steps]  # the sum of the parts
     t["training_512_is_peak"] = [None if m is None else m.peak_modelled for m in steps]  # else the sum (PEAK_MAX_LAYERS)
@@ -141,7 +143,8 @@ def activations_modelled(cfgs: tuple[ModelConfig, ...], training: bool) -> tuple
     """The configs whose activation memory albert_core models in this mode (not every family's inference peak)."""
     if training:
         return cfgs
-    return tuple(c for c in cfgs if _or_none(activation_memory, c, batch_size=1, seq_len=1, training=False) is not None)
+    return tuple(c for c in cfgs if _or_none(activation_memory, c, OVERVIEW_RUN.replace(seq_len=1),
+                                             training=False) is not None)
 
 
 def _or_none(f, cfg, *args, part: str | None = "total", **kw):
@@ -182,13 +185,12 @@ def sweep_lengths(cfgs, seq_max: int) -> tuple[int, ...]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def at_max_position(cfgs: tuple[ModelConfig, ...], batch_size: int, dtype: str, attention: str, training: bool,
-                    checkpointing: bool) -> pd.DataFrame:
-    """Activation memory of each config at its own max_position: total and the seq_len² attention part."""
+def at_max_position(cfgs: tuple[ModelConfig, ...], w: Workload, training: bool) -> pd.DataFrame:
+    """Activation memory of each config's forward under w at its own max_position: total and the seq_len² attention
+    part (w: albert_core.formats.share.forward_of)."""
     rows = []
     for cfg in cfgs:
-        a = activation_memory(cfg, batch_size=batch_size, seq_len=cfg.max_position, dtype=dtype, attention=attention,
-                              training=training, checkpointing=checkpointing)
+        a = activation_memory(cfg, w.replace(seq_len=cfg.max_position), training=training)
         rows.append(dict(config=cfg.name, max_position=cfg.max_position, activations=a.total,
                          attention_seq_len2=a.quadratic, attention_pct=100 * a.quadratic / a.total if a.total else 0.0))
     return pd.DataFrame(rows)
@@ -214,29 +216,30 @@ def seq_points(seq_max: int, lo: int = 128) -> list[int]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def activation_table(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], batch_size: int, dtype: str,
-                     attention: str, training: bool, checkpointing: bool) -> pd.DataFrame:
-    """Activation memory of each config at max_position = seq_len = S: rows (config, seq_len, part, bytes)."""
+def activation_table(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], w: Workload,
+                     training: bool) -> pd.DataFrame:
+    """Activation memory of each config's forward under w at max_position = seq_len = S: rows (config, seq_len,
+    part, bytes)."""
     rows = []
     for cfg in cfgs:
         for s in seq_lens:
-            a = activation_memory(cfg.replace(max_position=s), batch_size=batch_size, seq_len=s, dtype=dtype,
-                                  attention=attention, training=training, checkpointing=checkpointing)
+            a = activation_memory(cfg.replace(max_position=s), w.replace(seq_len=s), training=training)
             rows += [dict(config=cfg.name, seq_len=s, part="quadratic", bytes=a.quadratic),
                      dict(config=cfg.name, seq_len=s, part="linear", bytes=a.linear)]
     return pd.DataFrame(rows)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def variant_table(cfg: ModelConfig, seq_lens: tuple[int, ...], batch_size: int, dtype: str) -> pd.DataFrame:
-    """Training activation memory of one config: eager / sdpa, with and without checkpointing."""
+def variant_table(cfg: ModelConfig, seq_lens: tuple[int, ...], w: Workload) -> pd.DataFrame:
+    """Training activation memory of one config under w's batch and dtype: eager / sdpa, with and without
+    checkpointing (w's own attention and checkpointing are the ones varied)."""
     rows = []
     for attention in ("eager", "sdpa"):
         for ckpt in (False, True):
             label = attention + (", checkpointing" if ckpt else "")  # the dtype: in the figure's caption
             for s in seq_lens:
-                a = activation_memory(cfg.replace(max_position=s), batch_size=batch_size, seq_len=s, dtype=dtype,
-                                      attention=attention, checkpointing=ckpt)
+                a = activation_memory(cfg.replace(max_position=s),
+                                      w.replace(seq_len=s, attention=attention, checkpointing=ckpt))
                 rows.append(dict(variant=label, seq_len=s, bytes=a.total))
     return pd.DataFrame(rows)
 

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from albert_core.estimate.training import PRECISION_LABELS
-from albert_core.formats.share import workload_of
+from albert_core.formats.share import forward_of, workload_of
 from albert_core.workload import Workload
 from charts import compute as compute_charts
 from charts import fit as fit_charts
@@ -77,10 +77,9 @@ def params_counts(cfgs: tuple, title: str = "Where the parameters sit: counts", 
 def memory_activations(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
     """points: measure.points_table of the engine's measured points (None: the estimate alone)."""
     seqs = data.sweep_lengths(cfgs, ctl["seq_max"])
-    ckpt = bool(ctl["checkpointing"] and ctl["training"])
-    args = (ctl["batch_size"], ctl["dtype"], ctl["attention"], bool(ctl["training"]), ckpt)
-    act = data.activation_table(cfgs, seqs, *args)
-    at = data.at_max_position(cfgs, *args)
+    w, training = forward_of(ctl), bool(ctl["training"])
+    act = data.activation_table(cfgs, seqs, w, training)
+    at = data.at_max_position(cfgs, w, training)
     marks = {r["config"]: (int(r["max_position"]), int(r["attention_seq_len2"]), int(r["activations"]))
              for _, r in at.iterrows()}
     fig = memory_charts.activation_vs_seq(act, log=ctl["scale"] == "log", marks=marks, measured=points)
@@ -184,11 +183,12 @@ def params_sharing(cfgs: tuple) -> go.Figure:
 
 
 @cached
-def memory_variants(cfg, seqs: tuple, batch: int, dtype: str, log: bool) -> go.Figure:
-    var = data.variant_table(cfg, seqs, batch, dtype)
+def memory_variants(cfg, seqs: tuple, w: Workload, log: bool) -> go.Figure:
+    """w: the forward of Memory's controls (share.forward_of); its attention and checkpointing are what varies."""
+    var = data.variant_table(cfg, seqs, w)
     return slide(memory_charts.variants(var, cfg.name, log=log, max_position=cfg.max_position),
                  "Eager and sdpa, checkpointing on and off",
-                 f"{cfg.name}: batch {batch:,}, {dtype}, training; the dotted line is its max_position.")
+                 f"{cfg.name}: batch {w.batch_size:,}, {w.precision}, training; the dotted line is its max_position.")
 
 
 @cached

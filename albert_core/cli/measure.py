@@ -266,8 +266,8 @@ def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) ->
     sp = step_peak(cfg, w)
     s = r.step
     assert s is not None and r.saved is not None
-    inf_est = activation_memory(cfg, batch_size=w.batch_size, seq_len=w.seq_len, dtype=w.forward_dtype,
-                                attention=w.attention, training=False, device="cpu").total if inference_modelled else None
+    inf_est = (activation_memory(cfg, w.replace(device="cpu", checkpointing=False), training=False).total
+               if inference_modelled else None)
     settings = {k: v for k, v in verify_settings(request).items() if k != "lora"}
     return {
         "config": cfg.to_dict(),
@@ -332,9 +332,7 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
     tr = _trainable(cfg, ft)
     w = workload_of(args, ft, args.device)
     t = training_memory(cfg, w)
-    act_dtype = MASTER.get(args.precision, args.precision)  # the forward's: autocast's, else the weights' dtype
-    a = activation_memory(cfg, batch_size=args.batch_size, seq_len=args.seq_len, dtype=act_dtype,
-                          attention=args.attention, checkpointing=args.checkpointing, device=args.device)
+    a = activation_memory(cfg, w)  # the forward's dtype (w.forward_dtype): autocast's, else the weights'
     sp = step_peak(cfg, w.replace(num_gpus=1, sharding="none"))
     sharded = args.num_gpus > 1 and args.sharding != "none"
     # training_memory's peak is step_peak's with the ZeRO stage applied to every moment (equal to sp unsharded)
@@ -362,7 +360,7 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
                             "total": t.total, "mode": t.mode, "head": t.head, "trainable": t.trainable,
                             "note": "the sum of the parts (gradients, state and master copy of the trainable "
                                     "tensors; the full base model's saved activations): not the step's peak"},
-        "activations": {"total": a.total, "dtype": act_dtype},
+        "activations": {"total": a.total, "dtype": a.dtype},
         "serving": serving_json(cfg, args, ft) if args.serve is not None else None,
     }
 
@@ -388,8 +386,9 @@ def serving_json(cfg: ModelConfig, args: argparse.Namespace, ft: dict[str, Any])
     approx = approximate_bytes(cfg, fmt, head=ft["head"], num_labels=max(ft["num_labels"], 1))
     compute = fmt if fmt in ("float32", "bfloat16", "float16") else b.dtype  # weight-only: activations in the rest's dtype
     try:
-        inference: int | None = activation_memory(cfg, batch_size=args.batch_size, seq_len=args.seq_len, dtype=compute,
-                                                  attention=args.attention, training=False, device=args.device).total
+        eval_w = Workload(batch_size=args.batch_size, seq_len=args.seq_len, precision=compute, attention=args.attention,
+                          device=args.device)
+        inference: int | None = activation_memory(cfg, eval_w, training=False).total
         why = (f"the base model's eval forward at batch {args.batch_size} x {args.seq_len} in {compute}: the peak of "
                "the activations alive at once, weights not included; a head's logits and the quantized kernels' "
                "temporaries are not in it")

@@ -111,8 +111,7 @@ def check_measurable(cfg: ModelConfig, w: Workload, *, training: bool = True, ma
     """Estimated bytes a real-tensor measurement of w (its batch, seq_len, precision, attention, checkpointing)
     needs (weights + activations); ValueError when too big. On fake tensors nothing is stored: only the inputs are
     checked and 0 is returned."""
-    batch_size, seq_len, dtype, attention, checkpointing = (w.batch_size, w.seq_len, w.precision, w.attention,
-                                                            w.checkpointing)
+    batch_size, seq_len, dtype, attention = w.batch_size, w.seq_len, w.precision, w.attention
     check_inputs(cfg, batch_size, seq_len, dtype, attention, "cpu")
     if fake:
         return 0
@@ -122,8 +121,7 @@ def check_measurable(cfg: ModelConfig, w: Workload, *, training: bool = True, ma
             f"{cfg.name} has {params:,} parameters; on real tensors this server builds at most "
             f"{MAX_MEASURE_PARAMS:,}: measure on fake tensors (no storage, any size), or choose a smaller config"
         )
-    act = activation_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dtype, attention=attention,
-                            training=training, checkpointing=checkpointing, device="cpu").total
+    act = activation_memory(cfg, w.replace(device="cpu"), training=training).total
     need = 4 * params + act  # float32 weights (built in float32, then cast) plus what the forward keeps
     if need > max_bytes:
         raise ValueError(
@@ -169,8 +167,7 @@ def measure_activation_memory(cfg: ModelConfig, w: Workload, *, kind: str = "hf"
             "models Hugging Face's code: use kind='hf' for training=False"
         )
     check_measurable(cfg, w, training=training, max_bytes=max_bytes, fake=fake)
-    est = activation_memory(_estimate_config(cfg, kind), batch_size=batch_size, seq_len=seq_len, dtype=dtype,
-                            attention=attention, training=training, checkpointing=checkpointing, device="cpu").total
+    est = activation_memory(_estimate_config(cfg, kind), w.replace(device="cpu"), training=training).total
     run = engine.Run(w, fake=fake, seed=seed)
     r = engine.measure(maker(cfg, kind, attention), cfg.vocab_size, run, what=("saved" if training else "inference",))
     total = r.saved if training else r.inference
@@ -264,11 +261,11 @@ def points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], w: Workl
     rows = []
     for p in points:
         cfg = by_name[p["config"]].replace(max_position=p["seq_len"])
-        kw = dict(batch_size=w.batch_size, seq_len=p["seq_len"], dtype=w.precision, attention=w.attention,
-                  training=training, checkpointing=w.checkpointing and training)
-        est_cpu = activation_memory(_estimate_config(cfg, p.get("kind", "hf")), device="cpu", **kw).total
+        pw = w.replace(seq_len=p["seq_len"], checkpointing=w.checkpointing and training)
+        est_cpu = activation_memory(_estimate_config(cfg, p.get("kind", "hf")), pw.replace(device="cpu"),
+                                    training=training).total
         rows.append({"config": p["config"], "seq_len": p["seq_len"], "measured": p["measured"],
-                     "estimate_cpu": est_cpu, "estimate": activation_memory(cfg, **kw).total,
+                     "estimate_cpu": est_cpu, "estimate": activation_memory(cfg, pw, training=training).total,
                      "step_measured": p.get("step")})
     return pd.DataFrame(rows, columns=["config", "seq_len", "measured", "estimate_cpu", "estimate", "step_measured"])
 

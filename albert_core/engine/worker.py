@@ -138,8 +138,7 @@ def estimate(request: dict[str, Any]) -> dict[str, int]:
     ft, w = finetune_of(request), workload_of(request)
     n = count_parameters(built).total if ft is None else _trainable(cfg, ft).total  # a head and adapters too
     weights = 4 * n  # float32: torch.float32 element size
-    act = activation_memory(built, batch_size=w.batch_size, seq_len=w.seq_len, dtype=w.forward_dtype,
-                            attention=w.attention, training=True, checkpointing=w.checkpointing, device="cpu").total
+    act = activation_memory(built, w.replace(device="cpu")).total
     num, den = WORKING_PER_ACTIVATION
     working = WORKING_BASE_BYTES + act * num // den
     return {"imports": IMPORT_BYTES, "weights": weights, "activations": act, "working": working,
@@ -312,15 +311,13 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
     est = inf_est = est_cuda = None
     if cfg is not None and finetune_of(request) is None:  # a fine-tuned model's saved tensors have no closed form
         ecfg = _estimate_config(cfg, request["source"])
-        kw: dict[str, Any] = {"batch_size": w.batch_size, "seq_len": w.seq_len, "dtype": w.forward_dtype,
-                              "attention": w.attention, "device": "cpu"}
-        est = activation_memory(ecfg, checkpointing=w.checkpointing, **kw).total
+        est = activation_memory(ecfg, w.replace(device="cpu")).total
         try:  # the same forward as the Memory page counts it, for CUDA's kernels (replay.py: what differs)
-            est_cuda = activation_memory(ecfg, checkpointing=w.checkpointing, **(kw | {"device": "cuda"})).total
+            est_cuda = activation_memory(ecfg, w.replace(device="cuda")).total
         except ValueError:
             est_cuda = None
         if r.inference is not None:
-            inf_est = activation_memory(ecfg, training=False, **kw).total
+            inf_est = activation_memory(ecfg, w.replace(device="cpu", checkpointing=False), training=False).total
     out["measurement"] = {
         "total": r.saved, "estimate": est, "estimate_cuda": est_cuda, "error": None if est is None else engine.relative_error(est, r.saved),
         "kind": request.get("source", "hf"), "batch_size": w.batch_size, "seq_len": w.seq_len,

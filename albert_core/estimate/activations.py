@@ -54,6 +54,8 @@ from ..replay.symbolic import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..workload import Workload
+
 __all__ = ["ATTENTIONS", "DEFAULT_DEVICE", "DEVICES", "DTYPES", "MONOMIALS", "ActivationMemory", "Term",
            "activation_memory", "activation_sweep", "attention_quadratic_memory", "check_inputs",
            "inference_peak", "korthikanti_bytes", "recompute_memory"]
@@ -230,19 +232,23 @@ class ActivationMemory:
         return df.astype({"count": object, "bytes_each": object, "bytes": object})
 
 
-def activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "float32",
-                      attention: str = "eager", training: bool = True, checkpointing: bool = False,
-                      device: str = DEFAULT_DEVICE) -> ActivationMemory:
-    """Activation memory of cfg, exact bytes, component by component (see the module docstring).
+def activation_memory(cfg: ModelConfig, w: Workload, *, training: bool = True) -> ActivationMemory:
+    """Activation memory of cfg's forward under workload w, exact bytes, component by component (module docstring).
+
+    What a forward keeps depends on w's batch_size, seq_len, precision (its forward dtype: Workload.forward_dtype;
+    a master copy's run is its cast model's), attention, device and checkpointing; the optimizer, the fine-tuning
+    and the GPUs do not change it (the step's peak does: albert_core.replay.step.step_peak(cfg, w)).
 
     training=True: bytes autograd saves for backward in one forward (what measure.py measures with
-    saved_tensors_hooks on the CPU). checkpointing=True: HF's per-layer gradient checkpointing
+    saved_tensors_hooks on the CPU). w.checkpointing: HF's per-layer gradient checkpointing
     (only each layer application's input is kept; one layer is recomputed at a time in backward,
     see recompute_memory). training=False: peak working bytes of a no_grad forward beyond the
     weights (see inference_peak). Sharing modes give the same bytes as no sharing at equal
     dimensions: sharing reuses weights, not activations (module docstring); only autocast's
     weight copies, one per stored weight, differ.
     """
+    batch_size, seq_len, dtype, attention, device, checkpointing = (w.batch_size, w.seq_len, w.forward_dtype,
+                                                                    w.attention, w.device, w.checkpointing)
     check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
     if checkpointing and not training:
         raise ValueError("checkpointing only applies to training=True (an inference forward keeps nothing)")
@@ -266,22 +272,16 @@ def activation_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype:
                             total, quad, total - quad, terms, per_layer)
 
 
-def recompute_memory(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: str = "float32",
-                     attention: str = "eager", device: str = DEFAULT_DEVICE) -> int:
+def recompute_memory(cfg: ModelConfig, w: Workload) -> int:
     """Bytes one layer application saves when checkpointing recomputes it in backward (the extra
     working set of checkpointing; Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost")."""
-    am = activation_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dtype, attention=attention,
-                           device=device)
-    return am.per_layer
+    return activation_memory(cfg, w.replace(checkpointing=False)).per_layer
 
 
-def attention_quadratic_memory(cfg: ModelConfig, batch_size: int, seq_len: int, dtype: str = "float32", *,
-                               attention: str = "eager", device: str = DEFAULT_DEVICE,
-                               checkpointing: bool = False) -> int:
+def attention_quadratic_memory(cfg: ModelConfig, w: Workload) -> int:
     """The seq_len² part of the training activation memory, all layers: scores/probabilities and their
     dropout masks (0 for sdpa on CUDA, and on the CPU without attention dropout)."""
-    return activation_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dtype, attention=attention,
-                             device=device, checkpointing=checkpointing).quadratic
+    return activation_memory(cfg, w).quadratic
 
 
 def korthikanti_bytes(cfg: ModelConfig, *, batch_size: int, seq_len: int) -> int:
@@ -324,10 +324,9 @@ def _sweep_parts(terms: tuple[Term, ...], S: list[int], B: int) -> tuple[list[in
     return parts["quadratic"].tolist(), parts["linear"].tolist()
 
 
-def activation_sweep(cfgs: Any, seq_lens: Any, batch_size: int = 1, dtype: str = "float32",
-                     attention: str = "eager", checkpointing: bool = False,
-                     device: str = DEFAULT_DEVICE) -> pd.DataFrame:
-    """Tidy DataFrame (config, seq_len, part, bytes) of training activation memory, exact ints.
+def activation_sweep(cfgs: Any, seq_lens: Any, w: Workload) -> pd.DataFrame:
+    """Tidy DataFrame (config, seq_len, part, bytes) of training activation memory under w (its batch, precision,
+    attention, checkpointing and device; each of seq_lens replaces its seq_len), exact ints.
 
     cfgs: a ModelConfig, a list of them or a dict name -> ModelConfig. part is "quadratic",
     "linear" or "total". Vectorized over seq_len with numpy int64, falling back to Python ints
@@ -335,12 +334,12 @@ def activation_sweep(cfgs: Any, seq_lens: Any, batch_size: int = 1, dtype: str =
     """
     import pandas as pd
 
+    batch_size, dtype, attention, checkpointing, device = (w.batch_size, w.forward_dtype, w.attention,
+                                                           w.checkpointing, w.device)
     items = _config_items(cfgs)
     S = [int(s) for s in seq_lens]
     if not S:
         raise ValueError("seq_lens must not be empty")
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
     _check_modes(dtype, attention, device)
     names: list[str] = []
     values: list[int] = []

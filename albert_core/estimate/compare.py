@@ -104,8 +104,8 @@ def own_results(cfg: ModelConfig) -> dict[str, int | float | None]:
     c = count_parameters(cfg)
     act: tuple[int | None, int | None] = (None, None)
     try:  # what one training forward at seq_len = max_position keeps for backward (albert_core.estimate.activations)
-        a = activation_memory(cfg, batch_size=OWN_BATCH, seq_len=cfg.max_position, dtype=OWN_DTYPE,
-                              attention=OWN_ATTENTION, training=True)
+        a = activation_memory(cfg, Workload(batch_size=OWN_BATCH, seq_len=cfg.max_position, precision=OWN_DTYPE,
+                                            attention=OWN_ATTENTION))
         act = (a.total, a.quadratic)
     except ConfigError:  # a family whose activations albert_core does not model: no number rather than a wrong one
         pass

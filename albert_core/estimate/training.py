@@ -200,8 +200,7 @@ def training_memory(cfg: ModelConfig, w: Workload, *, with_peak: bool = True) ->
     config of more than PEAK_MAX_LAYERS layer applications (peak_modelled says which).
     Bad input: ValueError saying what to change (a LoRA without targets where peft has none, say).
     """
-    batch_size, seq_len, precision, attention, checkpointing, device = (w.batch_size, w.seq_len, w.precision,
-                                                                        w.attention, w.checkpointing, w.device)
+    batch_size, seq_len, precision, checkpointing = w.batch_size, w.seq_len, w.precision, w.checkpointing
     optimizer, num_gpus, sharding, mode, head, num_labels, lora = (w.optimizer, w.num_gpus, w.sharding, w.mode, w.head,
                                                                   w.num_labels, w.lora)
     if sharding != "none" and num_gpus == 1:
@@ -227,11 +226,8 @@ def training_memory(cfg: ModelConfig, w: Workload, *, with_peak: bool = True) ->
     grads = part(grad_el, wb, 2)
     opt = part(opt_el, sb, 1)
     master = part(n_train, 4, 1) if precision in MASTER else 0  # float32 copy of what trains (ZeRO Sec. 3.1)
-    dt = MASTER.get(precision, precision)  # the forward: autocast's (mixed_*), else the weights' dtype
-    saved = activation_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dt, attention=attention,
-                              checkpointing=checkpointing, device=device).total
-    recompute = recompute_memory(cfg, batch_size=batch_size, seq_len=seq_len, dtype=dt, attention=attention,
-                                 device=device) if checkpointing else 0
+    saved = activation_memory(cfg, w).total  # the forward's dtype: autocast's (mixed_*), else the weights'
+    recompute = recompute_memory(cfg, w) if checkpointing else 0
     peak: tuple[int, str, str, dict[str, int], bool] = (0, "", "", {}, False)
     modelled = with_peak and cfg.num_layers * cfg.inner_group_num <= PEAK_MAX_LAYERS
     if modelled:

@@ -215,6 +215,15 @@ def workload_of(controls: Mapping[str, Any], page: str = "memory") -> Workload:
                     **({"num_gpus": c["num_gpus"], "sharding": c["sharding"]} if page == "fit" else {}))
 
 
+def forward_of(controls: Mapping[str, Any]) -> Workload:
+    """The forward Memory's activation tabs count, from a view's controls: batch, dtype (the forward's precision),
+    attention, checkpointing where Training is on, on CUDA (what people plan for). seq_len is the view's
+    training length; a sweep replaces it at each point, a config's own max_position replaces it there."""
+    c = {k: ctl.default for k, ctl in CONTROLS.items()} | dict(controls)
+    return Workload(batch_size=c["batch_size"], seq_len=c["seq_len"], precision=c["dtype"], attention=c["attention"],
+                    checkpointing=bool(c["checkpointing"] and c["training"]))
+
+
 def controls_of(w: Workload, page: str = "memory") -> dict[str, Any]:
     """The controls that make workload_of(..., page) give w back (the URL's keys of its settings): the inverse for
     every field a view carries (not the device, foreach or the GPUs outside "fit"; Training on where w

@@ -335,12 +335,10 @@ def _at_start(cfg: ModelConfig, w: Workload, wb: int, sb: int) -> tuple[list[Ten
 def _bound_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], w: Workload, wb: int,
                       G: int) -> list[Candidate]:
     """Where the replay does not reach: moments of the step whose bytes are lower bounds (module docstring)."""
-    B, S, dtype, attention, checkpointing, device = (w.batch_size, w.seq_len, w.forward_dtype, w.attention,
-                                                     w.checkpointing, w.device)
+    B, S, dtype, checkpointing = w.batch_size, w.seq_len, w.forward_dtype, w.checkpointing
     (name, k), head = parse_mode(w.mode), w.head
     cands: list[Candidate] = []
-    am = activation_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention,
-                           checkpointing=checkpointing, device=device)
+    am = activation_memory(cfg, w)
     A = am.total - _frozen_saves(cfg, name, k, am.terms, B, S)
     _, amp = split_dtype(dtype)
     H = cfg.hidden_dim
@@ -397,7 +395,7 @@ def _output_dtype(cfg: ModelConfig, dtype: str) -> str:
 def _checkpoint_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], terms: tuple[Term, ...],
                            w: Workload, wb: int, out_dt: str) -> list[Candidate]:
     """The moments layer j's recompute has finished (first and last layer application; see the docstring)."""
-    B, S, dtype, attention, device = w.batch_size, w.seq_len, w.forward_dtype, w.attention, w.device
+    B, S, dtype = w.batch_size, w.seq_len, w.forward_dtype
     emb = ckpt = 0
     for t in terms:
         v = t.at(B, S)
@@ -405,7 +403,7 @@ def _checkpoint_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str
             emb += v
         elif t.scope.startswith("layer"):
             ckpt += v // t.count  # one checkpointed layer input
-    r = recompute_memory(cfg, batch_size=B, seq_len=S, dtype=dtype, attention=attention, device=device)
+    r = recompute_memory(cfg, w)
     _, amp = split_dtype(dtype)
     if amp is None:
         r -= ckpt  # the layer's first op saves its input: the checkpointed storage, already counted

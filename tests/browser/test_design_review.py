@@ -143,7 +143,9 @@ def test_side_by_side_is_two_tables_each_under_its_settings_readable_at_the_widt
         labels_own, labels_work = {r["label"]: r["cells"] for r in own["rows"]}, {r["label"]: r["cells"] for r in work["rows"]}
         assert not set(labels_own) & set(labels_work)  # no row in both tables
         modern = PRESETS["ModernBERT-base"]
-        act = activation_memory(modern, batch_size=1, seq_len=modern.max_position, dtype="float32", attention="eager")
+        act = activation_memory(
+            modern, Workload(batch_size=1, seq_len=modern.max_position, precision="float32", attention="eager")
+        )
         peak = training_memory(modern, Workload(batch_size=8, seq_len=512, precision="mixed_bf16", attention="eager",
                                                 mode="lora", head="classification", num_labels=3,
                                                 lora=LoraSpec(r=8, targets=("query", "value")))).peak

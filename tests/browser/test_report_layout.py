@@ -79,7 +79,9 @@ def test_each_table_states_its_settings_once_and_no_row_mixes_them(browser, repo
     assert "batch 8 × 512 tokens, mixed_bf16" in work["header"] and "LoRA r=8" in work["header"]
     assert "LoRA" not in own["header"] and "mixed_bf16" not in own["header"]
     modern = PRESETS["ModernBERT-base"]
-    act = activation_memory(modern, batch_size=1, seq_len=modern.max_position, dtype="float32", attention="eager")
+    act = activation_memory(
+        modern, Workload(batch_size=1, seq_len=modern.max_position, precision="float32", attention="eager")
+    )
     t = training_memory(modern, Workload(batch_size=8, seq_len=512, precision="mixed_bf16", attention="eager",
                                          mode="lora", head="classification", num_labels=3, lora=S.lora))
     by_own = {r["label"]: r["cells"] for r in own["rows"]}
