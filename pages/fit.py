@@ -50,7 +50,7 @@ if sharding != "none" and num_gpus == 1:
     st.info("Sharding over a single GPU partitions nothing: planning as 'none'.")
 if note := attention_note(cfgs, attention):
     st.caption(note)
-ft, cfgs = ft_ui.expander(cfgs)
+tuned, cfgs = ft_ui.expander(cfgs, "fit")
 # no config the setup can be counted for: the expander said why; the page ends here, without st.stop(), so the
 # sidebar (drawn after the page, app.py) and the link still come
 if cfgs:
@@ -92,5 +92,5 @@ if cfgs:
             tables.show(shown, "fit_table", file_name="fit-plan.csv",
                         readable={"needed_bytes": "bytes", "sum_of_parts": "bytes", "gpu_bytes": "bytes"})
             st.caption("What trains, counted as peft's get_nb_trainable_parameters counts the task model.")
-            tables.show(data.trainable_table(cfgs, ft), "fit_trainable_table", file_name="trainable-parameters.csv",
+            tables.show(data.trainable_table(cfgs, tuned), "fit_trainable_table", file_name="trainable-parameters.csv",
                         readable={"trainable": "count", "frozen": "count", "total": "count"}, pct=("trainable_pct",))

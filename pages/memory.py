@@ -108,13 +108,13 @@ with body:
             optimizer = controls.select("optimizer", "Optimizer")
         with d4:
             gpu = controls.select("gpu", "GPU")
-        ft, ok = ft_ui.expander(cfgs)
+        tuned, ok = ft_ui.expander(cfgs)
         if ok:
             ft_text = ft_ui.settings_of(state.controls()).fine_tuning()
             st.subheader("What trains")
             st.caption(f"{ft_text}; counted as peft's get_nb_trainable_parameters counts the task model "
                        "(LoRA's adapters and peft's trainable head copies included).")
-            tables.show(data.trainable_table(ok, ft), "trainable_table", file_name="trainable-parameters.csv",
+            tables.show(data.trainable_table(ok, tuned), "trainable_table", file_name="trainable-parameters.csv",
                         readable={"trainable": "count", "frozen": "count", "total": "count"}, pct=("trainable_pct",))
             ctl_t = dict(ctl, seq_len=seq_len, precision=precision, optimizer=optimizer, gpu=gpu)
             w = figures.training_workload(ctl_t)  # the step of this tab's controls

@@ -22,8 +22,6 @@ from albert_core.engine.measure import (
     step_estimate,
     step_rows,
 )
-from albert_core.estimate.compare import Settings
-from albert_core.estimate.finetune import trainable
 from albert_core.estimate.params import count_parameters
 from albert_core.estimate.training import PRECISION_LABELS
 from albert_core.formats.hf import hf_built_config, hf_expressible
@@ -71,10 +69,10 @@ with c7:
 with c8:
     real = controls.toggle("verify_real", "Real tensors", help="Allocate every tensor on this server's CPU "
                            "(proves the fake-tensor engine; limited by this server's memory).")
-ft_kw, _ = ft_ui.expander((cfg,))  # the fine-tuning controls of Memory and Fit (same keys: a link carries them)
-ft = ft_ui.for_config(cfg, ft_kw)  # frozen-layers:k with k at most this config's layers
-fine = ft["mode"] != "full" or ft["head"] != "none"
-ft_text = Settings(**ft).fine_tuning()
+view_w, _ = ft_ui.expander((cfg,), "verify")  # the fine-tuning controls of Memory and Fit (a link carries them)
+tuned = ft_ui.workload_for(cfg, view_w)  # frozen-layers:k with k at most this config's layers
+fine = tuned.mode != "full" or tuned.head != "none"
+ft_text = ft_ui.fine_tuning_text(tuned)
 if fine:  # a task model or peft's LoRA: Hugging Face's (engine.finetuned.build), unless the reference encoder is asked for
     source = "reference" if source_choice == "reference" else "hf"
 else:
@@ -85,8 +83,8 @@ if source_choice == "auto":
     st.caption(f"Model: {SOURCES[source]} ({why}).")
 
 # the step this page runs: on this server's CPU (its optimizer's for-loop, torch.optim's CPU default)
-workload = Workload(batch_size=batch, seq_len=seq, precision=dtype, attention=attention, checkpointing=checkpointing,
-                    device="cpu", optimizer=optimizer, **ft)
+workload = tuned.replace(batch_size=batch, seq_len=seq, precision=dtype, attention=attention,
+                         checkpointing=checkpointing, device="cpu", optimizer=optimizer)
 run_key = (cfg, source, workload, real)
 JOB, RESULT = "_ae_verify_job", "_ae_verify"  # session: (run_key, plan, runner Job) while pending; the result
 if st.button("Build, count and measure", type="primary", key="verify_run"):
@@ -107,7 +105,7 @@ def show_count(result: dict) -> None:
     st.header("Parameters")
     expected = count_parameters(cfg).total
     note = ""
-    tr = trainable(cfg, **ft) if fine and "trainable_built" in result else None
+    tr = ft_ui.trainable_of(cfg, tuned) if fine and "trainable_built" in result else None
     if tr is not None:
         expected = tr.total  # the task model: the head, and LoRA's adapters, counted as peft counts them
         note = (f"{md(ft_text)}: trainable {tr.trainable:,} counted by albert_core, {result['trainable_built']:,} "
@@ -183,8 +181,8 @@ def device_note(cuda: int, cpu: int, reasons: list[str], what: str) -> str:
 def show_step(result: dict) -> None:
     st.header("Training step peak")
     s, m = result["step"], result["measurement"]
-    w = Workload(batch_size=m["batch_size"], seq_len=m["seq_len"], precision=m["dtype"], optimizer=s["optimizer"],
-                 attention=m["attention"], checkpointing=m["checkpointing"], device="cpu", **ft)  # the step measured
+    w = tuned.replace(batch_size=m["batch_size"], seq_len=m["seq_len"], precision=m["dtype"], optimizer=s["optimizer"],
+                      attention=m["attention"], checkpointing=m["checkpointing"], device="cpu")  # the step measured
     est = None if fine else step_estimate(cfg, w)
     modelled = modelled_step(cfg, m["kind"], w)
     p1, p2, p3 = st.columns(3)

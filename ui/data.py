@@ -245,15 +245,6 @@ def variant_table(cfg: ModelConfig, seq_lens: tuple[int, ...], w: Workload) -> p
 
 
 TRAINING_PARTS = ("weights", "master_weights", "gradients", "optimizer", "activations")
-FT = tuple  # the fine-tuning keywords (ui.finetune.kw): mode, head, num_labels, lora
-
-
-def _ft(cfg: ModelConfig, ft: FT) -> dict:
-    from .finetune import for_config
-
-    return for_config(cfg, ft)
-
-
 def _for(cfg: ModelConfig, w: Workload) -> Workload:
     from .finetune import workload_for
 
@@ -293,16 +284,15 @@ def peak_table(cfgs: tuple[ModelConfig, ...], w: Workload) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def trainable_table(cfgs: tuple[ModelConfig, ...], ft: FT) -> pd.DataFrame:
-    """Per config: trainable and frozen parameters of the fine-tuning setup, exactly as peft counts them."""
-    from albert_core.estimate.finetune import trainable
+def trainable_table(cfgs: tuple[ModelConfig, ...], w: Workload) -> pd.DataFrame:
+    """Per config: trainable and frozen parameters of w's fine-tuning, exactly as peft counts them."""
+    from .finetune import trainable_of
 
     rows = []
     for cfg in cfgs:
-        f = _ft(cfg, ft)
-        t = trainable(cfg, f["mode"], head=f["head"], num_labels=f["num_labels"], lora=f["lora"])
+        t = trainable_of(cfg, w)
         rows.append({"config": cfg.name, "trainable_pct": t.trainable_pct, "trainable": t.trainable, "frozen": t.frozen,
-                     "total": t.total, "mode": f["mode"], "head": t.head, "lora_adapter": t.adapter,
+                     "total": t.total, "mode": _for(cfg, w).mode, "head": t.head, "lora_adapter": t.adapter,
                      "adapted_modules": len(t.adapted)})
     return pd.DataFrame(rows).astype({k: object for k in ("trainable", "frozen", "total", "lora_adapter")})
 

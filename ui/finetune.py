@@ -13,7 +13,7 @@ import streamlit as st
 
 from albert_core.config import ModelConfig
 from albert_core.estimate.compare import Settings
-from albert_core.estimate.finetune import lora_targets, trainable
+from albert_core.estimate.finetune import Trainable, lora_targets, trainable
 from albert_core.formats.share import parse_control, workload_of
 from albert_core.workload import Workload
 
@@ -43,47 +43,46 @@ def settings_of(ctl: Mapping[str, Any]) -> Settings:
     return Settings(mode=w.mode, head=w.head, num_labels=w.num_labels, lora=w.lora)
 
 
-def kw(ctl: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """training_memory's fine-tuning keywords, hashable (for ui.data's caches); frozen-layers' k not yet clipped."""
-    s = settings_of(ctl)
-    return (("mode", s.mode), ("head", s.head), ("num_labels", s.num_labels), ("lora", s.lora))
-
-
 def workload_for(cfg: ModelConfig, w: Workload) -> Workload:
     """w for cfg: seq_len at most cfg's max_position, frozen-layers:k with k at most cfg's layers (one link, configs
     of any length and depth)."""
     return w.replace(seq_len=min(w.seq_len, cfg.max_position), mode=Settings(mode=w.mode).mode_for(cfg))
 
 
-def for_config(cfg: ModelConfig, ft: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
-    """ft for cfg: frozen-layers:k with k at most cfg's layers (one link, configs of any depth)."""
-    d = dict(ft)
-    if "mode" in d:  # () : full fine-tuning of the base model (training_memory's defaults)
-        d["mode"] = Settings(mode=d["mode"]).mode_for(cfg)
-    return d
+def trainable_of(cfg: ModelConfig, w: Workload) -> Trainable:
+    """What trains in cfg's task model under w's fine-tuning (mode, head, labels, LoRA; frozen-layers' k at most
+    cfg's layers), counted as peft counts it (albert_core.estimate.finetune.trainable)."""
+    v = workload_for(cfg, w)
+    return trainable(cfg, v.mode, head=v.head, num_labels=v.num_labels, lora=v.lora)
+
+
+def fine_tuning_text(w: Workload) -> str:
+    """w's fine-tuning in words ("LoRA r=8 on query, value", ...): compare.Settings.fine_tuning."""
+    return Settings(mode=w.mode, head=w.head, num_labels=w.num_labels, lora=w.lora).fine_tuning()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def problems(cfgs: tuple[ModelConfig, ...], ft: tuple[tuple[str, Any], ...]) -> dict[str, str]:
-    """config name -> why its fine-tuning setup cannot be counted (LoRA without targets where peft has none, a
+def problems(cfgs: tuple[ModelConfig, ...], w: Workload) -> dict[str, str]:
+    """config name -> why w's fine-tuning cannot be counted for it (LoRA without targets where peft has none, a
     target that matches nothing): albert_core.estimate.finetune's message, which names the modules to choose from."""
     out = {}
     for cfg in cfgs:
         try:
-            trainable(cfg, **for_config(cfg, ft))
+            trainable_of(cfg, w)
         except ValueError as e:
             out[cfg.name] = str(e)
     return out
 
 
-def usable(cfgs: tuple[ModelConfig, ...], ft: tuple[tuple[str, Any], ...]) -> tuple[ModelConfig, ...]:
-    bad = problems(cfgs, ft)
+def usable(cfgs: tuple[ModelConfig, ...], w: Workload) -> tuple[ModelConfig, ...]:
+    bad = problems(cfgs, w)
     return tuple(c for c in cfgs if c.name not in bad)
 
 
-def expander(cfgs: tuple[ModelConfig, ...]) -> tuple[tuple[tuple[str, Any], ...], tuple[ModelConfig, ...]]:
-    """Draw the Fine-tuning expander; (the fine-tuning keywords, the configs they can be counted for). Says why
-    for the others (a LoRA on ALBERT, DistilBERT or ModernBERT asks for its target modules)."""
+def expander(cfgs: tuple[ModelConfig, ...], page: str = "memory") -> tuple[Workload, tuple[ModelConfig, ...]]:
+    """Draw the Fine-tuning expander; (the view's workload on `page`: share.workload_of(controls, page), the configs
+    its fine-tuning can be counted for). Says why for the others (a LoRA on ALBERT, DistilBERT or ModernBERT asks
+    for its target modules)."""
     ctl = state.controls()
     s = settings_of(ctl)
     open_ = s.mode != "full" or s.head != "none"
@@ -96,18 +95,18 @@ def expander(cfgs: tuple[ModelConfig, ...]) -> tuple[tuple[tuple[str, Any], ...]
                      icon=":material/tune:"):
         if opened:
             _widgets()
-    ft = kw(state.controls())
+    w = workload_of(state.controls(), page)
     k = state.controls()["frozen_layers"]
     if s.mode.startswith("frozen-layers:") and any(c.num_layers < k for c in cfgs):
         deep = ", ".join(f"{md(c.name)} ({c.num_layers:,})" for c in cfgs if c.num_layers < k)
         st.caption(f"k = {k:,} is more than the layers of {deep}: there every layer is frozen.")
     if s.lora is not None and s.lora.targets is not None and (said := mapped_targets(cfgs, s.lora.targets)):
         st.caption("The targets in each model's own names: " + "; ".join(said) + ".")
-    why = problems(cfgs, ft)
+    why = problems(cfgs, w)
     for name, msg in why.items():
         st.warning(f"**{md(name)}**: {md(msg)}. Type them under Target modules in Fine-tuning." if "LoRA" in msg
                    else f"**{md(name)}**: {md(msg)}.")
-    return ft, tuple(c for c in cfgs if c.name not in why)
+    return w, tuple(c for c in cfgs if c.name not in why)
 
 
 def mapped_targets(cfgs: tuple[ModelConfig, ...], targets: tuple[str, ...]) -> list[str]:

@@ -23,7 +23,7 @@ def configs_table(cfgs) -> pd.DataFrame:
 def main_figures(cfgs: tuple, ctl: dict) -> list:
     """Every page's main figures for the configs and controls; the training figures (the step's peak under the
     fine-tuning mode) for the configs whose mode can be counted (LoRA without targets where peft has none: not)."""
-    ok = finetune.usable(cfgs, finetune.kw(ctl))
+    ok = finetune.usable(cfgs, figures.training_workload(ctl))
     compute, _, _ = figures.compute_scatter(cfgs, ctl["flops_seq_len"])
     train = [figures.memory_training(ok, ctl), figures.fit_bars(ok, ctl)[0]] if ok else []
     paper = figures.paper_tradeoff(cfgs, data.PAPER_TABLES, "table", "What the paper measured")
