@@ -50,46 +50,52 @@ def warm_up() -> None:
       script run (runner.postScriptGC) stops walking it (0.06 s after the first run).
     """
     import gc
-    import importlib
-    import inspect
-    import pkgutil
 
     try:
-        import pandas as pd
-        import plotly.graph_objects as go
-        import pyarrow as pa
-        import streamlit.material_icon_names  # noqa: F401  (the pages' :material/...: icons, checked on first use)
-        from PIL import Image
-        from plotly.subplots import make_subplots
-
-        import charts
-        import ui
-
-        for package in (ui, charts):  # every module of the app's pages, whichever page is visited first
-            for module in pkgutil.iter_modules(package.__path__):
-                importlib.import_module(f"{package.__name__}.{module.name}")
-        importlib.import_module("albert_core.replay.step")  # the step's peak: estimate.training imports it on use
-        Image.preinit()  # the page icon: PIL loads its image formats' readers on the first open
-        from charts.base import style
-
-        fig = make_subplots(rows=1, cols=2, subplot_titles=("a", "b"))
-        fig.add_trace(go.Bar(x=["a"], y=[1], text=["1"], marker=dict(color="red")), row=1, col=1)
-        fig.add_trace(go.Scatter(x=[1, 2], y=[1, 2], mode="lines+markers", line=dict(dash="dot")), row=1, col=2)
-        fig.add_annotation(x=1, y=1, text="a", showarrow=False)
-        fig.add_shape(type="line", x0=1, x1=1, y0=0, y1=1, line=dict(dash="dash"))
-        fig.update_xaxes(minor=dict(showgrid=False))
-        fig.update_yaxes(minor=dict(showgrid=False))
-        style(fig, x="x (units)", y="y (units)", title="warm up", log_y=True).to_json()
-        frame = pd.DataFrame({"a": ["x"], "b": [1]})
-        pa.Table.from_pandas(frame)
-        frame.to_csv()
-        inspect.stack()
+        _first_uses()
     finally:
-        gc.collect()
+        gc.collect()  # the warm-up's own figure and frames are gone by now (Plotly's objects hold cycles)
         gc.freeze()
         WARM.set()
         print(f"{WARM_LINE}: every page's modules imported, Plotly's classes built, caches of inspect filled",
               file=sys.stderr, flush=True)
+
+
+def _first_uses() -> None:
+    """warm_up's steps (its docstring), in a function of their own: what they leave is garbage once it returns."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import pandas as pd
+    import plotly.graph_objects as go
+    import pyarrow as pa
+    import streamlit.material_icon_names  # noqa: F401  (the pages' :material/...: icons, checked on first use)
+    from PIL import Image
+    from plotly.subplots import make_subplots
+
+    import charts
+    import ui
+
+    for package in (ui, charts):  # every module of the app's pages, whichever page is visited first
+        for module in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{module.name}")
+    importlib.import_module("albert_core.replay.step")  # the step's peak: estimate.training imports it on use
+    Image.preinit()  # the page icon: PIL loads its image formats' readers on the first open
+    from charts.base import style
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("a", "b"))
+    fig.add_trace(go.Bar(x=["a"], y=[1], text=["1"], marker=dict(color="red")), row=1, col=1)
+    fig.add_trace(go.Scatter(x=[1, 2], y=[1, 2], mode="lines+markers", line=dict(dash="dot")), row=1, col=2)
+    fig.add_annotation(x=1, y=1, text="a", showarrow=False)
+    fig.add_shape(type="line", x0=1, x1=1, y0=0, y1=1, line=dict(dash="dash"))
+    fig.update_xaxes(minor=dict(showgrid=False))
+    fig.update_yaxes(minor=dict(showgrid=False))
+    style(fig, x="x (units)", y="y (units)", title="warm up", log_y=True).to_json()
+    frame = pd.DataFrame({"a": ["x"], "b": [1]})
+    pa.Table.from_pandas(frame)
+    frame.to_csv()
+    inspect.stack()
 
 
 @asynccontextmanager
