@@ -211,10 +211,7 @@ def _family_rule(v: dict[str, Any], d: dict[str, Any]) -> Any:
     for f, owners in family_fields().items():
         if d["family"] not in owners and f in _MAX:
             ok = ok & (v[f] == FIELD_DEFAULTS[f])
-    if d["family"] == "roberta":  # a family name: roberta.validate's rule on whole arrays of position_offset
-        ok = ok & (v["position_offset"] >= 1) & (v["position_offset"] <= v["vocab_size"])
-    if d["family"] == "mpnet":  # a family name: mpnet.validate's rule (compute_position_bias makes 32 buckets)
-        ok = ok & (v["relative_attention_num_buckets"] >= 32)  # mpnet.BUCKETS_MADE
+    ok = ok & fam.validate_arrays(v)  # the family's own rules (RoBERTa's position_offset, MPNet's buckets)
     return ok & (v["max_relative_positions"] != 0) & (v["position_buckets"] != 0)
 
 

@@ -7,6 +7,7 @@ nn.LayerNorm: weight + bias; nn.Embedding: rows×width).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
@@ -104,6 +105,9 @@ class Family(Protocol):
 
     def validate(self, c: ModelConfig, /) -> list[str]:
         """The family's own rules, each message saying what to change."""
+    def validate_arrays(self, v: Mapping[str, Any], /) -> Any:
+        """validate's own rules on whole numpy arrays of the fields (albert_core.estimate.sweeps): a boolean array
+        of the rows that pass, or True where the family has no rule of its own."""
     def sizes(self, c: ModelConfig, n_att: int, n_ffn: int, /) -> tuple[int, int, int, int]:
         """(embedding, per_layer, all_layers, pooler): the closed form, with n_att and n_ffn stored copies."""
     def groups(self, c: ModelConfig, n_att: int, n_ffn: int, /) -> list[ParamGroup]:

@@ -7,6 +7,7 @@ output_layer_norm; the same sizes as a BertLayer.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..replay import bert_replay
@@ -59,6 +60,10 @@ LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("q_lin",), "key": ("k_lin"
 
 def validate(c: ModelConfig) -> list[str]:
     return []
+
+
+def validate_arrays(v: Mapping[str, Any]) -> Any:
+    return True  # validate's rules (if any) are the common ones that albert_core.estimate.sweeps applies
 
 
 def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:

@@ -8,6 +8,7 @@ biases per attention_bias / mlp_bias / norm_bias; embeddings.norm and final_norm
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..layout import stored_copies
@@ -54,6 +55,10 @@ LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("Wqkv",), "key": ("Wqkv",)
 
 def validate(c: ModelConfig) -> list[str]:
     return []
+
+
+def validate_arrays(v: Mapping[str, Any]) -> Any:
+    return True  # validate's rules (if any) are the common ones that albert_core.estimate.sweeps applies
 
 
 def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:

@@ -13,6 +13,7 @@ Hugging Face: MPNetConfig / MPNetModel (transformers modeling_mpnet.py). What di
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..replay import bert_replay
@@ -56,6 +57,10 @@ def validate(c: ModelConfig) -> list[str]:
                 f"{c.relative_attention_num_buckets}: MPNetEncoder.compute_position_bias always makes {BUCKETS_MADE} "
                 f"buckets, so a smaller table fails in the forward; set it to {BUCKETS_MADE} (MPNetConfig's default)"]
     return []
+
+
+def validate_arrays(v: Mapping[str, Any]) -> Any:
+    return v["relative_attention_num_buckets"] >= BUCKETS_MADE  # validate's, on whole arrays
 
 
 def position_rows(c: ModelConfig) -> int:

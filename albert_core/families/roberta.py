@@ -8,6 +8,7 @@ type_vocab_size rows (1 in the published checkpoints). Pooler included, as in Ro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..replay import bert_replay
@@ -62,6 +63,10 @@ def validate(c: ModelConfig) -> list[str]:
         return [f"position_offset ({c.position_offset}) is pad_token_id + 1, so at most vocab_size ({c.vocab_size}): "
                 "the pad token must be in the vocabulary"]
     return []
+
+
+def validate_arrays(v: Mapping[str, Any]) -> Any:
+    return (v["position_offset"] >= 1) & (v["position_offset"] <= v["vocab_size"])  # validate's, on whole arrays
 
 
 def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
