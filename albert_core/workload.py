@@ -36,7 +36,7 @@ class Workload:
     batch_size: int = 8  # B: sequences per step on each GPU (a micro-batch)
     seq_len: int = 512  # S: tokens per sequence, at most the config's max_position
     precision: str = "mixed_bf16"  # PRECISIONS; what it means: weights, autocast, master below
-    attention: str = "sdpa"  # eager | sdpa (a family without an sdpa path runs eager: families.attention_run)
+    attention: str = "eager"  # eager | sdpa (a family without an sdpa path runs eager: families.attention_run)
     checkpointing: bool = False  # gradient checkpointing, one region per layer (torch.utils.checkpoint)
     device: str = "cuda"  # cuda: what people plan for; cpu: what albert_core.engine measures here
     optimizer: str = "adamw"  # adamw | sgd | adafactor (torch.optim)

@@ -144,3 +144,14 @@ def test_a_forward_keeps_the_same_bytes_whatever_trains_or_steps_it():
                   w.replace(attention="sdpa"), w.replace(device="cpu"), w.replace(checkpointing=True)):
         assert activation_memory(cfg, other).total != base, other
     assert activation_memory(cfg, w.replace(precision="bf16_master")).total == base  # its cast model's forward
+
+
+def test_the_workloads_defaults_are_the_apps():
+    """One set of defaults: every Workload field a view's control carries defaults to that control's default (the
+    sidebar's, the CLI's flags', a link's left-out key)."""
+    w = Workload()
+    same = {"batch_size": "batch_size", "seq_len": "seq_len", "precision": "precision", "attention": "attention",
+            "checkpointing": "checkpointing", "optimizer": "optimizer", "head": "head", "num_labels": "num_labels",
+            "num_gpus": "num_gpus", "sharding": "sharding", "mode": "train_mode"}
+    assert {f: getattr(w, f) for f in same} == {f: CONTROLS[c].default for f, c in same.items()}
+    assert workload_of({}, "memory") == w  # a view with no controls set
