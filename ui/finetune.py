@@ -36,11 +36,15 @@ def targets_of(ctl: Mapping[str, Any]) -> tuple[tuple[str, ...] | None, str | No
     return (tuple(text.split(",")) if text else None), None
 
 
-def settings_of(ctl: Mapping[str, Any]) -> Settings:
-    """The fine-tuning part of compare.Settings from the controls (mode, head, labels, LoRA), as a link's
-    workload reads them (albert_core.formats.share.workload_of)."""
-    w = workload_of(ctl)
+def settings_for(w: Workload) -> Settings:
+    """The fine-tuning part of compare.Settings of w (mode, head, labels, LoRA); .fine_tuning() says it in words."""
     return Settings(mode=w.mode, head=w.head, num_labels=w.num_labels, lora=w.lora)
+
+
+def settings_of(ctl: Mapping[str, Any]) -> Settings:
+    """settings_for the workload the controls describe, as a link's workload reads them
+    (albert_core.formats.share.workload_of)."""
+    return settings_for(workload_of(ctl))
 
 
 def workload_for(cfg: ModelConfig, w: Workload) -> Workload:
@@ -54,11 +58,6 @@ def trainable_of(cfg: ModelConfig, w: Workload) -> Trainable:
     cfg's layers), counted as peft counts it (albert_core.estimate.finetune.trainable)."""
     v = workload_for(cfg, w)
     return trainable(cfg, v.mode, head=v.head, num_labels=v.num_labels, lora=v.lora)
-
-
-def fine_tuning_text(w: Workload) -> str:
-    """w's fine-tuning in words ("LoRA r=8 on query, value", ...): compare.Settings.fine_tuning."""
-    return Settings(mode=w.mode, head=w.head, num_labels=w.num_labels, lora=w.lora).fine_tuning()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
