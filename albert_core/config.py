@@ -4,8 +4,8 @@ Field names follow the source texts (embedding_dim, hidden_dim, num_layers, num_
 intermediate_dim, dropout, max_position). Layer layout follows Hugging Face's ALBERT: the
 encoder applies `num_layers` times a group of `inner_group_num` layers, and the layers are split
 evenly into `num_groups` groups, each owning its parameters. The fields after inner_group_num
-belong to one family each (albert_core/families/<name>.FIELDS); every other family leaves them
-at their defaults.
+belong to one family each: declared here with their type and default, described (bounds or choices, help) in
+albert_core/families/<name>.FIELDS; every other family leaves them at their defaults.
 """
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from .families import family, family_fields
+from .families import family, family_fields, own_fields
 from .names import FAMILIES as FAMILIES  # re-exported: config.FAMILIES
+from .values import MAX_DIM as MAX_DIM  # re-exported: config.MAX_DIM, ...
+from .values import MAX_LAYERS as MAX_LAYERS
+from .values import MAX_VOCAB as MAX_VOCAB
 from .values import Kind, coerce
 from .values import num as _num
 from .values import short as _short
@@ -23,13 +26,6 @@ from .values import short as _short
 SHARING_MODES = ("none", "attention", "ffn", "all")
 # activations Hugging Face's ACT2FN maps that a BERT/ALBERT config.json may name
 HIDDEN_ACTS = ("gelu", "gelu_new", "relu", "gelu_python", "gelu_fast", "quick_gelu", "silu", "tanh")
-POS_ATT_TYPES = ("", "c2p", "p2c", "c2p|p2c")  # DeBERTa's disentangled terms beside content-to-content
-NORM_REL_EBD = ("none", "layer_norm")  # DeBERTa: whether the relative embeddings pass a LayerNorm
-
-# upper bounds that keep every count a sane integer; far beyond any real model
-MAX_DIM = 1 << 20  # 1,048,576 for any width
-MAX_VOCAB = 1 << 30
-MAX_LAYERS = 100_000
 MAX_NAME_LEN = 80
 
 
@@ -180,29 +176,24 @@ _RANGES = (
     ("num_layers", 1, MAX_LAYERS), ("num_heads", 1, MAX_DIM), ("intermediate_dim", 1, MAX_DIM * 8),
     ("max_position", 1, MAX_DIM),
     ("type_vocab_size", 0, MAX_DIM),  # a family without a segment table says 0 (_family_problems)
-    ("num_groups", 1, MAX_LAYERS), ("inner_group_num", 1, 1024), ("position_offset", 0, MAX_VOCAB),
-    ("global_attn_every_n_layers", 1, MAX_LAYERS), ("local_attention", 1, MAX_DIM),
-    ("relative_attention_num_buckets", 1, MAX_DIM),
-)
+    ("num_groups", 1, MAX_LAYERS), ("inner_group_num", 1, 1024),
+)  # then the families' own whole-number fields, with the bounds each family gives them (base.OwnField)
 
 
 def _range_problems(c: ModelConfig, p: list[str]) -> set[str]:
-    """Append to p each number out of its range; return the _RANGES fields that are in range."""
+    """Append to p each number out of its range; return the whole-number fields that are in range."""
     ok: set[str] = set()
-    for name, lo, hi in _RANGES:
+    own = [(name, o.lo, o.hi, o.unset) for name, o in own_fields().items() if o.lo is not None]
+    for name, lo, hi, unset in [(n, lo, hi, False) for n, lo, hi in _RANGES] + own:
         v = getattr(c, name)
-        if v < lo:
-            p.append(f"{name} must be at least {lo}, got {_num(v)}")
+        if unset and v == -1:  # Hugging Face's "not set" (DeBERTa's spans)
+            ok.add(name)
+        elif v < lo:
+            p.append(f"{name} must be {'-1 (not set) or ' if unset else ''}at least {lo}, got {_num(v)}")
         elif v > hi:
             p.append(f"{name} must be at most {hi:,}, got {_num(v)}")
         else:
             ok.add(name)
-    for name in ("max_relative_positions", "position_buckets"):  # HF: below 1 means "not set"
-        v = getattr(c, name)
-        if v < 1 and v != -1:
-            p.append(f"{name} must be -1 (not set) or at least 1, got {_num(v)}")
-        elif v > MAX_DIM:
-            p.append(f"{name} must be at most {MAX_DIM:,}, got {_num(v)}")
     for name in ("dropout", "attention_dropout"):
         x = getattr(c, name)
         if not 0.0 <= x < 1.0:
@@ -223,13 +214,13 @@ def _sharing_problems(c: ModelConfig, counts_ok: bool) -> list[str]:
 
 
 def _choice_problems(c: ModelConfig) -> list[str]:
-    """The text fields: the activation, DeBERTa's choices, the name."""
+    """The text fields: the activation, the families' own choices (DeBERTa's), the name."""
     p: list[str] = []
     if c.hidden_act not in HIDDEN_ACTS:
         p.append(f"hidden_act must be one of {', '.join(HIDDEN_ACTS)}, got {_short(c.hidden_act)}")
-    for name, choices in (("pos_att_type", POS_ATT_TYPES), ("norm_rel_ebd", NORM_REL_EBD)):
-        if getattr(c, name) not in choices:
-            p.append(f"{name} must be one of {', '.join(repr(x) for x in choices)}, got {_short(getattr(c, name))}")
+    for name, o in own_fields().items():
+        if o.choices and getattr(c, name) not in o.choices:
+            p.append(f"{name} must be one of {', '.join(repr(x) for x in o.choices)}, got {_short(getattr(c, name))}")
     if len(c.name) > MAX_NAME_LEN:
         p.append(f"name must be at most {MAX_NAME_LEN} characters, got {len(c.name)}")
     elif not c.name.strip():

@@ -1,7 +1,7 @@
 """A raw value (JSON, config.json or query-string text) turned into a field's type, and a bad one shown short.
 
-No albert_core imports: config.py (ModelConfig's fields) and the family modules (their config.json keys)
-both read it.
+No albert_core imports: config.py (ModelConfig's fields) and the family modules (their config.json keys and their
+own fields' bounds) both read it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,12 @@ import re
 from typing import Literal
 
 Kind = Literal["int", "float", "bool", "str"]  # the types of ModelConfig's fields
+
+# upper bounds that keep every count a sane integer; far beyond any real model (config.validate, the families' own
+# fields, the sweeps and the sidebar read them)
+MAX_DIM = 1 << 20  # 1,048,576 for any width
+MAX_VOCAB = 1 << 30
+MAX_LAYERS = 100_000
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # text a link or form may hold
 _WHOLE = re.compile(r"^\s*[+-]?[0-9]+\s*$")  # ASCII digits only ("+-5", "²" are not numbers)

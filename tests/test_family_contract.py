@@ -81,3 +81,61 @@ def test_the_import_graph_has_no_cycle():
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "cycles: 0" in r.stdout and "arrows back up (fewest in any layering): 0" in r.stdout
+
+
+def test_a_familys_own_fields_are_described_once_and_each_reader_follows_it():
+    """base.OwnField is the one description of a family's own field: ModelConfig declares it, config.validate rejects
+    what is past its bounds (or not one of its choices), and the vectorized sweeps agree with validate at each bound."""
+    from albert_core.config import ConfigError
+    from albert_core.estimate.sweeps import grid
+    from albert_core.families import family_fields, own_fields
+    from albert_core.presets import PRESETS
+
+    own = own_fields()
+    assert set(own) == set(family_fields()) and set(own) <= set(FIELD_KINDS)
+    for f, owners in family_fields().items():
+        for name in owners:  # a field two families own is described alike by both
+            assert family(name).FIELDS[f] == own[f], (f, name)
+        o = own[f]
+        assert (o.lo is not None) == (FIELD_KINDS[f] == "int") and bool(o.choices) == (FIELD_KINDS[f] == "str"), f
+        assert o.help and not o.help.startswith(owners[0]), f  # the sidebar puts the family's name before it
+        base = next(c for c in PRESETS.values() if c.family == owners[0])
+        if o.choices:
+            for bad in ("nonsense", o.choices[0] + "x"):
+                with pytest.raises(ConfigError, match=rf"^{f} must be one of"):
+                    base.replace(**{f: bad})
+            continue
+        if o.lo is None:
+            continue
+        below = [o.lo - 1] if not (o.unset and o.lo - 1 == -1) else [o.lo - 2]
+        for bad in (*below, o.hi + 1):
+            with pytest.raises(ConfigError, match=rf"^{f} must be"):
+                base.replace(**{f: bad})
+        values = [*below, o.lo, o.hi, o.hi + 1] + ([-1] if o.unset else [])
+        rows = grid(base, **{f: values})
+        for v, valid in zip(values, rows["valid"], strict=True):
+            try:
+                base.replace(**{f: v})
+                ok = True
+            except ConfigError:
+                ok = False
+            assert bool(valid) == ok, (f, v)  # the sweeps' vectorized rules = config.validate's
+
+
+def test_the_sidebar_draws_a_familys_own_fields_from_its_module():
+    """Each family's own fields in the sidebar: the widget their OwnField asks for, its help prefixed by the family."""
+    from test_app_pages import open_app, open_fields
+
+    from albert_core.families import own_fields
+    from albert_core.presets import PRESET_FAMILIES
+
+    own = own_fields()
+    for name in ("roberta", "deberta-v2", "modernbert", "mpnet"):
+        at = open_fields(open_app({"preset": PRESET_FAMILIES[name][0]}), "model_fields", "more_fields")
+        for f in family(name).FIELDS:
+            o = own[f]
+            kind = at.sidebar.number_input if o.lo is not None else at.sidebar.selectbox if o.choices else at.sidebar.checkbox
+            w = kind(key=f"f.{f}")
+            assert w.help == f"{name}: {o.help}", f
+            if o.choices:
+                assert list(w.options) == [c or "(none)" for c in o.choices], f

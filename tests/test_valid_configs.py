@@ -19,14 +19,13 @@ from albert_core.config import (
     HIDDEN_ACTS,
     MAX_DIM,
     MAX_LAYERS,
-    NORM_REL_EBD,
-    POS_ATT_TYPES,
     SHARING_MODES,
     ConfigError,
     ModelConfig,
 )
 from albert_core.estimate.sweeps import embedding_sweep
 from albert_core.families import family
+from albert_core.families.deberta_v2 import NORM_REL_EBD, POS_ATT_TYPES
 from albert_core.formats.share import CONTROLS, MAX_COMPARE, PAGE_TABS, View, decode, encode
 from albert_core.presets import PRESETS
 

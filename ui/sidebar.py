@@ -17,14 +17,12 @@ from albert_core.config import (
     MAX_LAYERS,
     MAX_NAME_LEN,
     MAX_VOCAB,
-    NORM_REL_EBD,
-    POS_ATT_TYPES,
     SHARING_MODES,
     ConfigError,
     default_sharing,
 )
 from albert_core.estimate.paper_results import ADVICE
-from albert_core.families import family, family_fields
+from albert_core.families import family, family_fields, own_fields
 from albert_core.formats.hf import hf_expressible, to_hf_config
 from albert_core.formats.hub import HubError, config_from_hub
 from albert_core.formats.upload import MAX_UPLOAD_BYTES, UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, parse_upload
@@ -37,7 +35,8 @@ from .text import md
 # a widget bound below it would silently reset that value to 0
 MAX_DROPOUT = 0.999999
 
-# field -> (label, widget kind, min, max, step, help); help follows the source text's key parameters
+# field -> (label, min, max, step, help); help follows the source text's key parameters. A family's own fields: its
+# module's FIELDS (base.OwnField), drawn by _family_widgets
 INT_FIELDS = {
     "vocab_size": ("vocab_size (V)", 1, MAX_VOCAB, 1000, "Rows of the token embedding."),
     "embedding_dim": ("embedding_dim (E)", 1, MAX_DIM, 16,
@@ -52,18 +51,6 @@ INT_FIELDS = {
     "max_position": ("max_position (P)", 1, MAX_DIM, 128, "Longest sequence: rows of the position embedding."),
     "type_vocab_size": ("type_vocab_size", 0, MAX_DIM, 1,
                         "Segment (token type) embedding rows; 0 for families without one (distilbert, modernbert)."),
-    "position_offset": ("position_offset", 0, MAX_VOCAB, 1,
-                        "roberta: position rows before position 0 (pad_token_id + 1; 2 in RoBERTa and XLM-R)."),
-    "max_relative_positions": ("max_relative_positions", -1, MAX_DIM, 1,
-                               "deberta-v2: relative span k; -1 means max_position."),
-    "position_buckets": ("position_buckets", -1, MAX_DIM, 16,
-                         "deberta-v2: log buckets of relative distance (256 in DeBERTa-v3); -1 means none."),
-    "global_attn_every_n_layers": ("global_attn_every_n_layers", 1, MAX_LAYERS, 1,
-                                   "modernbert: every n-th layer attends globally, the others locally."),
-    "local_attention": ("local_attention", 1, MAX_DIM, 16, "modernbert: local window width in tokens."),
-    "relative_attention_num_buckets": ("relative_attention_num_buckets", 1, MAX_DIM, 32,
-                                       "mpnet: rows of the relative attention bias table, one bias per head and "
-                                       "bucket of relative distance, shared by every layer; at least 32."),
     "num_groups": ("num_groups", 1, MAX_LAYERS, 1,
                    "Layers are split evenly into this many groups, each owning its parameters "
                    "(must divide num_layers; ignored for sharing none)."),
@@ -145,37 +132,25 @@ def _field_widgets() -> None:
         _forget(MORE_FIELDS)
 
 
-# the family-specific fields that are not whole numbers: (widget, options or None, help)
-FAMILY_FIELDS = {
-    "relative_attention": ("deberta-v2: disentangled attention over relative positions.",),
-    "share_att_key": ("deberta-v2: the position terms reuse the content key/query projections.",),
-    "pos_att_type": ("deberta-v2: which position terms beside content-to-content.",),
-    "position_biased_input": ("deberta-v2: an absolute position table added to the input (DeBERTa-v3: off).",),
-    "norm_rel_ebd": ("deberta-v2: LayerNorm on the relative embeddings.",),
-    "attention_bias": ("modernbert: biases in Wqkv and Wo.",),
-    "mlp_bias": ("modernbert: biases in the gated FFN.",),
-    "norm_bias": ("modernbert: LayerNorms with a bias.",),
-}
-
-
 def _family_widgets() -> None:
-    """The fields of the chosen family, and any other family's field that is not at its default (to reset it)."""
+    """The fields of the chosen family, and any other family's field that is not at its default (to reset it), as
+    each family's module describes them (base.OwnField)."""
     ss = st.session_state
     fam = ss.get(state.field_key("family"), state.config().family)
+    own = own_fields()
     for f, owners in family_fields().items():
         key = state.field_key(f)
         if fam not in owners and ss.get(key, getattr(state.config(), f)) == FIELD_DEFAULTS[f]:
             continue
         _seed(f)
-        if f in INT_FIELDS:
-            _int_widget(f)
-        elif f in ("pos_att_type", "norm_rel_ebd"):
-            options = POS_ATT_TYPES if f == "pos_att_type" else NORM_REL_EBD
-            st.selectbox(f, options, key=key, help=FAMILY_FIELDS[f][0], format_func=lambda v: v or "(none)")
-            _field_note(f)
+        o, help_ = own[f], f"{' and '.join(owners)}: {own[f].help}"
+        if o.lo is not None:  # no widget bounds, as _int_widget
+            st.number_input(f, step=o.step, key=key, help=help_)
+        elif o.choices:
+            st.selectbox(f, o.choices, key=key, help=help_, format_func=lambda v: v or "(none)")
         else:
-            st.checkbox(f, key=key, help=FAMILY_FIELDS[f][0])
-            _field_note(f)
+            st.checkbox(f, key=key, help=help_)
+        _field_note(f)
 
 
 # valid, but far beyond any trained BERT/ALBERT (512 positions, 30k-vocabulary): computed, with a note

@@ -30,7 +30,7 @@ def _load() -> dict[str, Any] | None:
                           max_upload_size=UPLOAD_MB)
     st.caption(UPLOAD_NOTE)
     hub = st.text_input("or a Hugging Face model id (only its config.json is fetched)", key="verify_other_hub",
-                        placeholder="microsoft/mpnet-base")
+                        placeholder="google/mobilebert-uncased")
     try:
         if up is not None:
             d = load_json(up.getvalue())
@@ -88,7 +88,7 @@ def _show(result: dict[str, Any], model_type: str) -> None:
 
 def other_encoder() -> None:
     """The expander: load a config.json, build and measure it on a press, show the numbers."""
-    with st.expander("Any other encoder transformers builds (MPNet, RoFormer, MobileBERT, ...)"):
+    with st.expander("Any other encoder transformers builds (RoFormer, MobileBERT, Funnel, ...)"):
         st.caption("Upload its config.json or give its Hub id: it is built and measured at the settings above.")
         d = _load()
         if d is None:

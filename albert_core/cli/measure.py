@@ -3,7 +3,7 @@
     python -m albert_core verify --preset bert-base [--batch-size 2] [--seq-len 64] [--dtype mixed_bf16]
         [--attention eager|sdpa] [--optimizer adamw] [--checkpointing] [--real] [--json]
         [--train MODE] [--head HEAD] [--lora-r R] [--lora-alpha A] [--lora-dropout P] [--lora-targets a,b]
-    python -m albert_core verify --config mpnet.json   # a model_type no family models: measured only
+    python -m albert_core verify --config roformer.json   # a model_type no family models: measured only
     python -m albert_core memory --preset bert-base --batch-size 8 --seq-len 512 [--precision mixed_bf16]
         [--optimizer adamw] [--num-gpus 1] [--sharding none] [--attention eager] [--checkpointing]
         [--device cuda|cpu] [--json]

@@ -28,14 +28,12 @@ from ..config import (
     MAX_LAYERS,
     MAX_NAME_LEN,
     MAX_VOCAB,
-    NORM_REL_EBD,
-    POS_ATT_TYPES,
     SHARING_MODES,
     ModelConfig,
     coerce_field,
     validate,
 )
-from ..families import family, family_fields
+from ..families import family, family_fields, own_fields
 from ..families.base import Heads
 from .params import albert_twin, count_parameters
 
@@ -43,14 +41,15 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-# upper bounds of config.validate, per integer field
+# upper bounds of config.validate, per integer field: the common ones, then each family's own (base.OwnField)
 _MAX = {"vocab_size": MAX_VOCAB, "embedding_dim": MAX_DIM, "hidden_dim": MAX_DIM, "num_layers": MAX_LAYERS,
         "num_heads": MAX_DIM, "intermediate_dim": MAX_DIM * 8, "max_position": MAX_DIM, "type_vocab_size": MAX_DIM,
-        "num_groups": MAX_LAYERS, "inner_group_num": 1024, "position_offset": MAX_VOCAB,
-        "max_relative_positions": MAX_DIM, "position_buckets": MAX_DIM, "global_attn_every_n_layers": MAX_LAYERS,
-        "local_attention": MAX_DIM, "relative_attention_num_buckets": MAX_DIM}
-# lower bounds where they are not 1 (config.validate): no segment table, no offset, -1 = "not set"
-_MIN = {"type_vocab_size": 0, "position_offset": 0, "max_relative_positions": -1, "position_buckets": -1}
+        "num_groups": MAX_LAYERS, "inner_group_num": 1024,
+        **{f: o.hi for f, o in own_fields().items() if o.lo is not None}}
+# lower bounds where they are not 1 (config.validate): no segment table; the families' own
+_MIN = {"type_vocab_size": 0, **{f: o.lo for f, o in own_fields().items() if o.lo is not None}}
+_UNSET = tuple(f for f, o in own_fields().items() if o.unset)  # -1 allowed below the lower bound ("not set")
+_CHOICES = {f: o.choices for f, o in own_fields().items() if o.choices}  # the families' own text fields
 INT64_SAFE = 1 << 62  # counts at or above this switch to exact Python ints
 COUNT_COLUMNS = ("embedding", "per_layer", "all_layers", "pooler", "heads", "total")
 PCT_COLUMNS = ("embedding_pct", "layers_pct")
@@ -111,18 +110,24 @@ def _coerced(field: str, values: Iterable[Any]) -> tuple[list | np.ndarray, list
     return out, vals, errs
 
 
+def _in_range(f: str, x: Any) -> Any:
+    """config.validate's range of whole-number field f, on a number or a numpy array of them."""
+    ok = (x >= _MIN.get(f, 1)) & (x <= _MAX[f])
+    return (ok | (x == -1)) if f in _UNSET else ok
+
+
 def _valid(v: dict[str, Any]) -> Any:
     """config.validate's rules, vectorized over the numpy arrays in v (scalars broadcast)."""
     import numpy as np
 
     ok = np.bool_(True)
-    for f, hi in _MAX.items():
-        ok = ok & (v[f] >= _MIN.get(f, 1)) & (v[f] <= hi)
+    for f in _MAX:
+        ok = ok & _in_range(f, v[f])
     for f in ("dropout", "attention_dropout"):
         ok = ok & bool(0.0 <= v[f] < 1.0)
     ok = ok & bool(v["family"] in FAMILIES and v["sharing"] in SHARING_MODES and v["hidden_act"] in HIDDEN_ACTS)
     ok = ok & bool(len(v["name"]) <= MAX_NAME_LEN and v["name"].strip())
-    ok = ok & bool(v["pos_att_type"] in POS_ATT_TYPES and v["norm_rel_ebd"] in NORM_REL_EBD)
+    ok = ok & bool(all(v[f] in choices for f, choices in _CHOICES.items()))
     return ok
 
 
@@ -144,7 +149,7 @@ def _block(d: dict[str, Any], shown: dict[str, Any], errors: list[str], numeric:
             ok &= ~np.array([e is not None for e in cols[f][2]])[idx[i]]
     ok &= np.broadcast_to(_valid(d), (n,))  # text and float fields, and the fields not swept
     # config.validate's rules, vectorized: ranges per field, then the cross-field rules
-    range_ok = {f: np.asarray((raw[f] >= _MIN.get(f, 1)) & (raw[f] <= _MAX[f]), dtype=bool) for f in raw}
+    range_ok = {f: np.asarray(_in_range(f, raw[f]), dtype=bool) for f in raw}
     safe = {f: np.where(range_ok[f], raw[f], 1).astype(np.int64) for f in raw}  # in range: fits int64
     v = {**d, **safe}
     rules = {"heads": v["hidden_dim"] % v["num_heads"] == 0}
@@ -191,9 +196,7 @@ def _block(d: dict[str, Any], shown: dict[str, Any], errors: list[str], numeric:
 # fields tied by a cross-field rule of config.validate: heads divide hidden; bert E == H; groups divide layers
 _LINKED = (("hidden_dim", "num_heads", "embedding_dim"), ("num_groups", "num_layers"),
            ("vocab_size", "position_offset"))
-_FAMILY_RULE_FIELDS = ("type_vocab_size", "position_offset", "vocab_size", "max_relative_positions",
-                       "position_buckets", "global_attn_every_n_layers", "local_attention",
-                       "relative_attention_num_buckets")
+_FAMILY_RULE_FIELDS = ("type_vocab_size", "vocab_size", *(f for f, o in own_fields().items() if o.lo is not None))
 _RULE_FIELDS = {"heads": _LINKED[0], "bert": _LINKED[0], "groups": _LINKED[1], "family": _FAMILY_RULE_FIELDS}
 
 
@@ -211,8 +214,7 @@ def _family_rule(v: dict[str, Any], d: dict[str, Any]) -> Any:
     for f, owners in family_fields().items():
         if d["family"] not in owners and f in _MAX:
             ok = ok & (v[f] == FIELD_DEFAULTS[f])
-    ok = ok & fam.validate_arrays(v)  # the family's own rules (RoBERTa's position_offset, MPNet's buckets)
-    return ok & (v["max_relative_positions"] != 0) & (v["position_buckets"] != 0)
+    return ok & fam.validate_arrays(v)  # the family's own rules (RoBERTa's position_offset, MPNet's buckets)
 
 
 def _failing(d: dict[str, Any], raw: dict, range_ok: dict, rules: dict, n: int) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Model families: one small module each, holding everything that differs between them.
 
 A family module is a `base.Family` (the contract, with typed signatures; bert.py is the smallest complete one):
-NAME, MODEL_TYPES, LORA_TARGETS (peft's default LoRA targets), FIELDS, OWN_EMBEDDING_WIDTH, SEGMENT_TABLE, HEADS, HF_KEYS, HF_DEFAULTS, REQUIRED, REFUSED;
+NAME, MODEL_TYPES, LORA_TARGETS (peft's default LoRA targets), FIELDS (its own ModelConfig fields, each a
+base.OwnField: bounds or choices and help, read by config.validate, the sweeps and the sidebar), OWN_EMBEDDING_WIDTH, SEGMENT_TABLE, HEADS, HF_KEYS, HF_DEFAULTS, REQUIRED, REFUSED;
 validate, sizes (the closed form), groups (the breakdown), from_hf/to_hf/hf_classes (config.json and the Hugging
 Face classes), replay_embeddings/_layer/_pooler and weight_copy_elements (the activation replay), and its module
 layout as Hugging Face names it (BASE_PREFIX, POOLER_DROPPED_FOR, embedding_modules, layer_prefix, sublayer_modules,
@@ -19,7 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING, cast
 
 from ..names import FAMILIES as NAMES
-from .base import Family
+from .base import Family, OwnField
 
 if TYPE_CHECKING:  # each module against the contract: a missing or mistyped name is a type error
     from . import albert, bert, deberta_v2, distilbert, electra, modernbert, mpnet, roberta
@@ -42,7 +43,7 @@ if TYPE_CHECKING:  # each module against the contract: a missing or mistyped nam
     _electra_inference: Inference = electra
     _mpnet_inference: Inference = mpnet
 
-__all__ = ["NAMES", "Family", "attention_run", "family", "family_fields", "model_types"]
+__all__ = ["NAMES", "Family", "OwnField", "attention_run", "family", "family_fields", "model_types", "own_fields"]
 
 
 @cache
@@ -68,6 +69,16 @@ def family_fields() -> dict[str, tuple[str, ...]]:
         for f in family(n).FIELDS:
             owners.setdefault(f, []).append(n)
     return {f: tuple(o) for f, o in owners.items()}
+
+
+@cache
+def own_fields() -> dict[str, OwnField]:
+    """Family-specific ModelConfig field -> its rules and help (base.OwnField), as its first owner gives them."""
+    out: dict[str, OwnField] = {}
+    for n in NAMES:
+        for f, o in family(n).FIELDS.items():
+            out.setdefault(f, o)
+    return out
 
 
 @cache

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..replay import bert_replay
 from . import bert
-from .base import BERT_STYLE_REFUSED, MlmHead, ParamGroup, Step, layer_norm, linear, position_id_buffers
+from .base import BERT_STYLE_REFUSED, MlmHead, OwnField, ParamGroup, Step, layer_norm, linear, position_id_buffers
 from .modules import Module, Sublayers, bert_embedding_modules, lin, norm, param, tied
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ MODEL_TYPES = ("albert",)
 # peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
 # TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
 LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"albert": None}
-FIELDS: tuple[str, ...] = ()
+FIELDS: dict[str, OwnField] = {}
 OWN_EMBEDDING_WIDTH = True
 SEGMENT_TABLE = True
 HEADS = None  # MLM + SOP heads modelled

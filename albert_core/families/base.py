@@ -23,6 +23,19 @@ if TYPE_CHECKING:
 Refusals = dict[str, tuple[tuple[object, ...], str]]
 
 
+@dataclass(frozen=True)
+class OwnField:
+    """One of a family's own ModelConfig fields (ModelConfig declares it, with its type and default): its rules and its
+    help, which config.validate, albert_core.estimate.sweeps and the sidebar read, so that each is written once."""
+
+    help: str  # what it is, for the sidebar (the family's name goes before it)
+    lo: int | None = None  # a whole number: the lowest value allowed; None: not a whole number
+    hi: int = 0  # a whole number: the highest
+    unset: bool = False  # -1 allowed too, below lo: Hugging Face's "not set" (DeBERTa's spans)
+    step: int = 1  # the sidebar's step
+    choices: tuple[str, ...] = ()  # text: the values allowed
+
+
 class ParamGroup(NamedTuple):
     component: str  # embedding | layers | pooler | heads
     sublayer: str  # embeddings, attention, ffn, encoder, pooler, mlm_head, nsp_head
@@ -61,6 +74,9 @@ class Step:
     embeddings_scope_trains: bool = False  # a trainable op recorded under the embeddings' scope (ALBERT's E -> H)
     # the BERT-style recorder (bert_forward.bert_style_forward):
     layer: str = "BertLayer"  # or "AlbertLayerGroup" (AlbertLayers in groups), "TransformerBlock" (DistilBERT)
+    # a family's own encoder recording: the albert_core.replay module whose ENCODER (bert_forward.Encoder) records the
+    # layers and what the encoder holds through them ("mpnet_forward"); None: the layers `layer` names
+    encoder: str | None = None
     positions_from_ids: bool = False  # RobertaEmbeddings: position ids made from input_ids, token types B×S
     projection: str | None = None  # the E -> H Linear after the embeddings, where other_modules builds it
     projection_rebinds: bool = False  # its output is the embedding output the model holds (ELECTRA)
@@ -87,7 +103,7 @@ class Family(Protocol):
     @property
     def LORA_TARGETS(self) -> dict[str, tuple[str, ...] | None]: ...  # peft's default targets for each MODEL_TYPES
     @property
-    def FIELDS(self) -> tuple[str, ...]: ...  # ModelConfig fields of this family beyond the common ones
+    def FIELDS(self) -> Mapping[str, OwnField]: ...  # ModelConfig fields of this family beyond the common ones
     @property
     def OWN_EMBEDDING_WIDTH(self) -> bool: ...  # whether embedding_dim may differ from hidden_dim
     @property

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..replay import bert_replay
-from .base import BERT_STYLE_REFUSED, MlmHead, ParamGroup, Step, layer_norm, linear, position_id_buffers
+from .base import BERT_STYLE_REFUSED, MlmHead, OwnField, ParamGroup, Step, layer_norm, linear, position_id_buffers
 from .modules import (
     Module,
     Sublayers,
@@ -31,7 +31,7 @@ MODEL_TYPES = ("bert",)
 # peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
 # TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
 LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"bert": ("query", "value")}
-FIELDS: tuple[str, ...] = ()
+FIELDS: dict[str, OwnField] = {}
 OWN_EMBEDDING_WIDTH = False
 SEGMENT_TABLE = True
 HEADS = None  # MLM + NSP heads modelled

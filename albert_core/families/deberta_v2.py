@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..layout import stored_copies
 from ..replay.symbolic import F32, Replay, Tensor, probs_times_v, sz
-from ..values import Kind, coerce
+from ..values import MAX_DIM, Kind, coerce
 from ..values import short as _short
 from . import bert
 from .base import (
     BERT_STYLE_REFUSED,
     MlmHead,
+    OwnField,
     ParamGroup,
     Refusals,
     Step,
@@ -43,8 +44,18 @@ MODEL_TYPES = ("deberta-v2",)
 # peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
 # TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
 LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"deberta-v2": ("query_proj", "value_proj")}
-FIELDS = ("relative_attention", "max_relative_positions", "position_buckets", "share_att_key", "pos_att_type",
-          "position_biased_input", "norm_rel_ebd")
+POS_ATT_TYPES = ("", "c2p", "p2c", "c2p|p2c")  # DeBERTa's disentangled terms beside content-to-content
+NORM_REL_EBD = ("none", "layer_norm")  # whether the relative embeddings pass a LayerNorm
+FIELDS = {
+    "relative_attention": OwnField("disentangled attention over relative positions."),
+    "max_relative_positions": OwnField("relative span k; -1 means max_position.", lo=1, hi=MAX_DIM, unset=True),
+    "position_buckets": OwnField("log buckets of relative distance (256 in DeBERTa-v3); -1 means none.",
+                                 lo=1, hi=MAX_DIM, unset=True, step=16),
+    "share_att_key": OwnField("the position terms reuse the content key/query projections."),
+    "pos_att_type": OwnField("which position terms beside content-to-content.", choices=POS_ATT_TYPES),
+    "position_biased_input": OwnField("an absolute position table added to the input (DeBERTa-v3: off)."),
+    "norm_rel_ebd": OwnField("LayerNorm on the relative embeddings.", choices=NORM_REL_EBD),
+}
 OWN_EMBEDDING_WIDTH = True
 SEGMENT_TABLE = None  # 0 rows (v3) or more
 HEADS = "the MLM head of DebertaV2ForMaskedLM is not modelled; count the base model"

@@ -14,6 +14,7 @@ from ..replay import bert_replay
 from ..replay.symbolic import Replay, Tensor, sz
 from .base import (
     MlmHead,
+    OwnField,
     ParamGroup,
     Refusals,
     Step,
@@ -34,7 +35,7 @@ MODEL_TYPES = ("distilbert",)
 # peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
 # TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
 LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"distilbert": None}
-FIELDS: tuple[str, ...] = ()
+FIELDS: dict[str, OwnField] = {}
 OWN_EMBEDDING_WIDTH = False
 SEGMENT_TABLE = False
 HEADS = "the MLM head of DistilBertForMaskedLM is not modelled; count the base model"

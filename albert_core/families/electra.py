@@ -15,6 +15,7 @@ from . import bert
 from .base import (
     BERT_STYLE_REFUSED,
     MlmHead,
+    OwnField,
     ParamGroup,
     Step,
     bert_layer_groups,
@@ -35,7 +36,7 @@ MODEL_TYPES = ("electra",)
 # peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
 # TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
 LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"electra": ("query", "value")}
-FIELDS: tuple[str, ...] = ()
+FIELDS: dict[str, OwnField] = {}
 OWN_EMBEDDING_WIDTH = True
 SEGMENT_TABLE = True
 HEADS = "the discriminator/generator heads of ELECTRA's pretraining are not modelled; count the base model"

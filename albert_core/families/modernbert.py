@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..layout import stored_copies
 from ..replay.symbolic import F32, Replay, Size, Tensor, sdpa_fused, sz
+from ..values import MAX_DIM, MAX_LAYERS
 from ..values import short as _short
-from .base import ParamGroup, Refusals, Step, layer_norm, lin_shape, linear
+from .base import OwnField, ParamGroup, Refusals, Step, layer_norm, lin_shape, linear
 from .modules import Module, Sublayers, emb, lin, norm, stacked_prefix, tied
 
 if TYPE_CHECKING:
@@ -25,7 +26,13 @@ MODEL_TYPES = ("modernbert",)
 # peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
 # TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
 LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"modernbert": None}
-FIELDS = ("attention_bias", "mlp_bias", "norm_bias", "global_attn_every_n_layers", "local_attention")
+FIELDS = {
+    "attention_bias": OwnField("biases in Wqkv and Wo."),
+    "mlp_bias": OwnField("biases in the gated FFN."),
+    "norm_bias": OwnField("LayerNorms with a bias."),
+    "global_attn_every_n_layers": OwnField("every n-th layer attends globally, the others locally.", lo=1, hi=MAX_LAYERS),
+    "local_attention": OwnField("local window width in tokens.", lo=1, hi=MAX_DIM, step=16),
+}
 OWN_EMBEDDING_WIDTH = False
 SEGMENT_TABLE = False
 HEADS = "the MLM head of ModernBertForMaskedLM is not modelled; count the base model"

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..replay import bert_replay
 from ..replay.symbolic import F32, Replay, Tensor, sz
+from ..values import MAX_DIM
 from . import bert
-from .base import MlmHead, ParamGroup, Refusals, Step, bert_layer_sizes, layer_norm, lin_shape, linear
+from .base import MlmHead, OwnField, ParamGroup, Refusals, Step, bert_layer_sizes, layer_norm, lin_shape, linear
 from .modules import Module, Sublayers, emb, lin, norm, param, stacked_prefix, tied
 
 if TYPE_CHECKING:
@@ -31,7 +32,9 @@ MODEL_TYPES = ("mpnet",)
 # peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
 # TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
 LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"mpnet": None}
-FIELDS = ("relative_attention_num_buckets",)
+FIELDS = {"relative_attention_num_buckets": OwnField(
+    "rows of the relative attention bias table, one bias per head and bucket of relative distance, shared by every "
+    "layer; at least 32.", lo=1, hi=MAX_DIM, step=32)}  # validate: at least BUCKETS_MADE
 OWN_EMBEDDING_WIDTH = False
 SEGMENT_TABLE = False
 HEADS = "the MLM head of MPNetForMaskedLM is not modelled in the breakdown; count the base model"
@@ -277,7 +280,7 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
 # The training step (albert_core.replay.step): the BERT-style recorder with MPNet's own encoder (the relative bias
 # computed once and held through every layer, MPNetLayer's attention: albert_core/replay/mpnet_forward.py)
 STEP = Step("backward", hf_checkpointing=False,  # MPNetLayer is not a GradientCheckpointingLayer in transformers 5.23
-            layer="MPNetLayer", positions_from_ids=True, pooler="pooler.dense", classifier="tanh",
+            layer="MPNetLayer", encoder="mpnet_forward", positions_from_ids=True, pooler="pooler.dense", classifier="tanh",
             mlm=MlmHead("lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias"))
 
 

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..replay import bert_replay
 from ..replay.symbolic import Replay, Tensor, sz
+from ..values import MAX_VOCAB
 from . import bert
 from .base import (
     BERT_STYLE_REFUSED,
     MlmHead,
+    OwnField,
     ParamGroup,
     Step,
     bert_layer_groups,
@@ -44,7 +46,8 @@ MODEL_TYPES = ("roberta", "xlm-roberta", "camembert")
 # peft 0.21.2's default LoRA targets for each model type (peft/utils/constants.py,
 # TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); None: peft has none and raises
 LORA_TARGETS: dict[str, tuple[str, ...] | None] = {"roberta": ("query", "value"), "xlm-roberta": ("query", "value"), "camembert": None}
-FIELDS = ("position_offset",)
+FIELDS = {"position_offset": OwnField("position rows before position 0 (pad_token_id + 1; 2 in RoBERTa and XLM-R).",
+                                      lo=0, hi=MAX_VOCAB)}  # validate: at least 1 and at most vocab_size
 OWN_EMBEDDING_WIDTH = False
 SEGMENT_TABLE = True
 HEADS = "the MLM head of RobertaForMaskedLM (no NSP, no pooler) is not modelled; count the base model"

@@ -64,7 +64,7 @@ def _model_type(d: dict[str, Any]) -> str:
 
 
 def outside_families(d: Any) -> str | None:
-    """The model_type of a config.json dict that no family models (MPNet, RoFormer, ...), else None.
+    """The model_type of a config.json dict that no family models (RoFormer, MobileBERT, ...), else None.
 
     Such a config can still be built by transformers and measured by the engine (worker, `verify`).
     """

@@ -21,14 +21,14 @@ Sizes are concrete ints at (batch, seq_len). No torch here.
 from __future__ import annotations
 
 import heapq
+import importlib
 import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..config import ModelConfig
 from ..families import family
-from . import mpnet_forward
-from .bert_forward import bert_style_forward
+from .bert_forward import Encoder, bert_style_forward
 from .graph import Adapt, Engine, Graph, Node, Peak, Region, Storage, T
 
 if TYPE_CHECKING:
@@ -76,7 +76,8 @@ def bert_style_peak(cfg: ModelConfig, w: Workload, base: dict[str, int],
     recorded graph's saved bytes). adapt: peft LoRA's adapted Linears (backward_lora.adapt)."""
     g = Graph(cfg, w.forward_dtype, w.batch_size, w.seq_len, trainable, w.checkpointing)
     g.adapt = adapt
-    encoder = mpnet_forward.ENCODER if family(cfg.family).STEP.layer == "MPNetLayer" else None
+    own = family(cfg.family).STEP.encoder  # the family's own encoder recording, a module of this package
+    encoder: Encoder | None = importlib.import_module(f"{__package__}.{own}").ENCODER if own else None
     loss = bert_style_forward(g, cfg, w.attention, w.head, w.num_labels, encoder)
     saved = g.saved_bytes()
     start = dict(base)
