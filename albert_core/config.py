@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
+from functools import cache
 from typing import Any
 
 from .families import family, family_fields, own_fields
@@ -180,11 +181,19 @@ _RANGES = (
 )  # then the families' own whole-number fields, with the bounds each family gives them (base.OwnField)
 
 
+@cache
+def int_ranges() -> dict[str, tuple[int, int, bool]]:
+    """Whole-number field -> (lowest, highest, whether -1 is allowed too as "not set"), in the order validate checks
+    them: the common fields (_RANGES), then each family's own (base.OwnField). estimate.sweeps vectorizes the same."""
+    out = {name: (lo, hi, False) for name, lo, hi in _RANGES}
+    out.update({name: (o.lo, o.hi, o.unset) for name, o in own_fields().items() if o.lo is not None})
+    return out
+
+
 def _range_problems(c: ModelConfig, p: list[str]) -> set[str]:
     """Append to p each number out of its range; return the whole-number fields that are in range."""
     ok: set[str] = set()
-    own = [(name, o.lo, o.hi, o.unset) for name, o in own_fields().items() if o.lo is not None]
-    for name, lo, hi, unset in [(n, lo, hi, False) for n, lo, hi in _RANGES] + own:
+    for name, (lo, hi, unset) in int_ranges().items():
         v = getattr(c, name)
         if unset and v == -1:  # Hugging Face's "not set" (DeBERTa's spans)
             ok.add(name)

@@ -24,13 +24,11 @@ from ..config import (
     FIELD_DEFAULTS,
     FIELD_NAMES,
     HIDDEN_ACTS,
-    MAX_DIM,
-    MAX_LAYERS,
     MAX_NAME_LEN,
-    MAX_VOCAB,
     SHARING_MODES,
     ModelConfig,
     coerce_field,
+    int_ranges,
     validate,
 )
 from ..families import family, family_fields, own_fields
@@ -41,14 +39,10 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-# upper bounds of config.validate, per integer field: the common ones, then each family's own (base.OwnField)
-_MAX = {"vocab_size": MAX_VOCAB, "embedding_dim": MAX_DIM, "hidden_dim": MAX_DIM, "num_layers": MAX_LAYERS,
-        "num_heads": MAX_DIM, "intermediate_dim": MAX_DIM * 8, "max_position": MAX_DIM, "type_vocab_size": MAX_DIM,
-        "num_groups": MAX_LAYERS, "inner_group_num": 1024,
-        **{f: o.hi for f, o in own_fields().items() if o.lo is not None}}
-# lower bounds where they are not 1 (config.validate): no segment table; the families' own
-_MIN = {"type_vocab_size": 0, **{f: o.lo for f, o in own_fields().items() if o.lo is not None}}
-_UNSET = tuple(f for f, o in own_fields().items() if o.unset)  # -1 allowed below the lower bound ("not set")
+# config.validate's bounds per integer field (config.int_ranges: the common ones, then each family's own)
+_MAX = {f: hi for f, (_, hi, _) in int_ranges().items()}
+_MIN = {f: lo for f, (lo, _, _) in int_ranges().items()}
+_UNSET = tuple(f for f, (_, _, unset) in int_ranges().items() if unset)  # -1 allowed below the lower bound ("not set")
 _CHOICES = {f: o.choices for f, o in own_fields().items() if o.choices}  # the families' own text fields
 INT64_SAFE = 1 << 62  # counts at or above this switch to exact Python ints
 COUNT_COLUMNS = ("embedding", "per_layer", "all_layers", "pooler", "heads", "total")
@@ -112,7 +106,7 @@ def _coerced(field: str, values: Iterable[Any]) -> tuple[list | np.ndarray, list
 
 def _in_range(f: str, x: Any) -> Any:
     """config.validate's range of whole-number field f, on a number or a numpy array of them."""
-    ok = (x >= _MIN.get(f, 1)) & (x <= _MAX[f])
+    ok = (x >= _MIN[f]) & (x <= _MAX[f])
     return (ok | (x == -1)) if f in _UNSET else ok
 
 
