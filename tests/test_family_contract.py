@@ -1,7 +1,7 @@
 """The family contract (families/base.py) at run time, and the import graph it keeps straight.
 
 The type checker (mypy in scripts/test.sh) holds each module's signatures to base.Family through the
-TYPE_CHECKING block of families/__init__.py; these tests hold that block complete, the optional parts
+TYPE_CHECKING block at the end of each family module; these tests hold those blocks complete, the optional parts
 consistent with HEADS and with what albert_core models, and the import graph free of cycles.
 """
 
@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from albert_core.config import FIELD_KINDS, ModelConfig
@@ -18,7 +19,6 @@ from albert_core.families.base import Family, Heads, Inference
 from albert_core.names import FAMILIES
 
 ROOT = Path(__file__).resolve().parents[1]
-INIT = (ROOT / "albert_core" / "families" / "__init__.py").read_text()
 
 
 def test_names_module_and_families_agree():
@@ -38,13 +38,35 @@ def test_every_family_defines_the_contract(name):
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_the_type_checker_sees_every_family(name):
-    """A family missing from families/__init__.py's TYPE_CHECKING block would go unchecked."""
+    """A family module without its TYPE_CHECKING block against the contract would go unchecked."""
     m = name.replace("-", "_")
-    assert re.search(rf"^    _{m}: Family = {m}$", INIT, re.M), f"add `_{m}: Family = {m}` to families/__init__.py"
+    src = (ROOT / "albert_core" / "families" / f"{m}.py").read_text()
+    assert re.search(rf"^    from \. import {m} as _this$", src, re.M), f"{m}.py: import itself as _this under TYPE_CHECKING"
+    assert re.search(r"^    _family: Family = _this$", src, re.M), f"add `_family: Family = _this` to {m}.py"
     for part in ("Heads", "Inference"):
         has = isinstance(family(name), Heads if part == "Heads" else Inference)
-        checked = re.search(rf"^    _{m}_{part.lower()}: {part} = {m}$", INIT, re.M) is not None
+        checked = re.search(rf"^    _{part.lower()}: {part} = _this$", src, re.M) is not None
         assert has == checked, f"{name}: defines {part} {has}, checked against it {checked}"
+
+
+def test_a_family_rule_on_arrays_is_where_validate_has_rules_of_its_own():
+    """validate_arrays is optional (sweeps reads it with getattr): the families that define it are the ones whose
+    validate refuses something the common rules let through (RoBERTa's position_offset, MPNet's buckets)."""
+    from dataclasses import asdict
+    from types import SimpleNamespace
+
+    from albert_core.presets import PRESETS
+
+    own = {n for n in FAMILIES if hasattr(family(n), "validate_arrays")}
+    assert own == {"roberta", "mpnet"}
+    for n in own:
+        cfg = next(c for c in PRESETS.values() if c.family == n)
+        # ModelConfig refuses the bad value itself, so the family's rules are asked of a stand-in with its fields
+        bad = SimpleNamespace(**{**asdict(cfg), **({"position_offset": 0} if n == "roberta"
+                                                  else {"relative_attention_num_buckets": 31})})
+        assert family(n).validate(bad) and not family(n).validate(cfg), n
+        arrays = {f: np.array([getattr(cfg, f), getattr(bad, f)]) for f in ModelConfig.__dataclass_fields__}
+        assert family(n).validate_arrays(arrays).tolist() == [True, False], n
 
 
 @pytest.mark.parametrize("name", FAMILIES)

@@ -9,39 +9,19 @@ layout as Hugging Face names it (BASE_PREFIX, POOLER_DROPPED_FOR, embedding_modu
 other_modules, head_modules; modules.py's Module, put together by albert_core.estimate.hf_modules), and what the
 training step asks of it (STEP, a base.Step; buffer_bytes). Optional parts: `base.Heads` (heads_groups, heads_size:
 where HEADS is None) and `base.Inference` (infer_*, cast_sizes: where the inference peak is modelled), and the
-single names listed in base.py. Adding a family: a new module here, its name in albert_core/names.py, and its line
-in the block below, where the type checker (mypy, scripts/test.sh) holds the module to the contract.
+single names listed in base.py. Adding a family: a new module here, and its name in albert_core/names.py. Each module
+ends with a TYPE_CHECKING block where the type checker (mypy, scripts/test.sh) holds it to the contract and to the
+optional parts it defines (tests/test_family_contract.py holds those blocks complete).
 """
 
 from __future__ import annotations
 
 import importlib
 from functools import cache
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from ..names import FAMILIES as NAMES
 from .base import Family, OwnField
-
-if TYPE_CHECKING:  # each module against the contract: a missing or mistyped name is a type error
-    from . import albert, bert, deberta_v2, distilbert, electra, modernbert, mpnet, roberta
-    from .base import Heads, Inference
-
-    _bert: Family = bert
-    _albert: Family = albert
-    _roberta: Family = roberta
-    _distilbert: Family = distilbert
-    _electra: Family = electra
-    _deberta_v2: Family = deberta_v2
-    _modernbert: Family = modernbert
-    _mpnet: Family = mpnet
-    _bert_heads: Heads = bert
-    _albert_heads: Heads = albert
-    _bert_inference: Inference = bert
-    _albert_inference: Inference = albert
-    _roberta_inference: Inference = roberta
-    _distilbert_inference: Inference = distilbert
-    _electra_inference: Inference = electra
-    _mpnet_inference: Inference = mpnet
 
 __all__ = ["NAMES", "Family", "OwnField", "attention_run", "family", "family_fields", "model_types", "own_fields"]
 
@@ -51,7 +31,7 @@ def family(name: str) -> Family:
     """The module of family `name` (imported on first use)."""
     if name not in NAMES:
         raise ValueError(f"family must be one of {', '.join(NAMES)}, got {name!r}")
-    # the block above holds each module to Family; importlib only knows it is a module
+    # each module's own TYPE_CHECKING block holds it to Family; importlib only knows it is a module
     return cast(Family, importlib.import_module(f"{__name__}.{name.replace('-', '_')}"))
 
 

@@ -90,7 +90,7 @@ class Step:
 @runtime_checkable
 class Family(Protocol):
     """What a family module defines (albert_core/families/<name>.py); the type checker holds every module to it
-    (families/__init__.py), and isinstance(module, Family) checks that the names are there.
+    (the TYPE_CHECKING block at the end of each module), and isinstance(module, Family) checks that the names are there.
 
     The closed forms (sizes, heads_size, linear, layer_norm) are plain arithmetic: albert_core.estimate.sweeps runs them
     on numpy arrays of field values, a whole grid at once, in place of a ModelConfig's ints.
@@ -121,9 +121,6 @@ class Family(Protocol):
 
     def validate(self, c: ModelConfig, /) -> list[str]:
         """The family's own rules, each message saying what to change."""
-    def validate_arrays(self, v: Mapping[str, Any], /) -> Any:
-        """validate's own rules on whole numpy arrays of the fields (albert_core.estimate.sweeps): a boolean array
-        of the rows that pass, or True where the family has no rule of its own."""
     def sizes(self, c: ModelConfig, n_att: int, n_ffn: int, /) -> tuple[int, int, int, int]:
         """(embedding, per_layer, all_layers, pooler): the closed form, with n_att and n_ffn stored copies."""
     def groups(self, c: ModelConfig, n_att: int, n_ffn: int, /) -> list[ParamGroup]:
@@ -163,10 +160,12 @@ class Family(Protocol):
 
 
 # Optional parts: a family defines all of one or none of it. Read with isinstance (runtime_checkable), which
-# narrows the type; the type checker holds each module that has one to it (families/__init__.py).
+# narrows the type; the type checker holds each module that has one to it (the block at the end of the module).
 # Optional single names, read with getattr and a default: HF_ATTENTIONS (build.py), LORA_ALIASES (finetune.py),
 # FIRST_LAYER_DIFFERS and replay_checkpoint_inputs (activations.py), unread_parameter (step.py), FFN_MATRICES and
-# relative_position_flops (flops.py).
+# relative_position_flops (flops.py), validate_arrays (sweeps.py: validate's own rules on whole numpy arrays of the
+# fields, a boolean array of the rows that pass; a family whose validate has rules beyond the common ones defines it,
+# tests/test_family_contract.py checks the two agree at every bound).
 @runtime_checkable
 class Heads(Protocol):
     """The pretraining heads, modelled where HEADS is None (bert, albert)."""

@@ -6,7 +6,6 @@ keeps the module names this project has always shown for BERT and ALBERT (ALBERT
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..replay import bert_replay
@@ -51,10 +50,6 @@ REFUSED = BERT_STYLE_REFUSED
 
 def validate(c: ModelConfig) -> list[str]:
     return []
-
-
-def validate_arrays(v: Mapping[str, Any]) -> Any:
-    return True  # validate's rules (if any) are the common ones that albert_core.estimate.sweeps applies
 
 
 def embedding_groups(c: ModelConfig) -> list[ParamGroup]:
@@ -170,3 +165,12 @@ STEP = Step("backward", pooler="pooler.dense", mlm=MlmHead(  # BertOnlyMLMHead
 
 def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
     return position_id_buffers(c, 2)  # position_ids and token_type_ids
+
+
+if TYPE_CHECKING:  # this module against the contract (mypy): a missing or mistyped name is a type error here
+    from . import bert as _this
+    from .base import Family, Heads, Inference
+
+    _family: Family = _this
+    _heads: Heads = _this
+    _inference: Inference = _this

@@ -12,7 +12,6 @@ embedding_size differs (bias-free); the embedding LayerNorm is H wide.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..layout import stored_copies
@@ -77,10 +76,6 @@ LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("query_proj",), "key": ("k
 
 def validate(c: ModelConfig) -> list[str]:
     return []
-
-
-def validate_arrays(v: Mapping[str, Any]) -> Any:
-    return True  # validate's rules (if any) are the common ones that albert_core.estimate.sweeps applies
 
 
 def rel_rows(c: ModelConfig) -> int:
@@ -383,3 +378,10 @@ def unread_parameter(c: ModelConfig, name: str) -> bool:
     if {"c2p", "p2c"} & set(c.pos_att_type.split("|")):
         return False
     return bool(re.search(r"(^|\.)encoder\.(rel_embeddings|LayerNorm)\.", name))
+
+
+if TYPE_CHECKING:  # this module against the contract (mypy): a missing or mistyped name is a type error here
+    from . import deberta_v2 as _this
+    from .base import Family
+
+    _family: Family = _this

@@ -7,7 +7,6 @@ output_layer_norm; the same sizes as a BertLayer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..replay import bert_replay
@@ -61,10 +60,6 @@ LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("q_lin",), "key": ("k_lin"
 
 def validate(c: ModelConfig) -> list[str]:
     return []
-
-
-def validate_arrays(v: Mapping[str, Any]) -> Any:
-    return True  # validate's rules (if any) are the common ones that albert_core.estimate.sweeps applies
 
 
 def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
@@ -208,3 +203,11 @@ STEP = Step("backward", layer="TransformerBlock", classifier="pre_classifier", m
 
 def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
     return position_id_buffers(c, 1)  # position_ids
+
+
+if TYPE_CHECKING:  # this module against the contract (mypy): a missing or mistyped name is a type error here
+    from . import distilbert as _this
+    from .base import Family, Inference
+
+    _family: Family = _this
+    _inference: Inference = _this

@@ -6,7 +6,6 @@ Linear(E, H) exists only when E != H (electra-small: E=128, H=256; base and larg
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..replay import bert_replay
@@ -50,10 +49,6 @@ REFUSED = BERT_STYLE_REFUSED
 
 def validate(c: ModelConfig) -> list[str]:
     return []
-
-
-def validate_arrays(v: Mapping[str, Any]) -> Any:
-    return True  # validate's rules (if any) are the common ones that albert_core.estimate.sweeps applies
 
 
 def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
@@ -171,3 +166,11 @@ STEP = Step(
 
 def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
     return position_id_buffers(c, 2)  # position_ids and token_type_ids
+
+
+if TYPE_CHECKING:  # this module against the contract (mypy): a missing or mistyped name is a type error here
+    from . import electra as _this
+    from .base import Family, Inference
+
+    _family: Family = _this
+    _inference: Inference = _this

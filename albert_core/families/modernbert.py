@@ -8,7 +8,6 @@ biases per attention_bias / mlp_bias / norm_bias; embeddings.norm and final_norm
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..layout import stored_copies
@@ -62,10 +61,6 @@ LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("Wqkv",), "key": ("Wqkv",)
 
 def validate(c: ModelConfig) -> list[str]:
     return []
-
-
-def validate_arrays(v: Mapping[str, Any]) -> Any:
-    return True  # validate's rules (if any) are the common ones that albert_core.estimate.sweeps applies
 
 
 def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
@@ -270,3 +265,10 @@ def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
     n = c.global_attn_every_n_layers
     types = {"sliding" if n > 1 and i % n else "full" for i in range(c.num_layers)}
     return len(types) * 2 * ((c.head_dim + 1) // 2) * float_bytes  # arange(0, dim, 2): ceil(dim / 2)
+
+
+if TYPE_CHECKING:  # this module against the contract (mypy): a missing or mistyped name is a type error here
+    from . import modernbert as _this
+    from .base import Family
+
+    _family: Family = _this

@@ -286,3 +286,11 @@ STEP = Step("backward", hf_checkpointing=False,  # MPNetLayer is not a GradientC
 
 def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
     return position_rows(c) * 8  # MPNetEmbeddings.position_ids: (1, max_position_embeddings) int64
+
+
+if TYPE_CHECKING:  # this module against the contract (mypy): a missing or mistyped name is a type error here
+    from . import mpnet as _this
+    from .base import Family, Inference
+
+    _family: Family = _this
+    _inference: Inference = _this

@@ -205,3 +205,11 @@ STEP = Step(
 
 def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
     return position_id_buffers(c, 2)  # position_ids and token_type_ids
+
+
+if TYPE_CHECKING:  # this module against the contract (mypy): a missing or mistyped name is a type error here
+    from . import roberta as _this
+    from .base import Family, Inference
+
+    _family: Family = _this
+    _inference: Inference = _this
