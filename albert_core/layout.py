@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .config import ModelConfig
+    from .config_fields import ConfigFields
 
 
-def stored_copies(cfg: ModelConfig, sublayer: str) -> int:
+def stored_copies(cfg: ConfigFields, sublayer: str) -> int:
     """Copies of the attention or FFN sublayer that are stored.
 
     HF ALBERT applies num_layers steps of a group of inner_group_num layers: L·inner layer

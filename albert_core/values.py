@@ -1,6 +1,6 @@
 """A raw value (JSON, config.json or query-string text) turned into a field's type, and a bad one shown short.
 
-No albert_core imports: config.py (ModelConfig's fields) and the family modules (their config.json keys and their
+No albert_core imports: config.py (ModelConfig's validation) and the family modules (their config.json keys and their
 own fields' bounds) both read it.
 """
 

@@ -15,7 +15,7 @@ from .base import BERT_STYLE_REFUSED, MlmHead, OwnField, ParamGroup, Step, layer
 from .modules import Module, Sublayers, bert_embedding_modules, lin, norm, param, tied
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
 
 NAME = "albert"
 MODEL_TYPES = ("albert",)
@@ -36,23 +36,23 @@ REQUIRED = bert.REQUIRED
 REFUSED = BERT_STYLE_REFUSED
 
 
-def validate(c: ModelConfig) -> list[str]:
+def validate(c: ConfigFields) -> list[str]:
     return []
 
 
-def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ConfigFields, n_att: int, n_ffn: int) -> list[ParamGroup]:
     E, H = c.embedding_dim, c.hidden_dim
     # ALBERT Sec. 3.1 factorized embedding: V×E + E×H instead of V×H
     proj = ParamGroup("embedding", "embeddings", "embedding_hidden_mapping_in", f"{E}×{H} + {H}", linear(E, H), 1)
     return bert.embedding_groups(c) + [proj] + bert.layer_groups(c, n_att, n_ffn)
 
 
-def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
+def sizes(c: ConfigFields, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     embedding, per_layer, all_layers, pooler = bert.sizes(c, n_att, n_ffn)
     return embedding + linear(c.embedding_dim, c.hidden_dim), per_layer, all_layers, pooler  # ALBERT Sec. 3.1
 
 
-def heads_groups(c: ModelConfig) -> list[ParamGroup]:
+def heads_groups(c: ConfigFields) -> list[ParamGroup]:
     """AlbertMLMHead: dense H→E, LayerNorm(E), decoder tied to word_embeddings, bias V; SOP classifier H→2."""
     H, E, V = c.hidden_dim, c.embedding_dim, c.vocab_size
     return [
@@ -63,7 +63,7 @@ def heads_groups(c: ModelConfig) -> list[ParamGroup]:
     ]
 
 
-def heads_size(c: ModelConfig) -> int:
+def heads_size(c: ConfigFields) -> int:
     E = c.embedding_dim
     return linear(c.hidden_dim, E) + layer_norm(E) + c.vocab_size + linear(c.hidden_dim, 2)
 
@@ -78,7 +78,7 @@ def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> No
         kw["num_groups"] = 1
 
 
-def to_hf(c: ModelConfig) -> dict[str, object]:
+def to_hf(c: ConfigFields) -> dict[str, object]:
     # only whole-layer sharing maps onto HF groups; other modes get one group per layer
     return {"embedding_size": c.embedding_dim,
             "num_hidden_groups": c.num_groups if c.sharing == "all" else c.num_layers,
@@ -108,24 +108,24 @@ POOLER_DROPPED_FOR = ("token", "mlm")  # AlbertForTokenClassification, AlbertFor
 embedding_modules = bert_embedding_modules  # E wide
 
 
-def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+def layer_prefix(c: ConfigFields, owner: int, j: int) -> str:
     """Group `owner`'s inner layer j (AlbertTransformer: albert_layer_groups[g].albert_layers[j])."""
     return f"encoder.albert_layer_groups.{owner}.albert_layers.{j}."
 
 
-def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+def sublayer_modules(c: ConfigFields, p: str, first: bool) -> Sublayers:
     H, I = c.hidden_dim, c.intermediate_dim  # AlbertLayer: full_layer_layer_norm follows the FFN
     return ([*(lin(f"{p}attention.{m}", H, H) for m in ("query", "key", "value", "dense")),
              norm(f"{p}attention.LayerNorm", H)],
             [lin(f"{p}ffn", H, I), lin(f"{p}ffn_output", I, H), norm(f"{p}full_layer_layer_norm", H)])
 
 
-def other_modules(c: ModelConfig) -> list[Module]:
+def other_modules(c: ConfigFields) -> list[Module]:
     return [lin("encoder.embedding_hidden_mapping_in", c.embedding_dim, c.hidden_dim),
             lin("pooler", c.hidden_dim, c.hidden_dim)]
 
 
-def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     V, E, H = c.vocab_size, c.embedding_dim, c.hidden_dim
     if head == "mlm":  # AlbertMLMHead: H -> E, then the E-wide table
         return [param("predictions.bias", V), norm("predictions.LayerNorm", E), lin("predictions.dense", H, E),
@@ -142,7 +142,7 @@ STEP = Step(
     mlm=MlmHead("predictions.dense", None, "predictions.LayerNorm", "predictions.decoder", "predictions.bias", True))
 
 
-def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+def buffer_bytes(c: ConfigFields, float_bytes: int) -> int:
     return position_id_buffers(c, 2)  # position_ids and token_type_ids
 
 

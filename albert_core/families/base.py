@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 from ..values import short
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
     from ..replay.liveness import Infer
     from ..replay.symbolic import Replay, Tensor
     from .modules import Module, Sublayers
@@ -25,8 +25,8 @@ Refusals = dict[str, tuple[tuple[object, ...], str]]
 
 @dataclass(frozen=True)
 class OwnField:
-    """One of a family's own ModelConfig fields (ModelConfig declares it, with its type and default): its rules and its
-    help, which config.validate, albert_core.estimate.sweeps and the sidebar read, so that each is written once."""
+    """One of a family's own ModelConfig fields (config_fields.ConfigFields declares it, with its type and default):
+    its rules and its help, which config.validate, albert_core.estimate.sweeps and the sidebar read, so that each is written once."""
 
     help: str  # what it is, for the sidebar (the family's name goes before it)
     lo: int | None = None  # a whole number: the lowest value allowed; None: not a whole number
@@ -119,43 +119,43 @@ class Family(Protocol):
     @property
     def REFUSED(self) -> Refusals: ...  # config.json keys whose other values are not modelled
 
-    def validate(self, c: ModelConfig, /) -> list[str]:
+    def validate(self, c: ConfigFields, /) -> list[str]:
         """The family's own rules, each message saying what to change."""
-    def sizes(self, c: ModelConfig, n_att: int, n_ffn: int, /) -> tuple[int, int, int, int]:
+    def sizes(self, c: ConfigFields, n_att: int, n_ffn: int, /) -> tuple[int, int, int, int]:
         """(embedding, per_layer, all_layers, pooler): the closed form, with n_att and n_ffn stored copies."""
-    def groups(self, c: ModelConfig, n_att: int, n_ffn: int, /) -> list[ParamGroup]:
+    def groups(self, c: ConfigFields, n_att: int, n_ffn: int, /) -> list[ParamGroup]:
         """The ParamGroup rows of the breakdown, module names as Hugging Face names them."""
     def from_hf(self, d: dict[str, object], kw: dict[str, Any], problems: list[str], /) -> None:
         """Family-specific keys of config.json d into kw (ModelConfig fields); what is wrong into problems."""
-    def to_hf(self, c: ModelConfig, /) -> dict[str, object]:
+    def to_hf(self, c: ConfigFields, /) -> dict[str, object]:
         """The family's config.json keys beyond HF_KEYS."""
     def hf_classes(self, heads: bool, /) -> tuple[type, type]:
         """(config class, model class) of Hugging Face transformers (imported when called: torch stays lazy)."""
     # the ops its training forward runs, for albert_core.estimate.activations' replay (replay.py)
-    def replay_embeddings(self, r: Replay, cfg: ModelConfig, /) -> Tensor: ...
-    def replay_layer(self, r: Replay, cfg: ModelConfig, x: Tensor, attention: str, /) -> Tensor: ...
-    def replay_pooler(self, r: Replay, cfg: ModelConfig, y: Tensor, /) -> None: ...
-    def weight_copy_elements(self, cfg: ModelConfig, checkpointing: bool, /) -> int:
+    def replay_embeddings(self, r: Replay, cfg: ConfigFields, /) -> Tensor: ...
+    def replay_layer(self, r: Replay, cfg: ConfigFields, x: Tensor, attention: str, /) -> Tensor: ...
+    def replay_pooler(self, r: Replay, cfg: ConfigFields, y: Tensor, /) -> None: ...
+    def weight_copy_elements(self, cfg: ConfigFields, checkpointing: bool, /) -> int:
         """Elements of autocast's cached 16-bit weight copies that Linear layers save."""
     # the modules Hugging Face builds, by qualified name (modules.py; albert_core.estimate.hf_modules puts them together)
     @property
     def BASE_PREFIX(self) -> str: ...  # the attribute under which an AutoModelFor... model holds the base model
     @property
     def POOLER_DROPPED_FOR(self) -> tuple[str, ...]: ...  # task heads whose model builds no pooler
-    def embedding_modules(self, c: ModelConfig, /) -> list[Module]:
+    def embedding_modules(self, c: ConfigFields, /) -> list[Module]:
         """The modules inside the base model's `embeddings` module."""
-    def layer_prefix(self, c: ModelConfig, owner: int, j: int, /) -> str:
+    def layer_prefix(self, c: ConfigFields, owner: int, j: int, /) -> str:
         """The path prefix of stored layer `owner`'s inner layer j ('encoder.layer.3.')."""
-    def sublayer_modules(self, c: ModelConfig, p: str, first: bool, /) -> Sublayers:
+    def sublayer_modules(self, c: ConfigFields, p: str, first: bool, /) -> Sublayers:
         """(attention, ffn) modules of one stored layer at prefix p; first: the model's first stored layer."""
-    def other_modules(self, c: ModelConfig, /) -> list[Module]:
+    def other_modules(self, c: ConfigFields, /) -> list[Module]:
         """The base model's modules outside `embeddings` and the layers (projections, shared tables, norms, pooler)."""
-    def head_modules(self, c: ModelConfig, head: str, num_labels: int, /) -> list[Module]:
+    def head_modules(self, c: ConfigFields, head: str, num_labels: int, /) -> list[Module]:
         """What the task model adds beside its base model (head: classification, token or mlm), tied decoders too."""
     # the training step (albert_core.replay.step)
     @property
     def STEP(self) -> Step: ...
-    def buffer_bytes(self, c: ModelConfig, float_bytes: int, /) -> int:
+    def buffer_bytes(self, c: ConfigFields, float_bytes: int, /) -> int:
         """Bytes of the base model's buffers (register_buffer / nn.Buffer); float ones float_bytes an element."""
 
 
@@ -170,21 +170,21 @@ class Family(Protocol):
 class Heads(Protocol):
     """The pretraining heads, modelled where HEADS is None (bert, albert)."""
 
-    def heads_groups(self, c: ModelConfig, /) -> list[ParamGroup]: ...
-    def heads_size(self, c: ModelConfig, /) -> int: ...
+    def heads_groups(self, c: ConfigFields, /) -> list[ParamGroup]: ...
+    def heads_size(self, c: ConfigFields, /) -> int: ...
 
 
 @runtime_checkable
 class Inference(Protocol):
     """The inference peak (albert_core.replay.liveness): a no_grad eval forward's allocations and frees."""
 
-    def infer_embeddings(self, f: Infer, cfg: ModelConfig, /) -> tuple[int, int]: ...
-    def infer_layer(self, f: Infer, cfg: ModelConfig, x: int, j: int, /) -> int: ...
-    def infer_pooler(self, f: Infer, cfg: ModelConfig, x: int, /) -> None: ...
-    def cast_sizes(self, cfg: ModelConfig, /) -> dict[str, int]: ...
+    def infer_embeddings(self, f: Infer, cfg: ConfigFields, /) -> tuple[int, int]: ...
+    def infer_layer(self, f: Infer, cfg: ConfigFields, x: int, j: int, /) -> int: ...
+    def infer_pooler(self, f: Infer, cfg: ConfigFields, x: int, /) -> None: ...
+    def cast_sizes(self, cfg: ConfigFields, /) -> dict[str, int]: ...
 
 
-def position_id_buffers(c: ModelConfig, n: int) -> int:
+def position_id_buffers(c: ConfigFields, n: int) -> int:
     """n (1, max_position_embeddings) int64 buffers: position_ids (and token_type_ids where n is 2)."""
     return n * (c.max_position + c.position_offset) * 8
 
@@ -203,7 +203,7 @@ def lin_shape(n_in: int, n_out: int, bias: bool = True) -> str:
     return f"{n_in}×{n_out}" + (f" + {n_out}" if bias else "")
 
 
-def bert_layer_groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def bert_layer_groups(c: ConfigFields, n_att: int, n_ffn: int) -> list[ParamGroup]:
     """BertLayer as Hugging Face names it (BERT, RoBERTa, ELECTRA): self-attention, output, FFN."""
     H, I = c.hidden_dim, c.intermediate_dim
     g = [ParamGroup("layers", "attention", f"attention.self.{m}", lin_shape(H, H), linear(H, H), n_att)
@@ -217,14 +217,14 @@ def bert_layer_groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup
     ]
 
 
-def bert_layer_sizes(c: ModelConfig) -> tuple[int, int]:
+def bert_layer_sizes(c: ConfigFields) -> tuple[int, int]:
     """(attention, ffn) parameters of one BertLayer: 4 H×H projections + LayerNorm; two Linear + LayerNorm."""
     H, I = c.hidden_dim, c.intermediate_dim
     # Vaswani et al. 2017 Sec. 3.2.2 (Q, K, V, output) and Sec. 3.3 (FFN)
     return 4 * linear(H, H) + layer_norm(H), linear(H, I) + linear(I, H) + layer_norm(H)
 
 
-def pooler_groups(c: ModelConfig) -> list[ParamGroup]:
+def pooler_groups(c: ConfigFields) -> list[ParamGroup]:
     H = c.hidden_dim
     return [ParamGroup("pooler", "pooler", "pooler.dense", lin_shape(H, H), linear(H, H), 1)]
 

@@ -23,7 +23,7 @@ from .modules import (
 )
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
 
 NAME = "bert"
 MODEL_TYPES = ("bert",)
@@ -48,11 +48,11 @@ REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_hea
 REFUSED = BERT_STYLE_REFUSED
 
 
-def validate(c: ModelConfig) -> list[str]:
+def validate(c: ConfigFields) -> list[str]:
     return []
 
 
-def embedding_groups(c: ModelConfig) -> list[ParamGroup]:
+def embedding_groups(c: ConfigFields) -> list[ParamGroup]:
     V, E, P, T = c.vocab_size, c.embedding_dim, c.max_position, c.type_vocab_size
     return [
         ParamGroup("embedding", "embeddings", "word_embeddings", f"{V}×{E}", V * E, 1),
@@ -62,7 +62,7 @@ def embedding_groups(c: ModelConfig) -> list[ParamGroup]:
     ]
 
 
-def layer_groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def layer_groups(c: ConfigFields, n_att: int, n_ffn: int) -> list[ParamGroup]:
     H, I = c.hidden_dim, c.intermediate_dim
     return [
         ParamGroup("layers", "attention", "attention.query", f"{H}×{H} + {H}", linear(H, H), n_att),
@@ -77,11 +77,11 @@ def layer_groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     ]
 
 
-def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ConfigFields, n_att: int, n_ffn: int) -> list[ParamGroup]:
     return embedding_groups(c) + layer_groups(c, n_att, n_ffn)
 
 
-def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
+def sizes(c: ConfigFields, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     """(embedding, per_layer, all_layers, pooler); plain arithmetic, so numpy arrays work too."""
     V, E, H, I = c.vocab_size, c.embedding_dim, c.hidden_dim, c.intermediate_dim
     embedding = (V + c.max_position + c.type_vocab_size) * E + layer_norm(E)
@@ -90,7 +90,7 @@ def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     return embedding, attention + ffn, attention * n_att + ffn * n_ffn, linear(H, H)
 
 
-def heads_groups(c: ModelConfig) -> list[ParamGroup]:
+def heads_groups(c: ConfigFields) -> list[ParamGroup]:
     """BertLMPredictionHead: transform H→H, LayerNorm(H), decoder tied, bias V; NSP classifier H→2."""
     H, V = c.hidden_dim, c.vocab_size
     return [
@@ -101,7 +101,7 @@ def heads_groups(c: ModelConfig) -> list[ParamGroup]:
     ]
 
 
-def heads_size(c: ModelConfig) -> int:
+def heads_size(c: ConfigFields) -> int:
     H = c.hidden_dim
     return linear(H, H) + layer_norm(H) + c.vocab_size + linear(H, 2)
 
@@ -110,7 +110,7 @@ def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> No
     """Family-specific keys of a config.json into kw (the common ones are already there)."""
 
 
-def to_hf(c: ModelConfig) -> dict[str, object]:
+def to_hf(c: ConfigFields) -> dict[str, object]:
     return {}
 
 
@@ -137,19 +137,19 @@ POOLER_DROPPED_FOR = ("token", "mlm")  # BertForTokenClassification, BertForMask
 embedding_modules = bert_embedding_modules
 
 
-def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+def layer_prefix(c: ConfigFields, owner: int, j: int) -> str:
     return stacked_prefix("encoder.layer.", c, owner, j)
 
 
-def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+def sublayer_modules(c: ConfigFields, p: str, first: bool) -> Sublayers:
     return bert_sublayer_modules(c, p)
 
 
-def other_modules(c: ModelConfig) -> list[Module]:
+def other_modules(c: ConfigFields) -> list[Module]:
     return [lin("pooler.dense", c.hidden_dim, c.hidden_dim)]
 
 
-def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     H, V = c.hidden_dim, c.vocab_size
     if head == "mlm":  # BertOnlyMLMHead; decoder.bias is cls.predictions.bias
         return [param("cls.predictions.bias", V), lin("cls.predictions.transform.dense", H, H),
@@ -163,7 +163,7 @@ STEP = Step("backward", pooler="pooler.dense", mlm=MlmHead(  # BertOnlyMLMHead
     "cls.predictions.bias"))
 
 
-def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+def buffer_bytes(c: ConfigFields, float_bytes: int) -> int:
     return position_id_buffers(c, 2)  # position_ids and token_type_ids
 
 

@@ -36,7 +36,7 @@ from .base import (
 from .modules import Module, Sublayers, bert_sublayer_modules, emb, lin, norm, param, stacked_prefix, tied
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
 
 NAME = "deberta-v2"
 MODEL_TYPES = ("deberta-v2",)
@@ -74,18 +74,18 @@ REFUSED: Refusals = {
 # (finetune.lora_targets): DisentangledSelfAttention's query_proj, key_proj, value_proj
 LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("query_proj",), "key": ("key_proj",), "value": ("value_proj",)}
 
-def validate(c: ModelConfig) -> list[str]:
+def validate(c: ConfigFields) -> list[str]:
     return []
 
 
-def rel_rows(c: ModelConfig) -> int:
+def rel_rows(c: ConfigFields) -> int:
     """Rows of encoder.rel_embeddings: 2 × (position_buckets, else max_relative_positions, else max_position)."""
     b, k = c.position_buckets, c.max_relative_positions
     # (x > 0) * a + (x <= 0) * b: the same on ints and on numpy arrays (sweeps)
     return 2 * ((b > 0) * b + (b <= 0) * ((k > 0) * k + (k <= 0) * c.max_position))
 
 
-def _pos_projs(c: ModelConfig) -> list[str]:
+def _pos_projs(c: ConfigFields) -> list[str]:
     """The per-layer position projections HF builds (DisentangledSelfAttention.__init__)."""
     if not c.relative_attention or c.share_att_key:
         return []
@@ -93,7 +93,7 @@ def _pos_projs(c: ModelConfig) -> list[str]:
     return [m for m, t in (("pos_key_proj", "c2p"), ("pos_query_proj", "p2c")) if t in terms]
 
 
-def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ConfigFields, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, E, H, P, T = c.vocab_size, c.embedding_dim, c.hidden_dim, c.max_position, c.type_vocab_size
     g = [ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{E}", V * E, 1)]
     if c.position_biased_input:
@@ -117,7 +117,7 @@ def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     return g
 
 
-def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
+def sizes(c: ConfigFields, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     E, H = c.embedding_dim, c.hidden_dim
     rows = c.vocab_size + c.position_biased_input * c.max_position + c.type_vocab_size
     embedding = rows * E + (E != H) * E * H + layer_norm(H)
@@ -176,7 +176,7 @@ def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> No
         kw["norm_rel_ebd"] = "layer_norm" if "layer_norm" in [x.strip() for x in norm.lower().split("|")] else "none"
 
 
-def to_hf(c: ModelConfig) -> dict[str, object]:
+def to_hf(c: ConfigFields) -> dict[str, object]:
     return {"embedding_size": c.embedding_dim, "relative_attention": c.relative_attention,
             "max_relative_positions": c.max_relative_positions, "position_buckets": c.position_buckets,
             "share_att_key": c.share_att_key, "pos_att_type": c.pos_att_type.split("|") if c.pos_att_type else None,
@@ -193,7 +193,7 @@ def hf_classes(heads: bool) -> tuple[type, type]:
 # DebertaV2Model runs its own attention (no sdpa path: HF refuses attn_implementation="sdpa"): attention="sdpa"
 # replays the same ops as eager, and build.hf_model builds it with eager attention.
 HF_ATTENTIONS = ("eager",)
-def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
+def replay_embeddings(r: Replay, cfg: ConfigFields) -> Tensor:
     """DebertaV2Embeddings (word [+ position] [+ token type], embed_proj, LayerNorm, * mask, dropout), then
     the encoder's relative embeddings (the rel_embeddings table, LayerNorm'd when norm_rel_ebd)."""
     E, H, c = cfg.embedding_dim, cfg.hidden_dim, "embeddings: index tensors"
@@ -215,7 +215,7 @@ def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     return x
 
 
-def _relative_embeddings(r: Replay, cfg: ModelConfig) -> None:
+def _relative_embeddings(r: Replay, cfg: ConfigFields) -> None:
     """DebertaV2Encoder.get_rel_embedding: the (2k, H) table, through LayerNorm when norm_rel_ebd."""
     R, H = rel_rows(cfg), cfg.hidden_dim
     rel = r.param(sz(one=R * H))  # encoder.rel_embeddings.weight
@@ -228,13 +228,13 @@ def _relative_embeddings(r: Replay, cfg: ModelConfig) -> None:
     r.ctx["rel"] = rel
 
 
-def _position_uses(cfg: ModelConfig) -> tuple[str, ...]:
+def _position_uses(cfg: ConfigFields) -> tuple[str, ...]:
     """The position projections a layer runs: both with share_att_key (even if a term is off), else one per term."""
     terms = tuple(cfg.pos_att_type.split("|")) if cfg.pos_att_type else ()
     return ("c2p", "p2c") if cfg.share_att_key else terms
 
 
-def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
+def replay_layer(r: Replay, cfg: ConfigFields, x: Tensor, attention: str) -> Tensor:
     """DebertaV2Layer: DisentangledSelfAttention, SelfOutput (dense, dropout, LayerNorm), FFN (as BERT's)."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     ctx = _disentangled_attention(r, cfg, [r.linear(x, H, H, "layer input (Q/K/V projections)") for _ in range(3)])
@@ -251,7 +251,7 @@ def _scale(r: Replay, dtype: str, op: str) -> None:
     r.save(r.new(sz(one=1), dtype), "attention scale (0-d tensors)", f"aten::div (other: {op} scale)")
 
 
-def _disentangled_attention(r: Replay, cfg: ModelConfig, qkv: list[Tensor]) -> Tensor:
+def _disentangled_attention(r: Replay, cfg: ConfigFields, qkv: list[Tensor]) -> Tensor:
     """DisentangledSelfAttention.forward: content scores, c2p/p2c terms, masked_fill, softmax, dropout, @ V."""
     A, c = cfg.num_heads, qkv[0].dtype
     q, k, v = (r.new(t.size, c) for t in qkv)  # transpose_for_scores: permute(0, 2, 1, 3).contiguous() copies
@@ -265,7 +265,7 @@ def _disentangled_attention(r: Replay, cfg: ModelConfig, qkv: list[Tensor]) -> T
     return probs_times_v(r, scores, cfg.attention_dropout, q.size, c, c, False)
 
 
-def _position_terms(r: Replay, cfg: ModelConfig, q: Tensor, k: Tensor) -> None:
+def _position_terms(r: Replay, cfg: ConfigFields, q: Tensor, k: Tensor) -> None:
     """disentangled_attention_bias: the position projections of the (dropped) relative embeddings, then
     c2p = gather(Q·K_rᵀ, c2p_pos) and p2c = gather(K·Q_rᵀ, p2c_pos)ᵀ, each / scale."""
     R, H, A = rel_rows(cfg), cfg.hidden_dim, cfg.num_heads
@@ -286,11 +286,11 @@ def _position_terms(r: Replay, cfg: ModelConfig, q: Tensor, k: Tensor) -> None:
         _scale(r, q.dtype, t)
 
 
-def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
+def replay_pooler(r: Replay, cfg: ConfigFields, y: Tensor) -> None:
     """DebertaV2Model has no pooler."""
 
 
-def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ConfigFields, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: the layers' (with the position projections)
     and embed_proj's. (The projections read a slice of rel_embeddings, not a leaf: cast per call, not cached.)"""
     E, H, I = cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim
@@ -300,14 +300,14 @@ def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
     return n + stored_copies(cfg, "attention") * (4 + len(_pos_projs(cfg))) * H * H + stored_copies(cfg, "ffn") * 2 * H * I
 
 
-def replay_checkpoint_inputs(r: Replay, cfg: ModelConfig) -> None:
+def replay_checkpoint_inputs(r: Replay, cfg: ConfigFields) -> None:
     """Checkpointing saves each layer's positional tensor inputs: the hidden states (per layer) and the
     (B, 1, S, S) float32 attention mask, one storage for all layers (relative_pos and rel_embeddings are
     keyword arguments and are not saved)."""
     r.save(r.new(sz(bss=1), F32), "checkpointed attention mask (B, 1, S, S)", "checkpoint (_NoopSaveInputs)")
 
 
-def relative_position_flops(cfg: ModelConfig, seq_len: int, batch_size: int) -> int:
+def relative_position_flops(cfg: ConfigFields, seq_len: int, batch_size: int) -> int:
     """Matmul FLOPs of one layer's disentangled terms: each position projection of the (2k, H) relative
     embeddings (2·2k·H², not per sequence), and each of c2p (Q·K_rᵀ) and p2c (K·Q_rᵀ): 2·B·S·H·2k."""
     if not cfg.relative_attention:
@@ -322,7 +322,7 @@ BASE_PREFIX = "deberta"
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler in the base model (the classifier's ContextPooler is its head's)
 
 
-def embedding_modules(c: ModelConfig) -> list[Module]:
+def embedding_modules(c: ConfigFields) -> list[Module]:
     V, E, H, P, T = c.vocab_size, c.embedding_dim, c.hidden_dim, c.max_position, c.type_vocab_size
     m = [emb("embeddings.word_embeddings", V, E)]
     if c.position_biased_input:
@@ -334,22 +334,22 @@ def embedding_modules(c: ModelConfig) -> list[Module]:
     return [*m, norm("embeddings.LayerNorm", H)]
 
 
-def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+def layer_prefix(c: ConfigFields, owner: int, j: int) -> str:
     return stacked_prefix("encoder.layer.", c, owner, j)
 
 
-def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+def sublayer_modules(c: ConfigFields, p: str, first: bool) -> Sublayers:
     att, ffn = bert_sublayer_modules(c, p, ("query_proj", "key_proj", "value_proj"))
     att[3:3] = [lin(f"{p}attention.self.{m}", c.hidden_dim, c.hidden_dim) for m in _pos_projs(c)]
     return att, ffn
 
 
-def other_modules(c: ModelConfig) -> list[Module]:
+def other_modules(c: ConfigFields) -> list[Module]:
     m = [emb("encoder.rel_embeddings", rel_rows(c), c.hidden_dim)] if c.relative_attention else []
     return m + ([norm("encoder.LayerNorm", c.hidden_dim)] if c.norm_rel_ebd == "layer_norm" else [])
 
 
-def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     V, E, H = c.vocab_size, c.embedding_dim, c.hidden_dim
     if head == "classification":  # ContextPooler (pooler_hidden_size defaults to hidden_size), then the classifier
         return [lin("pooler.dense", H, H), lin("classifier", H, num_labels)]
@@ -365,11 +365,11 @@ STEP = Step("backward_deberta", mlm=MlmHead(  # legacy=True (DebertaV2Config's d
     "cls.predictions.bias", True))
 
 
-def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+def buffer_bytes(c: ConfigFields, float_bytes: int) -> int:
     return position_id_buffers(c, 1)  # position_ids
 
 
-def unread_parameter(c: ModelConfig, name: str) -> bool:
+def unread_parameter(c: ConfigFields, name: str) -> bool:
     """A built parameter the forward never reads, so no gradient and no optimizer state (step._unused): with
     relative_attention but neither c2p nor p2c, encoder.rel_embeddings and its LayerNorm (DebertaV2Encoder.__init__)
     that DisentangledSelfAttention never uses; without relative_attention the LayerNorm (norm_rel_ebd)."""

@@ -26,7 +26,7 @@ from .base import (
 from .modules import Module, Sublayers, emb, lin, norm, stacked_prefix, tied
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
     from ..replay.liveness import Infer
 
 NAME = "distilbert"
@@ -58,11 +58,11 @@ REFUSED: Refusals = {
 # (finetune.lora_targets): MultiHeadSelfAttention's q_lin, k_lin, v_lin
 LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("q_lin",), "key": ("k_lin",), "value": ("v_lin",)}
 
-def validate(c: ModelConfig) -> list[str]:
+def validate(c: ConfigFields) -> list[str]:
     return []
 
 
-def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ConfigFields, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, H, I, P = c.vocab_size, c.hidden_dim, c.intermediate_dim, c.max_position
     return [
         ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{H}", V * H, 1),
@@ -77,7 +77,7 @@ def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     ]
 
 
-def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
+def sizes(c: ConfigFields, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     H = c.hidden_dim
     att, ffn = bert_layer_sizes(c)
     return (c.vocab_size + c.max_position) * H + layer_norm(H), att + ffn, att * n_att + ffn * n_ffn, 0  # no pooler
@@ -87,7 +87,7 @@ def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> No
     kw["type_vocab_size"] = 0  # no segment table
 
 
-def to_hf(c: ModelConfig) -> dict[str, object]:
+def to_hf(c: ConfigFields) -> dict[str, object]:
     return {"pad_token_id": 0}
 
 
@@ -98,28 +98,28 @@ def hf_classes(heads: bool) -> tuple[type, type]:
 
 
 # ---- activation replay (albert_core/replay/symbolic.py): DistilBertModel's ops and what they save ------------------
-def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
+def replay_embeddings(r: Replay, cfg: ConfigFields) -> Tensor:
     """Embeddings: word + position (position_ids a view of the (1, P) buffer), no segment table."""
     return bert_replay.embeddings(r, cfg, None, sz(one=cfg.max_position), False)
 
 
-def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
+def replay_layer(r: Replay, cfg: ConfigFields, x: Tensor, attention: str) -> Tensor:
     """TransformerBlock: sa_layer_norm(out_lin(attention) + x) with no dropout on the attention output;
     FFN lin1, activation, lin2, dropout; output_layer_norm."""
     return bert_replay.layer(r, cfg, x, attention, False, True)
 
 
-def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
+def replay_pooler(r: Replay, cfg: ConfigFields, y: Tensor) -> None:
     """DistilBertModel has no pooler."""
 
 
-def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ConfigFields, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: the layers' only."""
     return bert_replay.layer_weight_copies(cfg, checkpointing)
 
 
 # ---- inference peak (albert_core/replay/liveness.py): DistilBertModel's eval forward, allocations and frees -------
-def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
+def infer_embeddings(f: Infer, cfg: ConfigFields) -> tuple[int, int]:
     """Embeddings.forward: word lookup, position lookup on a view of the buffer (1, S, H), add, LayerNorm.
     The output lives until the model returns."""
     H, md = cfg.hidden_dim, f.md
@@ -130,7 +130,7 @@ def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     return emb, emb
 
 
-def infer_layer(f: Infer, cfg: ModelConfig, x: int, j: int) -> int:
+def infer_layer(f: Infer, cfg: ConfigFields, x: int, j: int) -> int:
     """TransformerBlock: unlike BertLayer, q, k, v and the context die only after out_lin; the attention
     weights (kept in `_`) die when the block returns."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
@@ -153,11 +153,11 @@ def infer_layer(f: Infer, cfg: ModelConfig, x: int, j: int) -> int:
     return out
 
 
-def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
+def infer_pooler(f: Infer, cfg: ConfigFields, x: int) -> None:
     """DistilBertModel has no pooler."""
 
 
-def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
+def cast_sizes(cfg: ConfigFields) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
 
@@ -167,27 +167,27 @@ BASE_PREFIX = "distilbert"
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler
 
 
-def embedding_modules(c: ModelConfig) -> list[Module]:  # Embeddings: word + position, no segment table
+def embedding_modules(c: ConfigFields) -> list[Module]:  # Embeddings: word + position, no segment table
     V, H, P = c.vocab_size, c.hidden_dim, c.max_position
     return [emb("embeddings.word_embeddings", V, H), emb("embeddings.position_embeddings", P, H),
             norm("embeddings.LayerNorm", H)]
 
 
-def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+def layer_prefix(c: ConfigFields, owner: int, j: int) -> str:
     return stacked_prefix("transformer.layer.", c, owner, j)
 
 
-def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+def sublayer_modules(c: ConfigFields, p: str, first: bool) -> Sublayers:
     H, I = c.hidden_dim, c.intermediate_dim  # TransformerBlock
     return ([*(lin(f"{p}attention.{m}_lin", H, H) for m in ("q", "k", "v", "out")), norm(f"{p}sa_layer_norm", H)],
             [lin(f"{p}ffn.lin1", H, I), lin(f"{p}ffn.lin2", I, H), norm(f"{p}output_layer_norm", H)])
 
 
-def other_modules(c: ModelConfig) -> list[Module]:
+def other_modules(c: ConfigFields) -> list[Module]:
     return []
 
 
-def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     H, V = c.hidden_dim, c.vocab_size
     if head == "classification":  # hidden_state[:, 0] -> pre_classifier -> classifier
         return [lin("pre_classifier", H, H), lin("classifier", H, num_labels)]
@@ -201,7 +201,7 @@ STEP = Step("backward", layer="TransformerBlock", classifier="pre_classifier", m
     "vocab_transform", None, "vocab_layer_norm", "vocab_projector", "vocab_projector.bias"))
 
 
-def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+def buffer_bytes(c: ConfigFields, float_bytes: int) -> int:
     return position_id_buffers(c, 1)  # position_ids
 
 

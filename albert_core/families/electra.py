@@ -27,7 +27,7 @@ from .base import (
 from .modules import Module, bert_embedding_modules, lin, norm, tied
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
     from ..replay.liveness import Infer
 
 NAME = "electra"
@@ -47,11 +47,11 @@ REQUIRED = bert.REQUIRED
 REFUSED = BERT_STYLE_REFUSED
 
 
-def validate(c: ModelConfig) -> list[str]:
+def validate(c: ConfigFields) -> list[str]:
     return []
 
 
-def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ConfigFields, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, E, H, P, T = c.vocab_size, c.embedding_dim, c.hidden_dim, c.max_position, c.type_vocab_size
     g = [
         ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{E}", V * E, 1),
@@ -64,7 +64,7 @@ def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     return g + bert_layer_groups(c, n_att, n_ffn)
 
 
-def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
+def sizes(c: ConfigFields, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     E, H = c.embedding_dim, c.hidden_dim
     embedding = (c.vocab_size + c.max_position + c.type_vocab_size) * E + layer_norm(E) + (E != H) * linear(E, H)
     att, ffn = bert_layer_sizes(c)
@@ -75,7 +75,7 @@ def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> No
     pass
 
 
-def to_hf(c: ModelConfig) -> dict[str, object]:
+def to_hf(c: ConfigFields) -> dict[str, object]:
     return {"embedding_size": c.embedding_dim, "pad_token_id": 0}
 
 
@@ -86,30 +86,30 @@ def hf_classes(heads: bool) -> tuple[type, type]:
 
 
 # ---- activation replay (albert_core/replay/symbolic.py): ElectraModel's ops and what they save ---------------------
-def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
+def replay_embeddings(r: Replay, cfg: ConfigFields) -> Tensor:
     """ElectraEmbeddings (BERT's, E wide: token_type_ids a (1, S) gather, position_ids a view of the (1, P)
     buffer), then embeddings_project when embedding_size differs from hidden_size."""
     types = sz(s=1) if cfg.type_vocab_size else None
     return bert_replay.embeddings(r, cfg, types, sz(one=cfg.max_position), cfg.embedding_dim != cfg.hidden_dim)
 
 
-def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
+def replay_layer(r: Replay, cfg: ConfigFields, x: Tensor, attention: str) -> Tensor:
     """ElectraLayer: BertLayer's ops, dropout after both sublayers."""
     return bert_replay.layer(r, cfg, x, attention, True, True)
 
 
-def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
+def replay_pooler(r: Replay, cfg: ConfigFields, y: Tensor) -> None:
     """ElectraModel has no pooler."""
 
 
-def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ConfigFields, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: the layers' and embeddings_project's."""
     E, H = cfg.embedding_dim, cfg.hidden_dim
     return bert_replay.layer_weight_copies(cfg, checkpointing) + (E * H if E != H else 0)
 
 
 # ---- inference peak (albert_core/replay/liveness.py): ElectraModel's eval forward, allocations and frees ----------
-def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
+def infer_embeddings(f: Infer, cfg: ConfigFields) -> tuple[int, int]:
     """ElectraEmbeddings: BertEmbeddings' allocations, E wide; embeddings_project (E ≠ H) rebinds
     hidden_states, so the E-wide output dies there and the projection lives until the encoder returns."""
     emb, _ = bert_replay.infer_embeddings(f, cfg)  # not factorized: no ALBERT projection there
@@ -120,16 +120,16 @@ def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     return x, x
 
 
-def infer_layer(f: Infer, cfg: ModelConfig, x: int, j: int) -> int:
+def infer_layer(f: Infer, cfg: ConfigFields, x: int, j: int) -> int:
     """ElectraLayer: BertLayer's allocations and frees."""
     return bert_replay.infer_layer(f, cfg, x, j)
 
 
-def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
+def infer_pooler(f: Infer, cfg: ConfigFields, x: int) -> None:
     """ElectraModel has no pooler."""
 
 
-def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
+def cast_sizes(cfg: ConfigFields) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
 
@@ -142,11 +142,11 @@ layer_prefix = bert.layer_prefix  # ElectraLayer: BertLayer's modules and names
 sublayer_modules = bert.sublayer_modules
 
 
-def other_modules(c: ModelConfig) -> list[Module]:
+def other_modules(c: ConfigFields) -> list[Module]:
     return [lin("embeddings_project", c.embedding_dim, c.hidden_dim)] if c.embedding_dim != c.hidden_dim else []
 
 
-def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     V, E, H = c.vocab_size, c.embedding_dim, c.hidden_dim
     if head == "classification":  # ElectraClassificationHead
         return [lin("classifier.dense", H, H), lin("classifier.out_proj", H, num_labels)]
@@ -164,7 +164,7 @@ STEP = Step(
                 "generator_lm_head.bias", True))  # ElectraForMaskedLM: the generator's head, E wide
 
 
-def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+def buffer_bytes(c: ConfigFields, float_bytes: int) -> int:
     return position_id_buffers(c, 2)  # position_ids and token_type_ids
 
 

@@ -18,7 +18,7 @@ from .base import OwnField, ParamGroup, Refusals, Step, layer_norm, lin_shape, l
 from .modules import Module, Sublayers, emb, lin, norm, stacked_prefix, tied
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
 
 NAME = "modernbert"
 MODEL_TYPES = ("modernbert",)
@@ -59,11 +59,11 @@ REFUSED: Refusals = {
 # (finetune.lora_targets): ModernBertAttention's one fused Wqkv, which holds all three
 LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("Wqkv",), "key": ("Wqkv",), "value": ("Wqkv",)}
 
-def validate(c: ModelConfig) -> list[str]:
+def validate(c: ConfigFields) -> list[str]:
     return []
 
 
-def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ConfigFields, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, H, I = c.vocab_size, c.hidden_dim, c.intermediate_dim
     ab, mb, nb = c.attention_bias, c.mlp_bias, c.norm_bias
     norm = f"{'2×' if nb else ''}{H}"
@@ -81,7 +81,7 @@ def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     ]
 
 
-def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
+def sizes(c: ConfigFields, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     H, I, nb = c.hidden_dim, c.intermediate_dim, c.norm_bias
     att = layer_norm(H, nb) + linear(H, 3 * H, c.attention_bias) + linear(H, H, c.attention_bias)
     ffn = layer_norm(H, nb) + linear(H, 2 * I, c.mlp_bias) + linear(I, H, c.mlp_bias)  # GLU: Shazeer 2020
@@ -106,7 +106,7 @@ def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> No
                             "remove the key or make it match")
 
 
-def to_hf(c: ModelConfig) -> dict[str, object]:
+def to_hf(c: ConfigFields) -> dict[str, object]:
     return {"embedding_dropout": c.dropout, "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0,
             "cls_token_id": 0, "sep_token_id": 0}
 
@@ -121,13 +121,13 @@ def hf_classes(heads: bool) -> tuple[type, type]:
 FIRST_LAYER_DIFFERS = True  # layer 0's attn_norm is nn.Identity
 
 
-def _layer_types(cfg: ModelConfig) -> set[str]:
+def _layer_types(cfg: ConfigFields) -> set[str]:
     """config.layer_types: layer i attends globally when i % global_attn_every_n_layers == 0, else locally."""
     n, L = cfg.global_attn_every_n_layers, cfg.num_layers
     return {"full_attention"} | ({"sliding_attention"} if n > 1 and L > 1 else set())
 
 
-def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
+def replay_embeddings(r: Replay, cfg: ConfigFields) -> Tensor:
     """ModernBertEmbeddings (tok_embeddings, norm, drop), then what the encoder hands to every layer: the
     rotary cos and sin (one pair per layer type, (1, S, head_dim) in the hidden dtype) that apply_rotary_pos_emb's
     multiplications save, and under sdpa's fused kernel the (B, 1, S, S) sliding-window mask each local layer
@@ -151,7 +151,7 @@ def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     return x
 
 
-def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
+def replay_layer(r: Replay, cfg: ConfigFields, x: Tensor, attention: str) -> Tensor:
     """ModernBertEncoderLayer (pre-LN): x + out_drop(Wo(attn(attn_norm(x)))), then + mlp(mlp_norm(.))."""
     H = cfg.hidden_dim
     h = x if r.ctx.get("layer_index") == 0 else r.layer_norm(x, H, "LayerNorms")  # attn_norm (Identity in layer 0)
@@ -162,7 +162,7 @@ def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tens
     return r.add(x, _mlp(r, cfg, r.layer_norm(x, H, "LayerNorms")))
 
 
-def _attention(r: Replay, cfg: ModelConfig, qkv: Tensor, attention: str) -> Tensor:
+def _attention(r: Replay, cfg: ConfigFields, qkv: Tensor, attention: str) -> Tensor:
     """unbind Wqkv's output, apply_rotary_pos_emb to q and k (new tensors: float32 math, cast back), then
     eager_attention_forward (softmax in float32, cast to the query dtype), sdpa's fused kernel, or (CPU sdpa
     with attention dropout) its math path, which upcasts 16-bit q, k, v to float32 copies."""
@@ -197,7 +197,7 @@ def _value(r: Replay, A: int, qkv: Tensor, tok: Size, upcast: str | None) -> Non
     r.save(r.new(tok, qkv.dtype), "Q/K/V", "aten::bmm (V, reshaped copy)", batch_one=False)
 
 
-def _mlp(r: Replay, cfg: ModelConfig, x: Tensor) -> Tensor:
+def _mlp(r: Replay, cfg: ConfigFields, x: Tensor) -> Tensor:
     """ModernBertMLP: Wi -> chunk(2) into input and gate (views of one storage) -> act(input) * gate -> drop -> Wo."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     wi = r.linear(x, H, 2 * I, "FFN input")
@@ -208,12 +208,12 @@ def _mlp(r: Replay, cfg: ModelConfig, x: Tensor) -> Tensor:
     return r.linear(g, I, H, "FFN output projection input")
 
 
-def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
+def replay_pooler(r: Replay, cfg: ConfigFields, y: Tensor) -> None:
     """No pooler; final_norm on the last hidden state."""
     r.layer_norm(y, cfg.hidden_dim, "final LayerNorm")
 
 
-def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ConfigFields, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: Wqkv, Wo, Wi, Wo of every stored layer."""
     if checkpointing:
         return 0
@@ -228,27 +228,27 @@ BASE_PREFIX = "model"  # ModernBertForMaskedLM.model, ...
 POOLER_DROPPED_FOR: tuple[str, ...] = ()  # no pooler
 
 
-def embedding_modules(c: ModelConfig) -> list[Module]:
+def embedding_modules(c: ConfigFields) -> list[Module]:
     return [emb("embeddings.tok_embeddings", c.vocab_size, c.hidden_dim),
             norm("embeddings.norm", c.hidden_dim, c.norm_bias)]
 
 
-def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+def layer_prefix(c: ConfigFields, owner: int, j: int) -> str:
     return stacked_prefix("layers.", c, owner, j)
 
 
-def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+def sublayer_modules(c: ConfigFields, p: str, first: bool) -> Sublayers:
     H, I, nb, ab, mb = c.hidden_dim, c.intermediate_dim, c.norm_bias, c.attention_bias, c.mlp_bias
     attn_norm = [] if first else [norm(f"{p}attn_norm", H, nb)]  # layer 0's attn_norm is nn.Identity
     return ([*attn_norm, lin(f"{p}attn.Wqkv", H, 3 * H, ab), lin(f"{p}attn.Wo", H, H, ab)],
             [norm(f"{p}mlp_norm", H, nb), lin(f"{p}mlp.Wi", H, 2 * I, mb), lin(f"{p}mlp.Wo", I, H, mb)])
 
 
-def other_modules(c: ModelConfig) -> list[Module]:
+def other_modules(c: ConfigFields) -> list[Module]:
     return [norm("final_norm", c.hidden_dim, c.norm_bias)]
 
 
-def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     H = c.hidden_dim  # ModernBertPredictionHead: dense H -> H (bias = classifier_bias, default False) and a norm
     prediction = [lin("head.dense", H, H, bias=False), norm("head.norm", H, c.norm_bias)]
     if head == "mlm":  # ModernBertForMaskedLM: decoder bias = decoder_bias (default True)
@@ -260,7 +260,7 @@ def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
 STEP = Step("backward_modernbert")
 
 
-def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+def buffer_bytes(c: ConfigFields, float_bytes: int) -> int:
     """ModernBertRotaryEmbedding: {type}_inv_freq and its original copy, per layer type (float)."""
     n = c.global_attn_every_n_layers
     types = {"sliding" if n > 1 and i % n else "full" for i in range(c.num_layers)}

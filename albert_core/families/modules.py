@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
 
 
 @dataclass(frozen=True)
@@ -73,14 +73,14 @@ def tied(path: str, n_in: int, n_out: int, bias: bool) -> Module:
     return Module(path, "linear", n_in, n_out, bias, tied=True)
 
 
-def bert_embedding_modules(c: ModelConfig) -> list[Module]:
+def bert_embedding_modules(c: ConfigFields) -> list[Module]:
     """BertEmbeddings (and ALBERT's, RoBERTa's, ELECTRA's: E wide); RoBERTa's table has pad_token_id + 1 more rows."""
     V, E, P, T = c.vocab_size, c.embedding_dim, c.max_position + c.position_offset, c.type_vocab_size
     return [emb("embeddings.word_embeddings", V, E), emb("embeddings.position_embeddings", P, E),
             emb("embeddings.token_type_embeddings", T, E), norm("embeddings.LayerNorm", E)]
 
 
-def bert_sublayer_modules(c: ModelConfig, p: str, qkv: tuple[str, ...] = ("query", "key", "value")) -> Sublayers:
+def bert_sublayer_modules(c: ConfigFields, p: str, qkv: tuple[str, ...] = ("query", "key", "value")) -> Sublayers:
     """BertLayer (and RobertaLayer, ElectraLayer, DebertaV2Layer with its own projection names) at prefix p."""
     H, I = c.hidden_dim, c.intermediate_dim
     return ([*(lin(f"{p}attention.self.{m}", H, H) for m in qkv), lin(f"{p}attention.output.dense", H, H),
@@ -88,6 +88,6 @@ def bert_sublayer_modules(c: ModelConfig, p: str, qkv: tuple[str, ...] = ("query
             [lin(f"{p}intermediate.dense", H, I), lin(f"{p}output.dense", I, H), norm(f"{p}output.LayerNorm", H)])
 
 
-def stacked_prefix(path: str, c: ModelConfig, owner: int, j: int) -> str:
+def stacked_prefix(path: str, c: ConfigFields, owner: int, j: int) -> str:
     """The prefix of stored layer `owner`'s inner layer j where layers are one list (encoder.layer.{k}. ...)."""
     return f"{path}{owner * c.inner_group_num + j}."

@@ -24,7 +24,7 @@ from .base import MlmHead, OwnField, ParamGroup, Refusals, Step, bert_layer_size
 from .modules import Module, Sublayers, emb, lin, norm, param, stacked_prefix, tied
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
     from ..replay.liveness import Infer
 
 NAME = "mpnet"
@@ -54,7 +54,7 @@ HF_ATTENTIONS = ("eager",)  # MPNetSelfAttention computes its own attention: no 
 LORA_ALIASES: dict[str, tuple[str, ...]] = {"query": ("q",), "key": ("k",), "value": ("v",)}
 
 
-def validate(c: ModelConfig) -> list[str]:
+def validate(c: ConfigFields) -> list[str]:
     if c.relative_attention_num_buckets < BUCKETS_MADE:
         return [f"relative_attention_num_buckets must be at least {BUCKETS_MADE} for family 'mpnet', got "
                 f"{c.relative_attention_num_buckets}: MPNetEncoder.compute_position_bias always makes {BUCKETS_MADE} "
@@ -66,11 +66,11 @@ def validate_arrays(v: Mapping[str, Any]) -> Any:
     return v["relative_attention_num_buckets"] >= BUCKETS_MADE  # validate's, on whole arrays
 
 
-def position_rows(c: ModelConfig) -> int:
+def position_rows(c: ConfigFields) -> int:
     return c.max_position + POSITION_ROWS_BEFORE
 
 
-def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ConfigFields, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, H, I, P, R, A = c.vocab_size, c.hidden_dim, c.intermediate_dim, position_rows(c), \
         c.relative_attention_num_buckets, c.num_heads
     return [
@@ -88,7 +88,7 @@ def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     ]
 
 
-def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
+def sizes(c: ConfigFields, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     """(embedding, per_layer, all_layers, pooler); the relative bias table (buckets × heads, one for all layers)
     counts with the layers, as DeBERTa's rel_embeddings do. Plain arithmetic: numpy arrays work too."""
     H = c.hidden_dim
@@ -113,7 +113,7 @@ def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> No
             kw["max_position"] -= POSITION_ROWS_BEFORE
 
 
-def to_hf(c: ModelConfig) -> dict[str, object]:
+def to_hf(c: ConfigFields) -> dict[str, object]:
     return {"max_position_embeddings": position_rows(c), "relative_attention_num_buckets":
             c.relative_attention_num_buckets, "pad_token_id": 1}
 
@@ -125,7 +125,7 @@ def hf_classes(heads: bool) -> tuple[type, type]:
 
 
 # ---- activation replay (albert_core/replay/symbolic.py): MPNetModel's ops and what they save ----------------------
-def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
+def replay_embeddings(r: Replay, cfg: ConfigFields) -> Tensor:
     """MPNetEmbeddings: position ids made from input_ids (a new (B, S) int64 tensor), no segment table; then
     MPNetEncoder.compute_position_bias's lookup, which saves its (S, S) int64 bucket indices."""
     x = bert_replay.embeddings(r, cfg, None, sz(bs=1), False)
@@ -133,25 +133,25 @@ def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
     return x
 
 
-def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
+def replay_layer(r: Replay, cfg: ConfigFields, x: Tensor, attention: str) -> Tensor:
     """MPNetLayer: BertLayer's saves; its attention is eager (matmul, / sqrt(d), the bias added in place, which saves
     nothing, softmax, dropout, matmul), whatever attention is asked for (HF_ATTENTIONS)."""
     return bert_replay.layer(r, cfg, x, "eager", True, True)
 
 
-def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
+def replay_pooler(r: Replay, cfg: ConfigFields, y: Tensor) -> None:
     """MPNetPooler: BertPooler's dense + tanh on sequence_output[:, 0]."""
     bert_replay.replay_pooler(r, cfg, y)
 
 
-def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ConfigFields, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: the layers' and the pooler's (the bias table is
     an embedding: autocast leaves it)."""
     return bert_replay.layer_weight_copies(cfg, checkpointing) + cfg.hidden_dim ** 2
 
 
 # ---- inference peak (albert_core/replay/liveness.py): MPNetModel's eval forward, allocations and frees ------------
-def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
+def infer_embeddings(f: Infer, cfg: ConfigFields) -> tuple[int, int]:
     """MPNetEmbeddings.forward under no_grad, then MPNetEncoder.compute_position_bias: the (B, A, S, S) bias the
     encoder holds through every layer (kept to the end here: the pooler's moment is below the last layer's).
     Returns (embedding_output, encoder input): the same tensor, alive until the model returns."""
@@ -172,7 +172,7 @@ def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     return emb, emb
 
 
-def _infer_bias(f: Infer, cfg: ModelConfig) -> int:
+def _infer_bias(f: Infer, cfg: ConfigFields) -> int:
     """compute_position_bias and relative_position_bucket op by op: (S, S) int64 and float32 temporaries, the
     (S, S, A) lookup, its (B, A, S, S) .contiguous() copy (returned: alive through the encoder)."""
     S1, SS, I64 = sz(s=1), sz(ss=1), "int64"
@@ -199,7 +199,7 @@ def _infer_bias(f: Infer, cfg: ModelConfig) -> int:
     return bias
 
 
-def infer_layer(f: Infer, cfg: ModelConfig, xin: int, j: int) -> int:
+def infer_layer(f: Infer, cfg: ConfigFields, xin: int, j: int) -> int:
     """MPNetLayer: q, k, v; scores = q @ k^T / sqrt(d) (the bias added in place), softmax; @ v, the contiguous copy;
     the output Linear o while MPNetSelfAttention still holds q, k, v, the scores and probabilities; LayerNorm(o + x);
     BERT's FFN."""
@@ -230,12 +230,12 @@ def infer_layer(f: Infer, cfg: ModelConfig, xin: int, j: int) -> int:
 _ATT = ("q", "k", "v", "o")  # autocast's cache keys of one stored attention sublayer
 
 
-def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
+def infer_pooler(f: Infer, cfg: ConfigFields, x: int) -> None:
     """MPNetPooler: BertPooler's dense + tanh on the first token."""
     bert_replay.infer_pooler(f, cfg, x)
 
 
-def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
+def cast_sizes(cfg: ConfigFields) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
 
@@ -245,29 +245,29 @@ BASE_PREFIX = "mpnet"
 POOLER_DROPPED_FOR = ("classification", "token", "mlm")  # MPNetFor...: add_pooling_layer=False
 
 
-def embedding_modules(c: ModelConfig) -> list[Module]:
+def embedding_modules(c: ConfigFields) -> list[Module]:
     H = c.hidden_dim
     return [emb("embeddings.word_embeddings", c.vocab_size, H), emb("embeddings.position_embeddings",
             position_rows(c), H), norm("embeddings.LayerNorm", H)]
 
 
-def layer_prefix(c: ModelConfig, owner: int, j: int) -> str:
+def layer_prefix(c: ConfigFields, owner: int, j: int) -> str:
     return stacked_prefix("encoder.layer.", c, owner, j)
 
 
-def sublayer_modules(c: ModelConfig, p: str, first: bool) -> Sublayers:
+def sublayer_modules(c: ConfigFields, p: str, first: bool) -> Sublayers:
     H, I = c.hidden_dim, c.intermediate_dim
     return ([*(lin(f"{p}attention.attn.{m}", H, H) for m in "qkvo"), norm(f"{p}attention.LayerNorm", H)],
             [lin(f"{p}intermediate.dense", H, I), lin(f"{p}output.dense", I, H), norm(f"{p}output.LayerNorm", H)])
 
 
-def other_modules(c: ModelConfig) -> list[Module]:
+def other_modules(c: ConfigFields) -> list[Module]:
     """MPNetEncoder's bias table (defined after its layers), then the pooler."""
     return [emb("encoder.relative_attention_bias", c.relative_attention_num_buckets, c.num_heads),
             lin("pooler.dense", c.hidden_dim, c.hidden_dim)]
 
 
-def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     H, V = c.hidden_dim, c.vocab_size
     if head == "classification":  # MPNetClassificationHead
         return [lin("classifier.dense", H, H), lin("classifier.out_proj", H, num_labels)]
@@ -284,7 +284,7 @@ STEP = Step("backward", hf_checkpointing=False,  # MPNetLayer is not a GradientC
             mlm=MlmHead("lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias"))
 
 
-def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+def buffer_bytes(c: ConfigFields, float_bytes: int) -> int:
     return position_rows(c) * 8  # MPNetEmbeddings.position_ids: (1, max_position_embeddings) int64
 
 

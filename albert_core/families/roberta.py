@@ -38,7 +38,7 @@ from .modules import (
 )
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
     from ..replay.liveness import Infer
 
 NAME = "roberta"
@@ -59,7 +59,7 @@ REQUIRED = bert.REQUIRED
 REFUSED = BERT_STYLE_REFUSED
 
 
-def validate(c: ModelConfig) -> list[str]:
+def validate(c: ConfigFields) -> list[str]:
     if c.position_offset < 1:
         return [f"position_offset must be at least 1 for family 'roberta' (pad_token_id + 1), got {c.position_offset}"]
     if c.position_offset > c.vocab_size:
@@ -72,7 +72,7 @@ def validate_arrays(v: Mapping[str, Any]) -> Any:
     return (v["position_offset"] >= 1) & (v["position_offset"] <= v["vocab_size"])  # validate's, on whole arrays
 
 
-def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
+def groups(c: ConfigFields, n_att: int, n_ffn: int) -> list[ParamGroup]:
     V, H, T, P = c.vocab_size, c.hidden_dim, c.type_vocab_size, c.max_position + c.position_offset
     return [
         ParamGroup("embedding", "embeddings", "embeddings.word_embeddings", f"{V}×{H}", V * H, 1),
@@ -83,7 +83,7 @@ def groups(c: ModelConfig, n_att: int, n_ffn: int) -> list[ParamGroup]:
     ]
 
 
-def sizes(c: ModelConfig, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
+def sizes(c: ConfigFields, n_att: int, n_ffn: int) -> tuple[int, int, int, int]:
     H = c.hidden_dim
     embedding = (c.vocab_size + c.max_position + c.position_offset + c.type_vocab_size) * H + layer_norm(H)
     att, ffn = bert_layer_sizes(c)
@@ -104,7 +104,7 @@ def from_hf(d: dict[str, object], kw: dict[str, Any], problems: list[str]) -> No
             kw["max_position"] -= pad + 1
 
 
-def to_hf(c: ModelConfig) -> dict[str, object]:
+def to_hf(c: ConfigFields) -> dict[str, object]:
     return {"max_position_embeddings": c.max_position + c.position_offset, "pad_token_id": c.position_offset - 1}
 
 
@@ -115,29 +115,29 @@ def hf_classes(heads: bool) -> tuple[type, type]:
 
 
 # ---- activation replay (albert_core/replay/symbolic.py): RobertaModel's ops and what they save ---------------------
-def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
+def replay_embeddings(r: Replay, cfg: ConfigFields) -> Tensor:
     """RobertaEmbeddings: position_ids are computed from input_ids (cumsum of input_ids.ne(pad)), a new
     (B, S) int64 tensor, and token_type_ids gather the buffer at those positions, (B, S) too."""
     return bert_replay.embeddings(r, cfg, sz(bs=1) if cfg.type_vocab_size else None, sz(bs=1), False)
 
 
-def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
+def replay_layer(r: Replay, cfg: ConfigFields, x: Tensor, attention: str) -> Tensor:
     """RobertaLayer: BertLayer's ops, dropout after both sublayers."""
     return bert_replay.layer(r, cfg, x, attention, True, True)
 
 
-def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
+def replay_pooler(r: Replay, cfg: ConfigFields, y: Tensor) -> None:
     """RobertaPooler: BertPooler's dense + tanh on sequence_output[:, 0]."""
     bert_replay.replay_pooler(r, cfg, y)
 
 
-def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ConfigFields, checkpointing: bool) -> int:
     """Autocast's 16-bit weight copies that Linear layers save: the layers' and the pooler's."""
     return bert_replay.layer_weight_copies(cfg, checkpointing) + cfg.hidden_dim ** 2
 
 
 # ---- inference peak (albert_core/replay/liveness.py): RobertaModel's eval forward, allocations and frees ----------
-def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
+def infer_embeddings(f: Infer, cfg: ConfigFields) -> tuple[int, int]:
     """RobertaEmbeddings.forward under no_grad: create_position_ids_from_input_ids (ne, int, cumsum, type_as,
     + 0, * mask, long, + padding_idx), the token type gather at those positions, the three lookups, two adds,
     LayerNorm. Returns (embedding_output, encoder input): the same tensor, alive until the model returns."""
@@ -161,17 +161,17 @@ def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     return emb, emb
 
 
-def infer_layer(f: Infer, cfg: ModelConfig, x: int, j: int) -> int:
+def infer_layer(f: Infer, cfg: ConfigFields, x: int, j: int) -> int:
     """RobertaLayer: BertLayer's allocations and frees."""
     return bert_replay.infer_layer(f, cfg, x, j)
 
 
-def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
+def infer_pooler(f: Infer, cfg: ConfigFields, x: int) -> None:
     """RobertaPooler: BertPooler's dense + tanh on the first token."""
     bert_replay.infer_pooler(f, cfg, x)
 
 
-def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
+def cast_sizes(cfg: ConfigFields) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer, as BERT's."""
     return bert_replay.cast_sizes(cfg)
 
@@ -185,7 +185,7 @@ sublayer_modules = bert.sublayer_modules
 other_modules = bert.other_modules
 
 
-def head_modules(c: ModelConfig, head: str, num_labels: int) -> list[Module]:
+def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     H, V = c.hidden_dim, c.vocab_size
     if head == "classification":  # RobertaClassificationHead
         return [lin("classifier.dense", H, H), lin("classifier.out_proj", H, num_labels)]
@@ -203,7 +203,7 @@ STEP = Step(
     mlm=MlmHead("lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias"))  # RobertaLMHead
 
 
-def buffer_bytes(c: ModelConfig, float_bytes: int) -> int:
+def buffer_bytes(c: ConfigFields, float_bytes: int) -> int:
     return position_id_buffers(c, 2)  # position_ids and token_type_ids
 
 

@@ -12,7 +12,7 @@ from ..layout import stored_copies
 from .symbolic import Replay, Size, Tensor, attention_core, sz
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
     from .liveness import Infer
 
 ATTENTION_LINEARS = ("q", "k", "v", "dense")
@@ -20,7 +20,7 @@ FFN_LINEARS = ("ffn", "ffn_output")
 
 
 # ---- training: what autograd saves -------------------------------------------------------------------
-def embeddings(r: Replay, cfg: ModelConfig, token_types: Size | None, positions: Size | None,
+def embeddings(r: Replay, cfg: ConfigFields, token_types: Size | None, positions: Size | None,
                project: bool) -> Tensor:
     """BERT-style embeddings: the index tensors aten::embedding saves (EmbeddingBackward0 keeps indices),
     the E-wide sum, LayerNorm and dropout, then an E->H Linear when project."""
@@ -38,13 +38,13 @@ def embeddings(r: Replay, cfg: ModelConfig, token_types: Size | None, positions:
     return x
 
 
-def replay_embeddings(r: Replay, cfg: ModelConfig) -> Tensor:
+def replay_embeddings(r: Replay, cfg: ConfigFields) -> Tensor:
     """BertEmbeddings / AlbertEmbeddings (+ ALBERT's embedding_hidden_mapping_in): token_type_ids is a
     (1, S) gather of the buffer, position_ids a view of the whole (1, P) buffer."""
     return embeddings(r, cfg, sz(s=1), sz(one=cfg.max_position), cfg.factorized)
 
 
-def layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str, attn_dropout: bool, ffn_dropout: bool) -> Tensor:
+def layer(r: Replay, cfg: ConfigFields, x: Tensor, attention: str, attn_dropout: bool, ffn_dropout: bool) -> Tensor:
     """A post-LN encoder layer: Q/K/V, attention, output dense (+ dropout), LayerNorm, FFN (+ dropout),
     LayerNorm. x is the (B, S, H) layer input."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
@@ -62,17 +62,17 @@ def layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str, attn_dropout: 
     return r.layer_norm(r.add(h, a), H, "LayerNorms")
 
 
-def replay_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
+def replay_layer(r: Replay, cfg: ConfigFields, x: Tensor, attention: str) -> Tensor:
     """BertLayer: dropout after both sublayers."""
     return layer(r, cfg, x, attention, True, True)
 
 
-def replay_albert_layer(r: Replay, cfg: ModelConfig, x: Tensor, attention: str) -> Tensor:
+def replay_albert_layer(r: Replay, cfg: ConfigFields, x: Tensor, attention: str) -> Tensor:
     """AlbertLayer: Hugging Face's applies no dropout after its FFN."""
     return layer(r, cfg, x, attention, True, False)
 
 
-def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
+def replay_pooler(r: Replay, cfg: ConfigFields, y: Tensor) -> None:
     """BertPooler / AlbertModel.pooler: dense + tanh on sequence_output[:, 0]."""
     H = cfg.hidden_dim
     if r.amp and y.dtype != r.amp:
@@ -83,7 +83,7 @@ def replay_pooler(r: Replay, cfg: ModelConfig, y: Tensor) -> None:
     r.unary_saves_result(pooled, "aten::tanh", "pooler")
 
 
-def layer_weight_copies(cfg: ModelConfig, checkpointing: bool) -> int:
+def layer_weight_copies(cfg: ConfigFields, checkpointing: bool) -> int:
     """Elements of autocast's cached 16-bit copies of the layers' weights: one per stored weight.
 
     Under checkpointing the layers' copies are made inside the checkpointed region, whose saved
@@ -94,20 +94,20 @@ def layer_weight_copies(cfg: ModelConfig, checkpointing: bool) -> int:
     return stored_copies(cfg, "attention") * 4 * H * H + stored_copies(cfg, "ffn") * 2 * H * I
 
 
-def weight_copy_elements(cfg: ModelConfig, checkpointing: bool) -> int:
+def weight_copy_elements(cfg: ConfigFields, checkpointing: bool) -> int:
     """Autocast's weight copies that Linear layers save: the layers', the pooler's, ALBERT's E→H projection's."""
     n = layer_weight_copies(cfg, checkpointing) + cfg.hidden_dim ** 2  # pooler.dense
     return n + (cfg.embedding_dim * cfg.hidden_dim if cfg.factorized else 0)  # embedding_hidden_mapping_in
 
 
 # ---- inference: allocations and frees of a no_grad eval forward ---------------------------------------
-def cast_sizes(cfg: ModelConfig) -> dict[str, int]:
+def cast_sizes(cfg: ConfigFields) -> dict[str, int]:
     """Elements of one stored copy's autocast casts (weights and biases) per sublayer."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     return {"attention": 4 * (H * H + H), "ffn": H * I + I + I * H + H}
 
 
-def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
+def infer_embeddings(f: Infer, cfg: ConfigFields) -> tuple[int, int]:
     """BertEmbeddings.forward / AlbertEmbeddings.forward (embedding is on no autocast list), then ALBERT's
     projection. Returns (embedding_output, encoder input)."""
     E, md = cfg.embedding_dim, f.md
@@ -125,19 +125,19 @@ def infer_embeddings(f: Infer, cfg: ModelConfig) -> tuple[int, int]:
     return emb, x
 
 
-def infer_layer(f: Infer, cfg: ModelConfig, xin: int, j: int) -> int:
+def infer_layer(f: Infer, cfg: ConfigFields, xin: int, j: int) -> int:
     """Layer application j: BertLayer (and RobertaLayer, ElectraLayer: copies of it)."""
     ka, kf = f.layer_linears(j, "attention", ATTENTION_LINEARS), f.layer_linears(j, "ffn", FFN_LINEARS)
     return _bert_layer(f, cfg, xin, ka, kf)
 
 
-def infer_albert_layer(f: Infer, cfg: ModelConfig, xin: int, j: int) -> int:
+def infer_albert_layer(f: Infer, cfg: ConfigFields, xin: int, j: int) -> int:
     """Layer application j of ALBERT: AlbertLayer."""
     ka, kf = f.layer_linears(j, "attention", ATTENTION_LINEARS), f.layer_linears(j, "ffn", FFN_LINEARS)
     return _albert_layer(f, cfg, xin, ka, kf)
 
 
-def ffn(f: Infer, cfg: ModelConfig, a1: int, kf: str) -> tuple[int, int]:
+def ffn(f: Infer, cfg: ConfigFields, a1: int, kf: str) -> tuple[int, int]:
     """Intermediate dense, activation, output dense: (activation output, output dense result)."""
     H, I = cfg.hidden_dim, cfg.intermediate_dim
     xi = f.linear(a1, H, I, f"{kf}.ffn")  # BertIntermediate.dense / AlbertLayer.ffn
@@ -146,7 +146,7 @@ def ffn(f: Infer, cfg: ModelConfig, a1: int, kf: str) -> tuple[int, int]:
     return y, f.linear(y, I, H, f"{kf}.ffn_output")  # BertOutput.dense / AlbertLayer.ffn_output
 
 
-def _bert_layer(f: Infer, cfg: ModelConfig, xin: int, ka: str, kf: str) -> int:
+def _bert_layer(f: Infer, cfg: ConfigFields, xin: int, ka: str, kf: str) -> int:
     H = cfg.hidden_dim
     q, k, v = (f.linear(xin, H, H, f"{ka}.{n}") for n in "qkv")
     ctx, probs = f.attention_core()
@@ -162,7 +162,7 @@ def _bert_layer(f: Infer, cfg: ModelConfig, xin: int, ka: str, kf: str) -> int:
     return out
 
 
-def _albert_layer(f: Infer, cfg: ModelConfig, xin: int, ka: str, kf: str) -> int:
+def _albert_layer(f: Infer, cfg: ConfigFields, xin: int, ka: str, kf: str) -> int:
     H = cfg.hidden_dim
     q, k, v = (f.linear(xin, H, H, f"{ka}.{n}") for n in "qkv")
     ctx, probs = f.attention_core()
@@ -179,7 +179,7 @@ def _albert_layer(f: Infer, cfg: ModelConfig, xin: int, ka: str, kf: str) -> int
     return out
 
 
-def infer_pooler(f: Infer, cfg: ModelConfig, x: int) -> None:
+def infer_pooler(f: Infer, cfg: ConfigFields, x: int) -> None:
     """Pooler dense on sequence_output[:, 0] (a view; autocast casts a (B, H) copy), then tanh."""
     H = cfg.hidden_dim
     pd_ = f.linear(x, H, H, "pooler", out_el=sz(b=H), in_el=sz(b=H))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, overload
 from .symbolic import BYTES, F32, MONOMIALS, Size, promote, scale, split_dtype, sz
 
 if TYPE_CHECKING:
-    from ..config import ModelConfig
+    from ..config_fields import ConfigFields
 
 Spec = tuple[tuple[int, ...], str]  # a new tensor: its elements (MONOMIALS coefficients) and dtype
 
@@ -48,7 +48,7 @@ class Live:
                 self.live = [a - b for a, b in zip(self.live, self.sizes.pop(h), strict=True)]
 
 
-def stored_range(cfg: ModelConfig, sublayer: str, first_step: int, last_step: int) -> tuple[int, int]:
+def stored_range(cfg: ConfigFields, sublayer: str, first_step: int, last_step: int) -> tuple[int, int]:
     """[start, stop) of the stored-copy indexes that steps first_step..last_step use (contiguous)."""
     inner = cfg.inner_group_num
     if cfg.sharing in ("all", sublayer):  # step i runs group i // (L / G), copies g·inner + k
@@ -57,7 +57,7 @@ def stored_range(cfg: ModelConfig, sublayer: str, first_step: int, last_step: in
     return first_step * inner, (last_step + 1) * inner  # one copy per application
 
 
-def stored_index(cfg: ModelConfig, sublayer: str, application: int) -> int:
+def stored_index(cfg: ConfigFields, sublayer: str, application: int) -> int:
     """Stored copy that layer application j uses (reference.ReferenceModel's layout, HF's for ALBERT)."""
     step, k = divmod(application, cfg.inner_group_num)
     return stored_range(cfg, sublayer, step, step)[0] + k
@@ -66,7 +66,7 @@ def stored_index(cfg: ModelConfig, sublayer: str, application: int) -> int:
 class Infer:
     """Ops of an eval forward: each allocates its outputs and frees its temporaries."""
 
-    def __init__(self, cfg: ModelConfig, dtype: str, attention: str, device: str, copy_qkv: bool, copy_ctx: bool):
+    def __init__(self, cfg: ConfigFields, dtype: str, attention: str, device: str, copy_qkv: bool, copy_ctx: bool):
         self.cfg, self.attention, self.copy_qkv, self.copy_ctx = cfg, attention, copy_qkv, copy_ctx
         self.md, self.amp = split_dtype(dtype)
         self.cuda = device == "cuda"
