@@ -1,12 +1,13 @@
 """Every number the CLI prints for every preset, and what validation says of many configs, as one JSON file.
 
-Usage: python scripts/snapshot.py OUT.json            (then: python scripts/snapshot.py --compare A.json B.json)
+Usage: python scripts/snapshot.py OUT.json [--pages]  (then: python scripts/snapshot.py --compare A.json B.json)
 
 A refactor that should change no number is checked by running this before and after (a worktree of the old
 commit) and comparing: the CLI's `--json` of `params` (with the heads where modelled), `flops` and `memory` (the
 default workload, mixed precision with checkpointing, a fine-tuning with LoRA, serving) for every preset, and the
 problems `ModelConfig` reports for a few thousand configs made from the presets with edge values in their fields
-(seeded, so both runs see the same configs).
+(seeded, so both runs see the same configs). With --pages, also every tab of every page in AppTest for six
+presets, one of each kind of family: its tables (as CSV), metrics and captions.
 """
 
 from __future__ import annotations
@@ -88,17 +89,48 @@ def snapshot() -> dict:
     return out
 
 
+PAGE_PRESETS = ("bert-base", "albert-xxlarge", "roberta-base", "deberta-v3-base", "ModernBERT-base", "all-mpnet-base-v2")
+
+
+def pages() -> dict:
+    """Page and tab -> what AppTest shows there: tables as CSV, metrics, captions (the settings beside numbers)."""
+    from streamlit.testing.v1 import AppTest
+
+    from albert_core.formats.share import PAGE_TABS
+
+    app = str(Path(__file__).resolve().parent.parent / "app.py")
+    out: dict = {}
+    for preset in PAGE_PRESETS:
+        at = AppTest.from_file(app, default_timeout=120)
+        at.query_params["preset"] = preset
+        at.run()
+        for page in ("overview", "parameters", "memory", "fit", "compute", "verify"):
+            at.switch_page(f"pages/{page}.py").run()
+            for tab in PAGE_TABS.get(page, ("",)):
+                if tab:  # the open tab is a page control (ui/sections.lazy_tabs draws only that one)
+                    at.session_state["_ae_controls"] = {**at.session_state["_ae_controls"], f"{page}_tab": tab}
+                    at.run()
+                out[f"{preset} {page} {tab}"] = {
+                    "tables": [d.value.to_csv() for d in at.dataframe] + [t.value.to_csv() for t in at.table],
+                    "metrics": [(m.label, m.value) for m in at.metric],
+                    "captions": [c.value for c in at.caption],
+                    "errors": [e.value for e in at.exception] + [e.value for e in at.error]}
+    return out
+
+
 def compare(a: dict, b: dict) -> int:
     """Print what differs; 0 when nothing does."""
     diff = 0
-    for part in ("cli", "config_json"):
+    for part in ("cli", "config_json", "pages"):
+        if part not in a or part not in b:
+            continue
         for k in sorted(set(a[part]) | set(b[part])):
             if a[part].get(k) != b[part].get(k):
                 diff += 1
                 print(f"{part}: {k} differs")
     bad = [i for i, (x, y) in enumerate(zip(a["validate"], b["validate"], strict=True)) if x != y]
     diff += len(bad)
-    print(f"cli runs: {len(a['cli'])}, config.json: {len(a['config_json'])}, configs validated: {len(a['validate'])} "
+    print(f"page tabs: {len(a.get('pages', {}))}, cli runs: {len(a['cli'])}, config.json: {len(a['config_json'])}, configs validated: {len(a['validate'])} "
           f"({sum(1 for v in a['validate'] if v)} refused); differences: {diff}")
     for i in bad[:10]:
         print(f"  config {i}: {a['validate'][i]} != {b['validate'][i]}")
@@ -108,4 +140,7 @@ def compare(a: dict, b: dict) -> int:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--compare"]:
         sys.exit(compare(*(json.loads(Path(p).read_text()) for p in sys.argv[2:4])))
-    Path(sys.argv[1]).write_text(json.dumps(snapshot(), sort_keys=True, default=str))
+    snap = snapshot()
+    if "--pages" in sys.argv:
+        snap["pages"] = pages()
+    Path(sys.argv[1]).write_text(json.dumps(snap, sort_keys=True, default=str))
