@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
+import socket
 import sys
 import threading
 from contextlib import asynccontextmanager
@@ -231,4 +233,40 @@ def _without_length(msg) -> list:
     return [(k, v) for k, v in msg.get("headers", []) if k.lower() != b"content-length"]
 
 
+# Every response on a reused connection waited 40 ms: Streamlit 1.67's server binds its listening socket itself
+# (starlette_server._bind_socket: socket.socket(family), so proto 0), and asyncio turns Nagle's algorithm off only on
+# sockets whose proto is IPPROTO_TCP (asyncio.base_events._set_nodelay), so a response written in two parts (headers,
+# then body; a websocket message behind one not yet acknowledged) waited for the browser's delayed ACK. A static file
+# on a kept-alive connection took a median of 44.0 ms, 1.4 ms with TCP_NODELAY; a page's first screen fetches about
+# 40 of them on 6 connections (docs/benchmarks.md, issue 30). The server imports this module after binding its
+# socket, before it accepts a connection, and each accepted connection inherits the option from the listener (Linux).
+def tcp_nodelay() -> int:
+    """Set TCP_NODELAY on this process's listening TCP sockets (read from /proc/self/fd); how many were set."""
+    try:
+        fds = [int(f) for f in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc (not Linux): left as the server made them
+        return 0
+    n = 0
+    for fd in fds:
+        try:
+            dup = os.dup(fd)  # a duplicate: closing it leaves the server's descriptor open
+        except OSError:  # closed meanwhile
+            continue
+        try:
+            sock = socket.socket(fileno=dup)
+        except OSError:  # not a socket
+            os.close(dup)
+            continue
+        with sock:
+            try:
+                if (sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM
+                        and sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    n += 1
+            except OSError:
+                continue
+    return n
+
+
+tcp_nodelay()
 app = st.App(APP.name, lifespan=lifespan, middleware=[Middleware(PageBase)])

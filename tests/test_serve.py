@@ -4,7 +4,9 @@ through serve.py (tests/browser/harness.py)."""
 
 import asyncio
 import json
+import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +190,37 @@ def test_the_page_preloads_plotlys_chunk_and_what_it_imports(tmp_path):
     assert serve.WARM_LINE == WARM_LINE  # the line the browser tests wait for (harness.WARMED)
     page = serve.PageBase(None)  # from the first request, warm_up done or not
     assert page._script() == serve.base_script(serve.page_paths(), "") + installed
+
+
+def _listener() -> socket.socket:
+    s = socket.socket(socket.AF_INET)  # proto 0, as Streamlit's starlette_server._bind_socket makes it
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    return s
+
+
+def test_tcp_nodelay_is_set_on_listening_sockets_and_accepted_connections_inherit_it():
+    """serve.tcp_nodelay: without it every response on a kept-alive connection waited 40 ms for the browser's
+    delayed ACK (docs/benchmarks.md, issue 30)."""
+    before = len(os.listdir("/proc/self/fd"))
+    with _listener() as listening, socket.socket(socket.AF_INET) as bound_only:
+        bound_only.bind(("127.0.0.1", 0))  # not listening: left alone
+        assert listening.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+        assert serve.tcp_nodelay() >= 1
+        assert listening.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+        assert bound_only.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+        with socket.create_connection(listening.getsockname()) as client:
+            accepted, _ = listening.accept()
+            with accepted:
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+                assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0  # only the server's side
+    assert len(os.listdir("/proc/self/fd")) == before  # every duplicate it opened is closed
+
+
+def test_the_server_imports_serve_py_after_binding_so_its_socket_gets_tcp_nodelay():
+    """The order `streamlit run serve.py` follows (st.App: the socket is bound, then uvicorn imports the app), in a
+    fresh process: a listening socket made first has TCP_NODELAY once serve.py is imported."""
+    code = ("import socket, sys; sys.path.insert(0, '.'); s = socket.socket(socket.AF_INET); s.bind(('127.0.0.1', 0)); "
+            "s.listen(); import serve; print(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "1"
