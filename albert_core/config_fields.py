@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ConfigFields:
+    """A config's fields, not validated: make a config as albert_core.config.ModelConfig(...), which checks them;
+    this type is what the code below the families annotates with."""
+
     name: str = "albert-base"  # shown in legends and tables
     family: str = "albert"  # "bert": V×H embedding; "albert": factorized V×E + E×H
     vocab_size: int = 30000  # V, rows of the token embedding
