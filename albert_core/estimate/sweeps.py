@@ -39,10 +39,9 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-# config.validate's bounds per integer field (config.int_ranges: the common ones, then each family's own)
-_MAX = {f: hi for f, (_, hi, _) in int_ranges().items()}
-_MIN = {f: lo for f, (lo, _, _) in int_ranges().items()}
-_UNSET = tuple(f for f, (_, _, unset) in int_ranges().items() if unset)  # -1 allowed below the lower bound ("not set")
+# config.validate's bounds per whole-number field: (lowest, highest, whether -1 means "not set"), the common ones,
+# then each family's own
+_BOUNDS = int_ranges()
 _CHOICES = {f: o.choices for f, o in own_fields().items() if o.choices}  # the families' own text fields
 INT64_SAFE = 1 << 62  # counts at or above this switch to exact Python ints
 COUNT_COLUMNS = ("embedding", "per_layer", "all_layers", "pooler", "heads", "total")
@@ -106,8 +105,9 @@ def _coerced(field: str, values: Iterable[Any]) -> tuple[list | np.ndarray, list
 
 def _in_range(f: str, x: Any) -> Any:
     """config.validate's range of whole-number field f, on a number or a numpy array of them."""
-    ok = (x >= _MIN[f]) & (x <= _MAX[f])
-    return (ok | (x == -1)) if f in _UNSET else ok
+    lo, hi, unset = _BOUNDS[f]
+    ok = (x >= lo) & (x <= hi)
+    return (ok | (x == -1)) if unset else ok
 
 
 def _valid(v: dict[str, Any]) -> Any:
@@ -115,7 +115,7 @@ def _valid(v: dict[str, Any]) -> Any:
     import numpy as np
 
     ok = np.bool_(True)
-    for f in _MAX:
+    for f in _BOUNDS:
         ok = ok & _in_range(f, v[f])
     for f in ("dropout", "attention_dropout"):
         ok = ok & bool(0.0 <= v[f] < 1.0)
@@ -206,7 +206,7 @@ def _family_rule(v: dict[str, Any], d: dict[str, Any]) -> Any:
     T = v["type_vocab_size"]
     ok = (T >= 1) if fam.SEGMENT_TABLE else (T == 0) if fam.SEGMENT_TABLE is False else (T >= 0)
     for f, owners in family_fields().items():
-        if d["family"] not in owners and f in _MAX:
+        if d["family"] not in owners and f in _BOUNDS:
             ok = ok & (v[f] == FIELD_DEFAULTS[f])
     own = getattr(fam, "validate_arrays", None)  # the family's own rules (RoBERTa's position_offset, MPNet's buckets)
     return ok if own is None else ok & own(v)

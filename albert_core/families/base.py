@@ -26,7 +26,8 @@ Refusals = dict[str, tuple[tuple[object, ...], str]]
 @dataclass(frozen=True)
 class OwnField:
     """One of a family's own ModelConfig fields (config_fields.ConfigFields declares it, with its type and default):
-    its rules and its help, which config.validate, albert_core.estimate.sweeps and the sidebar read, so that each is written once."""
+    its rules and its help, which config.validate, albert_core.estimate.sweeps and the sidebar read, so that each is
+    written once."""
 
     help: str  # what it is, for the sidebar (the family's name goes before it)
     lo: int | None = None  # a whole number: the lowest value allowed; None: not a whole number
@@ -90,7 +91,8 @@ class Step:
 @runtime_checkable
 class Family(Protocol):
     """What a family module defines (albert_core/families/<name>.py); the type checker holds every module to it
-    (the TYPE_CHECKING block at the end of each module), and isinstance(module, Family) checks that the names are there.
+    (the TYPE_CHECKING block at the end of each module), and isinstance(module, Family) checks that the names are
+    there.
 
     The closed forms (sizes, heads_size, linear, layer_norm) are plain arithmetic: albert_core.estimate.sweeps runs them
     on numpy arrays of field values, a whole grid at once, in place of a ModelConfig's ints.
