@@ -53,17 +53,17 @@ def test_a_family_rule_on_arrays_is_where_validate_has_rules_of_its_own():
     """validate_arrays is optional (sweeps reads it with getattr): the families that define it are the ones whose
     validate refuses something the common rules let through (RoBERTa's position_offset, MPNet's buckets)."""
     from dataclasses import asdict
-    from types import SimpleNamespace
 
+    from albert_core.config_fields import ConfigFields
     from albert_core.presets import PRESETS
 
     own = {n for n in FAMILIES if hasattr(family(n), "validate_arrays")}
     assert own == {"roberta", "mpnet"}
     for n in own:
         cfg = next(c for c in PRESETS.values() if c.family == n)
-        # ModelConfig refuses the bad value itself, so the family's rules are asked of a stand-in with its fields
-        bad = SimpleNamespace(**{**asdict(cfg), **({"position_offset": 0} if n == "roberta"
-                                                  else {"relative_attention_num_buckets": 31})})
+        # ModelConfig refuses the bad value itself, so the family's rules are asked of the fields unvalidated
+        bad = ConfigFields(**{**asdict(cfg), **({"position_offset": 0} if n == "roberta"
+                                                 else {"relative_attention_num_buckets": 31})})
         assert family(n).validate(bad) and not family(n).validate(cfg), n
         arrays = {f: np.array([getattr(cfg, f), getattr(bad, f)]) for f in ModelConfig.__dataclass_fields__}
         assert family(n).validate_arrays(arrays).tolist() == [True, False], n
