@@ -410,3 +410,36 @@ def test_bert_with_inner_layer_groups_is_not_claimed_replayed():
     est = step_peak(cfg, Workload(2, 128, "float32", "eager", device="cpu"))
     assert not est.replayed
     assert abs(est.peak - measured.peak) / measured.peak < 0.05, (est.peak, measured.peak)
+
+
+def test_the_tensors_at_the_step_start_are_built_once_per_model_and_setup_and_shared_read_only():
+    """step._tensor_state builds the tensors of a model and its fine-tuning once (a batch search asks for the same
+    model 14 times per config): a peak from the cache equals one computed afresh, a workload that differs in the
+    batch, length or precision alone reuses the entry, one with another optimizer or mode does not, and what every
+    caller shares cannot be changed by one of them."""
+    from albert_core.replay import step
+
+    cfg = PRESETS["albert-base"]
+    w = Workload(4, 128, "mixed_bf16", "sdpa", optimizer="adamw")
+    step._tensor_state.cache_clear()
+    step._temporaries.cache_clear()
+    first = step_peak(cfg, w)
+    again = [step_peak(cfg, w.replace(batch_size=b, seq_len=s)) for b, s in ((1, 64), (16, 512))]
+    again.append(step_peak(cfg, w.replace(precision="float32")))
+    info = step._tensor_state.cache_info()
+    assert (info.misses, info.currsize) == (1, 1) and info.hits >= 3, info
+    step_peak(cfg, w.replace(optimizer="sgd"))
+    step_peak(cfg, w.replace(mode="frozen-embeddings"))
+    assert step._tensor_state.cache_info().misses == 3
+    for wi, cached in zip((w.replace(batch_size=1, seq_len=64), w.replace(batch_size=16, seq_len=512),
+                           w.replace(precision="float32")), again, strict=True):
+        step._tensor_state.cache_clear()
+        step._temporaries.cache_clear()
+        assert step_peak(cfg, wi) == cached
+    assert first.peak < again[1].peak  # the entries are shared, not the numbers
+    ts, requires, elements = step._tensor_state(cfg, step.Setup.of(w))
+    assert isinstance(ts, tuple) and ts
+    with pytest.raises(TypeError):
+        requires[ts[0].name] = False  # type: ignore[index]
+    with pytest.raises(TypeError):
+        elements["gradients"] = 0  # type: ignore[index]

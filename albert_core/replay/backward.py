@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import importlib
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ..config import ModelConfig
@@ -55,7 +55,7 @@ def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, h
             and mode in ("full", "frozen-embeddings", "frozen-layers", "bitfit", "lora"))
 
 
-def trainable_by_name(names: dict[str, bool]) -> Callable[[str], bool]:
+def trainable_by_name(names: Mapping[str, bool]) -> Callable[[str], bool]:
     """A parameter key of the recorded graph (the base model's module path) -> whether it trains, from
     finetune.tensors' names (which may carry a task model's or peft's prefix)."""
     def f(key: str) -> bool:

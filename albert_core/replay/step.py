@@ -122,7 +122,11 @@ CUDA (not measured here; the engine runs on the CPU):
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from types import MappingProxyType
+from typing import NamedTuple
 
 from ..config import ModelConfig
 from ..estimate.activations import Term, activation_memory, check_inputs, recompute_memory
@@ -244,7 +248,7 @@ def _is_pooler(cfg: ModelConfig, name: str) -> bool:
                             f"base_model.model.{base}.pooler."))
 
 
-def _grads_above(cfg: ModelConfig, ts: list[Tensor], step: int, nbytes: int) -> int:
+def _grads_above(cfg: ModelConfig, ts: Sequence[Tensor], step: int, nbytes: int) -> int:
     """Gradient bytes that exist once every layer step above `step` and the pooler have run backward."""
     total = 0
     for t in ts:
@@ -302,8 +306,7 @@ def step_peak(cfg: ModelConfig, w: Workload) -> StepPeakEstimate:
     else:
         saved = None
         cands += _bound_candidates(cfg, ts, persist, w, wb, G)
-    temps = optimizer_temporaries(ts, optimizer, sb, foreach=device == "cuda" if foreach is None else foreach,
-                                  cuda=device == "cuda")
+    temps = _temporaries(cfg, Setup.of(w), sb, device == "cuda" if foreach is None else foreach, device == "cuda")
     # a master step first gives each master the float32 copy of its gradient (apex's model_grads_to_master_grads;
     # the 16-bit gradients live on to the next zero_grad)
     G32 = 4 * el["gradients"] if precision in MASTER else 0
@@ -315,15 +318,12 @@ def step_peak(cfg: ModelConfig, w: Workload) -> StepPeakEstimate:
                             best.phase, best.name, dict(best.at), start, tuple(cands), exact, saved, replayed)
 
 
-def _at_start(cfg: ModelConfig, w: Workload, wb: int, sb: int) -> tuple[list[Tensor], dict[str, bool], dict[str, int],
-                                                                       dict[str, int]]:
+def _at_start(cfg: ModelConfig, w: Workload, wb: int, sb: int) -> tuple[tuple[Tensor, ...], Mapping[str, bool],
+                                                                       Mapping[str, int], dict[str, int]]:
     """(the tensors in named_parameters() order, one the loss never reaches not trained; requires_grad as built; the
     trainable tensors' gradient and optimizer-state elements; what is alive as the step starts, by category), with
     wb bytes a weight's and a gradient's element, sb an optimizer state's."""
-    ts = _module_order(cfg, tensors(cfg, w.mode, head=w.head, num_labels=w.num_labels, lora=w.lora))
-    requires = {t.name: t.trainable for t in ts}  # requires_grad as built (an unused tensor too)
-    ts = [Tensor(t.name, t.shape, False, t.part) if t.trainable and _unused(cfg, t.name) else t for t in ts]
-    el = state_elements(ts, w.optimizer)
+    ts, requires, el = _tensor_state(cfg, Setup.of(w))
     # a float32 copy of every parameter built with requires_grad (engine.step_peak's masters), reached or not
     M = 4 * sum(t.numel for t in ts if requires[t.name]) if w.master else 0
     start = _categories(parameters=sum(t.numel for t in ts) * wb, master_weights=M,
@@ -332,7 +332,41 @@ def _at_start(cfg: ModelConfig, w: Workload, wb: int, sb: int) -> tuple[list[Ten
     return ts, requires, el, start
 
 
-def _bound_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], w: Workload, wb: int,
+class Setup(NamedTuple):
+    """What of a Workload decides the model's tensors and their optimizer state: its fine-tuning and optimizer."""
+
+    mode: str
+    head: str
+    num_labels: int
+    lora: LoraSpec | None
+    optimizer: str
+
+    @classmethod
+    def of(cls, w: Workload) -> Setup:
+        return cls(w.mode, w.head, w.num_labels, w.lora, w.optimizer)
+
+
+# The tensors depend on the model and its fine-tuning only, not on the batch, the length or the precision: a search
+# over batch sizes (estimate/fit.py: 14 steps per config) or a sweep over lengths builds them once. Fit planner's
+# default view, 160 step peaks: cProfile put _at_start at 51% of step_peak with them built every time; returned
+# read-only (a tuple, mapping proxies), since every caller shares them.
+@lru_cache(maxsize=256)
+def _tensor_state(cfg: ModelConfig, setup: Setup) -> tuple[tuple[Tensor, ...], Mapping[str, bool], Mapping[str, int]]:
+    """_at_start's tensors, requires_grad as built and state elements (its docstring), for one model and setup."""
+    ts = _module_order(cfg, tensors(cfg, setup.mode, head=setup.head, num_labels=setup.num_labels, lora=setup.lora))
+    requires = {t.name: t.trainable for t in ts}  # requires_grad as built (an unused tensor too)
+    ts = [Tensor(t.name, t.shape, False, t.part) if t.trainable and _unused(cfg, t.name) else t for t in ts]
+    return tuple(ts), MappingProxyType(requires), MappingProxyType(state_elements(ts, setup.optimizer))
+
+
+@lru_cache(maxsize=256)
+def _temporaries(cfg: ModelConfig, setup: Setup, nbytes: int, foreach: bool, cuda: bool) -> int:
+    """optimizer_temporaries of _tensor_state's tensors, elements of nbytes, torch.optim's foreach path or not."""
+    ts = _tensor_state(cfg, setup)[0]
+    return optimizer_temporaries(list(ts), setup.optimizer, nbytes, foreach=foreach, cuda=cuda)
+
+
+def _bound_candidates(cfg: ModelConfig, ts: Sequence[Tensor], persist: dict[str, int], w: Workload, wb: int,
                       G: int) -> list[Candidate]:
     """Where the replay does not reach: moments of the step whose bytes are lower bounds (module docstring)."""
     B, S, dtype, checkpointing = w.batch_size, w.seq_len, w.forward_dtype, w.checkpointing
@@ -392,7 +426,7 @@ def _output_dtype(cfg: ModelConfig, dtype: str) -> str:
     return md
 
 
-def _checkpoint_candidates(cfg: ModelConfig, ts: list[Tensor], persist: dict[str, int], terms: tuple[Term, ...],
+def _checkpoint_candidates(cfg: ModelConfig, ts: Sequence[Tensor], persist: dict[str, int], terms: tuple[Term, ...],
                            w: Workload, wb: int, out_dt: str) -> list[Candidate]:
     """The moments layer j's recompute has finished (first and last layer application; see the docstring)."""
     B, S, dtype = w.batch_size, w.seq_len, w.forward_dtype
