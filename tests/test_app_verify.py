@@ -110,6 +110,16 @@ def test_verify_hf_model_with_sharing_hf_cannot_express():
     assert any("cannot express sharing 'attention'" in c.value for c in at.caption)
 
 
+def test_verify_counts_a_deep_shared_model_at_once_and_says_why_it_is_not_measured():
+    at = goto(open_app({"preset": "albert-base", "num_layers": "10000"}), "verify")
+    at.button(key="verify_run").click().run(timeout=120)
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Built in PyTorch"] == f"{count_parameters(PRESETS['albert-base']).total:,}"  # one layer, shared
+    (err,) = at.error
+    assert err.value.startswith("Not measured:") and "10,000 layer applications" in err.value, err.value
+
+
 def test_real_tensor_measurement_over_the_budget_is_refused_before_building_naming_the_figure(monkeypatch):
     monkeypatch.setenv(jobs.BUDGET_ENV, "600")
     at = goto(open_app({"preset": "bert-base", "verify_real": "1"}), "verify")
@@ -180,6 +190,26 @@ def test_plan_refuses_counts_and_measurements_with_the_reason():
     assert not nothing["count"] and not nothing["measure"] and "100 MiB free" in nothing["count_error"]
     deep = worker.plan(request(TINY_CFG.replace(sharing="none", num_layers=5000)), 700 * MIB)
     assert not deep["count"] and "5,000 layer modules" in deep["count_error"]
+
+
+def test_a_shared_layer_run_past_the_measured_applications_is_counted_not_measured():
+    """Sharing builds one layer however deep the model is, but a measurement runs every application (about 50 ms
+    each on fake tensors): albert-base at num_layers 10,000 ran 180 s to the time limit; it is now refused at once,
+    its count kept, the advice a depth that is measured; the Memory page's points refuse it too."""
+    from albert_core.engine import build
+
+    most = build.MAX_MEASURE_APPLICATIONS
+    deep = PRESETS["albert-base"].replace(num_layers=10_000)
+    p = worker.plan(request(deep), 700 * MIB)
+    assert p["count"] and not p["measure"], p
+    assert "10,000 layer applications" in p["measure_error"] and "its 1 stored layer runs 10,000 times" in p["measure_error"]
+    assert f"lower num_layers to {most:,} or fewer" in p["measure_error"]
+    assert worker.plan(request(deep.replace(num_layers=most)), 700 * MIB)["measure"]
+    grouped = deep.replace(num_layers=most, inner_group_num=2)  # HF runs the whole inner group at each step
+    assert f"lower num_layers to {most // 2:,} or fewer" in worker.plan(request(grouped), 700 * MIB)["measure_error"]
+    pts = worker.run_points(worker.points_request([deep], {deep.name: [64]}, Workload(1, 64, "float32", "eager"),
+                                                  training=True))
+    assert "10,000 layer applications" in pts["points_error"] and "points" not in pts
 
 
 def _pid_alive(pid: int) -> bool:

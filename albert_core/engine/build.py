@@ -16,6 +16,10 @@ from ..formats.hf import hf_built_config, hf_dict
 
 ATTENTION_IMPLS = ("eager", "sdpa")
 MAX_BUILD_LAYERS = 2048  # layer modules built on the meta device for the app; beyond this a build takes minutes
+# layer applications one measurement runs: a shared layer is built once but runs num_layers times, each op dispatched
+# on fake tensors: albert-base's eval forward and training step took 4.3 s and 14.7 s at 384 applications (about 50 ms
+# an application, 2-core AMD EPYC), so 10,000 ran past the 180 s limit of a build (ui/jobs.py); 1,024 take about 50 s
+MAX_MEASURE_APPLICATIONS = 1024
 
 
 def layer_modules(cfg: ModelConfig, kind: str) -> int:

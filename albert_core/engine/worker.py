@@ -161,6 +161,22 @@ def floor_error(budget_bytes: int) -> str | None:
             "set ALBERT_EXPLORER_MEMORY_BUDGET_MB if the server has it")
 
 
+def applications_error(cfg: ModelConfig) -> str | None:
+    """Why cfg is not measured (too many layer applications for one measurement: build.MAX_MEASURE_APPLICATIONS),
+    or None. Its parameters are still counted: what is slow is running the layers, not building them."""
+    from . import build
+
+    apps = cfg.layer_applications
+    if apps <= build.MAX_MEASURE_APPLICATIONS:
+        return None
+    shared = f" (its {cfg.effective_groups:,} stored layer{'s' if cfg.effective_groups > 1 else ''} run{'' if cfg.effective_groups > 1 else 's'} {apps:,} times)" \
+        if cfg.effective_groups < apps else ""
+    return (f"measuring {cfg.name} runs {apps:,} layer applications{shared}, and this server measures at most "
+            f"{build.MAX_MEASURE_APPLICATIONS:,} in one build (each runs every op of a layer, about 50 ms on fake "
+            f"tensors): lower num_layers to {build.MAX_MEASURE_APPLICATIONS // cfg.inner_group_num:,} or fewer; sharing layers saves "
+            "weights, not the time or activations of running them")
+
+
 def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
     """What the child may do within budget_bytes: {"count": bool, "measure": bool, reasons, "estimate"}.
 
@@ -189,11 +205,14 @@ def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
             reason = (f"Building {cfg.name} creates {layers:,} layer modules; this server builds at most "
                       f"{build.MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
             return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
+        reason = applications_error(cfg)
+        if reason:
+            out.update(measure=False, measure_error=reason)
         try:
             check_kind(cfg, request["source"], w.checkpointing)
             check_inputs(cfg, w.batch_size, w.seq_len, w.forward_dtype, w.attention, "cpu")
         except ValueError as e:  # seq_len beyond max_position, a dtype the CPU cannot run, ...
-            out.update(measure=False, measure_error=str(e))
+            out.update(measure=False, measure_error=out.get("measure_error") or str(e))
     if out["measure"]:
         try:
             est = estimate(request)
@@ -357,19 +376,22 @@ def run_points(request: dict[str, Any]) -> dict[str, Any]:
     except ValueError as e:
         return {"points_error": f"the request's workload: {e}"}
     w = w.replace(checkpointing=w.checkpointing and training)
+    points = [(ModelConfig.from_dict(p["config"]), p["seq_len"]) for p in request["points"][:MAX_POINTS]]
+    for cfg, _ in points:  # refused before any is measured
+        if reason := applications_error(cfg):
+            return {"points_error": reason[0].upper() + reason[1:] + "."}
     out: list[dict[str, Any]] = []
-    for p in request["points"][:MAX_POINTS]:
-        cfg = ModelConfig.from_dict(p["config"])
+    for cfg, seq_len in points:
         kind = default_kind(cfg, w.checkpointing)
         what: tuple[str, ...] = ("saved",) if training else ("inference",)
         if request.get("step"):
             what += ("step",)
         try:
             r = engine.measure(maker(cfg, kind, w.attention), cfg.vocab_size,
-                               engine.Run(w.replace(seq_len=p["seq_len"])), what=what)
+                               engine.Run(w.replace(seq_len=seq_len)), what=what)
         except engine.EngineError as e:
-            return {"points_error": f"{cfg.name} at seq_len {p['seq_len']:,}: {e}"}
-        out.append({"config": cfg.name, "seq_len": p["seq_len"], "kind": kind,
+            return {"points_error": f"{cfg.name} at seq_len {seq_len:,}: {e}"}
+        out.append({"config": cfg.name, "seq_len": seq_len, "kind": kind,
                     "measured": r.saved if training else r.inference,
                     "step": r.step.peak if r.step is not None else None})
     return {"points": out, "how": "fake tensors: PyTorch's real ops without storage"}
