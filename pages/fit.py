@@ -9,7 +9,7 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 from albert_core.units import format_bytes, format_count
 from ui import controls, data, figures, plots, sections, state, tables, url
 from ui import finetune as ft_ui
-from ui.text import attention_note, md
+from ui.text import attention_note, clipped_note, md
 
 cfgs = tuple(state.shown_configs())
 st.title("Fit planner")
@@ -50,6 +50,8 @@ if sharding != "none" and num_gpus == 1:
     st.info("Sharding over a single GPU partitions nothing: planning as 'none'.")
 if note := attention_note(cfgs, attention):
     st.caption(note)
+if note := clipped_note(cfgs, seq_len):
+    st.info(note)
 tuned, cfgs = ft_ui.expander(cfgs, "fit")
 # no config the setup can be counted for: the expander said why; the page ends here, without st.stop(), so the
 # sidebar (drawn after the page, app.py) and the link still come

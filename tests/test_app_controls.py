@@ -184,6 +184,19 @@ def test_fit_planner_says_when_nothing_fits():
     assert any("Not even one sequence" in w.value and "bert-xlarge" in w.value for w in at.warning)
 
 
+def test_fit_planner_says_which_configs_are_planned_at_their_own_max_position():
+    at = goto(open_app({"seq_len": "2048"}), "fit")  # the four shown configs: max_position 512 each
+    no_errors(at)
+    assert any("2,048 is longer than the max_position of every shown config (longest 512)" in i.value for i in at.info)
+    assert set(table_with(at, "max_batch_size", "seq_len")["seq_len"]) == {512}  # what the notice says
+    at = goto(open_app({"seq_len": "1024", "compare": "bert-base,ModernBERT-base"}), "fit")  # 8,192 positions
+    assert list(table_with(at, "max_batch_size", "seq_len")["seq_len"]) == [512, 512, 1024]
+    (note,) = [i.value for i in at.info if "own max_position" in i.value]
+    assert note == "Planned at their own max_position (shorter than 1,024 tokens): albert-base (512), bert-base (512)."
+    assert "ModernBERT" not in note
+    assert not any("own max_position" in i.value for i in goto(open_app(), "fit").info)  # 512 fits every config
+
+
 @pytest.mark.parametrize("query", [{}, {"vocab_size": "50000", "num_layers": "6", "sharing": "none"},
                                    {"preset": "bert-large", "max_position": "256"}])
 def test_overview_headline_is_the_sidebar_config(query):
