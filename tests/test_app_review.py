@@ -43,7 +43,8 @@ def test_compute_counts_a_custom_config_at_4096_tokens():
 
 
 @pytest.mark.parametrize(("field", "value", "reason"), [("num_layers", 0, "num_layers must be at least 1"),
-                                                         ("max_position", 5_000_000, "max_position must be at most")])
+                                                         ("max_position", 5_000_000, "max_position must be at most"),
+                                                         ("dropout", 2.0, "dropout must be at least 0 and below 1")])
 def test_out_of_range_field_is_rejected_next_to_it_and_the_last_valid_config_stays(field, value, reason):
     at = goto(open_fields(open_app()), "parameters")
     at.sidebar.number_input(key=f"f.{field}").set_value(value).run()

@@ -31,10 +31,6 @@ from albert_core.presets import PRESET_FAMILIES, PRESETS
 from . import state
 from .text import md
 
-# largest dropout a widget offers: ModelConfig allows any value below 1, and a link may carry one (0.995);
-# a widget bound below it would silently reset that value to 0
-MAX_DROPOUT = 0.999999
-
 # field -> (label, min, max, step, help); help follows the source text's key parameters. A family's own fields: its
 # module's FIELDS (base.OwnField), drawn by _family_widgets
 INT_FIELDS = {
@@ -112,8 +108,7 @@ def _field_widgets() -> None:
     st.text_input("name", key=_seed("name"), max_chars=MAX_NAME_LEN, help="Shown in legends and tables.")
     for f in MAIN_INT_FIELDS:
         _int_widget(f)
-    label, help_ = FLOAT_FIELDS["dropout"]
-    st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=_seed("dropout"), help=help_)
+    _float_widget("dropout")
     for f in ("family", "sharing"):
         label, options, help_ = CHOICE_FIELDS[f]
         st.selectbox(label, options, key=_seed(f), help=help_, on_change=_on_family if f == "family" else None)
@@ -122,9 +117,7 @@ def _field_widgets() -> None:
         with more:
             for f in MORE_INT_FIELDS:
                 _int_widget(f)
-            label, help_ = FLOAT_FIELDS["attention_dropout"]
-            st.number_input(label, min_value=0.0, max_value=MAX_DROPOUT, step=0.05, key=_seed("attention_dropout"),
-                            help=help_)
+            _float_widget("attention_dropout")
             label, options, help_ = CHOICE_FIELDS["hidden_act"]
             st.selectbox(label, options, key=_seed("hidden_act"), help=help_)
             _family_widgets()
@@ -163,6 +156,15 @@ def _int_widget(f: str) -> None:
     reason is shown under the field (the widget's bounds would refuse it silently in the browser)."""
     label, _lo, _hi, step, help_ = INT_FIELDS[f]
     st.number_input(label, step=step, key=_seed(f), help=help_)
+    _field_note(f)
+
+
+def _float_widget(f: str) -> None:
+    """A probability field without the widget's own bounds, as _int_widget: 2 typed as dropout reaches ModelConfig
+    ("dropout must be at least 0 and below 1"), where bounds showed only the browser's tooltip and kept the old
+    value."""
+    label, help_ = FLOAT_FIELDS[f]
+    st.number_input(label, step=0.05, format="%.4g", key=_seed(f), help=help_)
     _field_note(f)
 
 
