@@ -56,6 +56,20 @@ def test_out_of_range_field_is_rejected_next_to_it_and_the_last_valid_config_sta
     assert t["total"].iloc[0] == count_parameters(PRESETS[DEFAULT_PRESET]).total  # nothing silently changed
 
 
+def test_an_embedding_as_wide_as_the_hidden_size_says_the_factorization_now_costs_parameters():
+    from albert_core.estimate.params import factorization_savings
+
+    at = open_fields(open_app())
+    assert not [c for c in at.sidebar.caption if "factorized embedding stores" in c.value]  # E 128 < H 768: it saves
+    at.sidebar.number_input(key="f.embedding_dim").set_value(2048).run()
+    no_errors(at)
+    cost = -factorization_savings(PRESETS[DEFAULT_PRESET].replace(embedding_dim=2048))
+    # (V + P + T + LayerNorm's 2) rows of E − H more, and the E -> H projection with its bias
+    assert cost == (30_000 + 512 + 2 + 2) * (2048 - 768) + 2048 * 768 + 768 == 40_634_112
+    (note,) = [c.value for c in at.sidebar.caption if "factorized embedding stores" in c.value]
+    assert f"E 2,048 ≥ H 768: the factorized embedding stores {cost:,} parameters more" in note
+
+
 def test_far_outside_trained_values_compute_with_a_note():
     at = open_fields(open_app())
     at.sidebar.number_input(key="f.vocab_size").set_value(2_000_000).run()

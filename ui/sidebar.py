@@ -22,6 +22,7 @@ from albert_core.config import (
     default_sharing,
 )
 from albert_core.estimate.paper_results import ADVICE
+from albert_core.estimate.params import factorization_savings
 from albert_core.families import family, family_fields, own_fields
 from albert_core.formats.hf import hf_expressible, to_hf_config
 from albert_core.formats.hub import HubError, config_from_hub
@@ -183,6 +184,17 @@ def _field_note(f: str) -> None:
     v = st.session_state.get(state.field_key(f))
     if far and not field_problems(f) and isinstance(v, int) and v > far[0]:
         st.caption(f":orange[{v:,}: {far[1]}.]")
+    if f == "embedding_dim" and not field_problems(f):
+        _factorization_note(state.config())
+
+
+def _factorization_note(cfg) -> None:
+    """Where the factorized embedding costs parameters instead of saving them (E at or above H): said under the
+    field, since every number then moves the other way from ALBERT's cut."""
+    saved = factorization_savings(cfg)  # V×H − (V×E + E×H), ALBERT Sec. 3.1
+    if saved < 0:
+        st.caption(f":orange[E {cfg.embedding_dim:,} ≥ H {cfg.hidden_dim:,}: the factorized embedding stores "
+                   f"{-saved:,} parameters more than an H-wide table would; ALBERT's cut saves only with E below H.]")
 
 
 def family_resets(values, fam: str) -> dict[str, object]:
