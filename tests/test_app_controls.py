@@ -114,6 +114,10 @@ def test_add_custom_config_to_comparison():
     at.sidebar.number_input(key="f.num_layers").set_value(48).run()
     at.sidebar.button(key="add_compare").click().run()
     assert "deep-albert" in at.sidebar.multiselect(key="compare").value
+    assert any(s.value.startswith("Added 'deep-albert' to the comparison") for s in at.sidebar.success)
+    at.sidebar.button(key="add_compare").click().run()  # said, not silent: nothing changes
+    assert any(i.value == "'deep-albert' is already in the comparison." for i in at.sidebar.info)
+    assert at.sidebar.multiselect(key="compare").value.count("deep-albert") == 1
     at.sidebar.selectbox(key="preset").set_value("bert-base").run()  # the custom one stays compared
     t = table_with(at, "per_layer", "total")
     row = t[t["config"] == "deep-albert"].iloc[0]

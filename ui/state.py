@@ -15,6 +15,8 @@ from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
 from albert_core.formats.share import CONTROLS, MAX_COMPARE, View, decode
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 
+from .text import md
+
 INIT = "_ae_init"  # the URL was read once for this session
 VALID = "_ae_valid"  # last valid sidebar config
 ERROR = "_ae_error"  # ConfigError of the sidebar fields, or None
@@ -135,7 +137,8 @@ def shown_configs() -> list[ModelConfig]:
 
 
 def add_current_to_compare() -> None:
-    """Button callback: snapshot the sidebar config into the comparison."""
+    """Button callback: snapshot the sidebar config into the comparison, and say what happened (the charts may not
+    change: the sidebar config is always shown first, and its copy only once while the two are the same)."""
     ss = st.session_state
     cfg = config()
     names = list(ss.get(COMPARE, []))
@@ -148,13 +151,17 @@ def add_current_to_compare() -> None:
                                    set(PRESETS) | set(custom))
         custom[name] = cfg.replace(name=name)
         ss[CUSTOM] = custom
-    if name not in names:
-        if len(names) >= MAX_COMPARE:
-            notice("warning", f"At most {MAX_COMPARE} configs can be compared; remove one first.")
-            return
-        names.append(name)
+    if name in names:
+        notice("info", f"'{md(name)}' is already in the comparison.")
+        return
+    if len(names) >= MAX_COMPARE:
+        notice("warning", f"At most {MAX_COMPARE} configs can be compared; remove one first.")
+        return
+    names.append(name)
     ss[COMPARE] = names
     ss["compare"] = names
+    notice("success", f"Added '{md(name)}' to the comparison: it stays as it is now when you change the sidebar "
+                      "config (shown once while the two are the same).")
 
 
 def on_compare_change() -> None:
