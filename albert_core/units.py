@@ -10,9 +10,13 @@ GIB = 1 << 30
 
 
 def _scaled(n: int | float, units: tuple[tuple[int, str], ...], digits: int, base: str, sep: str) -> str:
-    for scale, unit in units:
+    """n in the largest unit it reaches, with thousands separators; a value that would read 1,000 or more of a
+    unit (1,010.59 MiB: binary units are 1,024 apart) is given in the next one up (0.99 GiB)."""
+    for i, (scale, unit) in enumerate(units):
         if abs(n) >= scale:
-            return f"{n / scale:.{digits}f}{sep}{unit}"
+            if i and abs(round(n / scale, digits)) >= 1000:
+                scale, unit = units[i - 1]
+            return f"{n / scale:,.{digits}f}{sep}{unit}"
     return f"{n:,.0f}{sep}{base}".rstrip() if isinstance(n, int) or float(n).is_integer() else f"{n:.{digits}f}{sep}{base}"
 
 

@@ -48,7 +48,8 @@ def cell(unit: str, value, delta, rel) -> str:
     text = fmt(value)
     if delta:
         short = {"parameters": lambda v: format_count(int(v)), "%": lambda v: f"{v:.2f} pts"}.get(unit, fmt)
-        pct = "" if rel is None or unit == "%" else f", {rel:+.1%}" if abs(rel) < 0.1 else f", {rel:+.0%}"
+        pct = "" if rel is None or unit == "%" else \
+            ", " + _signed(rel, lambda r: f"{r:.1%}" if r < 0.1 else f"{r:.0%}")  # one minus sign: U+2212 in both
         text += f"  ({_signed(delta, short)}{pct})"
     return text
 
