@@ -33,19 +33,23 @@ m1, m2, m3, m4 = st.columns(4)
 m1.metric("Parameters", format_count(int(mine["total"])), help=f"{int(mine['total']):,} exactly")
 m2.metric("Embedding share", f"{mine['embedding_pct']:.1f}%", help=f"{int(mine['embedding']):,} parameters")
 m3.metric("Layer share", f"{mine['layers_pct']:.1f}%", help=f"{int(mine['all_layers']):,} parameters")
-if mine["training_512_is_peak"]:
-    m4.metric(f"Training step's peak, 1 × {min(512, cfg.max_position)} tokens", format_bytes(int(mine["training_512"])),
-              help="One sequence, float32, AdamW, eager attention: the most bytes alive at one moment of the step "
-                   f"(albert_core.replay.step; {int(mine['training_512']):,} bytes). The sum of its parts (weights, "
+seq = min(512, cfg.max_position)
+if mine["training_512_is_peak"]:  # short labels: a metric's label is cut to its column (four across)
+    m4.metric("Training step's peak", format_bytes(int(mine["training_512"])),
+              help=f"1 × {seq:,} tokens, float32, AdamW, eager attention: the most bytes alive at one moment of the "
+                   f"step (albert_core.replay.step; {int(mine['training_512']):,} bytes). The sum of its parts (weights, "
                    f"gradients, optimizer state, every saved activation) is {format_bytes(int(mine['training_512_sum']))}.")
 else:
-    m4.metric(f"Training step, sum of parts, 1 × {min(512, cfg.max_position)} tokens",
-              format_bytes(int(mine["training_512"])),
-              help=f"One sequence, float32, AdamW, eager attention ({int(mine['training_512']):,} bytes): the step's "
-                   f"peak is modelled up to {PEAK_MAX_LAYERS} layer applications; past them, the sum of the parts.")
-st.caption(f"The training step above: **one sequence of {min(512, cfg.max_position):,} tokens, float32, AdamW, eager "
-           "attention** (the same in the table below). The Side by side tab and the Memory page use their own "
-           "settings (batch, precision) and say which above each table and beside each number.")
+    m4.metric("Training step, sum of parts", format_bytes(int(mine["training_512"])),
+              help=f"1 × {seq:,} tokens, float32, AdamW, eager attention ({int(mine['training_512']):,} bytes): the "
+                   f"step's peak is modelled up to {PEAK_MAX_LAYERS} layer applications; past them, the sum of the parts.")
+st.caption(f"The training step above: **one sequence of {seq:,} tokens, float32, AdamW, eager attention** (the same "
+           "in the table below)"
+           + ("." if mine["training_512_is_peak"] else
+              f"; its peak is modelled up to {PEAK_MAX_LAYERS:,} layer applications, and {md(cfg.name)} runs "
+              f"{cfg.layer_applications:,}: the number is the sum of the parts, which the peak never exceeds.")
+           + " The Side by side tab and the Memory page use their own settings (batch, precision) and say which above "
+             "each table and beside each number.")
 st.caption("For a design review: **Share this view** in the sidebar holds the link to this view and a report, one "
            "HTML file with the configs, the two side-by-side tables and every page's main figures.")
 

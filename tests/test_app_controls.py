@@ -218,7 +218,9 @@ def test_overview_headline_is_the_sidebar_config(query):
     seq = min(512, cfg.max_position)
     step = training_memory(cfg, Workload(batch_size=1, seq_len=seq, precision="float32", attention="eager"))
     assert step.peak_modelled and step.peak != step.total  # the headline is the peak, not the sum of the parts
-    assert metrics[f"Training step's peak, 1 × {seq} tokens"] == format_bytes(step.peak)
+    assert metrics["Training step's peak"] == format_bytes(step.peak)
+    (said,) = [c.value for c in at.caption if c.value.startswith("The training step above")]  # its settings
+    assert f"one sequence of {seq:,} tokens, float32, AdamW, eager attention" in said and "sum of the parts" not in said
 
 
 def test_overview_headline_says_sum_of_parts_past_the_peak_model():
@@ -237,8 +239,10 @@ def test_overview_headline_says_sum_of_parts_past_the_peak_model():
     step = training_memory(cfg, Workload(batch_size=1, seq_len=512, precision="float32", attention="eager"))
     assert not step.peak_modelled
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Training step, sum of parts, 1 × 512 tokens"] == format_bytes(step.total)
+    assert metrics["Training step, sum of parts"] == format_bytes(step.total)
     assert not any("peak" in label for label in metrics)
+    (said,) = [c.value for c in at.caption if c.value.startswith("The training step above")]  # why, not in a tooltip
+    assert f"runs {PEAK_MAX_LAYERS + 88:,}: the number is the sum of the parts" in said
 
 
 def test_memory_says_when_a_config_reaches_past_the_longest_sequence():
