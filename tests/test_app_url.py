@@ -128,3 +128,13 @@ def test_unnamed_custom_configs_get_distinct_names():
                                                                                    num_heads=16)).total]
     again = goto(open_app(link_query(at)), "parameters")  # the rewritten link names them
     assert view_of(again) == view_of(at)
+
+
+def test_a_key_given_twice_in_a_link_says_which_value_is_used():
+    at = open_app({"preset": ["bert-base", "albert-large"]})
+    assert not at.exception
+    (w,) = [w.value for w in at.warning if "Some values in the link" in w.value]
+    from ui.text import md
+
+    assert md("'preset': given 2 times ('bert-base', 'albert-large'); the last one is used") in w  # as rendered
+    assert at.sidebar.selectbox(key="preset").value == "albert-large"

@@ -206,7 +206,9 @@ def test_bad_compare_tokens_and_customs():
 def test_too_long_and_repeated_values():
     view, w = _one({"name": "x" * 500})
     assert "too long" in w and view.config == PRESETS[DEFAULT_PRESET]
-    view, warnings = decode({"seq_len": ["128", "256"]})  # a repeated key: the last wins
+    view, warnings = decode({"seq_len": ["128", "256"]})  # a repeated key: the last wins, and it is said
+    assert warnings == ["'seq_len': given 2 times ('128', '256'); the last one is used"] and view.controls["seq_len"] == 256
+    view, warnings = decode({"seq_len": ["256", "256"]})  # the same value twice: nothing to say
     assert warnings == [] and view.controls["seq_len"] == 256
 
 

@@ -37,7 +37,8 @@ def init() -> None:
     ss = st.session_state
     if ss.get(INIT):
         return
-    view, warnings = decode(st.query_params.to_dict())
+    qp = st.query_params
+    view, warnings = decode({k: qp.get_all(k) for k in qp})  # every value of a repeated key: decode says which won
     apply_view(view)
     ss[URL_WARNINGS] = warnings
     ss[NOTICES] = []

@@ -321,6 +321,9 @@ def _query(params: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
     q: dict[str, str] = {}
     for key, value in params.items():
         if isinstance(value, (list, tuple)):  # a repeated key: the last one wins, as in st.query_params
+            if len(set(map(str, value))) > 1:
+                shown = ", ".join(_short(str(v)) for v in value[:4]) + (", ..." if len(value) > 4 else "")
+                warnings.append(f"{_short(str(key))}: given {len(value)} times ({shown}); the last one is used")
             value = value[-1] if value else ""
         key, value = str(key), str(value)
         longest = MAX_COMPARE_LEN if key == "compare" else MAX_VALUE_LEN
