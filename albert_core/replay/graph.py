@@ -321,8 +321,12 @@ class Graph:
         self.last_casts = [t for t in (b, W) if t is not None]  # a frozen one's: a temporary unless saved
         out_dt = self.amp or x.dtype
         saved = ([x] if W.fn is not None else []) + ([W] if x.fn is not None else [])  # each for the other's grad
-        name = "AddmmBackward0" if b is not None else "MmBackward0"
-        return self.op(name, [x, W, b], [(rows * n_out, out_dt)], saved, _linear_formula(rows * n_in))[0]
+        if b is None:  # mm(x, W^T): its gradients go on to x, then W
+            return self.op("MmBackward0", [x, W], [(rows * n_out, out_dt)], saved, _linear_formula)[0]
+        # addmm(bias, x, W^T): its gradients go on in the inputs' order, bias first (torch/csrc/autograd/engine.cpp
+        # evaluate_function adds each output to its next node's InputBuffer in next_edges order): a shared bias's
+        # second gradient is summed (old + new, both freed) before the weight's (ALBERT's shared layers)
+        return self.op("AddmmBackward0", [b, x, W], [(rows * n_out, out_dt)], saved, _linear_formula)[0]
 
     def _cached(self, key: str, p: T) -> T:
         """autocast's cached_cast: only a leaf that requires grad is cached (autocast_mode.cpp can_try_cache);
@@ -451,14 +455,16 @@ def _add_formula(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | 
     return out
 
 
-def _linear_formula(x_bytes_numel: int) -> Formula:
-    def f(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
-        x, W, b = n.inputs
-        gx = e.grad_for(x) if x is not None else None  # mm_mat1_backward: grad.mm(W)
-        gW = e.grad_for(W) if W is not None else None  # mm_mat2_backward: x^T.mm(grad), (out, in)
-        gb = e.grad_for(b, late=True) if b is not None else None  # grad itself, summed by validate_outputs' sum_to
-        return [gx, gW, gb]
-    return f
+def _linear_formula(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
+    """MmBackward0 (inputs x, W) or AddmmBackward0 (inputs bias, x, W): the outputs in the inputs' order."""
+    *bias, x, W = n.inputs
+    gx = e.grad_for(x) if x is not None else None  # mm_mat1_backward: grad.mm(W)
+    gW = e.grad_for(W) if W is not None else None  # mm_mat2_backward: x^T.mm(grad), (out, in)
+    if not bias:
+        return [gx, gW]
+    b = bias[0]
+    gb = e.grad_for(b, late=True) if b is not None else None  # grad itself, summed by validate_outputs' sum_to
+    return [gb, gx, gW]
 
 
 def _accumulate(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:
