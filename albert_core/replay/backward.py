@@ -9,11 +9,13 @@ then torch/csrc/autograd/engine.cpp's single-threaded CPU loop is replayed on it
   so a parameter's gradient is stored as soon as it exists;
 * a node runs (call_function: its backward formula allocates its outputs, derivatives.yaml), then its input
   gradients are dropped, then its saved tensors are released (Node::release_variables, retain_graph=False),
-  then each output goes to the next node's InputBuffer; a second gradient for the same slot is added out of
-  place (InputBuffer::accumulate: old + new, both freed), and validate_outputs casts a gradient to its input's
-  dtype first (a new tensor: the residual adds under autocast);
-* AccumulateGrad steals the first gradient of a parameter (set_to_none: p.grad is None at step 2) and adds
-  later ones in place (ALBERT's shared layers), freeing them.
+  then each output goes to the next node's InputBuffer in next_edges order (addmm's: bias, input, weight); a
+  second gradient for the same slot is added out of place (InputBuffer::accumulate: old + new, both freed; in
+  place only where no dispatch mode runs, which the engine's does: at::isTensorSubclassLike), and
+  validate_outputs casts a gradient to its input's dtype first (a new tensor: the residual adds under autocast);
+* AccumulateGrad steals the gradient of a parameter (set_to_none: p.grad is None at step 2); a parameter used
+  more than once (ALBERT's shared layers) is ready only once every use's gradient has come, their sum made in
+  its InputBuffer (temporaries, the last sum its .grad).
 
 Sizes are concrete ints at (batch, seq_len). No torch here.
 """
@@ -129,6 +131,7 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
     if root is None:
         return e.best
     deps = _dependencies(root)
+    e.edges = dict(deps)
     e.where = "loss"
     ones = e.alloc(4)  # torch.autograd.backward's grad_tensors: ones_like(loss), held until backward returns
     buffers: dict[Node, list[Storage | None]] = {root: [e.ref(ones)]}
@@ -160,7 +163,7 @@ def run_backward(graph: Graph, loss: T, base: dict[str, int]) -> Peak:
                 for kept in reg.extra:
                     e.unref(kept)
         nd.saved = []
-        for nxt in _send(e, nd, outs, buffers):
+        for nxt in _send(e, nd, outs, buffers, deps):
             deps[nxt] -= 1
             if deps[nxt] == 0:
                 heapq.heappush(ready, (-nxt.seq, next(tie), nxt))
@@ -184,10 +187,11 @@ def _dependencies(root: Node) -> dict[Node, int]:
     return deps
 
 
-def _send(e: Engine, nd: Node, outs: list[Storage | None], buffers: dict[Node, list[Storage | None]]) -> list[Node]:
+def _send(e: Engine, nd: Node, outs: list[Storage | None], buffers: dict[Node, list[Storage | None]],
+          deps: dict[Node, int]) -> list[Node]:
     """nd's output gradients into the next nodes' InputBuffers (a leaf's is dropped; a second one for the same slot
     is added out of place: InputBuffer::accumulate, old + new); the nodes that got one, in order."""
-    got = []
+    got: list[Node] = []
     for t, st in zip(nd.inputs, outs, strict=False):
         if t is None or st is None:
             continue
@@ -198,8 +202,10 @@ def _send(e: Engine, nd: Node, outs: list[Storage | None], buffers: dict[Node, l
         buf = buffers.setdefault(nxt, [None] * nxt.outputs)
         if buf[t.slot] is None:
             buf[t.slot] = st
-        else:
-            new = e.alloc(st.nbytes)
+        else:  # the last sum for a parameter's AccumulateGrad is what it steals: its .grad (Engine.grad_for)
+            last = nxt.param is not None and deps[nxt] - got.count(nxt) == 1
+            stolen = last and not nxt.clone and nxt.param not in e.grads
+            new = e.alloc(st.nbytes, "gradients" if stolen else "temporaries")
             e.unref(buf[t.slot])
             e.unref(st)
             buf[t.slot] = new

@@ -99,6 +99,7 @@ class Engine:
         self.where = ""
         self.grads: dict[object, Storage] = {}  # parameter key -> its .grad
         self.pending: list[Storage] = []  # validate_outputs' gradients, made once apply returns (settle)
+        self.edges: dict[Node, int] = {}  # how many gradients each node of the graph gets (run_backward)
 
     def _observe(self) -> None:
         total = sum(self.at.values())
@@ -125,9 +126,11 @@ class Engine:
     def grad_for(self, t: T, late: bool = False) -> Storage:
         """A new gradient for input t: counted as a gradient from birth when it will become p.grad (the engine
         names storages by what they end as). late: made by validate_outputs (a broadcast input's sum_to, a cast
-        to the input's dtype), after the node's apply has returned (see settle)."""
+        to the input's dtype), after the node's apply has returned (see settle). A parameter used more than once
+        (ALBERT's shared layers) has its gradients summed in its AccumulateGrad's InputBuffer first: each one a
+        temporary, the last sum its .grad (backward._send)."""
         fn = t.fn
-        first = fn is not None and fn.param is not None and fn.param not in self.grads
+        first = fn is not None and fn.param is not None and fn.param not in self.grads and self.edges.get(fn, 1) == 1
         cat = "gradients" if first else "temporaries"
         if not late:
             return self.alloc(t.nbytes, cat)
