@@ -17,6 +17,9 @@ TRAINING_PARTS = {"weights": "weights", "master_weights": "fp32 master weights",
 BUDGET_DASHES = ("dash", "dot", "dashdot", "longdash", "longdashdot")
 PANEL_TITLE_PX = 120  # a line of a panel title at 12 px (18 characters): two panels share a phone's 390 px
 PANEL_TITLE_LINES = 2  # a panel title's lines at most: more would run into the panel above it
+ROW_PX = 300  # px of figure height per row of panels: a panel and the gap below it
+ROW_GAP_PX = 96  # px between rows (the x tick labels, then the next row's title): 0.16 of two rows' 600 px, as before
+PANELS_CHROME_PX = 170  # px of figure height beside the rows: title, subtitle, x axis title, legend
 
 
 def _hover_bytes(values) -> list[tuple[int, str]]:
@@ -39,7 +42,7 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
     rows = -(-len(names) // cols)
     fig = make_subplots(rows=rows, cols=cols,
                         subplot_titles=[name_text(n, PANEL_TITLE_PX, PANEL_TITLE_LINES) for n in names],
-                        shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=0.16 if rows > 1 else 0.1)
+                        shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=_row_gap(rows))
     fig.update_annotations(font_size=12)  # the panel titles (the only annotations yet)
     for i, name in enumerate(names):
         d = df[df["config"] == name]
@@ -70,12 +73,20 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
                  axis="y")
     else:
         fig.update_xaxes(range=[0, hi * 1.02], nticks=4, tickformat="~s")  # "4k": neighbouring panels' ticks clear
+        # bytes are never negative: the stacked areas start at 0 (autorange padded them below 0 for the markers)
+        fig.update_yaxes(rangemode="tozero")
     fig.update_yaxes(matches="y")  # one y range for every panel, across rows too (the caption says so)
-    fig.update_layout(height=300 * rows + 170)
+    fig.update_layout(height=ROW_PX * rows + PANELS_CHROME_PX)
     fig.update_xaxes(title_text="seq_len = max_position (tokens)" + (" (log)" if log else ""), row=rows, col=1)
     for r in range(1, rows + 1):
         fig.update_yaxes(title_text="activation memory (GiB)" + (" (log)" if log else ""), row=r, col=1)
     return fig
+
+
+def _row_gap(rows: int) -> float:
+    """make_subplots' vertical_spacing (a fraction of the plotting height) for ROW_GAP_PX between rows: a fixed
+    fraction (0.16) took 6 x 0.16 of seven rows' height and left the panels 12 px each."""
+    return ROW_GAP_PX / (ROW_PX * rows) if rows > 1 else 0.1
 
 
 MEASURED_COLOR = "#262730"

@@ -436,6 +436,29 @@ def test_activation_panels_share_one_y_range_across_rows():
     assert [lay[k].get("matches") for k in ("yaxis2", "yaxis3")] == ["y", "y"]  # row 2 too
 
 
+MANY = tuple(PRESETS[n] for n in ("albert-base", "bert-base", "bert-large", "bert-xlarge", "albert-large",
+                                   "albert-xlarge", "albert-xxlarge", "roberta-base", "roberta-large",
+                                   "xlm-roberta-large", "distilbert-base-uncased", "deberta-v3-large", "ModernBERT-large"))
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8, 12, 13])
+def test_activation_panels_keep_their_height_and_start_at_zero(n):
+    """A fixed fraction of the height between rows (0.16) took 6 x 0.16 of seven rows (13 configs): panels 12 px
+    high. The rows are ROW_GAP_PX apart, each panel keeps ROW_PX less a gap of the plotting height; linear y axes
+    start at 0 (autorange padded the markers below it: -196 GiB with 12 panels), log axes keep their range."""
+    df = data.activation_table(MANY[:n], (128, 512), EAGER, True)
+    lay = spec(mcharts.activation_vs_seq(df))["layout"]
+    rows = -(-n // 2)
+    assert lay["height"] == mcharts.ROW_PX * rows + mcharts.PANELS_CHROME_PX
+    plotting = mcharts.ROW_PX * rows  # the height less the chrome (the drawn plot is a little less on a phone)
+    for k in [k for k in lay if k.startswith("yaxis")]:
+        lo, hi = lay[k]["domain"]
+        assert (hi - lo) * plotting >= mcharts.ROW_PX - mcharts.ROW_GAP_PX - 1e-6, (k, hi - lo)
+        assert lay[k]["rangemode"] == "tozero"
+    log = spec(mcharts.activation_vs_seq(df, log=True))["layout"]
+    assert "rangemode" not in log["yaxis"] and log["yaxis"]["type"] == "log"
+
+
 def test_cuts_leave_out_partial_sharing_that_undoes_a_cut():
     df = data.albert_cuts(PRESETS["albert-base"], 128)  # already shares all
     assert "shared attention" not in set(df["variant"]) and (df["saved"] >= 0).all()
