@@ -188,6 +188,14 @@ CROWDED_PX = 80  # six names upright under a 390-px phone's bars: the plot 91 px
 NAME_STANDOFF_PX = 8  # x tick labels of names set down from their ticks (see name_ticks)
 NAME_LINES = 3  # lines of a name at most: 60 characters in full; past them (names run to 80) the last line is cut
 LEGEND_PX = 250  # a legend entry's widest line at 12 px: with its symbol it fits a 390-px phone's figure
+LEGEND_ROW_PX = 19  # a legend entry's row at 12 px (measured in Chromium): a phone's legend holds one config a row
+LEGEND_HELD = 4  # configs whose legend rows a figure's height holds with its plot readable (the default four)
+
+
+def legend_rows_px(configs: int) -> int:
+    """How much taller a figure with a legend entry per config is made: past LEGEND_HELD configs the legend's rows
+    take height from the plot (13 configs left a phone's FLOPs scatter 110 px), which grows back by as much."""
+    return LEGEND_ROW_PX * max(0, configs - LEGEND_HELD)
 
 
 def legend_name(name: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import counts, flops, legend_name, log_axis, name_ticks, plotly_text, style
+from .base import HEIGHT, counts, flops, legend_name, legend_rows_px, log_axis, name_ticks, plotly_text, style
 from .colors import color_map
 
 FLOP_LABELS = {
@@ -50,6 +50,9 @@ def flops_vs_params(df: pd.DataFrame, seq_len: int) -> go.Figure:
     fig.update_traces(cliponaxis=False)
     log_axis(fig, [int(v) for v in df["params"]], axis="x", kind="count")
     log_axis(fig, [int(v) for v in df["forward_flops"]], axis="y", kind="flops")
+    # the legend's rows past the default configs: 13 left a 390-px phone's plot 110 px high, its y axis title
+    # running into the subtitle
+    fig.update_layout(height=HEIGHT + legend_rows_px(len(df)))
     return fig
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import HEIGHT, gib, legend_name, log_axis, name_text, name_ticks, plotly_text, sizes, style
+from .base import HEIGHT, gib, legend_name, legend_rows_px, log_axis, name_text, name_ticks, plotly_text, sizes, style
 from .colors import MEMORY_COLORS, color_map
 
 PART_LABELS = {"quadratic": "attention (grows with seq_len²)", "linear": "linear in seq_len"}
@@ -325,7 +325,9 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
     _budget_traces(fig, budgets, (int(df["seq_len"].min()), int(df["seq_len"].max())))
     style(fig, x="seq_len = max_position (tokens" + (", log)" if log else ")"),
           y="memory per GPU (GiB" + (", log)" if log else ")"), log_x=log, log_y=log)
-    fig.update_layout(height=HEIGHT + 80)  # the GPU lines' legend entries take room below the plot
+    # the GPU lines' legend entries take room below the plot, and a config's each past the default ones (13 on a
+    # 390-px phone: the plot 108 px high, the legend's last GPU lines below the figure's edge)
+    fig.update_layout(height=HEIGHT + 80 + legend_rows_px(df["config"].nunique()))
     if log:  # the range over the curves and the GPU lines, so that the lines show where each curve crosses them
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
         extra = [] if measured is None else [gib(int(b)) for b in measured["measured"] if int(b) > 0]

@@ -459,6 +459,17 @@ def test_activation_panels_keep_their_height_and_start_at_zero(n):
     assert "rangemode" not in log["yaxis"] and log["yaxis"]["type"] == "log"
 
 
+def test_flops_scatter_grows_with_its_legend_past_the_default_configs():
+    """Past LEGEND_HELD configs the legend's rows (a config a row on a phone) take the plot's height: 13 configs
+    left 110 px on a 390-px phone. The figure grows by a legend row per config; four configs keep HEIGHT."""
+    from charts.base import HEIGHT, LEGEND_ROW_PX
+
+    heights = {n: spec(ccharts.flops_vs_params(data.compute_table(MANY[:n], 512)[0], 512))["layout"]["height"]
+               for n in (1, 4, 5, 13)}
+    assert heights[1] == heights[4] == HEIGHT
+    assert heights[5] == HEIGHT + LEGEND_ROW_PX and heights[13] == HEIGHT + 9 * LEGEND_ROW_PX
+
+
 def test_cuts_leave_out_partial_sharing_that_undoes_a_cut():
     df = data.albert_cuts(PRESETS["albert-base"], 128)  # already shares all
     assert "shared attention" not in set(df["variant"]) and (df["saved"] >= 0).all()
