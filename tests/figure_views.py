@@ -59,6 +59,9 @@ class View:
 
 
 LONG_NAME = "xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final"  # 60 characters, as a team writes them
+# the most configs a page shows: MAX_COMPARE compared beside the sidebar's (albert-base), 13 in all (a tester's link)
+MANY = ("compare=bert-base,bert-large,bert-xlarge,albert-large,albert-xlarge,albert-xxlarge,roberta-base,roberta-large,"
+        "xlm-roberta-large,distilbert-base-uncased,deberta-v3-large,ModernBERT-large")
 VIEWS = (
     View("log axes", "compare=bert-base,xlm-roberta-large&scale=log&params_scale=log", "dark",
          ("parameters", "memory", "compute")),
@@ -70,6 +73,7 @@ VIEWS = (
          "dark"),
     View("extreme", "preset=bert-large&family=bert&hidden_dim=8&num_heads=1&num_layers=192&embedding_dim=8"
          "&compare=bert-base", "light"),  # from tests/test_valid_configs.py: once crashed Parameters
+    View("thirteen configs", MANY, "dark", ("memory", "compute")),  # 13 panels collapsed to 12 px each
 )
 
 

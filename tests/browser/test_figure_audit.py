@@ -12,7 +12,8 @@ For each figure it reads the drawn SVG and the figure's `_fullLayout` and checks
 - every cartesian axis that shows tick labels shows 2..30 of them, none overlapping another;
 - no text (title, subtitle, axis titles, legend, annotations and panel titles, tick labels, text on the marks)
   overlaps another text or leaves the figure;
-- every plotting area keeps a usable size (MIN_PLOT_PX);
+- every plotting area keeps a usable size (MIN_PLOT_PX), and every marker lies whole inside its plotting area
+  along a log axis;
 - every value drawn on a log axis is positive and inside the axis range;
 - it has a title, a PNG export named after it and an opaque white background (what a slide keeps);
 - every line of the title is narrower than the figure and inside it, and the title keeps one line where it fits
@@ -31,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 import plotly
 import pytest
-from figure_views import DESKTOP, PHONE, SCREENS, VIEWS, Screen, View, page_tabs, traces
+from figure_views import DESKTOP, MANY, PHONE, SCREENS, VIEWS, Screen, View, page_tabs, traces
 
 from albert_core.formats.share import PAGE_TABS
 
@@ -43,7 +44,7 @@ PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 BACKGROUND = {"light": "#FFFFFF", "dark": "#0E1117"}  # Streamlit's page backgrounds
 
 # One problem per line, for every figure in the page: what Plotly drew against what a reader needs.
-AUDIT_JS = """([minPlot, maxTicks]) => {
+AUDIT_JS = """([minPlot, maxTicks, minHigh]) => {
   const R = el => { const r = el.getBoundingClientRect();
                     return {l: r.left, t: r.top, r: r.right, b: r.bottom, w: r.width, h: r.height}; };
   const cut = (a, b) => Math.max(0, Math.min(a.r, b.r) - Math.max(a.l, b.l))
@@ -99,9 +100,10 @@ AUDIT_JS = """([minPlot, maxTicks]) => {
                             + clip(labels[j].textContent) + '" overlap');
       }
       labels.forEach(t => texts.push({what: k + ' tick "' + clip(t.textContent) + '"', group: k + 'tick', rect: R(t)}));
-      if (ax._length !== undefined && ax._length < minPlot)
+      const least = ax._id[0] === 'y' ? minHigh : minPlot;
+      if (ax._length !== undefined && ax._length < least)
         problems.push(k + ': plotting area ' + Math.round(ax._length) + ' px ' + (ax._id[0] === 'y' ? 'high' : 'wide')
-                      + ' (want at least ' + minPlot + ')');
+                      + ' (want at least ' + least + ')');
     }
     for (const t of gd._fullData || []) {
       if (t.visible !== true || !t.xaxis) continue;
@@ -143,6 +145,22 @@ AUDIT_JS = """([minPlot, maxTicks]) => {
       for (const p of plots) if (into(R(el), p))
         problems.push(what + ' "' + clip(el.textContent || (what === 'legend' ? gd.querySelector('.legend').textContent : ''))
                       + '" overlaps the plotting area');
+    }
+    // every marker whole inside its plotting area along a log axis: log_range pads the values clear of its ends, so a
+    // marker across one reads as cut (on a linear axis from 0, a marker at 0 sits on the axis line by design)
+    for (const [id, sp] of Object.entries(fl._plots || {})) {
+      const g = sp.xaxis && sp.yaxis && gd.querySelector('.cartesianlayer .subplot.' + id);
+      if (!g) continue;
+      const p = plots.find(q => q.l === box.l + sp.xaxis._offset && q.t === box.t + sp.yaxis._offset);
+      const logX = sp.xaxis.type === 'log', logY = sp.yaxis.type === 'log';
+      g.querySelectorAll('.scatterlayer .trace .points path.point').forEach(pt => {
+        const r = R(pt);
+        if (!r.w || !r.h || !p || parseFloat(getComputedStyle(pt).opacity || '1') === 0) return;
+        const out = Math.max(logX ? Math.max(p.l - r.l, r.r - p.r) : 0, logY ? Math.max(p.t - r.t, r.b - p.b) : 0);
+        const cd = (pt.closest('.trace') || {}).__data__;  // the trace's calcdata: [0].trace is the trace
+        if (out > 0.5) problems.push(id + ': a marker of "' + clip(String((cd && cd[0] && cd[0].trace.name) || ''))
+                                     + '" runs ' + out.toFixed(1) + ' px past the plotting area');
+      });
     }
     const title = gd.querySelector('.gtitle');
     if (title && shown(title)) {
@@ -239,12 +257,14 @@ def _slide_ready(key: str, spec: dict, config: dict) -> list[str]:
     return out
 
 
-def audit_figure(page, key: str, spec: dict, config: dict, screen: Screen, theme: str) -> list[str]:
-    """Draw one figure as Streamlit does on `screen` and return the audit's problems with it."""
+def audit_figure(page, key: str, spec: dict, config: dict, screen: Screen, theme: str,
+                 min_high: int = MIN_PLOT_PX) -> list[str]:
+    """Draw one figure as Streamlit does on `screen` and return the audit's problems with it (min_high: the least
+    height of a plotting area, MIN_PLOT_PX unless asked for more)."""
     width = screen.drawn_px(spec)
     drawn_width, svgs = page.evaluate(DRAW_JS, [key, spec, config, width, BACKGROUND[theme]])
     assert svgs and abs(drawn_width - width) < 1, f"{key}: drawn {drawn_width} px wide, want {width}"
-    return page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS])
+    return page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS, min_high])
 
 
 def _num(cell) -> tuple[float, float]:
@@ -416,6 +436,42 @@ def test_every_figure_reads_right(canvas, view: View, path: str):
     SEEN[f"{view.name}/{path}"] = figures
     print(f"audit {view.name}/{path}: {figures} figures x {len(SCREENS)} widths, {view.theme}; tables compared: "
           f"{ {k: n for k, n in COMPARED.items() if k.startswith(view.name + '/' + path + '/')} }")
+    assert not problems, "\n".join(problems)
+
+
+MANY_PLOT_PX = 200  # a panel's plotting height with 13 configs at least: 211-218 px drawn (4 configs: 225-252)
+# the drawn figure's y axes: name, type, where the range starts, plotting height (px)
+Y_AXES_JS = """() => { const fl = document.querySelector('.js-plotly-plot')._fullLayout;
+  return Object.keys(fl).filter(k => /^yaxis\\d*$/.test(k) && fl[k] && fl[k]._id)
+    .map(k => [k, fl[k].type, fl[k].range[0], fl[k]._length]); }"""
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=[s.name for s in SCREENS])
+def test_thirteen_configs_keep_readable_panels(canvas, screen: Screen):
+    """The most configs a page shows (13, a tester's link): a fixed fraction of the height between rows left the
+    activation panels 12 px high (y ticks "10k" over "-10k"), and a phone's FLOPs scatter 110 px, its axis title
+    through the subtitle and a marker across its top. Every activation panel (linear and log axes) and the scatter
+    keep MANY_PLOT_PX, the linear activation axes start at 0 (bytes are never negative: they started at -196 GiB),
+    and the linear panels and the scatter pass the whole audit (no text over another, every marker inside).
+
+    The log panels are held to their heights alone: at 390 px a panel's "10K" x tick meets its neighbour's "100"
+    wherever a config's max_position is 8,192 (two configs show it too; not a matter of how many)."""
+    sent = {f"memory_activations, {scale}": (page_tabs(f"{MANY}&scale={scale}", "memory", screen, ("activations",)),
+                                             "activations", "memory_activations") for scale in ("linear", "log")}
+    sent["compute_scatter"] = (page_tabs(MANY, "compute", screen, ("scatter",)), "scatter", "compute_scatter")
+    problems: list[str] = []
+    for what, (tabs, tab, key) in sent.items():
+        spec, config = tabs[tab].figures[key], tabs[tab].configs[key]
+        found = audit_figure(canvas["light"], key, spec, config, screen, "light", MANY_PLOT_PX)
+        axes = canvas["light"].evaluate(Y_AXES_JS)
+        if what.endswith("log"):
+            found = [f"{k}: plotting area {h:.0f} px high" for k, _, _, h in axes if h < MANY_PLOT_PX]
+        assert len(axes) == (13 if key == "memory_activations" else 1), f"{what}: {len(axes)} y axes"
+        found += [f"{k} starts at {lo:.1f}, not 0" for k, kind, lo, _ in axes
+                  if key == "memory_activations" and kind == "linear" and lo != 0]
+        problems += [f"{what} at {screen.viewport} px: {p}" for p in found]
+        print(f"{what} at {screen.viewport} px: plots {sorted({round(h) for *_, h in axes})} px high, "
+              f"y from {axes[0][2]:.3g}")
     assert not problems, "\n".join(problems)
 
 
