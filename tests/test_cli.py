@@ -228,6 +228,8 @@ def test_verify_real_equals_fake_and_text_output(capsys):
     assert cli.main(args) == 0
     text = capsys.readouterr().out
     assert "training step peak" in text and f"{fake['training_peak']['measured']:,}" in text
+    gap = fake["training_peak"]["estimate"] - fake["training_peak"]["measured"]  # equal said in a word, as on Verify
+    assert ("(equal)" if gap == 0 else f"({gap:+,} B)") in text and "(+0)" not in text
 
 
 def test_the_commands_start_from_the_apps_defaults(capsys):

@@ -309,8 +309,9 @@ def verify_text(d: dict[str, Any]) -> str:
         lines.append(f"  {r['component']}: built {r['built']:,}, albert_core {r['estimated']:,} ({r['modules']})")
     lines.append(row("activations (saved)", a["measured"], a["estimate"]))
     if t["measured"] is not None:
-        modelled = "" if t["estimate"] is None else (f"; modelled {format_bytes(t['estimate'])} "
-                                                     f"({t['estimate'] - t['measured']:+,})")
+        gap = None if t["estimate"] is None else t["estimate"] - t["measured"]
+        modelled = "" if gap is None else (f"; modelled {format_bytes(t['estimate'])} "
+                                           + ("(equal)" if gap == 0 else f"({gap:+,} B)"))
         lines.append(f"{'training step peak':<28} measured {format_bytes(t['measured'])} ({t['measured']:,}) in the "
                      f"{t['phase']}{modelled}; albert_core's sum of parts "
                      + (format_bytes(d['training_memory']['sum_of_parts'])
