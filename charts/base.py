@@ -250,6 +250,19 @@ def tick_text(v: float, kind: str = "plain") -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:.3g}"
 
 
+def linear_ticks(hi: float, kind: str = "plain", most: int = 4) -> tuple[list[float], list[str]]:
+    """Ticks from 0 to hi on a linear axis at a 1-2-5 step, at most `most` of them, labelled as tick_text labels
+    the log axes' (4K, as the counts and the other charts write thousands; Plotly's "~s" wrote 4k)."""
+    if hi <= 0:
+        return [0.0], [tick_text(0.0, kind)]
+    step = 10.0 ** math.floor(math.log10(hi / most))
+    while int(hi // step) + 1 > most:
+        step = next(m * 10.0 ** math.floor(math.log10(step)) for m in (2, 5, 10)
+                    if m * 10.0 ** math.floor(math.log10(step)) > step * 1.0000001)
+    vals = [i * step for i in range(int(hi // step) + 1)]
+    return vals, [tick_text(v, kind) for v in vals]
+
+
 def log_range(values, *, min_decades: float = 1.0, pad: float = 0.07) -> tuple[float, float]:
     """[lo, hi] in log10 units around the positive values, at least `min_decades` wide (a narrow set of values,
     three configs 0.1% apart, sits in the middle of a decade instead of filling the plot with 0.1%)."""

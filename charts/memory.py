@@ -8,7 +8,19 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import HEIGHT, gib, legend_name, legend_rows_px, log_axis, name_text, name_ticks, plotly_text, sizes, style
+from .base import (
+    HEIGHT,
+    gib,
+    legend_name,
+    legend_rows_px,
+    linear_ticks,
+    log_axis,
+    name_text,
+    name_ticks,
+    plotly_text,
+    sizes,
+    style,
+)
 from .colors import MEMORY_COLORS, color_map
 
 PART_LABELS = {"quadratic": "attention (grows with seq_len²)", "linear": "linear in seq_len"}
@@ -72,7 +84,8 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
         log_axis(fig, [gib(int(b)) for b in df["bytes"] if int(b) > 0] + [gib(int(b)) for b in totals] + extra,
                  axis="y")
     else:
-        fig.update_xaxes(range=[0, hi * 1.02], nticks=4, tickformat="~s")  # "4k": neighbouring panels' ticks clear
+        vals, text = linear_ticks(hi, "count")  # at most 4: neighbouring panels' ticks clear ("4K")
+        fig.update_xaxes(range=[0, hi * 1.02], tickmode="array", tickvals=vals, ticktext=text)
         # bytes are never negative: the stacked areas start at 0 (autorange padded them below 0 for the markers)
         fig.update_yaxes(rangemode="tozero")
     fig.update_yaxes(matches="y")  # one y range for every panel, across rows too (the caption says so)

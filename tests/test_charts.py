@@ -262,6 +262,8 @@ def test_activation_panels_stack_the_two_parts():
                 assert cd[0] == getattr(a, part) and y * 2**30 == pytest.approx(cd[0], rel=1e-12)
             assert t["stackgroup"]  # stacked on linear axes
     assert [a["text"] for a in s["layout"]["annotations"][:2]] == [c.name for c in CFGS[:2]]  # one panel per config
+    x = s["layout"]["xaxis"]  # thousands as every other chart writes them (Plotly's "~s" wrote 2k)
+    assert x["ticktext"] == ["0", "1K", "2K"] and x["tickvals"] == [0, 1000, 2000] and x["range"][1] >= 2048
     log = spec(mcharts.activation_vs_seq(df, log=True))
     assert log["layout"]["yaxis"]["type"] == "log" and "stackgroup" not in log["data"][0]
 
