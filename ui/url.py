@@ -55,6 +55,19 @@ def show_link(where, q: dict[str, str]):
     return box
 
 
+def say_unknown_page(paths: list[str], shown: str) -> None:
+    """Where the link named a page this app does not have, say so: Streamlit opens the default page instead without
+    a word (st.navigation resolves an unknown page to its fallback, so the script sees no "page not found").
+    The name asked for is Streamlit's own record of the request (PagesManager.intended_page_name)."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    asked = getattr(getattr(ctx, "pages_manager", None), "intended_page_name", None)
+    if asked and asked.strip("/") not in paths:
+        st.warning(f"This app has no page '{md(asked)}': showing {md(shown)}. The pages: "
+                   + ", ".join(f"/{p}" for p in paths if p and p != "overview") + ".")
+
+
 def _dismiss() -> None:
     st.session_state[state.URL_WARNINGS] = []
 

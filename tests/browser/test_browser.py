@@ -115,6 +115,19 @@ def test_every_page_renders_without_errors_and_shows_names_as_typed(server, page
     assert alerts == []
 
 
+def test_a_page_this_app_does_not_have_is_named_and_overview_shown(server, page):
+    """Streamlit resolves an unknown page to the default one without a word; the app says so (ui/url.say_unknown_page)."""
+    open_view(page, f"{server}/nonexistent_page?preset=bert-base")
+    warnings = page.locator('[data-testid="stMain"] [data-testid="stAlertContentWarning"]').all_inner_texts()
+    assert any("This app has no page 'nonexistent_page': showing Overview. The pages: /parameters" in w
+               for w in warnings), warnings
+    assert page.locator('[data-testid="stMain"] h1').first.inner_text().startswith("BERT against ALBERT")
+    assert error_blocks(page) == []
+    for path in ("memory", "overview", ""):  # a page it has, its hidden twin, the root: nothing said
+        open_view(page, f"{server}/{path}")
+        assert "has no page" not in page.locator('[data-testid="stMain"]').inner_text(), path
+
+
 def test_control_change_updates_number_and_chart(server, page):
     open_view(page, f"{server}/parameters")
     base = PRESETS[DEFAULT_PRESET]
