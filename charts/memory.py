@@ -345,6 +345,8 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
         extra = [] if measured is None else [gib(int(b)) for b in measured["measured"] if int(b) > 0]
         log_axis(fig, [gib(int(b)) for b in df["bytes"]] + [gib(b) for b in budgets.values()] + extra, axis="y")
+    else:  # memory is never negative: the autorange padded the markers below 0
+        fig.update_yaxes(rangemode="tozero")
     return fig
 
 

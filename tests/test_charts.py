@@ -368,6 +368,7 @@ def test_gpu_lines_are_named_in_the_legend_with_each_gpus_own_memory():
     (h100,) = [t for t in lines if "H100 80 GB" in t["name"]]
     assert "H100 80 GB: 79.65 GiB" in h100["name"] and "A100 80 GB: 80.00 GiB" in h100["name"]
     assert h100["y"][0] * 2**30 == pytest.approx(min(GPUS["H100 80 GB"], GPUS["A100 80 GB"]))
+    assert s["layout"]["yaxis"]["rangemode"] == "tozero"  # memory per GPU: never below 0 on a linear axis
 
 
 def test_log_axes_get_ranges_of_their_values_and_full_number_ticks():
