@@ -72,6 +72,15 @@ def test_sidebar_field_change_updates_every_number():
     assert at.query_params["num_layers"] == "24" and at.query_params["sharing"] == "none"
 
 
+def test_a_config_given_another_presets_name_is_not_called_an_edited_copy_of_it():
+    at = goto(open_app({"name": "bert-base"}), "parameters")  # albert-base's fields, named bert-base
+    no_errors(at)
+    t = table_with(at, "per_layer", "total")
+    assert list(t["config"][:2]) == ["bert-base (custom)", "bert-base"]
+    assert t["total"][0] == count_parameters(PRESETS["albert-base"]).total
+    assert t["total"][1] == count_parameters(PRESETS["bert-base"]).total
+
+
 def test_head_count_that_does_not_divide_is_explained_and_last_valid_config_kept():
     at = goto(open_fields(open_app()), "parameters")
     at.sidebar.number_input(key="f.hidden_dim").set_value(1024).run()  # 12 heads do not divide 1024

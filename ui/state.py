@@ -124,11 +124,13 @@ def compare() -> list[ModelConfig]:
 def shown_configs() -> list[ModelConfig]:
     """The sidebar config first, then the compared ones; names made unique for legends.
 
-    A preset edited in the sidebar keeps its fields but shows as "<preset> (edited)".
+    A preset edited in the sidebar keeps its fields but shows as "<preset> (edited)"; a config given another
+    preset's name (albert-base's fields named bert-base) as "<name> (custom)", as the comparison names it, not as an
+    edited copy of that preset.
     """
     first = config()
     if first.name in PRESETS and PRESETS[first.name] != first:
-        first = first.replace(name=f"{first.name[:70]} (edited)")
+        first = first.replace(name=f"{first.name[:70]} ({'edited' if first.name == preset() else 'custom'})")
     out = [first]
     for cfg in compare():
         if cfg == first or any(cfg == o for o in out):
