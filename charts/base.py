@@ -255,10 +255,8 @@ def linear_ticks(hi: float, kind: str = "plain", most: int = 4) -> tuple[list[fl
     the log axes' (4K, as the counts and the other charts write thousands; Plotly's "~s" wrote 4k)."""
     if hi <= 0:
         return [0.0], [tick_text(0.0, kind)]
-    step = 10.0 ** math.floor(math.log10(hi / most))
-    while int(hi // step) + 1 > most:
-        step = next(m * 10.0 ** math.floor(math.log10(step)) for m in (2, 5, 10)
-                    if m * 10.0 ** math.floor(math.log10(step)) > step * 1.0000001)
+    mag = 10.0 ** math.floor(math.log10(hi / most))  # hi / mag < 10 × most: a step of 10 × mag always fits
+    step = next(m * mag for m in (1, 2, 5, 10) if int(hi // (m * mag)) + 1 <= most)
     vals = [i * step for i in range(int(hi // step) + 1)]
     return vals, [tick_text(v, kind) for v in vals]
 

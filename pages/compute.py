@@ -7,7 +7,7 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from ui import controls, figures, paper, plots, sections, state, tables
-from ui.text import md
+from ui.text import clipped_note
 
 st.title("Fewer parameters, more compute")
 st.markdown(
@@ -26,10 +26,8 @@ if seq_len > longest:
     st.warning(f"seq_len {seq_len:,} exceeds the max_position of every shown config (longest {longest:,}); "
                f"showing seq_len {longest:,}.")
     seq_len = longest
-short = [c for c in cfgs if c.max_position < seq_len]
-if short:
-    st.info(f"Counted at their own max_position (shorter than {seq_len:,} tokens): "
-            + ", ".join(f"{md(c.name)} ({c.max_position:,})" for c in short) + ".")
+if note := clipped_note(cfgs, seq_len, "Counted"):  # seq_len is at most the longest here: some, never all
+    st.info(note)
 fig, table, parts = figures.compute_scatter(cfgs, seq_len)
 # only the open tab runs and is sent: the first visit draws the scatter alone (docs/benchmarks.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("compute_tab", {"scatter": "Parameters against FLOPs", "table": "Table and CSV",

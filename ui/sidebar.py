@@ -19,6 +19,7 @@ from albert_core.config import (
     MAX_VOCAB,
     SHARING_MODES,
     ConfigError,
+    ModelConfig,
     default_sharing,
 )
 from albert_core.estimate.paper_results import ADVICE
@@ -188,7 +189,7 @@ def _field_note(f: str) -> None:
         _factorization_note(state.config())
 
 
-def _factorization_note(cfg) -> None:
+def _factorization_note(cfg: ModelConfig) -> None:
     """Where the factorized embedding costs parameters instead of saving them (E at or above H): said under the
     field, since every number then moves the other way from ALBERT's cut."""
     saved = factorization_savings(cfg)  # V×H − (V×E + E×H), ALBERT Sec. 3.1

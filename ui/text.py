@@ -45,9 +45,9 @@ def attention_note(cfgs, attention: str) -> str | None:
             f"{'its' if len(other) == 1 else 'their'} numbers here are eager's.")
 
 
-def clipped_note(cfgs, seq_len: int) -> str | None:
-    """Which shown configs are counted at their own max_position, shorter than the sequence length asked for (the
-    Fit planner clips each config's sequence to it): said beside the numbers, not only in a field's help."""
+def clipped_note(cfgs, seq_len: int, done: str = "Planned") -> str | None:
+    """Which shown configs are `done` (planned, counted) at their own max_position, shorter than the sequence length
+    asked for: said beside the numbers, not only in a field's help."""
     short = [c for c in cfgs if c.max_position < seq_len]
     if not short:
         return None
@@ -56,7 +56,7 @@ def clipped_note(cfgs, seq_len: int) -> str | None:
         return (f"Sequence length {seq_len:,} is longer than the max_position of every shown config (longest "
                 f"{longest:,}): each is planned at its own max_position. The chart's lower panel raises max_position "
                 "with the sequence.")
-    return (f"Planned at their own max_position (shorter than {seq_len:,} tokens): "
+    return (f"{done} at their own max_position (shorter than {seq_len:,} tokens): "
             + ", ".join(f"{md(c.name)} ({c.max_position:,})" for c in short) + ".")
 
 

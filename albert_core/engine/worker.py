@@ -169,8 +169,8 @@ def applications_error(cfg: ModelConfig) -> str | None:
     apps = cfg.layer_applications
     if apps <= build.MAX_MEASURE_APPLICATIONS:
         return None
-    shared = f" (its {cfg.effective_groups:,} stored layer{'s' if cfg.effective_groups > 1 else ''} run{'' if cfg.effective_groups > 1 else 's'} {apps:,} times)" \
-        if cfg.effective_groups < apps else ""
+    stored = cfg.effective_groups  # layers with weights of their own; fewer than the applications when shared
+    shared = f" ({stored:,} stored layer{'s' if stored > 1 else ''}, run {apps:,} times)" if stored < apps else ""
     return (f"measuring {cfg.name} runs {apps:,} layer applications{shared}, and this server measures at most "
             f"{build.MAX_MEASURE_APPLICATIONS:,} in one build (each runs every op of a layer, about 50 ms on fake "
             f"tensors): lower num_layers to {build.MAX_MEASURE_APPLICATIONS // cfg.inner_group_num:,} or fewer; sharing layers saves "
