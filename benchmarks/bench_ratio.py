@@ -11,7 +11,8 @@ definition for both apps. Verify has no chart before its button is pressed: its 
 "all" is when the page's last chart appeared (the run finished, nothing more arriving).
 
 warm: both servers running and every page visited once before timing; median of --warm visits per page.
-cold: both servers restarted before each sample; the first visit after the start; median of --cold.
+cold: the first visit after a start; each app's server started for that visit alone and stopped after it
+(nothing of one app's start runs beside the other's visit); median of --cold.
 
 Usage:
   .venv/bin/python benchmarks/bench_ratio.py                      # full table, every page, warm and cold
@@ -30,6 +31,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -94,10 +96,14 @@ IDLE_JS = """() => {
 }"""
 
 
+STARTED: dict[str, float] = {}  # base URL -> time.perf_counter() when its `streamlit run` was started
+
+
 @contextmanager
 def server(script: Path):
     """`streamlit run script` on a free loopback port, cwd = the script's folder; yields the base URL."""
-    with streamlit_server(timeout=90, script=script) as (base, _):
+    with streamlit_server(timeout=90, script=script) as (base, started):
+        STARTED[base] = started
         yield base
 
 
@@ -158,14 +164,20 @@ def warm_runs(browser, scripts: list[Path], pages: list[str], n: int) -> dict:
 
 
 def cold_runs(browser, scripts: list[Path], pages: list[str], n: int) -> dict:
-    """Like warm_runs, but every server freshly started before each sample: the first visit after a start."""
+    """Like warm_runs, but the first visit after a start: each app's server started for its visit alone and
+    stopped after it, in an order rotated by the sample, so that neither app's start nor its work after a visit
+    (this app's warm-up imports, its measurement process starting a few seconds after its first page) runs
+    beside the other app's visit."""
     out = {p: [[] for _ in scripts] for p in pages}
     for i in range(n):
         for p in pages:
-            with ExitStack() as stack:  # all started before any is visited
-                bases = [stack.enter_context(server(s)) for s in scripts]
-                for runs, v in zip(out[p], round_of(browser, bases, scripts, p, i), strict=True):
-                    runs.append(v)
+            for k in [(i + j) % len(scripts) for j in range(len(scripts))]:
+                with server(scripts[k]) as base:
+                    since = time.perf_counter() - STARTED[base]  # the process's start to this navigation
+                    v = visit(browser, *target(base, scripts[k], p))
+                    out[p][k].append(v | {"since_start": since + v["first"]})
+            print(f"  {p} first visit {i}: " + ", ".join(f"{runs[-1]['first']:.2f}" for runs in out[p]),
+                  file=sys.stderr, flush=True)
     return out
 
 
@@ -201,6 +213,20 @@ def table(warm: dict, cold: dict, pages: list[str], labels: list[str], same: set
                         if p in same else ["—", "—", "—"])
             elif len(apps) == 1 and kind == "warm":
                 row.append(f"{med(apps[0], 'all'):.2f} s ({apps[0][0]['charts']} charts)")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def start_table(cold: dict, pages: list[str], labels: list[str]) -> str:
+    """Markdown: the first visit counted from the server process's start instead of from the navigation (which
+    begins once the server answers /_stcore/health): what a server doing more before it answers would hide."""
+    head = ["page", "from the start: one-chart"] + [h for lab in labels for h in (lab, "ratio")]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for p in pages:
+        base, *apps = cold[p]
+        row = [f"`{p}`", f"{med(base, 'since_start'):.2f} s"]
+        for a in apps[:len(labels)]:  # not the same-figure app
+            row += [f"{med(a, 'since_start'):.2f} s", f"{med(a, 'since_start') / med(base, 'since_start'):.2f}×"]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -292,6 +318,8 @@ def main() -> None:
     print(f"warm: median of {args.warm} visits per page; cold: median of {args.cold} first visits after a start; "
           f"visits interleaved; {load()} at the end\n")
     print(table(warm, cold, pages, labels, same))
+    if cold:
+        print("\n" + start_table(cold, pages, labels))
     if args.json:
         args.json.write_text(json.dumps({"warm": warm, "cold": cold}, indent=1))
     if args.check:
