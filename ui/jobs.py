@@ -93,12 +93,12 @@ def _log(line: str) -> None:
     print(f"ALBERT Explorer: {line}", file=sys.stderr, flush=True)
 
 
-# seconds between the end of the server's first page run and the warm process's start. Started at once, its
-# imports (6.5 s of CPU, niced) beside a first visit's browser still drawing made that visit 1.88x the one-chart app
-# at / against 1.33x without it (bench_ratio.py, 2026-12-03); 5 s measured 1.53x, but let a press in those seconds
-# start the process itself, and a Cancel then landed in its first build, which ended the process instead of
-# interrupting it (tests/browser/test_load.py's cancel test): 0 until that path stops a first build cleanly
-PREWARM_DELAY_S = 0.0
+# seconds between the end of the server's first page run and the warm process's start: the browser is still drawing
+# that page then (about 1.5 s on the 2-core machine), and the process's imports (6.5 s of CPU, niced) beside it made
+# the first visit after a start 1.88x the one-chart app at / against 1.33x without it (bench_ratio.py, 2026-12-03).
+# A press before then starts the process itself, as without a prewarm; a Cancel in its start or its first build
+# leaves it for the next press (tests/test_warm.py)
+PREWARM_DELAY_S = 3.0
 
 
 def prewarm() -> None:
