@@ -21,6 +21,7 @@ Usage:
   .venv/bin/python benchmarks/bench_ratio.py --messages /parameters  # websocket messages and long tasks
   .venv/bin/python benchmarks/bench_ratio.py --chunks /memory        # JavaScript files fetched, beside the one-chart app
   .venv/bin/python benchmarks/bench_ratio.py --same-figure --cold 0   # also each page's first figure alone in a bare app
+  .venv/bin/python benchmarks/bench_ratio.py --pin --warm 0 --cold 4  # the browser on one CPU, the servers on the other
 """
 
 from __future__ import annotations
@@ -278,10 +279,15 @@ def main() -> None:
                     help="also a bare app that draws each page's own first figure: the figure's cost apart from the "
                          "page around it")
     ap.add_argument("--json", type=Path, help="also write every visit's numbers here")
+    ap.add_argument("--pin", action="store_true",
+                    help="the browser on CPU 1 and the servers on CPU 0 (Linux), as if the browser ran on another "
+                         "machine: a server's work at its start no longer takes the browser's CPU")
     ap.add_argument("--messages", metavar="PAGE", help="instead: websocket messages and long tasks of one warm visit")
     ap.add_argument("--chunks", metavar="PAGE", help="instead: the JavaScript files one warm visit fetches, and when, "
                                                      "beside the one-chart app's")
     args = ap.parse_args()
+    if args.pin and not (hasattr(os, "sched_setaffinity") and {0, 1} <= os.sched_getaffinity(0)):
+        ap.error("--pin needs Linux and CPUs 0 and 1")
     pages = [args.check] if args.check else args.pages
     apps = [a.resolve() for a in args.app or [ROOT / "serve.py"]]
     labels = [a.parent.name for a in apps]
@@ -291,8 +297,12 @@ def main() -> None:
         ap.error("--same-figure is for the table, not --check")
     from playwright.sync_api import sync_playwright
 
+    if args.pin:  # Playwright's driver, and the browser it starts, inherit this process's CPUs when started
+        os.sched_setaffinity(0, {1})
     with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="one-chart-") as tmp:
         browser = launch_browser(pw)
+        if args.pin:  # the servers started from here on run on CPU 0
+            os.sched_setaffinity(0, {0})
         base_script = write_baseline(Path(tmp))
         if args.messages:
             from messages import report  # benchmarks/messages.py
