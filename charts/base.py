@@ -275,14 +275,18 @@ def log_range(values, *, min_decades: float = 1.0, pad: float = 0.07) -> tuple[f
     return lo - margin, hi + margin
 
 
-def log_ticks(lo: float, hi: float, kind: str = "plain", most: int = 7) -> tuple[list[float], list[str]]:
+def log_ticks(lo: float, hi: float, kind: str = "plain", most: int = 7, inner: float = 0.0
+              ) -> tuple[list[float], list[str]]:
     """Tick values and labels for a log axis from 10^lo to 10^hi: 1-2-5 of each decade, or 1-3, or the powers of
-    ten, or every other power, whichever is the densest with at most `most` ticks (and at least 2)."""
+    ten, or every other power, whichever is the densest with at most `most` ticks (and at least 2).
+    inner: no tick within this fraction of the range from either end (panels side by side: a label at the right
+    end of one panel and one at the left end of the next ran into each other across the gap, "10K100")."""
     d0, d1 = math.floor(lo), math.ceil(hi)
+    a, b = lo + inner * (hi - lo), hi - inner * (hi - lo)
     best: list[float] = []
     for mantissas, step in (((1, 2, 5), 1), ((1, 3), 1), ((1,), 1), ((1,), 2), ((1,), 3), ((1,), 5), ((1,), 10)):
         vals = [m * 10.0 ** d for d in range(d0, d1 + 1) if d % step == 0 for m in mantissas]
-        vals = [v for v in vals if lo <= math.log10(v) <= hi]
+        vals = [v for v in vals if a <= math.log10(v) <= b]
         if len(vals) <= most:
             best = vals
             break
@@ -292,11 +296,12 @@ def log_ticks(lo: float, hi: float, kind: str = "plain", most: int = 7) -> tuple
 
 
 def log_axis(fig: go.Figure, values, *, axis: str, kind: str = "plain", min_decades: float = 1.0,
-             most: int = 7, **where) -> tuple[float, float]:
+             most: int = 7, inner: float = 0.0, **where) -> tuple[float, float]:
     """Make `axis` ("x" or "y") a log axis over the positive `values` (data units): its range fixed to them
-    (log_range: shapes or labels cannot stretch it) and full-number ticks (log_ticks). Returns the range."""
+    (log_range: shapes or labels cannot stretch it) and full-number ticks (log_ticks, `inner` clear of the ends).
+    Returns the range."""
     lo, hi = log_range(values, min_decades=min_decades)
-    vals, text = log_ticks(lo, hi, kind, most)
+    vals, text = log_ticks(lo, hi, kind, most, inner)
     upd = fig.update_xaxes if axis == "x" else fig.update_yaxes
     upd(type="log", range=[lo, hi], autorange=False, dtick=None, tickmode="array", tickvals=vals, ticktext=text,
         minor=dict(showgrid=False), **where)

@@ -32,6 +32,8 @@ PANEL_TITLE_LINES = 2  # a panel title's lines at most: more would run into the 
 ROW_PX = 300  # px of figure height per row of panels: a panel and the gap below it
 ROW_GAP_PX = 96  # px between rows (the x tick labels, then the next row's title): 0.16 of two rows' 600 px, as before
 PANELS_CHROME_PX = 170  # px of figure height beside the rows: title, subtitle, x axis title, legend
+SIDE_TICK_CLEAR = 0.06  # the fraction of a panel's log x range kept free of ticks at each end (a "10K" label is
+# 8% of a panel's width on a 390-px phone, and the gap between panels 6% of the figure's)
 
 
 def _hover_bytes(values) -> list[tuple[int, str]]:
@@ -78,7 +80,11 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
     hi = int(df["seq_len"].max())
     # fixed x ranges: a label's box must not widen the autorange (plotly fits annotations into it)
     if log:
-        log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count", most=5)
+        # panels side by side: no tick label at a panel's end, where it met the next panel's first one, and at most
+        # 4 (five 1-2-5 ticks were turned on end by Plotly on a phone's 150-px panel)
+        side = cols > 1
+        log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count", most=4 if side else 5,
+                 inner=SIDE_TICK_CLEAR if side else 0.0)
         totals = df.groupby(["config", "seq_len"])["bytes"].sum()
         extra = [] if measured is None else [gib(int(b)) for b in measured["measured"] if int(b) > 0]
         log_axis(fig, [gib(int(b)) for b in df["bytes"] if int(b) > 0] + [gib(int(b)) for b in totals] + extra,

@@ -65,6 +65,8 @@ MANY = ("compare=bert-base,bert-large,bert-xlarge,albert-large,albert-xlarge,alb
 VIEWS = (
     View("log axes", "compare=bert-base,xlm-roberta-large&scale=log&params_scale=log", "dark",
          ("parameters", "memory", "compute")),
+    # 8,192 positions: a tick at 10K closed the left panel's axis and one at 100 opened the right one's ("10K100")
+    View("log axes to 8,192", "preset=ModernBERT-base&compare=bert-base,albert-base&scale=log", "light", ("memory",)),
     View("near-identical", "preset=bert-base&compare=c1,c2&c1.preset=bert-base&c1.name=bert-base-ffn3080"
          "&c1.intermediate_dim=3080&c2.preset=bert-base&c2.name=bert-base-ffn3088&c2.intermediate_dim=3088", "light"),
     View("very different sizes", "preset=electra-small-discriminator&compare=albert-xxlarge,bert-xlarge", "dark"),

@@ -395,6 +395,28 @@ def test_log_axes_get_ranges_of_their_values_and_full_number_ticks():
     assert log_ticks(0, 12)[0] == [10.0 ** k for k in (0, 2, 4, 6, 8, 10, 12)]  # every other power of ten
 
 
+def test_side_by_side_activation_panels_keep_their_log_ticks_off_the_panel_ends():
+    """A config of 8,192 positions beside others on log axes: a tick at 10K closed each panel's x axis and one at
+    100 opened the next, and on a phone the two labels ran together ("10K100"). Panels side by side keep their x
+    ticks SIDE_TICK_CLEAR of each end, at most 4; a single column keeps its ends (5 ticks, as before)."""
+    from charts.base import log_range, log_ticks
+
+    lo, hi = log_range([128, 8192])
+    assert log_ticks(lo, hi, "count", 5)[0][0] == 100 and log_ticks(lo, hi, "count", 5)[0][-1] == 10_000  # at the ends
+    cfgs = (PRESETS["ModernBERT-base"], PRESETS["bert-base"])
+    seqs = data.sweep_lengths(cfgs, 8192)
+    act = data.activation_table(cfgs, seqs, Workload(8, **dict(KW)), True)
+    for per_row, clear in ((2, mcharts.SIDE_TICK_CLEAR), (1, 0.0)):
+        lay = spec(mcharts.activation_vs_seq(act, log=True, per_row=per_row))["layout"]
+        for ax in ("xaxis", "xaxis2"):
+            lo, hi = lay[ax]["range"]
+            ticks = [math.log10(v) for v in lay[ax]["tickvals"]]
+            assert 2 <= len(ticks) <= (4 if per_row == 2 else 5), (per_row, lay[ax]["ticktext"])
+            assert all(lo + clear * (hi - lo) <= t <= hi - clear * (hi - lo) for t in ticks), (per_row, ticks, lo, hi)
+        if per_row == 1:
+            assert lay["xaxis"]["ticktext"][-1] == "10K"  # one column: nothing beside it, the end tick stays
+
+
 def test_long_names_wrap_in_ticks_and_panel_titles_in_full():
     """issue 29 item 9: a long name is not cut ("bert-base-mu…ual-cased"): tick labels carry every character, in
     lines broken after - _ / . or a space, each line within NAME_PX; past NAME_LINES lines the name's end is kept."""

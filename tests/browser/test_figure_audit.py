@@ -11,7 +11,7 @@ a tab click and a resize rerun each.
 For each figure it reads the drawn SVG and the figure's `_fullLayout` and checks:
 - every cartesian axis that shows tick labels shows 2..30 of them, none overlapping another;
 - no text (title, subtitle, axis titles, legend, annotations and panel titles, tick labels, text on the marks)
-  overlaps another text or leaves the figure;
+  overlaps another text or leaves the figure, and the x tick labels of panels side by side keep 3 px apart;
 - every plotting area keeps a usable size (MIN_PLOT_PX), and every marker lies whole inside its plotting area
   along a log axis;
 - every value drawn on a log axis is positive and inside the axis range;
@@ -75,6 +75,7 @@ AUDIT_JS = """([minPlot, maxTicks, minHigh]) => {
     return Math.min(a1, b1) - Math.max(a0, b0) > 0;
   };
   const clip = s => s.length > 40 ? s.slice(0, 39) + '…' : s;
+  const xTicks = g => /^xaxis\\d*tick$/.test(g);
   const out = [];
   for (const gd of document.querySelectorAll('.js-plotly-plot')) {
     const holder = gd.closest('[class*="st-key-"]');
@@ -204,6 +205,10 @@ AUDIT_JS = """([minPlot, maxTicks, minHigh]) => {
         const a = texts[i], b = texts[j];
         if (a.group === b.group) continue;  // a legend's entries, an axis's ticks: placed by Plotly (checked above)
         if (overlap(a.rect, b.rect)) problems.push(a.what + ' overlaps ' + b.what);
+        // the tick labels of two panels side by side read as one where they touch ("10K100" on a phone)
+        else if (xTicks(a.group) && xTicks(b.group) && a.rect.t < b.rect.b && b.rect.t < a.rect.b
+                 && a.rect.l < b.rect.r + 3 && b.rect.l < a.rect.r + 3)
+          problems.push(a.what + ' touches ' + b.what + ' (under the next panel)');
       }
     if (problems.length) out.push(fig + ': ' + Array.from(new Set(problems)).join('; '));
   }
