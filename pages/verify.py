@@ -158,7 +158,7 @@ def show_activations(result: dict) -> None:
         a1.metric("Estimated (albert_core, CPU)", format_bytes(m["estimate"]), help=f"{m['estimate']:,} bytes")
         a3.metric("Estimate error", f"{100 * m['error']:+.2f}%")
         if cuda is not None:
-            a4.metric("Estimated for CUDA (as Memory counts)", format_bytes(cuda), help=f"{cuda:,} bytes")
+            a4.metric("Estimated for CUDA", format_bytes(cuda), help=f"{cuda:,} bytes, as the Memory page counts them")
         st.caption(f"{settings_line(m)}. Exact bytes: estimated {m['estimate']:,}, measured {m['total']:,}"
                    + (f", for CUDA {cuda:,}." if cuda is not None else "."))
         if cuda is not None:
@@ -196,6 +196,10 @@ def show_step(result: dict) -> None:
                   help=f"{modelled.peak:,} bytes at {modelled.moment}")
     st.caption(f"{settings_line(m)}, {s['optimizer']}: training step 2, every live tensor counted once; the peak "
                f"comes {PHASE_NOTE.get(s['phase'], s['phase'])}.")
+    if modelled is None:  # modelled_step: the reference encoder's step (a column of None in the table before)
+        st.caption("No modelled peak beside it: albert_core.replay.step replays Hugging Face's modules, and this step "
+                   "ran on the reference encoder. The planner's figures below are what Memory and Fit plan for this "
+                   "config.")
     with st.expander("How the step is measured and modelled", icon=":material/info:"):
         st.markdown(
             "The step: forward, loss, backward, optimizer.step(), its second run (the optimizer state exists). "

@@ -218,12 +218,14 @@ def step_estimate(cfg: ModelConfig, w: Workload) -> Any:
 
 def step_rows(step: dict[str, Any], est: Any, modelled: Any = None) -> list[dict[str, Any]]:
     """One row per category: bytes alive at the step's peak and at its start, albert_core's modelled peak
-    (albert_core.replay.step) and the sum-of-parts training memory beside."""
+    (albert_core.replay.step; no column where there is none: the reference encoder's step) and the sum-of-parts
+    training memory beside."""
     rows = []
     for cat, part in _STEP_PARTS.items():
-        rows.append({"category": cat, "at peak": step["at_peak"].get(cat, 0), "at step start": step["at_start"].get(cat, 0),
-                     "albert_core (modelled peak)": modelled.at_peak.get(cat, 0) if modelled is not None else None,
-                     "albert_core (sum of parts)": (getattr(est, part) if est is not None and part else None)})
+        row = {"category": cat, "at peak": step["at_peak"].get(cat, 0), "at step start": step["at_start"].get(cat, 0)}
+        if modelled is not None:
+            row["albert_core (modelled peak)"] = modelled.at_peak.get(cat, 0)
+        rows.append(row | {"albert_core (sum of parts)": (getattr(est, part) if est is not None and part else None)})
     return rows
 
 

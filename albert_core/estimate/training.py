@@ -247,8 +247,8 @@ def peak_trust(modelled: bool, replayed: bool, mode: str) -> str:
     if replayed:
         return "replayed op by op (CPU kernels; equals the engine)"
     if mode.split(":")[0] in LOWER_BOUND_MODES:
-        return "at least: CUDA's forward and backward working set is not replayed"
-    return ("an estimate, not a bound: CUDA's working set is not replayed, and the frozen weights' Linears "
+        return "at least: the forward's and backward's working set is not replayed"
+    return ("an estimate, not a bound: the working set is not replayed, and the frozen weights' Linears "
             "are counted as saving their inputs")
 
 
