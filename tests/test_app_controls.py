@@ -277,3 +277,23 @@ def test_sdpa_says_which_configs_run_their_own_attention(page):
                     "so its numbers here are eager's."], [c.value for c in at.caption]
     at = goto(open_app({"preset": "deberta-v3-base", "compare": "bert-base", "attention": "eager"}), page)
     assert not [c.value for c in at.caption if "has no sdpa path" in c.value]
+
+
+@pytest.mark.parametrize("typed", [100_000, 0, -3])
+def test_a_number_out_of_range_is_refused_with_its_range_and_the_box_shows_the_value_in_use(typed):
+    """A new user typed batch 100,000 on the Fit planner: the browser kept 8 (a red box, a tooltip) while the box
+    showed 100,000. Now the value is refused in words under the box, which goes back to the value in use."""
+    from albert_core.formats.share import CONTROLS
+
+    at = goto(open_app(), "fit")
+    at.number_input(key="ctl.batch_size").set_value(typed).run()
+    assert not at.exception
+    hi = CONTROLS["batch_size"].hi
+    assert [e.value for e in at.error] == [f"Batch size per GPU (sequences): {typed:,} is out of range; it must be 1 "
+                                           f"to {hi:,}. Still using 8."]
+    assert at.number_input(key="ctl.batch_size").value == 8
+    assert any("batch 8 ×" in c.value for c in [*at.caption, *at.markdown, *at.subheader])
+    at.run()  # said once
+    assert not at.error
+    at.number_input(key="ctl.batch_size").set_value(hi).run()  # the range's end is applied
+    assert not at.error and at.number_input(key="ctl.batch_size").value == hi

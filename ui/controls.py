@@ -34,11 +34,31 @@ def _keep(name: str, value: Any) -> Any:
 
 
 def number(name: str, label: str, *, help: str | None = None, step: int = 1, where: Any = st) -> int:
+    """An integer control within CONTROLS[name]'s range. No widget bounds: past them the browser kept the old value
+    with only a red box and a tooltip, while the box went on showing what was typed (a new user typed batch 100,000
+    and read results for 8). A value out of range is not applied; the box goes back to the value in use and a line
+    under it says what was refused and what the range is."""
     ctl = CONTROLS[name]
     key = _seed(name)
-    value = where.number_input(label, min_value=ctl.lo, max_value=ctl.hi, step=step, key=key, help=help,
-                               on_change=_store, args=(name,))
+    value = where.number_input(label, step=step, key=key, help=help, on_change=_store_number, args=(name,))
+    refused = st.session_state.pop(_REFUSED + name, None)  # (the value typed,) or None
+    if refused is not None:
+        typed = "an empty box" if refused[0] is None else f"{refused[0]:,}"
+        where.error(f"{label}: {typed} is out of range; it must be {ctl.lo:,} to {ctl.hi:,}. "
+                    f"Still using {int(value):,}.")
     return _keep(name, int(value))
+
+
+_REFUSED = "_ae_refused."  # session key prefix: a number typed out of its control's range, said once
+
+
+def _store_number(name: str) -> None:
+    """on_change of number(): keep a value within the control's range; note one outside it for the next run."""
+    ctl, typed = CONTROLS[name], st.session_state[f"ctl.{name}"]
+    if typed is not None and ctl.lo <= typed <= ctl.hi:
+        state.controls()[name] = int(typed)
+    else:
+        st.session_state[_REFUSED + name] = (typed,)
 
 
 def select(name: str, label: str, *, help: str | None = None, fmt: Callable[[str], str] = str, where: Any = st) -> str:
