@@ -72,6 +72,21 @@ def test_sidebar_field_change_updates_every_number():
     assert at.query_params["num_layers"] == "24" and at.query_params["sharing"] == "none"
 
 
+def test_an_edited_preset_added_to_the_comparison_keeps_its_name_and_is_shown_once():
+    at = goto(open_fields(open_app()), "parameters")
+    at.sidebar.number_input(key="f.num_layers").set_value(6).run()
+    at.sidebar.button(key="add_compare").click().run()
+    no_errors(at)
+    assert at.sidebar.multiselect(key="compare").value[-1] == "albert-base (edited)"
+    names = list(table_with(at, "per_layer", "total")["config"])
+    assert names[0] == "albert-base (edited)" and names.count("albert-base (edited)") == 1  # not also "(custom)"
+    assert not [n for n in names if "(custom)" in n]
+    at.sidebar.number_input(key="f.num_layers").set_value(8).run()
+    t = table_with(at, "per_layer", "total").set_index("config")
+    assert t.loc["albert-base (edited)", "total"] == count_parameters(PRESETS["albert-base"].replace(num_layers=8)).total
+    assert t.loc["albert-base (edited) #2", "total"] == count_parameters(PRESETS["albert-base"].replace(num_layers=6)).total
+
+
 def test_a_config_given_another_presets_name_is_not_called_an_edited_copy_of_it():
     at = goto(open_app({"name": "bert-base"}), "parameters")  # albert-base's fields, named bert-base
     no_errors(at)

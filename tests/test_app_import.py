@@ -31,6 +31,20 @@ def test_upload_a_hf_config_sets_every_field():
     assert at.query_params["name"] == "my-albert"
 
 
+def test_an_upload_puts_the_preset_box_on_its_nearest_preset_and_says_so():
+    from albert_core.formats.share import nearest_preset
+
+    cfg = PRESETS["bert-large"].replace(name="my-bert", num_layers=12)  # started from albert-base, the default
+    at = upload(open_app(), "config.json", json.dumps(to_hf_config(cfg)).encode())
+    assert nearest_preset(cfg) == "bert-large"
+    assert at.sidebar.selectbox(key="preset").value == "bert-large"
+    (note,) = [s.value for s in at.sidebar.success if "Loaded config.json" in s.value]
+    assert "Preset shows bert-large, the nearest preset (2 fields differ)" in note
+    assert at.query_params["preset"] == "bert-large" and at.query_params["num_layers"] == "12"
+    t = table_with(goto(at, "parameters"), "per_layer", "total")
+    assert t["config"][0] == "my-bert" and t["total"][0] == count_parameters(cfg).total
+
+
 def test_upload_a_plain_hf_bert_config():
     d = {"model_type": "bert", "vocab_size": 30522, "hidden_size": 512, "num_hidden_layers": 4,
          "num_attention_heads": 8, "intermediate_size": 2048, "_name_or_path": "tiny-bert"}

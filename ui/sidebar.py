@@ -27,6 +27,7 @@ from albert_core.estimate.params import factorization_savings
 from albert_core.families import family, family_fields, own_fields
 from albert_core.formats.hf import hf_expressible, to_hf_config
 from albert_core.formats.hub import HubError, config_from_hub
+from albert_core.formats.share import config_diff
 from albert_core.formats.upload import MAX_UPLOAD_BYTES, UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, parse_upload
 from albert_core.presets import PRESET_FAMILIES, PRESETS
 
@@ -241,8 +242,8 @@ def _on_upload() -> None:
     if isinstance(result, str):
         state.notice("error", md(result))
         return
-    state.set_fields(result)
-    state.notice("success", f"Loaded {md(up.name)} as '{md(result.name)}'.")
+    base = state.load_config(result)
+    state.notice("success", f"Loaded {md(up.name)} as '{md(result.name)}'" + _nearest(result, base))
 
 
 def render(where=None) -> None:
@@ -321,8 +322,18 @@ def _on_hub_import() -> None:
     except ConfigError as e:
         state.notice("error", md(f"{mid.strip()}'s config.json cannot be used: " + "; ".join(e.problems) + "."))
         return
-    state.set_fields(cfg)
-    state.notice("success", f"Imported '{md(cfg.name)}' ({md(cfg.family)}) from the Hugging Face Hub.")
+    base = state.load_config(cfg)
+    state.notice("success", f"Imported '{md(cfg.name)}' ({md(cfg.family)}) from the Hugging Face Hub"
+                 + _nearest(cfg, base))
+
+
+def _nearest(cfg, base: str) -> str:
+    """The end of an import's notice: which preset the Preset box now shows, and why."""
+    if PRESETS[base] == cfg:
+        return f": the preset {md(base)}."
+    n = len(config_diff(cfg, PRESETS[base]))
+    return (f". Preset shows {md(base)}, the nearest preset ({n:,} field{'s' if n != 1 else ''} differ"
+            f"{'s' if n == 1 else ''}); choosing a preset replaces the imported config.")
 
 
 def _summary(cfg) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
-from albert_core.formats.share import CONTROLS, MAX_COMPARE, View, decode
+from albert_core.formats.share import CONTROLS, MAX_COMPARE, View, decode, nearest_preset
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 
 from .text import md
@@ -87,6 +87,15 @@ def set_fields(cfg: ModelConfig) -> None:
     ss[ERROR] = None
 
 
+def load_config(cfg: ModelConfig) -> str:
+    """An imported config (config.json, the Hub) into the sidebar, with the Preset box on its nearest preset (the
+    one it differs from in the fewest fields, as its link names it), not on the preset it replaced. Returns it."""
+    base = nearest_preset(cfg)
+    st.session_state["preset"] = base
+    set_fields(cfg)
+    return base
+
+
 def on_preset_change() -> None:
     set_fields(PRESETS[st.session_state["preset"]])
 
@@ -129,14 +138,21 @@ def shown_configs() -> list[ModelConfig]:
     edited copy of that preset.
     """
     first = config()
-    if first.name in PRESETS and PRESETS[first.name] != first:
-        first = first.replace(name=f"{first.name[:70]} ({'edited' if first.name == preset() else 'custom'})")
+    first = first.replace(name=shown_name(first))
     out = [first]
     for cfg in compare():
         if cfg == first or any(cfg == o for o in out):
             continue
         out.append(cfg.replace(name=_unique(cfg.name, {o.name for o in out})))
     return out
+
+
+def shown_name(cfg: ModelConfig) -> str:
+    """The name the sidebar config is shown under: its own, or "<preset> (edited)" / "<preset> (custom)" when it
+    carries a preset's name with other fields (see shown_configs)."""
+    if cfg.name in PRESETS and PRESETS[cfg.name] != cfg:
+        return f"{cfg.name[:70]} ({'edited' if cfg.name == preset() else 'custom'})"
+    return cfg.name
 
 
 def add_current_to_compare() -> None:
@@ -150,8 +166,9 @@ def add_current_to_compare() -> None:
     else:
         custom = dict(ss.get(CUSTOM, {}))
         existing = next((n for n, c in custom.items() if c.replace(name=n) == cfg.replace(name=n)), None)
-        name = existing or _unique(cfg.name if cfg.name not in PRESETS else f"{cfg.name[:70]} (custom)",
-                                   set(PRESETS) | set(custom))
+        # named as the charts show the sidebar config ("albert-base (edited)"): one config, one name, and its copy
+        # shown once while the two are the same
+        name = existing or _unique(shown_name(cfg), set(PRESETS) | set(custom))
         custom[name] = cfg.replace(name=name)
         ss[CUSTOM] = custom
     if name in names:
