@@ -164,9 +164,20 @@ def plotly_text(name: str) -> str:
     return html.escape(str(name), quote=False).replace("%{", "%&#123;")
 
 
-def gib(n: int) -> float:
-    """Bytes -> GiB for a y axis; the exact bytes go into the hover text."""
-    return n / GIB
+BYTE_AXIS_UNITS = (("GiB", GIB), ("TiB", GIB << 10), ("PiB", GIB << 20), ("EiB", GIB << 30))
+
+
+class ByteUnit:
+    """The unit of a memory axis: GiB, or the first larger binary unit in which the largest value is under 1,000
+    (a 3.5-trillion-parameter config's axis read 200K ... 800K GiB beside labels in TiB; now 200 ... 800 TiB).
+    Calling it turns bytes (exact ints, any size) into axis values; the exact bytes go into the hover text."""
+
+    def __init__(self, values) -> None:
+        top = max((int(v) for v in values if v is not None and v == v), default=0)
+        self.name, self.size = next(((n, b) for n, b in BYTE_AXIS_UNITS if top < 1000 * b), BYTE_AXIS_UNITS[-1])
+
+    def __call__(self, n: int) -> float:
+        return n / self.size
 
 
 def counts(values) -> list[str]:

@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 
 from .base import (
     HEIGHT,
-    gib,
+    ByteUnit,
     legend_name,
     legend_rows_px,
     linear_ticks,
@@ -52,6 +52,9 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
     on a dashed line of albert_core's estimate for the same (CPU) kernels.
     """
     names = list(dict.fromkeys(df["config"]))
+    totals = df.groupby(["config", "seq_len"])["bytes"].sum()
+    shown = [] if measured is None else [*measured["measured"], *measured["estimate_cpu"]]
+    u = ByteUnit([*totals, *shown])
     cols = min(per_row, len(names))
     rows = -(-len(names) // cols)
     fig = make_subplots(rows=rows, cols=cols,
@@ -64,7 +67,7 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
         for part in ("linear", "quadratic"):
             p = d[d["part"] == part].sort_values("seq_len")
             fig.add_scatter(
-                x=[int(s) for s in p["seq_len"]], y=_ys(p["bytes"], log), mode="lines+markers",
+                x=[int(s) for s in p["seq_len"]], y=_ys(p["bytes"], log, u), mode="lines+markers",
                 name=PART_LABELS[part], legendgroup=part, showlegend=i == 0, meta=name,
                 stackgroup=None if log else f"stack{i}", line=dict(color=MEMORY_COLORS[part]), marker=dict(size=4),
                 customdata=_hover_bytes(p["bytes"]),
@@ -73,9 +76,9 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
                 row=r, col=c,
             )
         if marks and name in marks:
-            _mark_max_position(fig, i + 1, marks[name], log, int(df["seq_len"].max()))
+            _mark_max_position(fig, i + 1, marks[name], log, int(df["seq_len"].max()), u)
         if measured is not None and len(measured):
-            _measured_points(fig, measured[measured["config"] == name], name, i == 0, r, c)
+            _measured_points(fig, measured[measured["config"] == name], name, i == 0, r, c, u)
     style(fig, x="", y="", log_x=log, log_y=log)
     hi = int(df["seq_len"].max())
     # fixed x ranges: a label's box must not widen the autorange (plotly fits annotations into it)
@@ -85,9 +88,8 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
         side = cols > 1
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count", most=4 if side else 5,
                  inner=SIDE_TICK_CLEAR if side else 0.0)
-        totals = df.groupby(["config", "seq_len"])["bytes"].sum()
-        extra = [] if measured is None else [gib(int(b)) for b in measured["measured"] if int(b) > 0]
-        log_axis(fig, [gib(int(b)) for b in df["bytes"] if int(b) > 0] + [gib(int(b)) for b in totals] + extra,
+        extra = [] if measured is None else [u(int(b)) for b in measured["measured"] if int(b) > 0]
+        log_axis(fig, [u(int(b)) for b in df["bytes"] if int(b) > 0] + [u(int(b)) for b in totals] + extra,
                  axis="y")
     else:
         vals, text = linear_ticks(hi, "count")  # at most 4: neighbouring panels' ticks clear ("4K")
@@ -98,7 +100,7 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
     fig.update_layout(height=ROW_PX * rows + PANELS_CHROME_PX)
     fig.update_xaxes(title_text="seq_len = max_position (tokens)" + (" (log)" if log else ""), row=rows, col=1)
     for r in range(1, rows + 1):
-        fig.update_yaxes(title_text="activation memory (GiB)" + (" (log)" if log else ""), row=r, col=1)
+        fig.update_yaxes(title_text=f"activation memory ({u.name})" + (" (log)" if log else ""), row=r, col=1)
     return fig
 
 
@@ -111,16 +113,16 @@ def _row_gap(rows: int) -> float:
 MEASURED_COLOR = "#262730"
 
 
-def _measured_points(fig: go.Figure, d: pd.DataFrame, name: str, legend: bool, r: int, c: int) -> None:
+def _measured_points(fig: go.Figure, d: pd.DataFrame, name: str, legend: bool, r: int, c: int, u: ByteUnit) -> None:
     """PyTorch's measured bytes (filled circles) on albert_core's estimate for the same CPU kernels (dashed)."""
     d = d.sort_values("seq_len")
     xs = [int(s) for s in d["seq_len"]]
-    fig.add_scatter(x=xs, y=[gib(int(b)) for b in d["estimate_cpu"]], mode="lines", name="estimate, CPU kernels",
+    fig.add_scatter(x=xs, y=[u(int(b)) for b in d["estimate_cpu"]], mode="lines", name="estimate, CPU kernels",
                     legendgroup="estimate_cpu", showlegend=legend, meta=name,
                     line=dict(color=MEASURED_COLOR, dash="dash", width=1.5), customdata=_hover_bytes(d["estimate_cpu"]),
                     hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>estimate for the CPU kernels: "
                                   "%{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>", row=r, col=c)
-    fig.add_scatter(x=xs, y=[gib(int(b)) for b in d["measured"]], mode="markers", name="measured in PyTorch (CPU)",
+    fig.add_scatter(x=xs, y=[u(int(b)) for b in d["measured"]], mode="markers", name="measured in PyTorch (CPU)",
                     legendgroup="measured", showlegend=legend, meta=name,
                     marker=dict(color=MEASURED_COLOR, size=9, symbol="circle"), customdata=_hover_bytes(d["measured"]),
                     hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>measured by PyTorch (fake "
@@ -128,16 +130,17 @@ def _measured_points(fig: go.Figure, d: pd.DataFrame, name: str, legend: bool, r
                     row=r, col=c)
 
 
-def _ys(values, log: bool) -> list[float | None]:
-    """Bytes -> GiB for a y axis; on a log axis a zero (nothing of that part) is left out, not drawn at 10^-inf."""
-    return [gib(int(b)) if int(b) > 0 or not log else None for b in values]
+def _ys(values, log: bool, u: ByteUnit) -> list[float | None]:
+    """Bytes -> the axis' unit; on a log axis a zero (nothing of that part) is left out, not drawn at 10^-inf."""
+    return [u(int(b)) if int(b) > 0 or not log else None for b in values]
 
 
 def _axis(n: int, letter: str) -> str:
     return letter if n == 1 else f"{letter}{n}"
 
 
-def _mark_max_position(fig: go.Figure, n: int, mark: tuple[int, int, int], log: bool, end: int) -> None:
+def _mark_max_position(fig: go.Figure, n: int, mark: tuple[int, int, int], log: bool, end: int,
+                       u: ByteUnit) -> None:
     """A dotted line at the config's max_position in panel n, labelled with the attention memory there.
 
     On a log axis plotly.js 3 places shapes in data coordinates but annotations in log10 units."""
@@ -154,7 +157,7 @@ def _mark_max_position(fig: go.Figure, n: int, mark: tuple[int, int, int], log: 
                        bgcolor="rgba(255,255,255,0.85)",
                        text=f"max_position {pos:,}<br>attention {sizes([quad])[0]}<br>of {sizes([total])[0]}")
     # an invisible point at the mark carries the exact numbers (hover; tests read it)
-    fig.add_scatter(x=[pos], y=[gib(total)], mode="markers", showlegend=False, name="max_position",
+    fig.add_scatter(x=[pos], y=[u(total)], mode="markers", showlegend=False, name="max_position",
                     meta=f"mark {n}", marker=dict(symbol="diamond", size=10, color="#262730"),
                     customdata=[(quad, sizes([quad])[0], total, sizes([total])[0])],
                     hovertemplate="max_position %{x:,}<br>attention (seq_len²): %{customdata[0]:,} bytes "
@@ -170,6 +173,7 @@ def variants(df: pd.DataFrame, name: str, *, log: bool = False, max_position: in
     open markers on top of it and says so in the legend ("= eager, checkpointing"), so neither hides the other.
     """
     fig = go.Figure()
+    u = ByteUnit(df["bytes"])
     dashes = ("solid", "dash", "solid", "dash")
     symbols = ("circle", "square", "diamond", "x")
     palette = ("#D55E00", "#0072B2", "#009E73", "#CC79A7")
@@ -180,7 +184,7 @@ def variants(df: pd.DataFrame, name: str, *, log: bool = False, max_position: in
         same = seen.get(key)
         seen.setdefault(key, variant)
         fig.add_scatter(
-            x=[int(s) for s in d["seq_len"]], y=_ys(d["bytes"], log), mode="lines+markers",
+            x=[int(s) for s in d["seq_len"]], y=_ys(d["bytes"], log, u), mode="lines+markers",
             name=variant + (f" (= {same})" if same else ""),
             line=dict(color=palette[i % len(palette)], dash="dot" if same else dashes[i % len(dashes)],
                       width=2 if same else 3),
@@ -196,10 +200,10 @@ def variants(df: pd.DataFrame, name: str, *, log: bool = False, max_position: in
                            yanchor="top", showarrow=False, text=f"max_position {max_position:,}",
                            font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.85)")
     style(fig, x="seq_len = max_position (tokens" + (", log)" if log else ")"),
-          y="activation memory (GiB" + (", log)" if log else ")"), log_x=log, log_y=log)
+          y=f"activation memory ({u.name}" + (", log)" if log else ")"), log_x=log, log_y=log)
     if log:
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
-        log_axis(fig, [gib(int(b)) for b in df["bytes"]], axis="y")
+        log_axis(fig, [u(int(b)) for b in df["bytes"]], axis="y")
     return fig
 
 
@@ -224,14 +228,14 @@ def budget_label(budgets: dict[str, int], merged: str) -> str:
     return " / ".join(f"{g}: {s}" for g, s in zip(gpus, shown, strict=True))
 
 
-def _budget_lines(fig: go.Figure, budgets: dict[str, int], *, log: bool = False) -> None:
+def _budget_lines(fig: go.Figure, budgets: dict[str, int], u: ByteUnit, *, log: bool = False) -> None:
     """Dashed GPU lines at each GPU's memory (the smaller of a merged pair); neighbouring labels alternate between
     the left and the right end, so two GPUs of close sizes (16 and 24 GB) never print over each other.
 
     A shape on a log axis takes data units, an annotation log10 units (plotly.js 3): a label at y = 80 on a log
     axis would sit at 10^80 and stretch the axis to it."""
     for i, (gpu, b) in enumerate(merge_budgets(budgets).items()):
-        y = gib(b)
+        y = u(b)
         fig.add_shape(type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, name=f"budget {gpu}",
                       line=dict(color="rgba(38,39,48,0.6)", dash=BUDGET_DASHES[i % len(BUDGET_DASHES)], width=1.5))
         left = i % 2 == 0
@@ -241,12 +245,12 @@ def _budget_lines(fig: go.Figure, budgets: dict[str, int], *, log: bool = False)
                            font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.8)")
 
 
-def _budget_traces(fig: go.Figure, budgets: dict[str, int], span: tuple[int, int]) -> None:
+def _budget_traces(fig: go.Figure, budgets: dict[str, int], span: tuple[int, int], u: ByteUnit) -> None:
     """GPU memory as dashed grey lines across the sweep, named in the legend: labels written on the lines cross
     each other and the curves where the lines lie close (T4 16 GB and A100 40 GB on a 0-600 GiB axis)."""
     for i, (gpu, b) in enumerate(merge_budgets(budgets).items()):
         label = budget_label(budgets, gpu)
-        fig.add_scatter(x=list(span), y=[gib(b), gib(b)], mode="lines", name=plotly_text(label),
+        fig.add_scatter(x=list(span), y=[u(b), u(b)], mode="lines", name=plotly_text(label),
                         meta=f"budget {gpu}", legendgroup="gpus", legendrank=2000 + i,
                         line=dict(color="rgba(38,39,48,0.6)", dash=BUDGET_DASHES[i % len(BUDGET_DASHES)], width=1.5),
                         hovertemplate=f"{plotly_text(label)} per GPU ({b:,} bytes)<extra></extra>")
@@ -261,40 +265,41 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
     """
     fig = go.Figure()
     order = list(dict.fromkeys(df["config"]))
+    parts = df[df["part"].isin(list(TRAINING_PARTS))]
+    tallest = max([int(b) for b in parts.groupby("config")["bytes"].sum()] + list((peaks or {}).values()))  # bytes
+    near = {g: b for g, b in budgets.items() if b <= 2.5 * tallest}  # a line far above squashes the bars
+    u = ByteUnit([tallest, *near.values()])
     for part, label in TRAINING_PARTS.items():
         d = df[df["part"] == part].set_index("config").reindex(order)
         if d["bytes"].isna().all() or not any(int(b) for b in d["bytes"].dropna()):
             continue
         vals = [int(b) for b in d["bytes"]]
         fig.add_bar(
-            name=label, x=[plotly_text(n) for n in order], y=[gib(v) for v in vals], marker_color=MEMORY_COLORS[part],
+            name=label, x=[plotly_text(n) for n in order], y=[u(v) for v in vals], marker_color=MEMORY_COLORS[part],
             customdata=_hover_bytes(vals),
             hovertemplate="<b>%{x}</b><br>" + label + ": %{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
         )
     fig.update_layout(barmode="stack")
     if peaks:
         shown = [n for n in order if n in peaks]
-        fig.add_scatter(name="the step's peak", x=[plotly_text(n) for n in shown], y=[gib(peaks[n]) for n in shown],
+        fig.add_scatter(name="the step's peak", x=[plotly_text(n) for n in shown], y=[u(peaks[n]) for n in shown],
                         mode="markers", marker=dict(symbol="line-ew", size=44, color="#000000",
                                                     line=dict(width=4, color="#000000")),
                         customdata=_hover_bytes([peaks[n] for n in shown]),
                         hovertemplate="<b>%{x}</b><br>the step's peak: %{customdata[0]:,} bytes "
                                       "(%{customdata[1]})<extra></extra>")
     name_ticks(fig, order)
-    parts = df[df["part"].isin(list(TRAINING_PARTS))]
-    tallest = max([gib(int(b)) for b in parts.groupby("config")["bytes"].sum()] + [gib(v) for v in (peaks or {}).values()])
-    near = {g: b for g, b in budgets.items() if gib(b) <= 2.5 * tallest}  # a line far above squashes the bars
-    _budget_lines(fig, near)
+    _budget_lines(fig, near, u)
     far = {g: b for g, b in budgets.items() if g not in near}
     if far:  # said in the corner instead, with how much of it the tallest bar uses
         fig.add_annotation(xref="paper", yref="paper", x=1, y=1, xanchor="right", yanchor="top", showarrow=False,
                            align="right", font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.85)",
                            name="budget off the axis",
                            text="<br>".join(f"{plotly_text(budget_label(far, g))}<br>above this axis: the "
-                                            f"tallest<br>bar is {100 * tallest / gib(b):.0f}% of it"
+                                            f"tallest<br>bar is {100 * tallest / b:.0f}% of it"
                                             for g, b in merge_budgets(far).items()))
-    top = max([tallest] + [gib(b) for b in near.values()])
-    style(fig, x="config", y="memory per GPU (GiB)", title=title)
+    top = u(max([tallest, *near.values()]))
+    style(fig, x="config", y=f"memory per GPU ({u.name})", title=title)
     fig.update_yaxes(range=[0, top * ((1.5 if peaks else 1.3) if far else 1.1)])  # the peaks clear of the corner note
     # the parts, the peak and the GPU line in the legend, turned names below the bars and the settings above:
     # on a 390-px phone with six configs the plot kept 96 px at HEIGHT (figure audit), so the figure is taller
@@ -315,6 +320,7 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
     peak measured by PyTorch (filled circles) on albert_core's modelled peak for the same CPU step (dashed).
     """
     fig = go.Figure()
+    u = ByteUnit([*df["bytes"], *budgets.values(), *([] if measured is None else measured["measured"])])
     colors = color_map(df["config"].unique())
     seen: dict[tuple, str] = {}
     for name, d in df.groupby("config", sort=False):
@@ -323,7 +329,7 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
         same = seen.get(key)  # equal to an earlier config at every length: dotted on top of it, said in the legend
         seen.setdefault(key, name)
         fig.add_scatter(
-            x=[int(s) for s in d["seq_len"]], y=[gib(int(b)) for b in d["bytes"]], mode="lines+markers",
+            x=[int(s) for s in d["seq_len"]], y=[u(int(b)) for b in d["bytes"]], mode="lines+markers",
             name=legend_name(name + (f" (= {same})" if same else "")), legendgroup=name,
             line=dict(color=colors[name], dash="dot" if same else "solid", width=2 if same else 3),
             marker=dict(symbol="circle-open" if same else "circle", size=10 if same else 6),
@@ -333,39 +339,39 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
         )
         own = d[d["seq_len"] == (marks or {}).get(name)]
         if len(own):
-            fig.add_scatter(x=[int(own["seq_len"].iloc[0])], y=[gib(int(own["bytes"].iloc[0]))], mode="markers",
+            fig.add_scatter(x=[int(own["seq_len"].iloc[0])], y=[u(int(own["bytes"].iloc[0]))], mode="markers",
                             name=f"{plotly_text(name)}: its max_position", showlegend=False, legendgroup=name,
                             marker=dict(symbol="diamond-open", size=16, color=colors[name], line=dict(width=3)),
                             customdata=_hover_bytes(own["bytes"]),
                             hovertemplate=f"<b>{plotly_text(name)}</b> at its max_position %{{x:,}}<br>"
                                           "%{customdata[0]:,} bytes (%{customdata[1]}) per GPU<extra></extra>")
         if measured is not None and len(measured[measured["config"] == name]):
-            _step_points(fig, measured[measured["config"] == name].sort_values("seq_len"), name, colors[name])
-    _budget_traces(fig, budgets, (int(df["seq_len"].min()), int(df["seq_len"].max())))
+            _step_points(fig, measured[measured["config"] == name].sort_values("seq_len"), name, colors[name], u)
+    _budget_traces(fig, budgets, (int(df["seq_len"].min()), int(df["seq_len"].max())), u)
     style(fig, x="seq_len = max_position (tokens" + (", log)" if log else ")"),
-          y="memory per GPU (GiB" + (", log)" if log else ")"), log_x=log, log_y=log)
+          y=f"memory per GPU ({u.name}" + (", log)" if log else ")"), log_x=log, log_y=log)
     # the GPU lines' legend entries take room below the plot, and a config's each past the default ones (13 on a
     # 390-px phone: the plot 108 px high, the legend's last GPU lines below the figure's edge)
     fig.update_layout(height=HEIGHT + 80 + legend_rows_px(df["config"].nunique()))
     if log:  # the range over the curves and the GPU lines, so that the lines show where each curve crosses them
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
-        extra = [] if measured is None else [gib(int(b)) for b in measured["measured"] if int(b) > 0]
-        log_axis(fig, [gib(int(b)) for b in df["bytes"]] + [gib(b) for b in budgets.values()] + extra, axis="y")
+        extra = [] if measured is None else [u(int(b)) for b in measured["measured"] if int(b) > 0]
+        log_axis(fig, [u(int(b)) for b in df["bytes"]] + [u(b) for b in budgets.values()] + extra, axis="y")
     else:  # memory is never negative: the autorange padded the markers below 0
         fig.update_yaxes(rangemode="tozero")
     return fig
 
 
-def _step_points(fig: go.Figure, d: pd.DataFrame, name: str, color: str) -> None:
+def _step_points(fig: go.Figure, d: pd.DataFrame, name: str, color: str, u: ByteUnit) -> None:
     xs = [int(s) for s in d["seq_len"]]
     modelled = [int(v) for v in d["modelled_cpu"] if v is not None and v == v]
     if len(modelled) == len(xs):
-        fig.add_scatter(x=xs, y=[gib(v) for v in modelled], mode="lines", name=f"{legend_name(name)}: modelled peak, CPU",
+        fig.add_scatter(x=xs, y=[u(v) for v in modelled], mode="lines", name=f"{legend_name(name)}: modelled peak, CPU",
                         legendgroup=name, showlegend=False, line=dict(color=color, dash="dash", width=1.5),
                         customdata=_hover_bytes(modelled),
                         hovertemplate=f"<b>{plotly_text(name)}</b><br>seq_len %{{x:,}}<br>modelled step peak (CPU "
                                       "kernels): %{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>")
-    fig.add_scatter(x=xs, y=[gib(int(b)) for b in d["measured"]], mode="markers",
+    fig.add_scatter(x=xs, y=[u(int(b)) for b in d["measured"]], mode="markers",
                     name=f"{legend_name(name)}: measured step peak", legendgroup=name, showlegend=False,
                     marker=dict(color=color, size=10, symbol="circle", line=dict(color=MEASURED_COLOR, width=1.5)),
                     customdata=_hover_bytes(d["measured"]),

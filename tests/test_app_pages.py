@@ -177,21 +177,29 @@ def test_parameters_numbers(preset_app):
                          "params_factorization", "params_sharing"}
 
 
+def axis_unit(fig: dict) -> int:
+    """Bytes in one unit of a memory figure's y axis, read from its title ("activation memory (TiB)")."""
+    (unit,) = [u for u in ("GiB", "TiB", "PiB", "EiB") if f"({u}" in fig["layout"]["yaxis"]["title"]["text"]]
+    return 2 ** (30 + 10 * ("GiB", "TiB", "PiB", "EiB").index(unit))
+
+
 def test_memory_numbers(preset_app):
     preset, pages, _ = preset_app
     fig = pages["memory"]["figures"]["memory_activations"]
     t = traces(fig)[f"{preset}: attention (grows with seq_len²)"]
     cfg = PRESETS[preset]
     batch = CONTROLS["batch_size"].default
-    for s, gib in zip(t["x"], t["y"], strict=True):
+    unit = axis_unit(fig)  # GiB, or TiB where the largest value is 1,000 GiB or more (ModernBERT at 8,192)
+    for s, y, cd in zip(t["x"], t["y"], t["customdata"], strict=True):
         a = activation_memory(
             cfg.replace(max_position=s), Workload(batch_size=batch, seq_len=s, precision="float32", attention="eager")
         )
-        assert gib * 2**30 == pytest.approx(a.quadratic, rel=1e-12)
+        assert cd[0] == a.quadratic and y * unit == pytest.approx(a.quadratic, rel=1e-12)
     longest = max(PRESETS[n].max_position for n in shown_names(preset))
     assert t["x"][-1] == max(CONTROLS["seq_max"].default, longest)  # reaches every shown max_position
     assert cfg.max_position in t["x"]
-    assert "GiB" in fig["layout"]["yaxis"]["title"]["text"]
+    top = max(y for tr in fig["data"] if tr.get("stackgroup") for y in tr["y"])  # a part's own curve
+    assert top < 1000 and (unit == 2**30 or top >= 1)  # GiB until 1,000 GiB, then the unit that reads under 1,000
 
 
 def test_compute_numbers(preset_app):

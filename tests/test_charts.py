@@ -599,3 +599,30 @@ def test_share_sweep_says_what_moves_and_which_curves_coincide():
     assert list(a["layers_pct"]) == pytest.approx(list(x["layers_pct"]), abs=1e-9)  # they do coincide
     caption = figures.params_share_sweep(cfgs[:2], "hidden_dim", False).layout.meta["caption"]
     assert "the same curves" not in caption
+
+
+@pytest.mark.parametrize(("batch", "unit"), [(8, "GiB"), (4096, "TiB"), (8_000_000, "PiB")])
+def test_memory_axes_take_the_unit_their_largest_value_reads_in(batch, unit):
+    """A huge workload's memory axes read in TiB or PiB (ticks 200 ... 800), not 200K ... 800K GiB beside labels
+    that say TiB; every plotted value times the unit is the exact bytes in the hover."""
+    size = {"GiB": 2**30, "TiB": 2**40, "PiB": 2**50}[unit]
+    cfgs, w = CFGS[:2], EAGER.replace(batch_size=batch)
+    seqs = (128, 512)
+    gpus = {"A100 80 GB": GPUS["A100 80 GB"]}
+    training = data.training_table(cfgs, Workload(batch, 512, **dict(KW)))
+    figs = {"activations": mcharts.activation_vs_seq(data.activation_table(cfgs, seqs, w, True)),
+            "activations, log": mcharts.activation_vs_seq(data.activation_table(cfgs, seqs, w, True), log=True),
+            "variants": mcharts.variants(data.variant_table(cfgs[0], seqs, w), cfgs[0].name),
+            "training": mcharts.training_stack(training[training["part"] != "total"], gpus),
+            "training sweep": mcharts.training_vs_seq(data.training_sweep(cfgs, seqs, Workload(batch, 512, **dict(KW))),
+                                                      gpus, log=True)}
+    for what, fig in figs.items():
+        s = spec(fig)
+        assert f"({unit}" in s["layout"]["yaxis"]["title"]["text"], what
+        top = 0.0
+        for t in s["data"]:
+            for y, cd in zip(t.get("y") or [], t.get("customdata") or [], strict=False):
+                if y is not None and isinstance(cd, list) and isinstance(cd[0], int):
+                    assert y * size == pytest.approx(cd[0], rel=1e-12), what
+                    top = max(top, y)
+        assert 1 <= top < 1000 or unit == "GiB", what  # the largest value reads under 1,000 of its unit
