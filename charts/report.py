@@ -50,7 +50,8 @@ def _table(df: pd.DataFrame, diff: pd.DataFrame | None = None) -> str:
         for j, v in enumerate(row):
             cls = ' class="diff"' if diff is not None and bool(diff.iloc[i, j]) else ""
             cells.append(f"<td{cls}>{_cell(v)}</td>")
-        body.append(f"<tr><th>{html.escape(str(idx))}</th>{''.join(cells)}</tr>")
+        label = html.escape(str(idx)).replace("_", "_<wbr>")  # a field's name breaks after its "_", not mid-word
+        body.append(f"<tr><th>{label}</th>{''.join(cells)}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 

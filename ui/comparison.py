@@ -130,10 +130,20 @@ def _styled(t: Table):
     """The table for st.table, which reads every cell, label and column name as Markdown: escaped (ui.text.md), so
     each shows as typed; the cells that differ from the first config highlighted."""
     shown = t.text.map(md)
-    shown.index = pd.Index([md(i) for i in t.text.index], name=t.text.index.name)
+    shown.index = pd.Index([label(i) for i in t.text.index], name=t.text.index.name)
     shown.columns = [md(c) for c in t.text.columns]
     return shown.style.apply(lambda d: pd.DataFrame(t.diff.map(lambda v: HIGHLIGHT if v else "").to_numpy(),
                                                     index=d.index, columns=d.columns), axis=None)
+
+
+BREAK = "\u200b"  # a zero-width space: where a label may break that the browser would not break by itself
+
+
+def label(text: str) -> str:
+    """A row's label for st.table: escaped (ui.text.md), and free to break after each "_" of a field's name, so that
+    on a phone "embedding_dim" wraps as "embedding_ / dim", not "embeddin / g_dim" (the browser breaks only at
+    spaces and hyphens, and the label column is 6em there)."""
+    return md(text).replace("_", "_" + BREAK)
 
 
 # The tables wrap their labels and cells; where the configs' columns are wider than the screen (a phone, or a dozen
@@ -146,7 +156,7 @@ TABLE_CSS = """<style>
 .st-key-compare_section [data-testid="stTable"] :is(div, table, thead, tbody, tr) { background-color: inherit; }
 .st-key-compare_section [data-testid="stTable"] th:first-child {
   position: sticky; left: 0; z-index: 1; background-color: inherit; min-width: 7em; max-width: 14em; }
-.st-key-compare_section [data-testid="stTable"] th:first-child * { overflow-wrap: anywhere; }
+.st-key-compare_section [data-testid="stTable"] th:first-child * { overflow-wrap: break-word; }
 .st-key-compare_section [data-testid="stTable"] :is(th, td) { white-space: normal; }
 @media (max-width: 640px) { .st-key-compare_section [data-testid="stTable"] :is(th, td) { font-size: 12px; }
   .st-key-compare_section [data-testid="stTable"] th:first-child { min-width: 6em; max-width: 10em; } }
