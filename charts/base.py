@@ -73,28 +73,49 @@ def wrap_px(text: str, size: float, *, bold: bool = False, width: float = TEXT_P
     return lines
 
 
+def put(obj, props: dict) -> None:
+    """obj.update(props) for a Plotly object (a layout, an axis), by item: a nested dict is merged into the child
+    object, or given whole where that child has nothing set yet. The same figure as update(), in a tenth of the
+    time: Plotly's update() walks every path through its validators (_frame's layout: 5.6 ms against 0.6 ms, and
+    a page's figures are built on every change of a control)."""
+    for key, value in props.items():
+        if isinstance(value, dict):
+            child = obj[key]
+            if getattr(child, "_props", None):  # something is set there: merge, key by key
+                put(child, value)
+                continue
+        obj[key] = value
+
+
+def put_axes(fig: go.Figure, axis: str, props: dict) -> None:
+    """put(props) into every x (axis="x") or y axis of fig, as fig.update_xaxes(props) / update_yaxes does."""
+    for ax in (fig.select_xaxes() if axis == "x" else fig.select_yaxes()):
+        put(ax, props)
+
+
 def style(fig: go.Figure, *, x: str, y: str, title: str | None = None, log_x: bool = False,
           log_y: bool = False, hovermode: str = "closest") -> go.Figure:
     """Axis titles with units, white background, legend below the plot (clear of Plotly's toolbar)."""
-    fig.update_layout(template="none", hovermode=hovermode, height=max(HEIGHT, fig.layout.height or 0))
+    put(fig.layout, dict(template="none", hovermode=hovermode, height=max(HEIGHT, fig.layout.height or 0)))
     _frame(fig)
     if title:
-        slide(fig, title)
-    fig.update_xaxes(title_text=x, type="log" if log_x else None, dtick=1 if log_x else None)  # log: powers of ten
-    fig.update_yaxes(title_text=y, type="log" if log_y else None, dtick=1 if log_y else None)
+        fit_titles(fig, title)
+    put_axes(fig, "x", dict(title=dict(text=x), type="log" if log_x else None, dtick=1 if log_x else None))  # log: powers of ten
+    put_axes(fig, "y", dict(title=dict(text=y), type="log" if log_y else None, dtick=1 if log_y else None))
     return fig
 
 
+FRAME = dict(paper_bgcolor=PAPER, plot_bgcolor=PAPER, font=dict(size=13, color=INK, family=FONT),
+             legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", xanchor="left", x=0,
+                         title=dict(text=""), font=dict(size=12, color=INK), bgcolor="rgba(255,255,255,0.9)"),
+             margin=dict(l=70, r=24, t=60, b=40), hoverlabel=dict(font=dict(size=12)))
+FRAME_AXIS = dict(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True)
+
+
 def _frame(fig: go.Figure) -> None:
-    fig.update_layout(
-        paper_bgcolor=PAPER, plot_bgcolor=PAPER, font=dict(size=13, color=INK, family=FONT),
-        legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", xanchor="left", x=0,
-                    title_text="", font=dict(size=12, color=INK), bgcolor="rgba(255,255,255,0.9)"),
-        margin=dict(l=70, r=24, t=60, b=40),
-        hoverlabel=dict(font=dict(size=12)),
-    )
-    fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True)
-    fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True)
+    put(fig.layout, FRAME)
+    put_axes(fig, "x", FRAME_AXIS)
+    put_axes(fig, "y", FRAME_AXIS)
 
 
 def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14, figure_px: float | None = None,
@@ -121,13 +142,13 @@ def fit_titles(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14,
     lines = [w for part in caption.split("\n") for w in wrap_px(part, 12, width=width)] if caption else []
     heads = wrap_px(title, 16, bold=True, width=width)
     sub = "<br>".join(plotly_text(s) for s in lines)
-    fig.update_layout(
+    put(fig.layout, dict(
         title=dict(text="<br>".join(f"<b>{plotly_text(h)}</b>" for h in heads), x=0.01, xanchor="left", xref="container", y=1,
                    yanchor="top", yref="container", pad=dict(t=12 + 20 * (len(heads) - 1)),  # more lines grow upwards
                    font=dict(size=16, color=INK),
                    subtitle=dict(text=sub, font=dict(size=12, color=MUTED))),
         margin=dict(t=18 + 22 * len(heads) + 18 * len(lines) + pad),  # title, its subtitle lines, then the gap
-    )
+    ))
     fig.layout.meta = {"title": title, "caption": caption, "pad": pad, "figure_px": figure_px, "main_px": main_px}
     return fig
 
@@ -237,15 +258,15 @@ def name_ticks(fig: go.Figure, names, *, axis: str = "x") -> None:
     tick labels are the names in lines (name_text), in full up to NAME_LINES lines."""
     shown = [plotly_text(n) for n in names]
     text = [name_text(n) for n in names]
-    (fig.update_xaxes if axis == "x" else fig.update_yaxes)(tickmode="array", tickvals=shown, ticktext=text)
+    put_axes(fig, axis, dict(tickmode="array", tickvals=shown, ticktext=text))
     extra = max((t.count("<br>") for t in text), default=0)
     # the plot keeps its height: the figure grows by the labels' extra lines (style keeps it), and where five or
     # more names crowd the axis (a phone turns them upright) by CROWDED_PX more
     grow = NAME_LINE_PX * extra + (CROWDED_PX if len(text) >= 5 else 0)
     if axis == "x" and grow:
-        fig.update_layout(height=(fig.layout.height or HEIGHT) + grow)
+        fig.layout.height = (fig.layout.height or HEIGHT) + grow
     if axis == "x":  # a long label, turned as Plotly turns crowded ones, reaches up beside the axes' corner: set down
-        fig.update_xaxes(ticklabelstandoff=NAME_STANDOFF_PX)  # from the ticks, it clears the y axis's lowest label
+        put_axes(fig, "x", dict(ticklabelstandoff=NAME_STANDOFF_PX))  # from the ticks, it clears the y axis's lowest label
 
 
 _SI = {"count": ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")),
@@ -313,7 +334,10 @@ def log_axis(fig: go.Figure, values, *, axis: str, kind: str = "plain", min_deca
     Returns the range."""
     lo, hi = log_range(values, min_decades=min_decades)
     vals, text = log_ticks(lo, hi, kind, most, inner)
-    upd = fig.update_xaxes if axis == "x" else fig.update_yaxes
-    upd(type="log", range=[lo, hi], autorange=False, dtick=None, tickmode="array", tickvals=vals, ticktext=text,
-        minor=dict(showgrid=False), **where)
+    props = dict(type="log", range=[lo, hi], autorange=False, dtick=None, tickmode="array", tickvals=vals,
+                 ticktext=text, minor=dict(showgrid=False))
+    if where:  # some axes only (row=, col=): Plotly's own selection
+        (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**props, **where)
+    else:
+        put_axes(fig, axis, props)
     return lo, hi

@@ -18,6 +18,8 @@ from .base import (
     name_text,
     name_ticks,
     plotly_text,
+    put,
+    put_axes,
     sizes,
     style,
 )
@@ -60,7 +62,8 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
     fig = make_subplots(rows=rows, cols=cols,
                         subplot_titles=[name_text(n, PANEL_TITLE_PX, PANEL_TITLE_LINES) for n in names],
                         shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=_row_gap(rows))
-    fig.update_annotations(font_size=12)  # the panel titles (the only annotations yet)
+    for a in fig.layout.annotations:  # the panel titles (the only annotations yet)
+        put(a, dict(font=dict(size=12)))
     for i, name in enumerate(names):
         d = df[df["config"] == name]
         r, c = i // cols + 1, i % cols + 1
@@ -93,14 +96,14 @@ def activation_vs_seq(df: pd.DataFrame, *, log: bool = False, per_row: int = 2,
                  axis="y")
     else:
         vals, text = linear_ticks(hi, "count")  # at most 4: neighbouring panels' ticks clear ("4K")
-        fig.update_xaxes(range=[0, hi * 1.02], tickmode="array", tickvals=vals, ticktext=text)
+        put_axes(fig, "x", dict(range=[0, hi * 1.02], tickmode="array", tickvals=vals, ticktext=text))
         # bytes are never negative: the stacked areas start at 0 (autorange padded them below 0 for the markers)
-        fig.update_yaxes(rangemode="tozero")
-    fig.update_yaxes(matches="y")  # one y range for every panel, across rows too (the caption says so)
-    fig.update_layout(height=ROW_PX * rows + PANELS_CHROME_PX)
-    fig.update_xaxes(title_text="seq_len = max_position (tokens)" + (" (log)" if log else ""), row=rows, col=1)
+        put_axes(fig, "y", dict(rangemode="tozero"))
+    put_axes(fig, "y", dict(matches="y"))  # one y range for every panel, across rows too (the caption says so)
+    fig.layout.height = ROW_PX * rows + PANELS_CHROME_PX
+    put(fig.get_subplot(rows, 1).xaxis, dict(title=dict(text="seq_len = max_position (tokens)" + (" (log)" if log else ""))))
     for r in range(1, rows + 1):
-        fig.update_yaxes(title_text=f"activation memory ({u.name})" + (" (log)" if log else ""), row=r, col=1)
+        put(fig.get_subplot(r, 1).yaxis, dict(title=dict(text=f"activation memory ({u.name})" + (" (log)" if log else ""))))
     return fig
 
 
@@ -279,7 +282,7 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
             customdata=_hover_bytes(vals),
             hovertemplate="<b>%{x}</b><br>" + label + ": %{customdata[0]:,} bytes (%{customdata[1]})<extra></extra>",
         )
-    fig.update_layout(barmode="stack")
+    fig.layout.barmode = "stack"
     if peaks:
         shown = [n for n in order if n in peaks]
         fig.add_scatter(name="the step's peak", x=[plotly_text(n) for n in shown], y=[u(peaks[n]) for n in shown],
@@ -300,10 +303,10 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
                                             for g, b in merge_budgets(far).items()))
     top = u(max([tallest, *near.values()]))
     style(fig, x="config", y=f"memory per GPU ({u.name})", title=title)
-    fig.update_yaxes(range=[0, top * ((1.5 if peaks else 1.3) if far else 1.1)])  # the peaks clear of the corner note
+    put_axes(fig, "y", dict(range=[0, top * ((1.5 if peaks else 1.3) if far else 1.1)]))  # the peaks clear of the corner note
     # the parts, the peak and the GPU line in the legend, turned names below the bars and the settings above:
     # on a 390-px phone with six configs the plot kept 96 px at HEIGHT (figure audit), so the figure is taller
-    fig.update_layout(height=HEIGHT + 80)
+    fig.layout.height = HEIGHT + 80
     return fig
 
 
@@ -352,13 +355,13 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
           y=f"memory per GPU ({u.name}" + (", log)" if log else ")"), log_x=log, log_y=log)
     # the GPU lines' legend entries take room below the plot, and a config's each past the default ones (13 on a
     # 390-px phone: the plot 108 px high, the legend's last GPU lines below the figure's edge)
-    fig.update_layout(height=HEIGHT + 80 + legend_rows_px(df["config"].nunique()))
+    fig.layout.height = HEIGHT + 80 + legend_rows_px(df["config"].nunique())
     if log:  # the range over the curves and the GPU lines, so that the lines show where each curve crosses them
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
         extra = [] if measured is None else [u(int(b)) for b in measured["measured"] if int(b) > 0]
         log_axis(fig, [u(int(b)) for b in df["bytes"]] + [u(b) for b in budgets.values()] + extra, axis="y")
     else:  # memory is never negative: the autorange padded the markers below 0
-        fig.update_yaxes(rangemode="tozero")
+        put_axes(fig, "y", dict(rangemode="tozero"))
     return fig
 
 
