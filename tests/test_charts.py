@@ -626,3 +626,28 @@ def test_memory_axes_take_the_unit_their_largest_value_reads_in(batch, unit):
                     assert y * size == pytest.approx(cd[0], rel=1e-12), what
                     top = max(top, y)
         assert 1 <= top < 1000 or unit == "GiB", what  # the largest value reads under 1,000 of its unit
+
+
+def test_put_sets_what_plotly_update_sets():
+    """charts.base.put (by item, a nested dict given whole where nothing is set yet) leaves the same figure as
+    Plotly's update(): merged into what a chart set before, replaced where it names a leaf."""
+    from plotly.subplots import make_subplots
+
+    from charts.base import FRAME, FRAME_AXIS, put, put_axes
+
+    def made():
+        fig = make_subplots(rows=1, cols=2)
+        fig.add_bar(x=["a"], y=[1], row=1, col=2)
+        fig.layout.legend.y = 0.5  # set before: kept where the update does not name it, replaced where it does
+        fig.layout.legend.traceorder = "reversed"
+        fig.layout.xaxis2.title.text = "x2"
+        return fig
+
+    a, b = made(), made()
+    a.update_layout(FRAME)
+    a.update_xaxes(FRAME_AXIS | {"title": {"standoff": 3}})
+    put(b.layout, FRAME)
+    put_axes(b, "x", FRAME_AXIS | {"title": {"standoff": 3}})
+    assert a.to_dict() == b.to_dict()
+    assert b.layout.legend.traceorder == "reversed" and b.layout.legend.y == 0.0
+    assert b.layout.xaxis2.title.text == "x2" and b.layout.xaxis.title.standoff == 3
