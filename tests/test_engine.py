@@ -1,7 +1,7 @@
 """The measurement engine: fake tensors equal real tensors, byte for byte, and the estimates equal the engine.
 
-20 seeded random tiny configs per family (every dtype, eager and sdpa, dropout on and off,
-checkpointing in some), three measurements each: the bytes a training forward saves, the eval
+14 seeded random tiny configs per family (every dtype with eager and with sdpa, dropout on and off,
+checkpointing in three, each optimizer), three measurements each: the bytes a training forward saves, the eval
 forward's peak, and the training step's peak with what is alive at it, by category
 (tests/engine_check.py). Then real sizes on fake tensors, which no real tensor here could hold.
 """
@@ -55,7 +55,7 @@ def test_master_weights_step_fake_equals_real(family, precision):
     assert r.saved == cast.saved
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", range(14))  # 0-9: each dtype with eager, then with sdpa; checkpointing: 2, 7, 12
 @pytest.mark.parametrize("family", FAMILIES)
 def test_fake_tensors_equal_real_tensors(family, seed):
     cfg, kind, run = _case(family, seed)
