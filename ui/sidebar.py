@@ -332,8 +332,8 @@ def _nearest(cfg, base: str) -> str:
     if PRESETS[base] == cfg:
         return f": the preset {md(base)}."
     n = len(config_diff(cfg, PRESETS[base]))
-    return (f". Preset shows {md(base)}, the nearest preset ({n:,} field{'s' if n != 1 else ''} differ"
-            f"{'s' if n == 1 else ''}); choosing a preset replaces the imported config.")
+    differ = "field differs" if n == 1 else "fields differ"
+    return f". Preset shows {md(base)}, the nearest preset ({n:,} {differ}); choosing a preset replaces the imported config."
 
 
 def _summary(cfg) -> str:
