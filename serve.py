@@ -4,7 +4,7 @@ app.py is the app (it routes the pages; AppTest runs it). This file only wraps i
 (`st.App`) for what `streamlit run app.py` has no hook for (docs/app.md, "Speed in the browser"):
 
 1. warm_up: the server's start does what a first script run would otherwise do once on a visitor's time: imports
-   (pandas alone 0.4-0.5 s on the 2-core machine), Plotly's classes, inspect's module index. The first visit after
+   (pandas alone 0.4-0.5 s on the 2-core machine), Plotly's classes, Streamlit's check for a REPL. The first visit after
    a start: 1.58-1.66x a one-chart app without any of it; with it, the first run 0.14-0.23 s (0.33-0.42 s with the
    imports alone).
 2. PageBase: a page's HTML says the width its figures will be drawn at (VIEW_JS, below), so a first visit runs
@@ -46,8 +46,10 @@ def warm_up() -> None:
       subtitles, the house style of charts.base): Plotly builds each on its first use;
     - pandas' arrow-backed strings and the arrow table Streamlit sends a DataFrame as;
     - the page icon's PNG reader (st.set_page_config reads the file with PIL);
-    - inspect's index of every module's file: Streamlit's first element looks at the call stack once
-      (streamlit.env_util.is_repl calls inspect.stack(): 0.11 s in the server's first run);
+    - Streamlit's check for a REPL, marked done: its first element looks at the call stack once, to warn about an
+      app run without `streamlit run` (delta_generator._maybe_print_use_warning; env_util.is_repl calls
+      inspect.stack(): 0.11 s in the server's first run, 47 ms here to fill inspect's caches for it). Under
+      `streamlit run` it never warns; a Streamlit without that flag gets inspect's caches filled as before;
     - gc.freeze(): what is loaded now lives as long as the server, so Streamlit's gc.collect(2) after every
       script run (runner.postScriptGC) stops walking it (0.06 s after the first run).
     """
@@ -59,7 +61,7 @@ def warm_up() -> None:
         gc.collect()  # the warm-up's own figure and frames are gone by now (Plotly's objects hold cycles)
         gc.freeze()
         WARM.set()
-        print(f"{WARM_LINE}: every page's modules imported, Plotly's classes built, caches of inspect filled",
+        print(f"{WARM_LINE}: every page's modules imported, Plotly's classes built",
               file=sys.stderr, flush=True)
 
 
@@ -97,7 +99,12 @@ def _first_uses() -> None:
     frame = pd.DataFrame({"a": ["x"], "b": [1]})
     pa.Table.from_pandas(frame)
     frame.to_csv()
-    inspect.stack()
+    import streamlit.delta_generator as delta_generator
+
+    if hasattr(delta_generator, "_use_warning_has_been_displayed"):
+        delta_generator._use_warning_has_been_displayed = True
+    else:
+        inspect.stack()
 
 
 @asynccontextmanager

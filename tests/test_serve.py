@@ -49,6 +49,19 @@ def test_warm_up_freezes_what_lives_on_and_leaves_no_garbage_behind():
     assert frozen > 100_000 and figures == 0
 
 
+def test_after_warm_up_a_first_run_does_not_walk_the_call_stack():
+    """Streamlit's first element of a process asks whether it runs in a REPL (env_util.is_repl: inspect.stack(),
+    0.11 s in a server's first run); serve.warm_up marks that check done, as `streamlit run` never warns, so the first
+    run of a page never calls inspect.stack."""
+    code = ("import inspect, sys; sys.path.insert(0, '.'); import serve; serve.warm_up(); "
+            "from streamlit.testing.v1 import AppTest; at = AppTest.from_file('app.py', default_timeout=120); "
+            "calls = []; real = inspect.stack; inspect.stack = lambda *a, **k: calls.append(1) or real(*a, **k); "
+            "at.run(); assert not at.exception; print(len(calls))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split()[-1] == "0"
+
+
 FIRST_RUN = """
 import json, sys
 sys.path.insert(0, ".")
