@@ -109,6 +109,9 @@ def _first_uses() -> None:
 
 @asynccontextmanager
 async def lifespan(_app):
+    from ui import legacy
+
+    legacy.WARM_UP = WARM  # a script run waits for the warm-up before importing the app (ui.legacy.after_warm_up)
     threading.Thread(target=warm_up, name="albert-explorer-warm-up", daemon=True).start()
     yield
 

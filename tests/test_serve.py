@@ -62,6 +62,122 @@ def test_after_warm_up_a_first_run_does_not_walk_the_call_stack():
     assert out.stdout.split()[-1] == "0"
 
 
+# Two threads importing the app at once (serve.py's warm-up, a script run that a visitor started meanwhile): the
+# warm-up held inside albert_core/__init__ (a loader pauses it there), the run imports albert_core.estimate.compare.
+IMPORT_RACE = """import importlib.abc
+import importlib.machinery
+import json
+import sys
+import threading
+import time
+sys.path.insert(0, '.')
+import streamlit  # noqa: F401  (the server has it loaded before either thread starts)
+from ui import legacy
+
+gated = sys.argv[1] == "gated"
+warm = threading.Event()
+if gated:
+    legacy.WARM_UP = warm
+paused, resume = threading.Event(), threading.Event()
+
+
+class PauseInsideAlbertCore(importlib.abc.MetaPathFinder):
+    # holds the warm-up inside albert_core/__init__ (its module lock held, not the global import lock) while it runs
+    # albert_core/config.py, before it imports .estimate.compare
+    def find_spec(self, name, path, target=None):
+        if name != "albert_core.config" or threading.current_thread().name != "warm-up":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        real = spec.loader
+
+        class Pausing(importlib.abc.Loader):
+            def create_module(self, spec):
+                return real.create_module(spec)
+
+            def exec_module(self, module):
+                paused.set()
+                resume.wait(30)
+                real.exec_module(module)
+
+        spec.loader = Pausing()
+        return spec
+
+
+sys.meta_path.insert(0, PauseInsideAlbertCore())
+errors = []
+
+
+def warm_up():
+    try:
+        import albert_core  # noqa: F401
+    except Exception as e:
+        errors.append(["warm-up", type(e).__name__])
+    finally:
+        warm.set()
+
+
+def run():
+    try:
+        legacy.after_warm_up()
+        from albert_core.estimate.compare import Settings  # noqa: F401
+    except Exception as e:
+        errors.append(["run", type(e).__name__])
+
+
+def waiting_on(thread):
+    # what the thread waits in: the module lock's name, 'after_warm_up', or None
+    frame = sys._current_frames().get(thread.ident)
+    while frame is not None:
+        if frame.f_code.co_name == "acquire" and "_bootstrap" in frame.f_code.co_filename:
+            return getattr(frame.f_locals.get("self"), "name", None)
+        if frame.f_code.co_name == "after_warm_up":
+            return "after_warm_up"
+        frame = frame.f_back
+    return None
+
+
+a = threading.Thread(target=warm_up, name="warm-up")
+a.start()
+assert paused.wait(30)
+b = threading.Thread(target=run, name="run")
+b.start()
+deadline = time.monotonic() + 30
+while waiting_on(b) not in ("albert_core", "after_warm_up") and time.monotonic() < deadline:
+    time.sleep(0.01)
+seen = waiting_on(b)
+resume.set()
+a.join(30)
+b.join(30)
+print(json.dumps({"run waited on": seen, "errors": errors}))
+"""
+
+
+@pytest.mark.parametrize("gated", [False, True])
+def test_a_run_waits_for_the_warm_up_before_importing_or_the_imports_deadlock(gated):
+    """Without the gate (ui.legacy.after_warm_up) the run takes the submodule's module lock and waits for albert_core,
+    whose lock the warm-up holds while it imports that submodule: Python raises _DeadlockError, and the page showed it
+    (a deep link opened as the server started). With it the run waits for the warm-up, and both import cleanly."""
+    out = subprocess.run([sys.executable, "-c", IMPORT_RACE, "gated" if gated else "ungated"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    if gated:
+        assert seen == {"run waited on": "after_warm_up", "errors": []}
+    else:
+        assert seen["run waited on"] == "albert_core" and ["warm-up", "_DeadlockError"] in seen["errors"]
+
+
+def test_the_servers_lifespan_gates_script_runs_on_its_warm_up():
+    code = ("import asyncio, sys; sys.path.insert(0, '.'); import serve; from ui import legacy\n"
+            "async def main():\n"
+            "    async with serve.lifespan(None):\n"
+            "        print(legacy.WARM_UP is serve.WARM, serve.WARM.wait(120))\n"
+            "asyncio.run(main())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split()[-2:] == ["True", "True"]
+
+
 FIRST_RUN = """
 import json, sys
 sys.path.insert(0, ".")

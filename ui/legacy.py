@@ -12,14 +12,32 @@ button press or an upload that started it is not lost.
 from __future__ import annotations
 
 import runpy
+import threading
 from pathlib import Path
 
 import streamlit as st
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 
+# The server's warm-up (serve.warm_up), set when it is done; serve.py's lifespan puts its event here as it starts the
+# warm-up's thread. None: no warm-up running in this process (AppTest, `streamlit run app.py`).
+WARM_UP: threading.Event | None = None
+
+
+def after_warm_up(timeout_s: float = 120.0) -> None:
+    """A script run that starts while the server's warm-up is still importing waits for it to finish before it
+    imports anything of the app. Two threads importing the same packages at once can deadlock: the warm-up inside
+    albert_core/__init__ (holding that package's module lock) importing albert_core.estimate.compare, while the run,
+    importing that submodule first, holds the submodule's lock and waits for its parent; Python then raises
+    _DeadlockError in the run, and the page shows it (a deep link opened as the server started, 2026-12-05:
+    tests/browser/test_browser.py::test_deep_link_is_the_first_request_after_start). The run needs those modules
+    anyway, so it waits about as long either way."""
+    if WARM_UP is not None:
+        WARM_UP.wait(timeout_s)
+
 
 def through_app() -> None:
+    after_warm_up()  # before the page imports the app's modules
     from streamlit.runtime.pages_manager import PagesManager
 
     if PagesManager.uses_pages_directory:
