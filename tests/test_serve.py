@@ -49,19 +49,6 @@ def test_warm_up_freezes_what_lives_on_and_leaves_no_garbage_behind():
     assert frozen > 100_000 and figures == 0
 
 
-def test_after_warm_up_a_first_run_does_not_walk_the_call_stack():
-    """Streamlit's first element of a process asks whether it runs in a REPL (env_util.is_repl: inspect.stack(),
-    0.11 s in a server's first run); serve.warm_up marks that check done, as `streamlit run` never warns, so the first
-    run of a page never calls inspect.stack."""
-    code = ("import inspect, sys; sys.path.insert(0, '.'); import serve; serve.warm_up(); "
-            "from streamlit.testing.v1 import AppTest; at = AppTest.from_file('app.py', default_timeout=120); "
-            "calls = []; real = inspect.stack; inspect.stack = lambda *a, **k: calls.append(1) or real(*a, **k); "
-            "at.run(); assert not at.exception; print(len(calls))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split()[-1] == "0"
-
-
 # Two threads importing the app at once (serve.py's warm-up, a script run that a visitor started meanwhile): the
 # warm-up held inside albert_core/__init__ (a loader pauses it there), the run imports albert_core.estimate.compare.
 IMPORT_RACE = """import importlib.abc
@@ -169,6 +156,7 @@ def test_a_run_waits_for_the_warm_up_before_importing_or_the_imports_deadlock(ga
 
 def test_the_servers_lifespan_gates_script_runs_on_its_warm_up():
     code = ("import asyncio, sys; sys.path.insert(0, '.'); import serve; from ui import legacy\n"
+            "serve.warm_up = serve.WARM.set  # the thread's work is not what is tested here\n"
             "async def main():\n"
             "    async with serve.lifespan(None):\n"
             "        print(legacy.WARM_UP is serve.WARM, serve.WARM.wait(120))\n"
@@ -179,12 +167,14 @@ def test_the_servers_lifespan_gates_script_runs_on_its_warm_up():
 
 
 FIRST_RUN = """
-import json, sys
+import inspect, json, sys
 sys.path.insert(0, ".")
 import serve
 serve.warm_up()
 from streamlit.testing.v1 import AppTest
-new = {}
+new, stacks = {}, []
+real_stack = inspect.stack
+inspect.stack = lambda *a, **k: stacks.append(1) or real_stack(*a, **k)
 for page in ("overview", "parameters", "memory", "fit", "compute", "verify"):  # each page's first run, in turn
     before = set(sys.modules)
     at = AppTest.from_file("app.py", default_timeout=120)
@@ -192,19 +182,23 @@ for page in ("overview", "parameters", "memory", "fit", "compute", "verify"):  #
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     new[page] = sorted(set(sys.modules) - before)
-print(json.dumps(new))
+print(json.dumps({"imports": new, "inspect.stack calls": len(stacks)}))
 """
 # what a first script run may still import: AppTest's own component discovery (the server does it at its start)
 APPTEST_ONLY = ("packaging", "streamlit.components.v2.manifest_scanner")
 
 
-def test_after_warm_up_a_pages_first_run_imports_nothing_of_the_app_or_its_libraries():
+def test_after_warm_up_a_pages_first_run_imports_nothing_and_walks_no_call_stack():
     """serve.warm_up does what a first script run would otherwise do on a visitor's time: every page's first run
     after it (in one fresh process, so a module a page needs is caught at the first page that imports it) loads
-    no module of the app, pandas, Plotly, pyarrow or PIL, and never torch."""
+    no module of the app, pandas, Plotly, pyarrow or PIL, and never torch. Nor does it call inspect.stack: Streamlit's
+    first element of a process asks whether it runs in a REPL that way (env_util.is_repl, 0.11 s in a server's first
+    run), and the warm-up marks that check done, as `streamlit run` never warns."""
     out = subprocess.run([sys.executable, "-c", FIRST_RUN], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-3000:]
-    new = json.loads(out.stdout.strip().splitlines()[-1])
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["inspect.stack calls"] == 0
+    new = seen["imports"]
     assert set(new) == {"overview", "parameters", "memory", "fit", "compute", "verify"}
     roots = ("ui", "charts", "albert_core", "pandas", "plotly", "_plotly_utils", "pyarrow", "PIL", "streamlit",
              "torch", "transformers")
