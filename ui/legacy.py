@@ -7,6 +7,9 @@ pages/parameters.py alone, without app.py's sidebar and state. Each page calls `
 first: in that mode it runs app.py in place, whose st.navigation turns the legacy mode off and
 runs this page inside the frame, then stops the lone run. The same script run continues, so a
 button press or an upload that started it is not lost.
+
+How a run begins, too: `after_warm_up()`, first in app.py and in `through_app()`, holds a run that starts during the
+server's warm-up until its imports are done.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ def after_warm_up(timeout_s: float = 120.0) -> None:
     imports anything of the app. Two threads importing the same packages at once can deadlock: the warm-up inside
     albert_core/__init__ (holding that package's module lock) importing albert_core.estimate.compare, while the run,
     importing that submodule first, holds the submodule's lock and waits for its parent; Python then raises
-    _DeadlockError in the run, and the page shows it (a deep link opened as the server started, 2026-12-05:
+    _DeadlockError in one of them, and the page showed it (a deep link opened as the server started, 2026-12-05:
     tests/browser/test_browser.py::test_deep_link_is_the_first_request_after_start). The run needs those modules
     anyway, so it waits about as long either way."""
     if WARM_UP is not None:
