@@ -129,7 +129,82 @@ def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14, figur
     pad: room between the subtitle and the plot (more where subplot titles sit above the panels).
     """
     _frame(fig)
-    return fit_titles(fig, title, caption, pad=pad, figure_px=figure_px, main_px=main_px)
+    fit_titles(fig, title, caption, pad=pad, figure_px=figure_px, main_px=main_px)
+    put(fig.layout, dict(margin=dict(b=bottom_px(fig))))  # drawn once, not twice (bottom_px)
+    return fig
+
+
+# ---- the bottom margin Plotly settles on ---------------------------------------------------------------------
+# Every axis has automargin: Plotly grows a margin that its tick labels and title (and the legend below them) do not
+# fit, then draws the whole figure again (plots.doAutoMargin calls _doPlot once the margins move by more than 1 px).
+# With FRAME's 40 px every figure of the app was drawn twice: the bottom settled at 69-102 px on a desktop, and
+# Memory's activation figure took 65 ms to draw against 31 ms with its margin set (docs/benchmarks.md, issue 30).
+# bottom_px is what it settles on for labels upright and a legend in one row, measured in Chromium in FONT's
+# metrics (Liberation Sans; Arial's). It is a lower bound everywhere else (labels turned on a phone, a legend in two
+# rows, a taller font), and Plotly never draws a margin below the bound either, so the drawn figure is the same:
+# only the second drawing is gone where the bound is exact.
+X_LABELS_PX = 31.6  # below the plot: the axis's pad and one line of 13-px tick labels
+X_LABEL_LINE_PX = 16.9  # each further line of a tick label (13 px at Plotly's line spacing 1.3)
+X_TITLE_PX = 16.0  # a one-line 13-px axis title (title.text set, even to ""): Plotly's approxTitleDepth, 13 px, + 3
+X_BARE_PX = 12.0  # an axis without tick labels: its pad
+LEGEND_FOOT_PX = 29  # held below the plot by FRAME's legend (at the container's foot): one row of one-line 12-px entries
+LEGEND_LINE_PX = 15.6  # each further line of its tallest entry (12 px at 1.3)
+_LEGEND_TYPES = {"scatter", "scattergl", "bar"}  # traces whose legend entries bottom_px counts (one each)
+
+
+def _round(x: float) -> int:
+    return math.floor(x + 0.5)  # JavaScript's Math.round, as Plotly rounds a margin (Python's round() is to even)
+
+
+def _x_depth(lay: dict, name: str) -> float:
+    """How far below its subplot x axis `name` of layout dict `lay` reaches, tick labels upright (0: not at the
+    figure's foot, or not counted: another font size, labels inside, a title with its own standoff)."""
+    ax = lay.get(name, {})
+    anchor = ax.get("anchor", "y")
+    domain = lay.get("yaxis" + anchor[1:], {}).get("domain", [0, 1]) if anchor.startswith("y") else [1, 1]
+    if (domain[0] != 0 or ax.get("side", "bottom") != "bottom" or ax.get("visible") is False or ax.get("overlaying")
+            or ax.get("tickfont", {}).get("size", 13) != 13
+            or ax.get("ticklabelposition", "outside") != "outside"):
+        return 0.0
+    if ax.get("showticklabels", True) is False:
+        depth = X_BARE_PX
+    else:
+        text = ax.get("ticktext") if ax.get("tickmode") == "array" else None
+        lines = 1 + max((str(t).count("<br>") for t in text), default=0) if text is not None else 1
+        depth = X_LABELS_PX + (ax.get("ticklabelstandoff") or 0) + X_LABEL_LINE_PX * (lines - 1)
+    title = ax.get("title", {})
+    if title.get("text") is not None and "standoff" not in title and title.get("font", {}).get("size", 13) == 13:
+        depth += X_TITLE_PX  # one line counted, however many it has
+    return depth
+
+
+def _legend_px(fig: go.Figure, lay: dict) -> int:
+    """What FRAME's legend holds below the plot in one row (0: no legend drawn, or one bottom_px does not count)."""
+    leg = lay.get("legend", {})
+    if (leg.get("orientation") != "h" or leg.get("yref") != "container" or leg.get("y") != 0
+            or leg.get("yanchor") != "bottom" or leg.get("font", {}).get("size") != 12
+            or leg.get("title", {}).get("text") or any(s.get("showlegend") for s in lay.get("shapes", ()))):
+        return 0
+    if any(t.type not in _LEGEND_TYPES for t in fig.data):
+        return 0
+    shown = [t for t in fig.data if t.visible is not False and t.showlegend is not False]
+    # Plotly's legend defaults: drawn where layout.showlegend says, else where it has two entries, a trace set to
+    # showlegend=True counting twice
+    drawn = lay.get("showlegend")
+    if drawn is None:
+        drawn = sum(1 + (t.showlegend is True) for t in shown) > 1
+    if not drawn or not shown:
+        return 0
+    lines = max(1 + str(t.name or "").count("<br>") for t in shown)
+    return _round(LEGEND_FOOT_PX + LEGEND_LINE_PX * (lines - 1))
+
+
+def bottom_px(fig: go.Figure) -> int:
+    """The bottom margin Plotly's automargin settles on for `fig` with its tick labels upright and its legend in one
+    row: the deepest x axis at the figure's foot and FRAME's legend below it; never below the margin set."""
+    lay = fig.layout.to_plotly_json()
+    depth = max((_x_depth(lay, k) for k in lay if re.fullmatch(r"xaxis\d*", k)), default=0.0)
+    return max(int(lay.get("margin", {}).get("b", 0)), _round(depth) + _legend_px(fig, lay))
 
 
 def fit_titles(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14,

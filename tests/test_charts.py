@@ -21,7 +21,7 @@ from charts import compute as ccharts
 from charts import fit as fcharts
 from charts import memory as mcharts
 from charts import params as pcharts
-from charts.base import name_text, slide, title_of
+from charts.base import FRAME, bottom_px, name_text, slide, style, title_of
 from charts.colors import PRESET_COLORS, color_map, config_color
 from ui import data
 
@@ -209,6 +209,26 @@ def test_slide_puts_title_and_settings_caption_on_the_figure():
     assert title_of(fig) == "Shares <of> params"
     assert lay["margin"]["t"] > 60  # room for the caption lines
     assert lay["legend"]["orientation"] == "h" and lay["legend"]["y"] == 0  # below the plot, clear of the toolbar
+
+
+def test_bottom_px_raises_the_bottom_margin_for_what_it_counts_and_only_that():
+    """charts.base.bottom_px (Plotly's settled margin, held in Chromium by test_figure_audit): a figure with no x axis
+    or legend it counts (a sunburst) keeps FRAME's margin; a legend of two entries adds room below the axis; a taller
+    tick label adds more; a margin set larger is kept."""
+    sun = slide(go.Figure(go.Sunburst(ids=["a", "b"], labels=["a", "b"], parents=["", "a"])), "t")
+    assert sun.layout.margin.b == FRAME["margin"]["b"]
+
+    def bars(names: list[str], traces: int) -> go.Figure:
+        fig = go.Figure([go.Bar(x=names, y=[1] * len(names), name=f"part {i}") for i in range(traces)])
+        return slide(style(fig, x="config", y="parameters"), "t")
+
+    one, two = bars(["a", "b"], 1), bars(["a", "b"], 2)
+    assert FRAME["margin"]["b"] < one.layout.margin.b < two.layout.margin.b  # the legend: drawn for two entries
+    tall = bars(["a", "b"], 2)
+    tall.update_xaxes(tickmode="array", tickvals=["a", "b"], ticktext=["a<br>line", "b"])
+    assert bottom_px(tall) > two.layout.margin.b
+    tall.layout.margin.b = 400
+    assert bottom_px(tall) == 400
 
 
 def test_share_bars_are_the_parameter_shares_and_sum_to_100():

@@ -262,6 +262,19 @@ def _slide_ready(key: str, spec: dict, config: dict) -> list[str]:
     return out
 
 
+# The bottom margin the server sets (charts.base.bottom_px) against what Plotly's automargin asks for at the foot of
+# the drawn figure: its x axes there (pushes at the plot's bottom) and the legend's reserved room below them, as
+# plots.doAutoMargin adds them from FRAME's 40 px. Set above that, a figure would keep a strip of empty room.
+BOTTOM_JS = """([frame]) => {
+  const fl = document.querySelector('.js-plotly-plot')._fullLayout;
+  const pushes = Object.entries(fl._pushmargin || {}).filter(([k, v]) => k !== 'base' && v.b && v.b.val === 0);
+  const deep = Math.max(0, ...pushes.map(([k, v]) => v.b.size));
+  const held = Math.max(0, ...Object.values(fl._reservedMargin || {}).map(r => r.b || 0));
+  const settles = Math.round(Math.max(frame, deep)) + Math.max(0, held - Math.max(0, frame - deep));
+  return [fl.margin.b, settles, fl._size.b]; }"""
+FRAME_BOTTOM_PX = 40  # charts.base.FRAME's bottom margin, before bottom_px
+
+
 def audit_figure(page, key: str, spec: dict, config: dict, screen: Screen, theme: str,
                  min_high: int = MIN_PLOT_PX) -> list[str]:
     """Draw one figure as Streamlit does on `screen` and return the audit's problems with it (min_high: the least
@@ -269,7 +282,12 @@ def audit_figure(page, key: str, spec: dict, config: dict, screen: Screen, theme
     width = screen.drawn_px(spec)
     drawn_width, svgs = page.evaluate(DRAW_JS, [key, spec, config, width, BACKGROUND[theme]])
     assert svgs and abs(drawn_width - width) < 1, f"{key}: drawn {drawn_width} px wide, want {width}"
-    return page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS, min_high])
+    problems = page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS, min_high])
+    set_b, settles, drawn_b = page.evaluate(BOTTOM_JS, [FRAME_BOTTOM_PX])
+    if set_b > settles + 1:
+        problems.append(f"{key}: bottom margin set to {set_b} px, drawn {drawn_b:.1f}; its axes and legend take "
+                        f"{settles} px (charts.base.bottom_px is past what Plotly settles on)")
+    return problems
 
 
 def _num(cell) -> tuple[float, float]:
@@ -478,6 +496,53 @@ def test_thirteen_configs_keep_readable_panels(canvas, screen: Screen):
         print(f"{what} at {screen.viewport} px: plots {sorted({round(h) for *_, h in axes})} px high, "
               f"y from {axes[0][2]:.3g}")
     assert not problems, "\n".join(problems)
+
+
+# the figure on the page, then the same spec drawn from FRAME's bottom margin: both as Plotly drew them
+SETTLED_JS = """async ([spec, config, width, frame]) => {
+  const sides = ['l', 'r', 't', 'b'], size = g => sides.map(k => g._fullLayout._size[k]);
+  const gd = document.querySelector('.js-plotly-plot');
+  const out = {set: sides.map(k => gd._fullLayout.margin[k]), drawn: size(gd),
+               turned: [...gd.querySelectorAll('g.xtick text')].some(t => /rotate\\([-\\d.]*[1-9]/.test(
+                 t.getAttribute('transform') || ''))};
+  const other = document.createElement('div');
+  other.style.width = width + 'px';
+  document.body.appendChild(other);
+  await Plotly.newPlot(other, spec.data, Object.assign({}, spec.layout, {width: width, height: spec.layout.height || 450,
+                       margin: Object.assign({}, spec.layout.margin, {b: frame})}), config);
+  out.frame = size(other);
+  Plotly.purge(other);
+  other.remove();
+  return out; }"""
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=[s.name for s in SCREENS])
+def test_a_pages_first_figure_is_drawn_once_and_as_before(canvas, screen: Screen):
+    """charts.base.bottom_px: the first figure of every page in the default view is drawn with the margins Plotly
+    settles on from FRAME's 40 px (the same figure), and on a desktop drawn once: its margins as the server set them,
+    so Plotly's automargin grew none and did not draw the figure a second time (every figure was drawn twice). The
+    bound counts tick labels upright: where Plotly turns them (Overview's two half-width bar charts) it is drawn
+    twice, as before."""
+    problems, twice, once = [], [], []
+    for path in PAGE_TABS:
+        first = PAGE_TABS[path][0]
+        sent = page_tabs("", path, screen, (first,))[first]
+        for key, spec in sent.figures.items():
+            width = screen.drawn_px(spec)
+            canvas["light"].evaluate(DRAW_JS, [key, spec, sent.configs[key], width, BACKGROUND["light"]])
+            m = canvas["light"].evaluate(SETTLED_JS, [spec, sent.configs[key], width, FRAME_BOTTOM_PX])
+            if any(abs(a - b) > 0.5 for a, b in zip(m["drawn"], m["frame"], strict=True)):
+                problems.append(f"{path} {key} at {width:.0f} px: margins drawn {m['drawn']}, from FRAME's {m['frame']}")
+            if m["turned"]:
+                continue
+            if any(abs(a - b) > 1 for a, b in zip(m["drawn"], m["set"], strict=True)):
+                twice.append(f"{path} {key} at {width:.0f} px: margins set {m['set']}, drawn {m['drawn']}")
+            else:
+                once.append(key)
+    assert not problems, "\n".join(problems)
+    if screen is DESKTOP:
+        assert not twice, "drawn twice (Plotly grew a margin):\n" + "\n".join(twice)
+        assert len(once) >= 5, once  # Parameters' two, Memory's, Fit's and Compute's stand upright on a desktop
 
 
 def test_every_tab_is_known():
