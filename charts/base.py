@@ -110,11 +110,15 @@ FRAME = dict(paper_bgcolor=PAPER, plot_bgcolor=PAPER, font=dict(size=13, color=I
                          title=dict(text=""), font=dict(size=12, color=INK), bgcolor="rgba(255,255,255,0.9)"),
              margin=dict(l=70, r=24, t=60, b=40), hoverlabel=dict(font=dict(size=12)))
 FRAME_AXIS = dict(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True)
+# An x axis's title set down from its tick labels as drawn: without a standoff Plotly puts it at a fixed depth and
+# moves it only off a label it overlaps, so under names turned on end it sat up among them (Overview at 462 px, 48
+# px up). 4.8 px keeps the margin an upright line of labels took (bottom_px: 11.2 + 4.8 = X_TITLE_PX).
+X_TITLE_STANDOFF_PX = 4.8
 
 
 def _frame(fig: go.Figure) -> None:
     put(fig.layout, FRAME)
-    put_axes(fig, "x", FRAME_AXIS)
+    put_axes(fig, "x", dict(FRAME_AXIS, title=dict(standoff=X_TITLE_STANDOFF_PX)))
     put_axes(fig, "y", FRAME_AXIS)
 
 
@@ -146,6 +150,7 @@ def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14, figur
 X_LABELS_PX = 31.6  # below the plot: the axis's pad and one line of 13-px tick labels
 X_LABEL_LINE_PX = 16.9  # each further line of a tick label (13 px at Plotly's line spacing 1.3)
 X_TITLE_PX = 16.0  # a one-line 13-px axis title (title.text set, even to ""): Plotly's approxTitleDepth, 13 px, + 3
+X_TITLE_CAP_PX = 11.2  # the same title set `standoff` px down from the labels takes 11.2 px + its standoff
 X_BARE_PX = 12.0  # an axis without tick labels: its pad
 LEGEND_FOOT_PX = 29  # held below the plot by FRAME's legend (at the container's foot): one row of one-line 12-px entries
 LEGEND_LINE_PX = 15.6  # each further line of its tallest entry (12 px at 1.3)
@@ -158,7 +163,7 @@ def _round(x: float) -> int:
 
 def _x_depth(lay: dict, name: str) -> float:
     """How far below its subplot x axis `name` of layout dict `lay` reaches, tick labels upright (0: not at the
-    figure's foot, or not counted: another font size, labels inside, a title with its own standoff)."""
+    figure's foot, or not counted: another font size, labels inside)."""
     ax = lay.get(name, {})
     anchor = ax.get("anchor", "y")
     domain = lay.get("yaxis" + anchor[1:], {}).get("domain", [0, 1]) if anchor.startswith("y") else [1, 1]
@@ -173,8 +178,8 @@ def _x_depth(lay: dict, name: str) -> float:
         lines = 1 + max((str(t).count("<br>") for t in text), default=0) if text is not None else 1
         depth = X_LABELS_PX + (ax.get("ticklabelstandoff") or 0) + X_LABEL_LINE_PX * (lines - 1)
     title = ax.get("title", {})
-    if title.get("text") is not None and "standoff" not in title and title.get("font", {}).get("size", 13) == 13:
-        depth += X_TITLE_PX  # one line counted, however many it has
+    if title.get("text") is not None and title.get("font", {}).get("size", 13) == 13:  # one line, however many it has
+        depth += X_TITLE_PX if title.get("standoff") is None else X_TITLE_CAP_PX + title["standoff"]
     return depth
 
 

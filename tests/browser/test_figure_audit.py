@@ -273,6 +273,24 @@ BOTTOM_JS = """([frame]) => {
   const settles = Math.round(Math.max(frame, deep)) + Math.max(0, held - Math.max(0, frame - deep));
   return [fl.margin.b, settles, fl._size.b]; }"""
 FRAME_BOTTOM_PX = 40  # charts.base.FRAME's bottom margin, before bottom_px
+# An x axis's title below its tick labels: Plotly sets a title without a standoff at a fixed depth and moves it only
+# off the labels it overlaps, so under names turned on end it sat up among them, between two (Overview at 462 px:
+# 48 px up; a new user's report, 2026-12-05).
+TITLE_BELOW_JS = """() => {
+  const gd = document.querySelector('.js-plotly-plot'), fl = gd._fullLayout, out = [];
+  const seen = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0
+                       && getComputedStyle(el).display !== 'none' && el.textContent.trim() !== ''; };
+  for (const k of Object.keys(fl).filter(k => /^xaxis\\d*$/.test(k))) {
+    const ax = fl[k];
+    if (!ax || !ax._id || ax.side !== 'bottom') continue;
+    const title = gd.querySelector('.g-' + ax._id + 'title text');
+    const labels = [...gd.querySelectorAll('g.' + ax._id + 'tick text')].filter(seen);
+    if (!title || !seen(title) || !labels.length) continue;
+    const low = Math.max(...labels.map(l => l.getBoundingClientRect().bottom)), top = title.getBoundingClientRect().top;
+    if (top < low - 1) out.push(ax._id + ' title ' + JSON.stringify(title.textContent) + ' ' + (low - top).toFixed(0)
+                                + ' px up among its tick labels');
+  }
+  return out; }"""
 
 
 def audit_figure(page, key: str, spec: dict, config: dict, screen: Screen, theme: str,
@@ -283,6 +301,7 @@ def audit_figure(page, key: str, spec: dict, config: dict, screen: Screen, theme
     drawn_width, svgs = page.evaluate(DRAW_JS, [key, spec, config, width, BACKGROUND[theme]])
     assert svgs and abs(drawn_width - width) < 1, f"{key}: drawn {drawn_width} px wide, want {width}"
     problems = page.evaluate(AUDIT_JS, [MIN_PLOT_PX, MAX_TICKS, min_high])
+    problems += [f"{key}: {p}" for p in page.evaluate(TITLE_BELOW_JS)]
     set_b, settles, drawn_b = page.evaluate(BOTTOM_JS, [FRAME_BOTTOM_PX])
     if set_b > settles + 1:
         problems.append(f"{key}: bottom margin set to {set_b} px, drawn {drawn_b:.1f}; its axes and legend take "
