@@ -43,6 +43,7 @@ url.show_url_warnings()
 # the sidebar before the page: drawn after it (for an earlier first chart), a click soon after a load on a busy
 # machine sent the Preset selectbox back as its first option and loaded bert-base over the link (docs/app.md)
 sidebar.render(side)
+sidebar.say_refused_on_narrow_screens()  # on a phone the sidebar starts closed: a refused config is said above the page
 try:
     page.run()
 finally:

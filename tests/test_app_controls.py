@@ -102,9 +102,14 @@ def test_head_count_that_does_not_divide_is_explained_and_last_valid_config_kept
     assert not at.exception
     (err,) = at.sidebar.error
     assert "num_heads (12) must divide hidden_dim (1024)" in err.value and "try 8 heads" in err.value
+    # on a phone the sidebar starts closed: the same refusal above the page, shown only below Streamlit's 768 px
+    box = next(iter(at.main.children.values()))  # above the page's title: the box NARROW_REFUSAL_CSS shows on phones
+    assert box.proto.id.endswith("-config_refused")  # (test_browser.py: shown below 768 px only)
+    (above,) = box.error
+    assert above.value.startswith(err.value) and "in the sidebar" in above.value and len(at.main.error) == 1
     assert table_with(at, "per_layer")["total"][0] == count_parameters(PRESETS["albert-base"]).total
     at.sidebar.number_input(key="f.num_heads").set_value(16).run()
-    assert not at.sidebar.error
+    assert not at.sidebar.error and not at.main.error
     cfg = PRESETS["albert-base"].replace(hidden_dim=1024, num_heads=16)
     assert table_with(at, "per_layer")["total"][0] == count_parameters(cfg).total
 

@@ -246,6 +246,26 @@ def _on_upload() -> None:
     state.notice("success", f"Loaded {md(up.name)} as '{md(result.name)}'" + _nearest(result, base))
 
 
+def _refused(err, cfg: ModelConfig) -> str:
+    return (f"This config cannot be built: {md('; '.join(err.problems))}. Showing the last valid config: "
+            f"'{md(cfg.name)}' ({_summary(cfg)}).")
+
+
+# Streamlit starts the sidebar closed on a screen narrower than 768 px (its breakpoint md): there a refused config
+# is said at the top of the page too, with where to change it; on a wider screen the sidebar beside the page says it
+NARROW_REFUSAL_CSS = "<style>@media (min-width: 768px) { .st-key-config_refused { display: none; } }</style>"
+
+
+def say_refused_on_narrow_screens() -> None:
+    """Above the page: the sidebar's refusal of a config the fields describe (on a phone the sidebar is closed)."""
+    err = st.session_state.get(state.ERROR)
+    if err is None:
+        return
+    with st.container(key="config_refused"):
+        st.html(NARROW_REFUSAL_CSS)
+        st.error(_refused(err, state.config()) + " Change the fields in the sidebar (» at the top left).")
+
+
 def render(where=None) -> None:
     """Draw the sidebar (into `where`, a sidebar container, if given) and settle the sidebar config (errors
     explained, last valid config kept)."""
@@ -259,8 +279,7 @@ def render(where=None) -> None:
         cfg = state.read_fields()  # before the fields are drawn: each shows its own problem under it
         err = st.session_state.get(state.ERROR)
         if err is not None:
-            st.error("This config cannot be built: " + md("; ".join(err.problems))
-                     + f". Showing the last valid config: '{md(cfg.name)}' ({_summary(cfg)}).")
+            st.error(_refused(err, cfg))
         edited = cfg != PRESETS.get(state.preset())  # a link with changed fields opens on them
         fields, opened = _section("Model fields", "model_fields", default=edited, force=err is not None)
         if opened:

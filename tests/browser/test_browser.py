@@ -15,6 +15,7 @@ from albert_core.formats.hf import to_hf_config
 from albert_core.formats.share import DEFAULT_COMPARE
 from albert_core.presets import DEFAULT_PRESET, PRESETS
 from albert_core.units import format_count
+from ui.sidebar import NARROW_REFUSAL_CSS
 
 from .harness import (
     error_blocks,
@@ -228,6 +229,17 @@ def upload(page, name: str, payload: bytes) -> None:
         {"name": name, "mimeType": "application/json", "buffer": payload})
     page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stAlert"]', timeout=60_000)
     wait_until_idle(page)
+
+
+@pytest.mark.parametrize(("width", "shown"), [(390, True), (767, True), (768, False), (1400, False)])
+def test_a_refused_config_is_said_above_the_page_where_the_sidebar_starts_closed(browser, width, shown):
+    """ui.sidebar.say_refused_on_narrow_screens: its box (test_app_controls.py) is drawn below Streamlit's 768-px
+    breakpoint, where the sidebar starts closed, and hidden where the sidebar stands beside the page."""
+    page = browser.new_context(viewport={"width": width, "height": 800}).new_page()
+    page.set_content(f"<!doctype html><html><body>{NARROW_REFUSAL_CSS}"
+                     "<div class='st-key-config_refused'>refused</div></body></html>")
+    assert page.locator(".st-key-config_refused").is_visible() is shown
+    page.context.close()
 
 
 def test_upload_config_json_is_applied(server, page):
