@@ -246,7 +246,7 @@ def _on_upload() -> None:
     state.notice("success", f"Loaded {md(up.name)} as '{md(result.name)}'" + _nearest(result, base))
 
 
-def _refused(err, cfg: ModelConfig) -> str:
+def _refused(err: ConfigError, cfg: ModelConfig) -> str:
     return (f"This config cannot be built: {md('; '.join(err.problems))}. Showing the last valid config: "
             f"'{md(cfg.name)}' ({_summary(cfg)}).")
 
