@@ -35,6 +35,7 @@ import pytest
 from figure_views import DESKTOP, MANY, PHONE, SCREENS, VIEWS, Screen, View, page_tabs, traces
 
 from albert_core.formats.share import PAGE_TABS
+from charts.base import FRAME
 
 pytestmark = pytest.mark.browser
 
@@ -272,7 +273,7 @@ BOTTOM_JS = """([frame]) => {
   const held = Math.max(0, ...Object.values(fl._reservedMargin || {}).map(r => r.b || 0));
   const settles = Math.round(Math.max(frame, deep)) + Math.max(0, held - Math.max(0, frame - deep));
   return [fl.margin.b, settles, fl._size.b]; }"""
-FRAME_BOTTOM_PX = 40  # charts.base.FRAME's bottom margin, before bottom_px
+FRAME_BOTTOM_PX = FRAME["margin"]["b"]  # the bottom margin every figure had before bottom_px
 # An x axis's title below its tick labels: Plotly sets a title without a standoff at a fixed depth and moves it only
 # off the labels it overlaps, so under names turned on end it sat up among them, between two (Overview at 462 px:
 # 48 px up; a new user's report, 2026-12-05).
