@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import HEIGHT, _frame, legend_name, name_ticks, plotly_text, sizes
+from .base import HEIGHT, _frame, legend_name, name_ticks, plotly_text, sizes, value_angle
 from .colors import color_map
 
 
@@ -23,9 +23,10 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
     colors = color_map(df["config"])
     for _, r in df.iterrows():
         name, shown = r["config"], plotly_text(r["config"])
+        batch, longest = f"{int(r['max_batch_size']):,}", f"{int(r['longest_max_position']):,}"
         fig.add_bar(
             name=legend_name(name), x=[shown], y=[int(r["max_batch_size"])], marker_color=colors[name],
-            legendgroup=name, text=[f"{int(r['max_batch_size']):,}"], textposition="inside", insidetextanchor="end",
+            legendgroup=name, text=[batch], textposition="inside", insidetextanchor="end", textangle=value_angle(batch),
             customdata=[(int(r["seq_len"]), int(r["needed_bytes"]), sizes([r["needed_bytes"]])[0])],
             hovertemplate=f"<b>{shown}</b><br>largest batch %{{y:,}} sequences of %{{customdata[0]:,}} tokens<br>"
                           "(batch as set needs %{customdata[1]:,} bytes, %{customdata[2]})<extra></extra>",
@@ -33,7 +34,7 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
         )
         fig.add_bar(
             name=legend_name(name), x=[shown], y=[int(r["longest_max_position"])], marker_color=colors[name],
-            legendgroup=name, text=[f"{int(r['longest_max_position']):,}"], textposition="inside", insidetextanchor="end",
+            legendgroup=name, text=[longest], textposition="inside", insidetextanchor="end", textangle=value_angle(longest),
             showlegend=False, customdata=[(int(r["batch_size"]), int(r["max_seq_len"]))],
             hovertemplate=f"<b>{shown}</b><br>longest sequence %{{y:,}} tokens at batch %{{customdata[0]:,}}"
                           "<br>(max_position raised to it; at the config's own max_position: "

@@ -347,6 +347,17 @@ def test_fit_bars_equal_albert_core_fit():
     assert s["layout"]["xaxis"]["matches"] == "x2" and s["layout"]["xaxis"]["showticklabels"] is False
 
 
+def test_a_one_character_value_stands_upright_in_its_fit_bar():
+    """charts.base.value_angle: Plotly turned a one-digit value in a Fit bar a little shorter than a line on its side
+    (a new user's run in Chromium); such a value is set upright (textangle 0), a longer one left to Plotly."""
+    import pandas as pd
+
+    rows = [dict(config=n, max_batch_size=b, longest_max_position=p, seq_len=512, batch_size=8, needed_bytes=10**9,
+                 gpu_bytes=10**10, max_seq_len=512) for n, b, p in (("a", 90, 8192), ("b", 7, 12))]
+    bars = {(t["name"], t["text"][0]): t.get("textangle") for t in spec(fcharts.fit_bars(pd.DataFrame(rows)))["data"]}
+    assert bars == {("a", "90"): None, ("a", "8,192"): None, ("b", "7"): 0, ("b", "12"): None}
+
+
 def test_activation_chart_marks_each_max_position_with_its_attention_memory():
     cfgs = (PRESETS["albert-base"].replace(name="long", max_position=8192), PRESETS["bert-base"])
     seqs = data.sweep_lengths(cfgs, 1024)

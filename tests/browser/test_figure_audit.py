@@ -27,6 +27,7 @@ A failure names the view, the page and tab, the width, the figure and what is wr
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -568,3 +569,27 @@ def test_a_pages_first_figure_is_drawn_once_and_as_before(canvas):
 def test_every_tab_is_known():
     """FIGURES names only tabs that exist (a renamed tab would silently leave the count unchecked)."""
     assert all(tab in PAGE_TABS[page] for page, tab in FIGURES), [k for k in FIGURES if k[1] not in PAGE_TABS[k[0]]]
+
+
+def test_a_one_character_value_is_never_drawn_on_its_side(canvas):
+    """A Fit bar a little shorter than a line: Plotly turned a one-digit value in it by 90 degrees (a new user's run,
+    2026-12-05). Drawn in Chromium at a desktop's and a phone's width, every one-character value is upright or
+    hidden (uniformtext: shown on hover and in the table), never turned; the multi-digit values are drawn."""
+    from charts.base import slide
+    from charts.fit import fit_bars
+
+    rows = [dict(config=n, max_batch_size=b, longest_max_position=p, seq_len=512, batch_size=8, needed_bytes=10**9,
+                 gpu_bytes=10**10, max_seq_len=512)
+            for n, b, p in (("bert-base", 90, 8192), ("albert-xxlarge", 9, 4096), ("bert-large", 8, 512),
+                            ("xlm-roberta-large", 7, 9))]
+    fig = slide(fit_bars(pd.DataFrame(rows)), "Fit", "one-digit values")
+    drawn = {}
+    for width in (DESKTOP.viewport - 460, PHONE.viewport - 32):
+        canvas["light"].evaluate(DRAW_JS, ["fit_digits", json.loads(fig.to_json()), {}, width, "#fff"])
+        drawn[width] = canvas["light"].evaluate("""() => [...document.querySelectorAll('.bartext')].map(t => [
+            t.textContent, t.getAttribute('transform') || '', t.getBoundingClientRect().height])""")
+    turned = [(w, text, tr) for w, marks in drawn.items() for text, tr, h in marks
+              if len(text) == 1 and h > 0 and "rotate" in tr and "scale(0)" not in tr]
+    assert not turned, turned
+    shown = {text for marks in drawn.values() for text, tr, h in marks if h > 0 and "scale(0)" not in tr}
+    assert {"90", "8,192", "4,096"} <= shown, drawn
