@@ -37,9 +37,10 @@ SOURCES = {"auto": "the one that can express it", "hf": "Hugging Face's model (A
 PHASE_NOTE = {"forward": "in the forward", "backward": "in backward", "optimizer step": "in the optimizer step"}
 
 cfg = state.config()
+shown = state.shown_name(cfg)  # as every page names it: "albert-base (edited)" for an edited preset
 st.title("Verify in PyTorch")
 st.markdown(
-    f"Build **{md(cfg.name)}** (the sidebar config) as a real PyTorch model and run it: one training forward "
+    f"Build **{md(shown)}** (the sidebar config) as a real PyTorch model and run it: one training forward "
     "(the bytes autograd saves for backward), one full training step (the peak of every live tensor: weights, "
     "gradients, optimizer state, activations, temporaries) and one eval forward. By default on **fake tensors**: "
     "PyTorch's own ops and autograd with shapes but no storage, so real sizes are measured in a small process. "
@@ -134,7 +135,7 @@ def show_count(result: dict) -> None:
     else:
         st.error("The counts differ, here (component, albert_core's count, what PyTorch built, its modules):")
         tables.show(pd.DataFrame.from_records(result.get("count_diff") or []), "verify_count_diff",
-                    file_name=f"{file_stem(cfg.name)}-count-difference.csv")
+                    file_name=f"{file_stem(shown)}-count-difference.csv")
 
 
 def settings_line(m: dict) -> str:
@@ -165,7 +166,7 @@ def show_activations(result: dict) -> None:
             st.caption(device_note(cuda, m["estimate"], device_differences(
                 cfg, precision=m["dtype"], attention=m["attention"]), "activations"))
     tables.show(pd.DataFrame.from_records(m["breakdown"]), "verify_breakdown",
-                file_name=f"{file_stem(cfg.name)}-measured.csv", readable={"bytes": "bytes"})
+                file_name=f"{file_stem(shown)}-measured.csv", readable={"bytes": "bytes"})
 
 
 def device_note(cuda: int, cpu: int, reasons: list[str], what: str) -> str:
@@ -215,7 +216,7 @@ def show_step(result: dict) -> None:
                "No sum of parts beside it: a fine-tuned model's saved tensors have no closed form."))
     show_planner(w)
     tables.show(pd.DataFrame.from_records(step_rows(s, est, modelled)), "verify_step",
-                file_name=f"{file_stem(cfg.name)}-training-step.csv",
+                file_name=f"{file_stem(shown)}-training-step.csv",
                 readable={"at peak": "bytes", "at step start": "bytes", "albert_core (modelled peak)": "bytes",
                           "albert_core (sum of parts)": "bytes"})
 

@@ -222,6 +222,16 @@ def test_verify_waits_for_the_button(preset_app):
     assert at.button(key="verify_run").label == "Build, count and measure"
 
 
+def test_verify_names_an_edited_preset_as_every_page_does():
+    """A new user's run: Verify said "Build **albert-base**" (and named its downloads albert-base-*.csv) for a sidebar
+    config edited from albert-base, which every other page calls "albert-base (edited)"."""
+    at = goto(open_app({"preset": "albert-base", "num_layers": "2"}), "verify")
+    intro = " ".join(m.value for m in at.markdown)
+    assert "Build **albert-base (edited)** (the sidebar config)" in intro.replace("\\", "")
+    at = goto(open_app({"preset": "albert-base"}), "verify")
+    assert "Build **albert-base** (the sidebar config)" in " ".join(m.value for m in at.markdown).replace("\\", "")
+
+
 def test_paper_sections(preset_app):
     """What the ALBERT paper measured (issue 28): Table 3 on the factorization tab and Table 4 on the sharing tab
     beside exact counts, every row on the Overview, the speedups on Compute, the advice and the TPU note shown;
