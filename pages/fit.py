@@ -69,8 +69,13 @@ if cfgs:
         verdict = "fits" if r["fits"] else "does **not** fit"
         bound = "at least " if str(r["peak_is"]).startswith("at least") else ""
         row_w = w.replace(batch_size=int(r["batch_size"]), seq_len=int(r["seq_len"]))  # this number's step
+        # a peak above the sum says why: what it holds that no part has (TrainingMemory.beyond_parts)
+        held = str(r["beyond_parts"]).split("; ")
+        beyond = (f"; the peak also holds what no part has: {md(', '.join(held[:-1]) + ' and ' if held[:-1] else '')}"
+                  f"{md(held[-1])}, {format_bytes(int(r['beyond_parts_bytes']))}"
+                  if int(r["needed_bytes"]) > int(r["sum_of_parts"]) and r["beyond_parts"] else "")
         lines.append(f"- **{md(r['config'])}**: the step's peak {bound}{format_bytes(int(r['needed_bytes']))} "
-                     f"({md(r['peak_phase'])}; the sum of the parts {format_bytes(int(r['sum_of_parts']))}) at batch "
+                     f"({md(r['peak_phase'])}; the sum of the parts {format_bytes(int(r['sum_of_parts']))}{beyond}) at batch "
                      f"{int(r['batch_size']):,} × {int(r['seq_len']):,} tokens {verdict} in {format_bytes(int(r['gpu_bytes']))}; "
                      f"largest batch {int(r['max_batch_size']):,}; trainable {format_count(int(r['trainable']))} of "
                      f"{format_count(int(r['parameters']))} parameters  \n"

@@ -233,3 +233,15 @@ def test_the_fit_pages_default_plan_in_under_half_the_probes(monkeypatch):
             assert got == want
             old, new = old + probes, new + n
     assert old == 156 and new <= 72
+
+
+def test_beyond_parts_is_what_the_peak_holds_outside_the_parts():
+    """TrainingMemory.beyond_parts (the Fit planner's words where a peak is above the sum of the parts): with the
+    parts' categories at the peak it adds up to the peak, and under ZeRO-3 / FSDP it holds the gathered unit."""
+    from albert_core.estimate.training import GATHERED, PARTS_AT_PEAK, training_memory
+
+    for sharding in ("none", "zero2", "fsdp"):
+        w = Workload(batch_size=8, seq_len=512, precision="mixed_bf16", num_gpus=4, sharding=sharding)
+        m = training_memory(PRESETS["albert-base"], w)
+        assert sum(m.at_peak[k] for k in PARTS_AT_PEAK) + sum(m.beyond_parts.values()) == m.peak
+        assert (GATHERED in m.beyond_parts) == (sharding == "fsdp") and "temporaries" in m.beyond_parts

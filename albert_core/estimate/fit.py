@@ -137,7 +137,8 @@ def max_position_that_fits(cfg: ModelConfig, budget_bytes: int, w: Workload, *, 
 def fit_table(cfgs: Any, w: Workload, *, gpus: dict[str, int] | None = None, custom_budget: int | None = None,
               overhead_bytes: int = 0) -> pd.DataFrame:
     """Tidy table, one row per (config, GPU): memory needed for w (needed_bytes: the step's peak; sum_of_parts
-    beside it), whether it fits, the largest batch at w's seq_len and the largest seq_len at w's batch; trainable
+    beside it; beyond_parts and beyond_parts_bytes: what the peak holds that no part has, TrainingMemory.beyond_parts),
+    whether it fits, the largest batch at w's seq_len and the largest seq_len at w's batch; trainable
     parameters of the mode.
 
     cfgs: a ModelConfig, a list, or a dict name -> ModelConfig. gpus: name -> bytes (default GPUS);
@@ -164,10 +165,12 @@ def fit_table(cfgs: Any, w: Workload, *, gpus: dict[str, int] | None = None, cus
                 "needed_bytes": need, "sum_of_parts": t.total,
                 "peak_phase": t.peak_phase or f"not modelled beyond {PEAK_MAX_LAYERS} layers: planned on the sum",
                 "peak_is": t.peak_is,
+                "beyond_parts": "; ".join(t.beyond_parts), "beyond_parts_bytes": sum(t.beyond_parts.values()),
                 "trainable": t.trainable, "parameters": t.parameters, "fits": need <= mem - overhead_bytes,
                 "max_batch_size": max_batch_size(cfg, mem, ws, overhead_bytes=overhead_bytes),
                 "max_seq_len": max_seq_len(cfg, mem, ws, overhead_bytes=overhead_bytes),
             })
     df = pd.DataFrame(rows)
-    return df.astype({k: object for k in ("gpu_bytes", "needed_bytes", "sum_of_parts", "trainable", "parameters",
+    return df.astype({k: object for k in ("gpu_bytes", "needed_bytes", "sum_of_parts", "beyond_parts_bytes",
+                                          "trainable", "parameters",
                                           "max_batch_size", "max_seq_len")})

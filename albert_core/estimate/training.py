@@ -166,6 +166,14 @@ class TrainingMemory:
         return peak_trust(self.peak_modelled, self.peak_replayed, self.mode)
 
     @property
+    def beyond_parts(self) -> dict[str, int]:
+        """What the step's peak holds that no part of the sum has (nonzero only): the temporaries and the input alive
+        at that moment, buffers, and under ZeRO-3 / FSDP the unit gathered whole (GATHERED). Where they outweigh
+        what the parts count but the peak's moment lacks (gradients not yet made at the forward's end), the peak is
+        above the sum of the parts."""
+        return {k: v for k, v in self.at_peak.items() if k not in PARTS_AT_PEAK and v}
+
+    @property
     def planned(self) -> int:
         """What must fit: the step's peak where modelled, else the sum of the parts (fit.py plans on it)."""
         return self.peak if self.peak_modelled else self.total
@@ -253,6 +261,9 @@ def peak_trust(modelled: bool, replayed: bool, mode: str) -> str:
 
 
 GATHERED = "gathered unit (ZeRO-3)"  # at_peak key of stage 3's transient full parameters
+# the step's categories (step.CATEGORIES) that are parts of the sum (weights, master weights, gradients, optimizer
+# state, activations); the others are TrainingMemory.beyond_parts
+PARTS_AT_PEAK = ("parameters", "master weights", "gradients", "optimizer state", "saved activations")
 _UNIT = re.compile(r"(?:^|\.)(?:layer|layers|albert_layer_groups)\.(\d+)\.")
 
 
