@@ -51,7 +51,7 @@ def test_edges():
 def test_gpu_sizes():
     assert GPUS["A100 80 GB"] == 80 * GIB  # nvidia-smi: 81920 MiB
     assert GPUS["A100 40 GB"] == 40 * GIB
-    assert GPUS["H200 141 GB"] == 141 * 10**9  # datasheet decimal GB
+    assert GPUS["H200 141 GB"] == 143771 << 20  # nvidia-smi: 143771 MiB (the datasheet's 141 GB would be 131.3 GiB)
     assert GPUS["H100 80 GB"] == 81559 << 20
     assert list(GPUS) == ["T4 16 GB", "L4 24 GB", "A10 24 GB", "A100 40 GB", "A100 80 GB", "H100 80 GB",
                           "H200 141 GB"]
