@@ -55,7 +55,9 @@ def test_master_weights_step_fake_equals_real(family, precision):
     assert r.saved == cast.saved
 
 
-@pytest.mark.parametrize("seed", range(14))  # 0-9: each dtype with eager, then with sdpa; checkpointing: 2, 7, 12
+# 0-9: each dtype with eager, then with sdpa; checkpointing: 2 and 7 (seeds 10-13, more draws of the same kinds, left
+# out on 2026-12-05 to hold the CI run within its 10 minutes: 581 s at 53f14a9)
+@pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("family", FAMILIES)
 def test_fake_tensors_equal_real_tensors(family, seed):
     cfg, kind, run = _case(family, seed)

@@ -121,7 +121,8 @@ def _open_every_page(q: dict[str, str], view: View, pages=PAGES) -> None:
         assert at.sidebar.number_input(key="f.hidden_dim").value == view.config.hidden_dim, page
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+# 25 drawn views (40 until 2026-12-05; the CI run's 10 minutes) beside the hand-written examples below
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(VIEWS)
 @example(decode({"preset": "bert-large", "family": "bert", "hidden_dim": "8", "num_heads": "1", "num_layers": "192",
                  "embedding_dim": "8"})[0])  # issue 8: this valid link crashed Parameters
