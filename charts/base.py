@@ -283,10 +283,9 @@ class ByteUnit:
 
 def value_angle(text: str) -> int | None:
     """textangle of a value drawn inside its bar: upright (0) for one character, else unset (plotly.js's "auto",
-    which plotly.py does not take). Plotly turns
-    a value on its side where turned it fits at a larger size: for one character, narrower than it is tall, that is
-    any bar a little shorter than a line (a "7" read sideways in a Fit bar 10 px high). Longer values keep "auto":
-    turned, they fit a tall narrow bar on a phone."""
+    which plotly.py does not take). Plotly turns a value on its side where turned it fits at a larger size: for one
+    character, narrower than it is tall, that is any bar a little shorter than a line (a "7" read sideways in a Fit
+    bar 10 px high). Longer values keep "auto": turned, they fit a tall narrow bar on a phone."""
     return 0 if len(text) <= 1 else None
 
 

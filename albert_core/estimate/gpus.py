@@ -6,8 +6,9 @@ nvidia-smi, while the "80 GB" H100 reports 81,559 MiB and the "141 GB" H200 143,
 these GPUs in modal-labs/modal-client PR #2797 ("nvidia quotes GB on their GPUs not GiB"): H100 81559MiB,
 A100 80GB 81920MiB, A100 40GB 40960MiB, A10 23028MiB, L4 23034MiB, T4 15360MiB; the H200's 143771MiB is
 what nvidia-smi prints for "NVIDIA H200" in published logs (SXM, "0MiB / 143771MiB"; until 2026-12-05 this
-table used the datasheet's 141·10^9 bytes, 9.1 GiB less, and planned H200 fits short). The CUDA context and the caching allocator's fragmentation take a
-few hundred MiB more of it: pass `overhead_bytes` to the fit planner to hold that back.
+table used the datasheet's 141·10^9 bytes, 9.1 GiB less, and planned H200 fits short). The CUDA context and
+the caching allocator's fragmentation take a few hundred MiB more of it: pass `overhead_bytes` to the fit
+planner to hold that back.
 """
 
 from __future__ import annotations
