@@ -140,6 +140,14 @@ def test_overview_numbers(preset_app):
         c = count_parameters(PRESETS[n])
         assert shares["Embedding"]["y"][i] == pytest.approx(c.embedding_pct)
         assert shares["Layers"]["y"][i] == pytest.approx(c.layers_pct)
+    for key in ("overview_shares", "overview_components"):  # both mark your configs, above the plot (a full bar hid it)
+        layout = figs[key]["layout"]
+        (band,) = [s for s in layout["shapes"] if s["type"] == "rect"]
+        (bracket,) = [s for s in layout["shapes"] if s["type"] == "line"]
+        (label,) = [a for a in layout["annotations"] if a["text"] == "yours"]
+        assert (band["x0"], band["x1"]) == (-0.5, len(names) - 0.5), key
+        assert bracket["x0"] > -0.5 and bracket["x1"] < len(names) - 0.5 and bracket["yanchor"] == 1, key
+        assert (label["yref"], label["y"], label["yanchor"], label["x"]) == ("paper", 1, "bottom", (len(names) - 1) / 2)
 
 
 def test_overview_comparison_table(preset_app):

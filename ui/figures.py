@@ -21,7 +21,7 @@ from charts import fit as fit_charts
 from charts import memory as memory_charts
 from charts import paper as paper_charts
 from charts import params as params_charts
-from charts.base import slide
+from charts.base import MUTED, slide
 
 from . import data
 from . import finetune as ft_ui
@@ -50,27 +50,36 @@ def training_caption(ctl: Ctl, seq: str) -> str:
             f"{ctl['attention']} attention{ckpt}, {ft_ui.settings_of(ctl).fine_tuning()}; dashed: GPU memory.")
 
 
-def _shade(fig: go.Figure, highlight: int, label: str | None) -> None:
-    """Shade the first `highlight` configs (the user's, before the reference presets)."""
+def _shade(fig: go.Figure, highlight: int) -> None:
+    """Shade the first `highlight` configs (the user's, before the reference presets) and mark them above the plot,
+    in the room slide(pad=YOURS_PAD) keeps there, with a bracket named "yours": inside, a tall bar or a full share
+    would cover a label (and the shares cover the shading)."""
     if highlight:
-        extra = dict(annotation_text=label, annotation_position="top left") if label else {}
-        fig.add_vrect(x0=-0.5, x1=highlight - 0.5, fillcolor="rgba(38,39,48,0.07)", line_width=0, layer="below",
-                      **extra)
+        fig.add_vrect(x0=-0.5, x1=highlight - 0.5, fillcolor="rgba(38,39,48,0.07)", line_width=0, layer="below")
+        fig.add_shape(type="line", x0=-0.45, x1=highlight - 0.55, xref="x", y0=5, y1=5, yref="paper", yanchor=1,
+                      ysizemode="pixel", line=dict(color=MUTED, width=1.5))
+        fig.add_annotation(text="yours", x=(highlight - 1) / 2, xref="x", y=1, yref="paper", yanchor="bottom",
+                           yshift=6, showarrow=False, font=dict(size=12, color=MUTED))
+
+
+YOURS_PAD = 30  # px between the subtitle and the plot where "yours" stands: a 12-px line and its padding (14 without)
 
 
 @cached
 def params_shares(cfgs: tuple, title: str = "Where the parameters sit: shares", highlight: int = 0) -> go.Figure:
     fig = params_charts.share_bars(data.params_long(data.params_table(cfgs)))
-    _shade(fig, highlight, None)  # the shares fill their bars: shading only
+    _shade(fig, highlight)
     return slide(fig, title, "Embedding (token, position, segment tables and ALBERT's E→H projection), "
-                             "all layers (a shared layer counted once), pooler; 100% = the config's parameters.")
+                             "all layers (a shared layer counted once), pooler; 100% = the config's parameters.",
+                 pad=YOURS_PAD if highlight else 14)
 
 
 @cached
 def params_counts(cfgs: tuple, title: str = "Where the parameters sit: counts", highlight: int = 0) -> go.Figure:
     fig = params_charts.component_bars(data.params_long(data.params_table(cfgs)))
-    _shade(fig, highlight, "yours")
-    return slide(fig, title, "Stored parameters of the base model (no pre-training heads); hover for exact counts.")
+    _shade(fig, highlight)
+    return slide(fig, title, "Stored parameters of the base model (no pre-training heads); hover for exact counts.",
+                 pad=YOURS_PAD if highlight else 14)
 
 
 @cached
