@@ -6,6 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
+from albert_core.estimate.gpus import precision_note
 from albert_core.units import format_bytes, format_count
 from ui import controls, data, figures, plots, sections, state, tables, url
 from ui import finetune as ft_ui
@@ -49,6 +50,8 @@ with c9:
 if sharding != "none" and num_gpus == 1:
     st.info("Sharding over a single GPU partitions nothing: planning as 'none'.")
 if note := attention_note(cfgs, attention):
+    st.caption(note)
+if note := precision_note(gpu, precision):
     st.caption(note)
 if note := clipped_note(cfgs, seq_len):
     st.info(note)

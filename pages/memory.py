@@ -6,6 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
+from albert_core.estimate.gpus import precision_note
 from albert_core.estimate.training import PRECISION_LABELS, PRECISION_NOTES
 from albert_core.formats.share import forward_of
 from albert_core.units import format_bytes
@@ -108,6 +109,8 @@ with body:
             optimizer = controls.select("optimizer", "Optimizer")
         with d4:
             gpu = controls.select("gpu", "GPU")
+        if note := precision_note(gpu, precision):
+            st.caption(note)
         tuned, ok = ft_ui.expander(cfgs)
         if ok:
             ft_text = ft_ui.settings_of(state.controls()).fine_tuning()

@@ -317,3 +317,20 @@ def test_a_number_out_of_range_is_refused_with_its_range_and_the_box_shows_the_v
     assert not at.error
     at.number_input(key="ctl.batch_size").set_value(hi).run()  # the range's end is applied
     assert not at.error and at.number_input(key="ctl.batch_size").value == hi
+
+
+@pytest.mark.parametrize("page", ["fit", "memory"])
+def test_bfloat16_on_a_t4_is_remarked_beside_its_numbers(page):
+    """A T4 (Turing, 7.5) has no bfloat16 tensor cores: the pages say so beside the GPU, naming float16's twin
+    precision (the same bytes); an Ampere GPU, or float16 on the T4, draws no remark."""
+    def remarks(query):
+        at = goto(open_app(query), page)
+        if page == "memory":
+            at = open_tab(at, "memory", "training")
+        no_errors(at)
+        return [c.value for c in at.caption if "bfloat16 tensor cores" in c.value]
+
+    (said,) = remarks({"gpu": "T4 16 GB", "precision": "mixed_bf16"})
+    assert said.startswith("The T4 16 GB (compute capability 7.5) has no bfloat16 tensor cores") and "mixed_fp16" in said
+    assert not remarks({"gpu": "T4 16 GB", "precision": "mixed_fp16"})
+    assert not remarks({"gpu": "L4 24 GB", "precision": "mixed_bf16"})

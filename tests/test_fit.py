@@ -245,3 +245,16 @@ def test_beyond_parts_is_what_the_peak_holds_outside_the_parts():
         m = training_memory(PRESETS["albert-base"], w)
         assert sum(m.at_peak[k] for k in PARTS_AT_PEAK) + sum(m.beyond_parts.values()) == m.peak
         assert (GATHERED in m.beyond_parts) == (sharding == "fsdp") and "temporaries" in m.beyond_parts
+
+
+def test_every_gpu_has_a_compute_capability_and_bfloat16_is_remarked_below_ampere():
+    from albert_core.estimate.gpus import BF16_PRECISIONS, COMPUTE_CAPABILITY, FP16_OF, precision_note
+
+    assert set(COMPUTE_CAPABILITY) == set(GPUS)  # a GPU added to one table is added to the other
+    for gpu, cc in COMPUTE_CAPABILITY.items():
+        for p in ("float32", "float16", "mixed_fp16", "fp16_master", *BF16_PRECISIONS):
+            note = precision_note(gpu, p)
+            assert (note is not None) == (cc < (8, 0) and p in BF16_PRECISIONS), (gpu, p)
+            if note:
+                assert FP16_OF[p] in note and gpu in note
+    assert precision_note("some other GPU", "mixed_bf16") is None

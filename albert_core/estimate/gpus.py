@@ -24,3 +24,31 @@ GPUS: dict[str, int] = {
     "H100 80 GB": 81559 * MIB,  # 85,520,809,984 bytes (79.6 GiB)
     "H200 141 GB": 143771 * MIB,  # 150,754,820,096 bytes (140.4 GiB)
 }
+
+# CUDA compute capability of each GPU (NVIDIA's "CUDA GPUs - Compute Capability" table): bfloat16 tensor cores came
+# with Ampere, 8.0 (NVIDIA A100 Tensor Core GPU Architecture whitepaper, "BF16"); the T4 is Turing, 7.5
+COMPUTE_CAPABILITY: dict[str, tuple[int, int]] = {
+    "T4 16 GB": (7, 5),
+    "L4 24 GB": (8, 9),
+    "A10 24 GB": (8, 6),
+    "A100 40 GB": (8, 0),
+    "A100 80 GB": (8, 0),
+    "H100 80 GB": (9, 0),
+    "H200 141 GB": (9, 0),
+}
+BF16_PRECISIONS = ("bfloat16", "mixed_bf16", "bf16_master")
+FP16_OF = {"bfloat16": "float16", "mixed_bf16": "mixed_fp16", "bf16_master": "fp16_master"}  # the same bytes
+
+
+def precision_note(gpu: str, precision: str) -> str | None:
+    """What the GPU says of the precision, where it matters: bfloat16 on a GPU without bfloat16 tensor cores
+    (compute capability below 8.0). The bytes are the same; the speed, and on some ops the support, are not.
+    None where there is nothing to say (or the GPU is not in COMPUTE_CAPABILITY)."""
+    cc = COMPUTE_CAPABILITY.get(gpu)
+    if cc is None or cc >= (8, 0) or precision not in BF16_PRECISIONS:
+        return None
+    # torch.cuda.is_bf16_supported(including_emulation=True), PyTorch's default, only allocates a bfloat16 tensor
+    # below 8.0, so it (and transformers' bf16 check, which calls it) says yes
+    return (f"The {gpu} (compute capability {cc[0]}.{cc[1]}) has no bfloat16 tensor cores (Ampere, 8.0, brought "
+            f"them): {precision} runs far slower there than {FP16_OF[precision]}, which holds the same bytes (the "
+            "memory here is the same) and needs a loss scaler; torch.cuda.is_bf16_supported() says True all the same.")
