@@ -97,8 +97,9 @@ if cfgs:
             st.caption("needed_bytes: the training step's peak per GPU (what fits is decided on it); sum_of_parts: "
                        "weights + gradients + optimizer state + master weights + activations, beside it; peak_phase: "
                        "where in the step the peak occurs; peak_is: exact or a lower bound, and why.")
-            shown = plan[["config", "seq_len", "batch_size", "needed_bytes", "sum_of_parts", "peak_phase", "peak_is", "gpu_bytes",
-                          "fits", "max_batch_size", "max_seq_len", "longest_max_position", "trainable"]]
+            # the plan's answers first (beside the config, in view on a phone), then the step they were planned for
+            shown = plan[["config", "max_batch_size", "max_seq_len", "longest_max_position", "fits", "needed_bytes",
+                          "gpu_bytes", "sum_of_parts", "seq_len", "batch_size", "peak_phase", "peak_is", "trainable"]]
             tables.show(shown, "fit_table", file_name="fit-plan.csv",
                         readable={"needed_bytes": "bytes", "sum_of_parts": "bytes", "gpu_bytes": "bytes"})
             st.caption("What trains, counted as peft's get_nb_trainable_parameters counts the task model.")

@@ -334,3 +334,19 @@ def test_bfloat16_on_a_t4_is_remarked_beside_its_numbers(page):
     assert said.startswith("The T4 16 GB (compute capability 7.5) has no bfloat16 tensor cores") and "mixed_fp16" in said
     assert not remarks({"gpu": "T4 16 GB", "precision": "mixed_fp16"})
     assert not remarks({"gpu": "L4 24 GB", "precision": "mixed_bf16"})
+
+
+def test_the_fit_table_puts_its_answers_first_and_keeps_the_config_in_view():
+    """On a phone the plan's table scrolled its config column away and held its answers at the far right: the
+    answers come first now, and the key column is pinned (every table of tables.show)."""
+    import json
+
+    at = open_tab(goto(open_app(), "fit"), "fit", "table")
+    no_errors(at)
+    (grid,) = [d for d in at.dataframe if "max_batch_size" in d.value.columns]
+    assert list(grid.value.columns[:5]) == ["config", "max_batch_size", "max_seq_len", "longest_max_position", "fits"]
+    for d in at.dataframe:
+        columns = json.loads(d.proto.columns)
+        first = d.value.columns[0]
+        assert columns[first]["pinned"] is True, first
+        assert not [c for c, v in columns.items() if c != first and v.get("pinned")]

@@ -25,7 +25,7 @@ def show(df: pd.DataFrame, key: str, *, file_name: str, readable: dict[str, str]
          pct: tuple[str, ...] = ()) -> None:
     """st.dataframe of df for people and a CSV download of the exact numbers.
 
-    Columns: the first (the config) and the shares (as percentages) first, then each readable column
+    Columns: the first (the config, pinned) and the shares (as percentages) first, then each readable column
     (109.5M, 1.42 GiB) where its number was, its exact number right after it (at the end, a wide table hid
     them off to the right; the CSV has them too).
     """
@@ -50,6 +50,9 @@ def show(df: pd.DataFrame, key: str, *, file_name: str, readable: dict[str, str]
     cfg |= {c: st.column_config.NumberColumn(c, format="localized", help=f"exact value of '{c} (≈)'")
             for c in exact if c not in huge}
     cfg |= {c: st.column_config.NumberColumn(c, format="%.2f%%") for c in shares}
+    # the key column (the config) stays in view while a wide table scrolls sideways; Streamlit unpins it where it
+    # would take more than 60% of the table's width (a long name on a phone: PINNED_COLUMNS_WIDTH_THRESHOLD)
+    cfg |= {c: dict(cfg[c], pinned=True) if c in cfg else st.column_config.Column(c, pinned=True) for c in first}
     st.dataframe(shown, key=key, hide_index=True, column_config=cfg)
     csv_button(df, file_name, key=f"{key}_csv")
 
