@@ -259,6 +259,9 @@ def _budget_traces(fig: go.Figure, budgets: dict[str, int], span: tuple[int, int
                         hovertemplate=f"{plotly_text(label)} per GPU ({b:,} bytes)<extra></extra>")
 
 
+PEAK_HALF_WIDTH = 0.4  # the peak's bar each side of a stack's centre, in categories: a bar's half width (bargap 0.2)
+
+
 def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None = None,
                    peaks: dict[str, int] | None = None) -> go.Figure:
     """Stacked bars per config: weights, master weights, gradients, optimizer state, activations; GPU budgets.
@@ -286,11 +289,18 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
     if peaks:
         shown = [n for n in order if n in peaks]
         fig.add_scatter(name="the step's peak", x=[plotly_text(n) for n in shown], y=[u(peaks[n]) for n in shown],
-                        mode="markers", marker=dict(symbol="line-ew", size=44, color="#000000",
+                        # the marker: the hover and the legend's line; the bar across the stack is a shape below
+                        mode="markers", marker=dict(symbol="line-ew", size=12, color="#000000",
                                                     line=dict(width=4, color="#000000")),
                         customdata=_hover_bytes([peaks[n] for n in shown]),
                         hovertemplate="<b>%{x}</b><br>the step's peak: %{customdata[0]:,} bytes "
                                       "(%{customdata[1]})<extra></extra>")
+        # as wide as the bars at every width, in category units (a shape: Plotly draws no error bars on a category
+        # axis); a fixed 44-px mark ran into its neighbours where six configs share a phone's plot (46 px apiece)
+        for n in shown:
+            i = order.index(n)
+            fig.add_shape(type="line", x0=i - PEAK_HALF_WIDTH, x1=i + PEAK_HALF_WIDTH, y0=u(peaks[n]), y1=u(peaks[n]),
+                          xref="x", yref="y", line=dict(color="#000000", width=4), name="the step's peak")
     name_ticks(fig, order)
     _budget_lines(fig, near, u)
     far = {g: b for g, b in budgets.items() if g not in near}

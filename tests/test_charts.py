@@ -325,6 +325,22 @@ def test_training_stack_draws_the_gpu_line_when_the_bars_come_near_it():
     assert line["y0"] * 2**30 == pytest.approx(GPUS[gpu]) and lay["yaxis"]["range"][1] * 2**30 > GPUS[gpu]
 
 
+def test_the_steps_peak_is_a_bar_as_wide_as_each_stack():
+    """Drawn in category units, so it spans its own bar at every width: a fixed 44-px mark ran into the next one
+    where six configs share a phone's plot."""
+    w = Workload(8, 512, **dict(KW))
+    df = data.training_table(CFGS, w)
+    peaks = {c.name: training_memory(c, w).peak for c in CFGS}
+    lay = spec(mcharts.training_stack(df[~df["part"].isin(("total", "peak"))], {"A100 80 GB": GPUS["A100 80 GB"]},
+                                      peaks=peaks))["layout"]
+    bars = [s for s in lay["shapes"] if s.get("name") == "the step's peak"]
+    assert len(bars) == len(CFGS)
+    for i, (c, bar) in enumerate(zip(CFGS, bars, strict=True)):
+        assert (bar["x0"], bar["x1"]) == pytest.approx((i - 0.4, i + 0.4)) and bar["xref"] == "x"
+        assert bar["y0"] * 2**30 == pytest.approx(peaks[c.name]) and bar["y0"] == bar["y1"]
+    assert 1 - 2 * mcharts.PEAK_HALF_WIDTH == pytest.approx(0.2)  # Plotly's default bargap: the bar's own width
+
+
 def test_merge_budgets_joins_near_equal_gpus():
     merged = mcharts.merge_budgets(GPUS)
     assert "L4 24 GB / A10 24 GB" in merged or "A10 24 GB / L4 24 GB" in merged
