@@ -374,6 +374,21 @@ def test_a_one_character_value_stands_upright_in_its_fit_bar():
     assert bars == {("a", "90"): None, ("a", "8,192"): None, ("b", "7"): 0, ("b", "12"): None}
 
 
+def test_a_fit_bar_too_short_for_its_value_shows_it_above():
+    """A new user's run: albert-xxlarge's largest batch, 24, beside electra-small's 554 showed no number (Plotly
+    hid it, the bar too short to hold a line). A bar under SHORT_BAR of its panel's tallest shows its value above
+    it; the others keep theirs inside, so the axis is not pushed up into the panel titles."""
+    import pandas as pd
+
+    rows = [dict(config=n, max_batch_size=b, longest_max_position=p, seq_len=512, batch_size=8, needed_bytes=10**9,
+                 gpu_bytes=10**10, max_seq_len=512) for n, b, p in (("small", 554, 5456), ("xx", 24, 1100),
+                                                                    ("none", 0, 600))]
+    where = {(t["name"], t["text"][0]): t["textposition"] for t in spec(fcharts.fit_bars(pd.DataFrame(rows)))["data"]}
+    assert where == {("small", "554"): "inside", ("small", "5,456"): "inside", ("xx", "24"): "outside",
+                     ("xx", "1,100"): "inside", ("none", "0"): "outside", ("none", "600"): "outside"}
+    assert 600 < fcharts.SHORT_BAR * 5456 < 1100 and 24 < fcharts.SHORT_BAR * 554
+
+
 def test_activation_chart_marks_each_max_position_with_its_attention_memory():
     cfgs = (PRESETS["albert-base"].replace(name="long", max_position=8192), PRESETS["bert-base"])
     seqs = data.sweep_lengths(cfgs, 1024)
