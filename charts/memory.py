@@ -320,6 +320,11 @@ def training_stack(df: pd.DataFrame, budgets: dict[str, int], title: str | None 
     return fig
 
 
+ABOVE_GPUS = 4  # a linear axis stops above the GPU lines where a curve reaches past 4 times the largest GPU
+CAPPED_HEADROOM = 1.6  # ... at 1.6 times it: the largest GPU's line, its crossings and the corner note in view
+LOG_IN_GPU_UNIT = 10_000  # a log axis reads in the GPU lines' unit up to 10,000 of it (ticks 1 ... 10K GiB)
+
+
 def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = False,
                     marks: dict[str, int] | None = None, measured: pd.DataFrame | None = None,
                     what: str = "training memory") -> go.Figure:
@@ -333,7 +338,15 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
     peak measured by PyTorch (filled circles) on albert_core's modelled peak for the same CPU step (dashed).
     """
     fig = go.Figure()
-    u = ByteUnit([*df["bytes"], *budgets.values(), *([] if measured is None else measured["measured"])])
+    top = max([int(b) for b in df["bytes"]] + ([] if measured is None else [int(b) for b in measured["measured"]]))
+    gpu_top = max(budgets.values(), default=0)
+    # past ABOVE_GPUS times the largest GPU, a linear axis over every curve squeezed the GPU lines (what this chart
+    # is read against) into its bottom tenth: it stops above them, and the corner says how far the curves go on
+    capped = not log and gpu_top > 0 and top > ABOVE_GPUS * gpu_top
+    # the unit of the GPU lines where the axis is read against them (log up to 10,000 of it, or capped): 0.001 ...
+    # 1 TiB read worse than 1 ... 1,000 GiB beside "A100 80 GB: 80.00 GiB"; past it, the largest value's unit
+    gpu_unit = ByteUnit([gpu_top])
+    u = gpu_unit if gpu_top and (capped or log and top < LOG_IN_GPU_UNIT * gpu_unit.size) else ByteUnit([top, gpu_top])
     colors = color_map(df["config"].unique())
     seen: dict[tuple, str] = {}
     for name, d in df.groupby("config", sort=False):
@@ -370,6 +383,14 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
         log_axis(fig, [int(s) for s in df["seq_len"]], axis="x", kind="count")
         extra = [] if measured is None else [u(int(b)) for b in measured["measured"] if int(b) > 0]
         log_axis(fig, [u(int(b)) for b in df["bytes"]] + [u(b) for b in budgets.values()] + extra, axis="y")
+    elif capped:
+        put_axes(fig, "y", dict(range=[0, u(gpu_top) * CAPPED_HEADROOM]))
+        d = df.loc[df["bytes"].astype(object).map(int).idxmax()]
+        fig.add_annotation(xref="paper", yref="paper", x=0, y=1, xanchor="left", yanchor="top", showarrow=False,
+                           align="left", font=dict(size=11, color="#262730"), bgcolor="rgba(255,255,255,0.85)",
+                           name="curves above the axis",
+                           text=f"above this axis: up to {sizes([int(d['bytes'])])[0]},<br>{legend_name(str(d['config']))}"
+                                f"<br>at {int(d['seq_len']):,} tokens (the log scale shows all)")
     else:  # memory is never negative: the autorange padded the markers below 0
         put_axes(fig, "y", dict(rangemode="tozero"))
     return fig

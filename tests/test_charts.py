@@ -21,7 +21,7 @@ from charts import compute as ccharts
 from charts import fit as fcharts
 from charts import memory as mcharts
 from charts import params as pcharts
-from charts.base import FRAME, bottom_px, name_text, slide, style, title_of
+from charts.base import FRAME, bottom_px, name_text, sizes, slide, style, title_of
 from charts.colors import PRESET_COLORS, color_map, config_color
 from ui import data
 
@@ -667,7 +667,6 @@ def test_share_sweep_says_what_moves_and_which_curves_coincide():
 def test_memory_axes_take_the_unit_their_largest_value_reads_in(batch, unit):
     """A huge workload's memory axes read in TiB or PiB (ticks 200 ... 800), not 200K ... 800K GiB beside labels
     that say TiB; every plotted value times the unit is the exact bytes in the hover."""
-    size = {"GiB": 2**30, "TiB": 2**40, "PiB": 2**50}[unit]
     cfgs, w = CFGS[:2], EAGER.replace(batch_size=batch)
     seqs = (128, 512)
     gpus = {"A100 80 GB": GPUS["A100 80 GB"]}
@@ -678,16 +677,43 @@ def test_memory_axes_take_the_unit_their_largest_value_reads_in(batch, unit):
             "training": mcharts.training_stack(training[training["part"] != "total"], gpus),
             "training sweep": mcharts.training_vs_seq(data.training_sweep(cfgs, seqs, Workload(batch, 512, **dict(KW))),
                                                       gpus, log=True)}
+    sweep_top = max(int(b) for b in data.training_sweep(cfgs, seqs, Workload(batch, 512, **dict(KW)))["bytes"])
     for what, fig in figs.items():
         s = spec(fig)
-        assert f"({unit}" in s["layout"]["yaxis"]["title"]["text"], what
+        # the training sweep is read against its GPU lines: on a log axis it keeps their GiB up to 10,000 GiB
+        want = "GiB" if what == "training sweep" and sweep_top < mcharts.LOG_IN_GPU_UNIT * 2**30 else unit
+        size = {"GiB": 2**30, "TiB": 2**40, "PiB": 2**50}[want]
+        assert f"({want}" in s["layout"]["yaxis"]["title"]["text"], what
         top = 0.0
         for t in s["data"]:
             for y, cd in zip(t.get("y") or [], t.get("customdata") or [], strict=False):
                 if y is not None and isinstance(cd, list) and isinstance(cd[0], int):
                     assert y * size == pytest.approx(cd[0], rel=1e-12), what
                     top = max(top, y)
-        assert 1 <= top < 1000 or unit == "GiB", what  # the largest value reads under 1,000 of its unit
+        assert 1 <= top < (mcharts.LOG_IN_GPU_UNIT if want != unit else 1000) or want == "GiB" == unit, what
+
+
+def test_a_linear_training_sweep_stops_above_the_gpu_lines():
+    """A new user's run: ModernBERT's 8,192 tokens took the linear axis to 2.5 TiB and squeezed the five GPU lines
+    (15-140 GiB), which the chart is read against, into its bottom twentieth; the log axis read 0.001 ... 1 TiB.
+    Past ABOVE_GPUS times the largest GPU a linear axis stops at CAPPED_HEADROOM times it and the corner says how far
+    the curves go on (the traces keep every value); a log axis keeps the GPU lines' GiB."""
+    cfgs = (PRESETS["ModernBERT-base"], PRESETS["bert-base"])
+    w = Workload(8, 512, **{**dict(KW), "attention": "eager"})  # the app's default: the n² scores kept
+    sweep = data.training_sweep(cfgs, data.sweep_lengths(cfgs, 512), w)
+    top = max(int(b) for b in sweep["bytes"])
+    assert top > mcharts.ABOVE_GPUS * max(GPUS.values())
+    lay = spec(mcharts.training_vs_seq(sweep, GPUS))["layout"]
+    assert lay["yaxis"]["range"] == pytest.approx([0, max(GPUS.values()) / 2**30 * mcharts.CAPPED_HEADROOM])
+    assert "(GiB)" in lay["yaxis"]["title"]["text"]
+    (note,) = [a for a in lay["annotations"] if a.get("name") == "curves above the axis"]
+    row = sweep.loc[sweep["bytes"].map(int).idxmax()]
+    assert f"up to {sizes([top])[0]}" in note["text"] and f"at {int(row['seq_len']):,} tokens" in note["text"]
+    log = spec(mcharts.training_vs_seq(sweep, GPUS, log=True))["layout"]
+    assert "(GiB, log)" in log["yaxis"]["title"]["text"] and not log.get("annotations")
+    small = data.training_sweep(cfgs[1:], (128, 512), w)  # under the GPU lines: the axis over every curve, from 0
+    lay = spec(mcharts.training_vs_seq(small, GPUS))["layout"]
+    assert lay["yaxis"].get("rangemode") == "tozero" and "range" not in lay["yaxis"] and not lay.get("annotations")
 
 
 def test_put_sets_what_plotly_update_sets():
