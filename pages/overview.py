@@ -35,10 +35,13 @@ m2.metric("Embedding share", f"{mine['embedding_pct']:.1f}%", help=f"{int(mine['
 m3.metric("Layer share", f"{mine['layers_pct']:.1f}%", help=f"{int(mine['all_layers']):,} parameters")
 seq = min(512, cfg.max_position)
 if mine["training_512_is_peak"]:  # short labels: a metric's label is cut to its column (four across)
-    m4.metric("Training step's peak", format_bytes(int(mine["training_512"])),
+    # "≥" where the peak is a lower bound (CUDA: the working set inside a layer not replayed), as Fit says "at least"
+    m4.metric("Training step's peak", ("≥ " if mine["training_512_at_least"] else "")
+              + format_bytes(int(mine["training_512"])),
               help=f"1 × {seq:,} tokens, float32, AdamW, eager attention: the most bytes alive at one moment of the "
-                   f"step (albert_core.replay.step; {int(mine['training_512']):,} bytes). The sum of its parts (weights, "
-                   f"gradients, optimizer state, every saved activation) is {format_bytes(int(mine['training_512_sum']))}.")
+                   f"step (albert_core.replay.step; {int(mine['training_512']):,} bytes; {mine['training_512_peak_is']}). "
+                   f"The sum of its parts (weights, gradients, optimizer state, every saved activation) is "
+                   f"{format_bytes(int(mine['training_512_sum']))}.")
 else:
     m4.metric("Training step, sum of parts", format_bytes(int(mine["training_512"])),
               help=f"1 × {seq:,} tokens, float32, AdamW, eager attention ({int(mine['training_512']):,} bytes): the "
@@ -82,7 +85,8 @@ with body:
                    "per parameter; activations_512 = what the forward keeps for backward; training_512 = the peak of one "
                    "AdamW training step (the most bytes alive at once), training_512_sum = the sum of its parts (weights, "
                    "gradients, optimizer state, activations); training_512_is_peak says which training_512 is (past "
-                   f"{PEAK_MAX_LAYERS} layer applications, the sum). Exact numbers at the right "
+                   f"{PEAK_MAX_LAYERS} layer applications, the sum); training_512_peak_is: exact, or a lower bound and "
+                   "why (training_512_at_least). Exact numbers at the right "
                    "and in the CSV.")
     elif tab == "paper":
         paper.overview(shown)

@@ -247,7 +247,9 @@ def test_overview_headline_is_the_sidebar_config(query):
     seq = min(512, cfg.max_position)
     step = training_memory(cfg, Workload(batch_size=1, seq_len=seq, precision="float32", attention="eager"))
     assert step.peak_modelled and step.peak != step.total  # the headline is the peak, not the sum of the parts
-    assert metrics["Training step's peak"] == format_bytes(step.peak)
+    # a lower bound where the working set inside a layer is not replayed (CUDA), as Fit's "at least" says
+    assert metrics["Training step's peak"] == ("≥ " if not step.peak_replayed else "") + format_bytes(step.peak)
+    assert not step.peak_replayed  # the Overview's step is CUDA's: Fit says "at least" for the same number
     (said,) = [c.value for c in at.caption if c.value.startswith("The training step above")]  # its settings
     assert f"one sequence of {seq:,} tokens, float32, AdamW, eager attention" in said and "sum of the parts" not in said
 

@@ -136,6 +136,8 @@ def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
     t["training_512"] = [None if m is None else m.planned for m in steps]  # the step's peak (else the sum)
     t["training_512_sum"] = [None if m is None else m.total for m in steps]  # the sum of the parts
     t["training_512_is_peak"] = [None if m is None else m.peak_modelled for m in steps]  # else the sum (PEAK_MAX_LAYERS)
+    t["training_512_peak_is"] = [None if m is None else m.peak_is for m in steps]  # exact, or a lower bound and why
+    t["training_512_at_least"] = [None if m is None else m.peak_modelled and not m.peak_replayed for m in steps]
     return t
 
 
@@ -311,8 +313,8 @@ def training_sweep(cfgs: tuple[ModelConfig, ...], seq_lens: tuple[int, ...], w: 
 @st.cache_data(show_spinner=False, max_entries=64)
 def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], w: Workload) -> pd.DataFrame:
     """Per config and GPU: the longest max_position whose training step's peak (w) still fits."""
-    rows = [dict(config=cfg.name, gpu=g, gpu_bytes=GPUS[g],
-                 longest_max_position=max_position_that_fits(cfg, GPUS[g], _for(cfg, w)))
+    rows = [dict(config=cfg.name, longest_max_position=max_position_that_fits(cfg, GPUS[g], _for(cfg, w)), gpu=g,
+                 gpu_bytes=GPUS[g])  # the answer beside the config: on a phone the last columns are off-screen
             for cfg in cfgs for g in gpus]
     return pd.DataFrame(rows)
 
