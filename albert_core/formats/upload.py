@@ -20,9 +20,12 @@ MAX_UPLOAD_BYTES = 64 * 1024  # the app's own limit: a config.json is a few hund
 # what it is and what to upload instead; a bigger one (the weights) the browser refuses before sending it, with
 # only an icon whose reason shows on hover, so the uploaders say this under them (UPLOAD_NOTE)
 UPLOAD_MB = 16
-UPLOAD_LABEL = f"a few kB; at most {MAX_UPLOAD_BYTES // 1024} KiB"
-UPLOAD_NOTE = (f"Only the model's config.json, a few kB. A file over {UPLOAD_MB} MB (the weights) is refused by "
-               "the browser before it is sent: a red icon beside it, the reason on hover.")
+UPLOAD_LABEL = f"a few kB; read up to {MAX_UPLOAD_BYTES // 1024} KiB"
+# the box itself says "Limit 16MB per file": the note says why there are two limits (a new user saw both unexplained)
+UPLOAD_NOTE = (f"Only the model's config.json, a few kB: the app reads up to {MAX_UPLOAD_BYTES // 1024} KiB. The "
+               f"box's {UPLOAD_MB}MB is what the browser sends at all: a wrong file under it (a tokenizer.json) is "
+               f"named and explained; one over {UPLOAD_MB} MB (the weights) is refused before it is sent, a red icon "
+               "beside it, the reason on hover.")
 
 
 class _Refused(ValueError):

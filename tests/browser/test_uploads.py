@@ -43,7 +43,7 @@ def test_sidebar_import_of_a_2_mb_file_says_what_to_do(server, page):
     wait_until_idle(page)
     open_section(page, "Import / export")
     sidebar = page.locator('[data-testid="stSidebar"]')
-    assert "a few kB; at most 64 KiB" in sidebar.locator('[data-testid="stFileUploader"]').inner_text()
+    assert "a few kB; read up to 64 KiB" in sidebar.locator('[data-testid="stFileUploader"]').inner_text()
     assert f"over {UPLOAD_MB} MB" in _caption(sidebar)  # what the browser's own refusal means, in words
     rerun(page, lambda: sidebar.locator('input[type="file"]').set_input_files(
         {"name": "tokenizer.json", "mimeType": "application/json", "buffer": PAYLOAD}), timeout_ms=60_000)
@@ -61,7 +61,7 @@ def test_verify_other_encoder_upload_of_a_2_mb_file_says_what_to_do(server, page
     section.locator("summary").click()
     uploader = section.locator('[data-testid="stFileUploader"]')
     uploader.wait_for(timeout=30_000)
-    assert "a few kB; at most 64 KiB" in uploader.inner_text()
+    assert "a few kB; read up to 64 KiB" in uploader.inner_text()
     assert f"over {UPLOAD_MB} MB" in _caption(section)
     rerun(page, lambda: uploader.locator('input[type="file"]').set_input_files(
         {"name": "tokenizer.json", "mimeType": "application/json", "buffer": PAYLOAD}), timeout_ms=60_000)
