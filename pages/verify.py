@@ -89,7 +89,8 @@ workload = tuned.replace(batch_size=batch, seq_len=seq, precision=dtype, attenti
 run_key = (cfg, source, workload, real)
 JOB, RESULT = "_ae_verify_job", "_ae_verify"  # session: (run_key, plan, runner Job) while pending; the result
 if st.button("Build, count and measure", type="primary", key="verify_run"):
-    request = {"config": cfg.to_dict(), "source": source, "workload": workload.to_dict(), "real": real}
+    # the config under the name every page shows ("albert-base (edited)"): the process's words and refusals name it
+    request = {"config": cfg.replace(name=shown).to_dict(), "source": source, "workload": workload.to_dict(), "real": real}
     plan = worker.plan(request, jobs.budget_bytes())  # no torch here: refusals need no process
     st.session_state.pop(RESULT, None)
     if plan["count"] or plan["measure"]:  # one job per session: a new press replaces the pending one

@@ -238,6 +238,12 @@ def test_verify_names_an_edited_preset_as_every_page_does():
     assert "Build **albert-base (edited)** (the sidebar config)" in intro.replace("\\", "")
     at = goto(open_app({"preset": "albert-base"}), "verify")
     assert "Build **albert-base** (the sidebar config)" in " ".join(m.value for m in at.markdown).replace("\\", "")
+    # and so do the process's refusals (the request carries the shown name): 3,000 unshared layers are not built
+    at = goto(open_app({"preset": "bert-base", "num_layers": "3000"}), "verify")
+    at.button(key="verify_run").click().run()
+    assert not at.exception
+    said = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "Building bert-base (edited) creates 3,000 layer modules" in said, said
 
 
 def test_paper_sections(preset_app):
