@@ -7,6 +7,7 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from albert_core.estimate.gpus import precision_note
+from albert_core.estimate.training import PRECISION_LABELS
 from albert_core.units import format_bytes, format_count
 from ui import controls, data, figures, plots, sections, state, tables, url
 from ui import finetune as ft_ui
@@ -39,7 +40,7 @@ with c5:
     seq_len = controls.number("seq_len", "Sequence length (tokens)", step=128,
                               help="Clipped to each config's max_position.")
 with c6:
-    precision = controls.select("precision", "Precision")
+    precision = controls.select("precision", "Precision", fmt=lambda p: PRECISION_LABELS[p])  # as Memory and Verify
 with c7:
     optimizer = controls.select("optimizer", "Optimizer")
 c8, c9 = st.columns(2)

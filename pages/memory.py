@@ -24,46 +24,55 @@ st.markdown(
     "long as max_position."
 )
 
-c1, c2, c3, c4 = st.columns(4)
-with c1:
-    batch = controls.number("batch_size", "Batch size (sequences)")
-with c2:
-    seq_max = controls.number("seq_max", "Longest sequence on the charts", step=512,
-                              help="The charts reach at least every shown config's own max_position.")
-with c3:
-    dtype = controls.select("dtype", "dtype", help="mixed_*: autocast with float32 weights.")
-with c4:
-    attention = controls.select("attention", "Attention", help="eager materializes the S×S scores; sdpa (flash / "
-                                "memory-efficient kernels) does not.")
-c5, c6, c7 = st.columns(3)
-with c5:
-    training = controls.toggle("training", "Training (keep activations for backward)")
-with c6:
-    checkpointing = controls.toggle("checkpointing", "Gradient checkpointing",
-                                    help="Keep only each layer's input; recompute the rest in backward.")
-with c7:
-    scale = controls.radio("scale", "Axis scale")
-if note := attention_note(cfgs, attention):
-    st.caption(note)
-if checkpointing and not training:
-    st.warning("Gradient checkpointing only applies to training; showing it off.")
-    checkpointing = False
-
-seqs = data.sweep_lengths(cfgs, seq_max)
-if seqs[-1] > seq_max:  # a shown config's own max_position reaches further than the control
-    longest = max(cfgs, key=lambda c: c.max_position)
-    st.caption(f"The charts run to {seqs[-1]:,} tokens, {md(longest.name)}'s own max_position (the longest "
-               f"sequence asked for: {seq_max:,}).")
-log = scale == "log"
-ctl = dict(state.controls(), checkpointing=checkpointing)
-forward = forward_of(ctl)  # what the activation tabs count: batch, dtype, attention, checkpointing
+# the tabs first, each with the controls it uses: the serving tab none, the training tab its own precision in place
+# of dtype and Training (a new user read the top controls as the training tab's, and a phone scrolled 900 px of them)
 # only the open tab runs and is sent: the first visit draws the activation chart alone (docs/benchmarks.md, "Speed in the
 # browser")
 tab, body = sections.lazy_tabs("memory_tab", {
     "activations": "Activations against max_position", "max_position": "At each max_position",
     "variants": "Eager against sdpa", "training": "Training memory per GPU", "serving": "Serving sizes"})
+on_activations = tab in ("activations", "max_position", "variants")
+stored = state.controls()
+batch, seq_max, attention, scale = (stored[k] for k in ("batch_size", "seq_max", "attention", "scale"))
+training, checkpointing = stored["training"] or tab == "training", stored["checkpointing"]
+with body:
+    if tab != "serving":
+        c1, c2, c3, c4 = st.columns(4)
+        with c1:
+            batch = controls.number("batch_size", "Batch size (sequences)")
+        with c2:
+            seq_max = controls.number("seq_max", "Longest sequence on the charts", step=512,
+                                      help="The charts reach at least every shown config's own max_position.")
+        with c3:
+            attention = controls.select("attention", "Attention", help="eager materializes the S×S scores; sdpa "
+                                        "(flash / memory-efficient kernels) does not.")
+        with c4:
+            scale = controls.radio("scale", "Axis scale")
+        c5, c6, c7 = st.columns(3)
+        with c5:
+            checkpointing = controls.toggle("checkpointing", "Gradient checkpointing",
+                                            help="Keep only each layer's input; recompute the rest in backward.")
+        if on_activations:  # what the activations are counted in, and whether backward keeps them
+            with c6:
+                controls.select("dtype", "Activation dtype", help="mixed_*: autocast with float32 weights. The "
+                                "training tab counts its own precision.")
+            with c7:
+                training = controls.toggle("training", "Training (keep activations for backward)")
+        if note := attention_note(cfgs, attention):
+            st.caption(note)
+        if checkpointing and not training:
+            st.warning("Gradient checkpointing only applies to training; showing it off.")
+            checkpointing = False
+seqs = data.sweep_lengths(cfgs, seq_max)
+log = scale == "log"
+ctl = dict(state.controls(), checkpointing=checkpointing, training=training)
+forward = forward_of(ctl)  # what the activation tabs count: batch, dtype, attention, checkpointing
 shown = data.activations_modelled(cfgs, training)  # the inference peak is not modelled for every family
 with body:
+    if tab != "serving" and seqs[-1] > seq_max:  # a shown config's own max_position reaches further than the control
+        longest = max(cfgs, key=lambda c: c.max_position)
+        st.caption(f"The charts run to {seqs[-1]:,} tokens, {md(longest.name)}'s own max_position (the longest "
+                   f"sequence asked for: {seq_max:,}).")
     if tab in ("activations", "max_position") and len(shown) < len(cfgs):
         st.info("The inference peak (Training off) is not modelled for " + ", ".join(
             f"{md(c.name)} ({c.family})" for c in cfgs if c not in shown) + ": albert_core does not replay when "

@@ -352,3 +352,26 @@ def test_the_fit_table_puts_its_answers_first_and_keeps_the_config_in_view():
         first = d.value.columns[0]
         assert columns[first]["pinned"] is True, first
         assert not [c for c, v in columns.items() if c != first and v.get("pinned")]
+
+
+def test_each_memory_tab_draws_the_controls_it_uses():
+    """A new user read Memory's top controls (dtype, Training) as the training tab's, which counts its own
+    precision, and scrolled 900 px of them on a phone before the serving tab, which uses none. The tabs come first
+    and each draws its own: dtype and Training on the activation tabs only, nothing shared on the serving tab."""
+    def keys(at):
+        return {w.key for kind in ("number_input", "selectbox", "toggle", "radio") for w in at.get(kind)
+                if w.key and w.key.startswith("ctl.")}
+
+    shared = {"ctl.batch_size", "ctl.seq_max", "ctl.attention", "ctl.scale", "ctl.checkpointing"}
+    at = goto(open_app(), "memory")
+    assert shared | {"ctl.dtype", "ctl.training"} <= keys(at)
+    at = open_tab(at, "memory", "training")
+    no_errors(at)
+    assert shared | {"ctl.precision", "ctl.gpu"} <= keys(at) and not {"ctl.dtype", "ctl.training"} & keys(at)
+    at = open_tab(at, "memory", "serving")
+    no_errors(at)
+    assert not (shared | {"ctl.dtype", "ctl.training"}) & keys(at) and "ctl.serve_format" in keys(at)
+    # with Training off on the activation tabs, the training tab still trains with checkpointing as chosen
+    at = open_tab(goto(open_app({"training": "0", "checkpointing": "1"}), "memory"), "memory", "training")
+    no_errors(at)
+    assert any("checkpointing" in c.value for c in at.caption if c.value.startswith("Batch 8 ×"))
