@@ -91,8 +91,9 @@ if cfgs:
     tab, body = sections.lazy_tabs("fit_tab", {"chart": "Chart", "table": "Table and CSV"})
     with body:
         if tab == "chart":
-            st.caption("max_seq_len stops at the config's max_position; longest_max_position raises max_position (and "
-                       "the position table) with the sequence.")
+            st.caption("Top: the largest batch at the sequence length (cut to each config's own max_position). "
+                       "Bottom: the longest sequence at the batch size, max_position (and the position table) raised "
+                       "with it.")
             plots.show(fig, "fit_bars")
         else:
             st.caption("needed_bytes: the training step's peak per GPU (what fits is decided on it); sum_of_parts: "

@@ -32,7 +32,7 @@ from ui import finetune as ft_ui
 from ui.text import file_stem, gap_words, md
 from ui.verify_other import other_encoder
 
-SOURCES = {"auto": "the one that can express it", "hf": "Hugging Face's model (AutoModel)",
+SOURCES = {"auto": "automatic (Hugging Face's where it can)", "hf": "Hugging Face's model (AutoModel)",
            "reference": "reference encoder (BERT/ALBERT, any sharing)"}
 PHASE_NOTE = {"forward": "in the forward", "backward": "in backward", "optimizer step": "in the optimizer step"}
 

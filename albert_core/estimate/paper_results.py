@@ -208,13 +208,15 @@ def _avg(key: str) -> float:
 ADVICE: dict[str, str] = {
     # "ALBERT › Key Parameters": "Values between 64-256 are reasonable starting points."; Table 3
     "embedding_dim": (
-        f"Source text: values between 64 and 256 are reasonable starting points. The paper (Table 3, ALBERT-base): "
+        f"The Language AI Handbook (ALBERT › Key Parameters) advises: embedding_dim values between 64 and 256 are "
+        f"reasonable starting points. The paper (Table 3, ALBERT-base): "
         f"all-shared, Avg {_avg('t3-as-e64'):.1f} at E = 64, {_avg('t3-as-e128'):.1f} at 128 (the best, ALBERT's "
         f"choice), {_avg('t3-as-e256'):.1f} at 256, {_avg('t3-as-e768'):.1f} at 768; not-shared, larger is better "
         f"but not by much ({_avg('t3-ns-e64'):.1f} to {_avg('t3-ns-e768'):.1f})."),
     # "ALBERT › Key Parameters": "Standard values range from 0.0 to 0.1."; Table 8
     "dropout": (
-        f"Source text: standard values range from 0.0 to 0.1. The paper (Table 8, ALBERT-xxlarge at about 1M steps): "
+        f"The Language AI Handbook (ALBERT › Key Parameters) advises: standard dropout values range from 0.0 to "
+        f"0.1. The paper (Table 8, ALBERT-xxlarge at about 1M steps): "
         f"removing dropout raised the Avg from {_avg('t8-dropout'):.1f} to {_avg('t8-no-dropout'):.1f} "
         f"(+{_avg('t8-no-dropout') - _avg('t8-dropout'):.1f})."),
 }
