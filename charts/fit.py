@@ -9,7 +9,6 @@ from plotly.subplots import make_subplots
 from .base import HEIGHT, _frame, legend_name, name_ticks, plotly_text, sizes, value_angle
 from .colors import color_map
 
-
 SHORT_BAR = 0.12  # of its panel's tallest bar: shorter, a bar holds no line of text (a panel is 160-200 px high)
 
 
