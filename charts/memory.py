@@ -162,6 +162,7 @@ def _mark_max_position(fig: go.Figure, n: int, mark: tuple[int, int, int], log: 
     # an invisible point at the mark carries the exact numbers (hover; tests read it)
     fig.add_scatter(x=[pos], y=[u(total)], mode="markers", showlegend=False, name="max_position",
                     meta=f"mark {n}", marker=dict(symbol="diamond", size=10, color="#262730"),
+                    cliponaxis=False,  # whole at the axis's end (ModernBERT's 8,192 was cut in half on a phone)
                     customdata=[(quad, sizes([quad])[0], total, sizes([total])[0])],
                     hovertemplate="max_position %{x:,}<br>attention (seq_len²): %{customdata[0]:,} bytes "
                                   "(%{customdata[1]})<br>all activations: %{customdata[2]:,} bytes (%{customdata[3]})"

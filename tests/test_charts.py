@@ -402,6 +402,7 @@ def test_activation_chart_marks_each_max_position_with_its_attention_memory():
         (m,) = [t for t in s["data"] if t.get("meta") == f"mark {i + 1}"]
         a = activation_memory(cfg, EAGER.replace(batch_size=2, seq_len=cfg.max_position))
         assert m["x"] == [cfg.max_position] and m["customdata"][0][0] == a.quadratic and m["customdata"][0][2] == a.total
+        assert m["cliponaxis"] is False  # drawn whole where it is the axis's end (8,192 here)
     assert sorted(sh["x0"] for sh in s["layout"]["shapes"]) == [512, 8192]
     assert any("max_position 8,192" in a["text"] for a in s["layout"]["annotations"])
 
