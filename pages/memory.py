@@ -46,18 +46,18 @@ with body:
         with c3:
             attention = controls.select("attention", "Attention", help="eager materializes the S×S scores; sdpa "
                                         "(flash / memory-efficient kernels) does not.")
-        with c4:
-            scale = controls.radio("scale", "Axis scale")
         c5, c6, c7 = st.columns(3)
         with c5:
             checkpointing = controls.toggle("checkpointing", "Gradient checkpointing",
                                             help="Keep only each layer's input; recompute the rest in backward.")
         if on_activations:  # what the activations are counted in, and whether backward keeps them
-            with c6:
+            with c4:
                 controls.select("dtype", "Activation dtype", help="mixed_*: autocast with float32 weights. The "
                                 "training tab counts its own precision.")
-            with c7:
+            with c6:
                 training = controls.toggle("training", "Training (keep activations for backward)")
+        with c7 if on_activations else c4:
+            scale = controls.radio("scale", "Axis scale")
         if note := attention_note(cfgs, attention):
             st.caption(note)
         if checkpointing and not training:
