@@ -122,7 +122,10 @@ def _frame(fig: go.Figure) -> None:
     put_axes(fig, "y", FRAME_AXIS)
 
 
-def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14, figure_px: float | None = None,
+SLIDE_PAD = 14  # px between a slide's subtitle and its plot
+
+
+def slide(fig: go.Figure, title: str, caption: str = "", *, pad: int = SLIDE_PAD, figure_px: float | None = None,
           main_px: int | None = None) -> go.Figure:
     """Title (bold) and a subtitle with the settings, on an opaque white figure: what a PNG export keeps.
 
@@ -212,7 +215,7 @@ def bottom_px(fig: go.Figure) -> int:
     return max(int(lay.get("margin", {}).get("b", 0)), _round(depth) + _legend_px(fig, lay))
 
 
-def fit_titles(fig: go.Figure, title: str, caption: str = "", *, pad: int = 14,
+def fit_titles(fig: go.Figure, title: str, caption: str = "", *, pad: int = SLIDE_PAD,
                figure_px: float | None = None, main_px: int | None = None) -> go.Figure:
     """slide()'s title and subtitle alone, wrapped for a figure `figure_px` wide (None: a phone's), the top
     margin grown to hold their lines; nothing else of the figure changes. The figure's layout.meta keeps what

@@ -54,8 +54,8 @@ def fit_bars(df: pd.DataFrame) -> go.Figure:
             row=2, col=1,
         )
     # each value inside its bar, at its top (outside, it stretched the axes into the panel titles on a phone), but
-    # above a bar too short to hold a line (_where); a bar too narrow for its value shows it on hover and in the table; past three configs the legend's lines take
-    # height from the panels, which grow back by as much
+    # above a bar too short to hold a line (_where); a bar too narrow for its value shows it on hover and in the
+    # table; past three configs the legend's lines take height from the panels, which grow back by as much
     fig.update_layout(template="none", barmode="group", height=HEIGHT + 160 + 24 * max(0, len(df) - 3),
                       uniformtext=dict(minsize=9, mode="hide"))
     _frame(fig)

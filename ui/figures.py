@@ -21,7 +21,7 @@ from charts import fit as fit_charts
 from charts import memory as memory_charts
 from charts import paper as paper_charts
 from charts import params as params_charts
-from charts.base import MUTED, slide
+from charts.base import MUTED, SLIDE_PAD, slide
 
 from . import data
 from . import finetune as ft_ui
@@ -62,7 +62,7 @@ def _shade(fig: go.Figure, highlight: int) -> None:
                            yshift=6, showarrow=False, font=dict(size=12, color=MUTED))
 
 
-YOURS_PAD = 30  # px between the subtitle and the plot where "yours" stands: a 12-px line and its padding (14 without)
+YOURS_PAD = 30  # px between the subtitle and the plot where "yours" stands: a 12-px line and its padding
 
 
 @cached
@@ -71,7 +71,7 @@ def params_shares(cfgs: tuple, title: str = "Where the parameters sit: shares", 
     _shade(fig, highlight)
     return slide(fig, title, "Embedding (token, position, segment tables and ALBERT's E→H projection), "
                              "all layers (a shared layer counted once), pooler; 100% = the config's parameters.",
-                 pad=YOURS_PAD if highlight else 14)
+                 pad=YOURS_PAD if highlight else SLIDE_PAD)
 
 
 @cached
@@ -79,7 +79,7 @@ def params_counts(cfgs: tuple, title: str = "Where the parameters sit: counts", 
     fig = params_charts.component_bars(data.params_long(data.params_table(cfgs)))
     _shade(fig, highlight)
     return slide(fig, title, "Stored parameters of the base model (no pre-training heads); hover for exact counts.",
-                 pad=YOURS_PAD if highlight else 14)
+                 pad=YOURS_PAD if highlight else SLIDE_PAD)
 
 
 @cached
