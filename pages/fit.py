@@ -7,7 +7,7 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from albert_core.estimate.gpus import precision_note
-from albert_core.estimate.training import PRECISION_LABELS
+from albert_core.estimate.training import PRECISION_LABELS, is_lower_bound
 from albert_core.units import format_bytes, format_count
 from ui import controls, data, figures, plots, sections, state, tables, url
 from ui import finetune as ft_ui
@@ -71,7 +71,7 @@ if cfgs:
     w = figures.training_workload(ctl, planner=True)
     for _, r in plan.iterrows():
         verdict = "fits" if r["fits"] else "does **not** fit"
-        bound = "at least " if str(r["peak_is"]).startswith("at least") else ""
+        bound = "at least " if is_lower_bound(str(r["peak_is"])) else ""
         row_w = w.replace(batch_size=int(r["batch_size"]), seq_len=int(r["seq_len"]))  # this number's step
         # a peak above the sum says why: what it holds that no part has (TrainingMemory.beyond_parts)
         held = str(r["beyond_parts"]).split("; ")

@@ -6,7 +6,7 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from albert_core.estimate.training import PEAK_MAX_LAYERS
+from albert_core.estimate.training import PEAK_MAX_LAYERS, is_lower_bound
 from albert_core.presets import PRESETS
 from albert_core.units import format_bytes, format_count
 from ui import comparison, controls, data, figures, paper, plots, sections, state, tables
@@ -36,7 +36,7 @@ m3.metric("Layer share", f"{mine['layers_pct']:.1f}%", help=f"{int(mine['all_lay
 seq = min(512, cfg.max_position)
 if mine["training_512_is_peak"]:  # short labels: a metric's label is cut to its column (four across)
     # "≥" where the peak is a lower bound (CUDA: the working set inside a layer not replayed), as Fit says "at least"
-    m4.metric("Training step's peak", ("≥ " if mine["training_512_at_least"] else "")
+    m4.metric("Training step's peak", ("≥ " if is_lower_bound(mine["training_512_peak_is"]) else "")
               + format_bytes(int(mine["training_512"])),
               help=f"1 × {seq:,} tokens, float32, AdamW, eager attention: the most bytes alive at one moment of the "
                    f"step (albert_core.replay.step; {int(mine['training_512']):,} bytes; {mine['training_512_peak_is']}). "
@@ -86,7 +86,7 @@ with body:
                    "AdamW training step (the most bytes alive at once), training_512_sum = the sum of its parts (weights, "
                    "gradients, optimizer state, activations); training_512_is_peak says which training_512 is (past "
                    f"{PEAK_MAX_LAYERS} layer applications, the sum); training_512_peak_is: exact, or a lower bound and "
-                   "why (training_512_at_least). Exact numbers at the right "
+                   "why. Exact numbers at the right "
                    "and in the CSV.")
     elif tab == "paper":
         paper.overview(shown)

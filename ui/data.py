@@ -137,7 +137,6 @@ def overview_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
     t["training_512_sum"] = [None if m is None else m.total for m in steps]  # the sum of the parts
     t["training_512_is_peak"] = [None if m is None else m.peak_modelled for m in steps]  # else the sum (PEAK_MAX_LAYERS)
     t["training_512_peak_is"] = [None if m is None else m.peak_is for m in steps]  # exact, or a lower bound and why
-    t["training_512_at_least"] = [None if m is None else m.peak_modelled and not m.peak_replayed for m in steps]
     return t
 
 

@@ -260,6 +260,11 @@ def peak_trust(modelled: bool, replayed: bool, mode: str) -> str:
             "are counted as saving their inputs")
 
 
+def is_lower_bound(peak_is: str) -> bool:
+    """Whether a peak_trust verdict makes the peak a lower bound ("at least ..."): said beside the number."""
+    return peak_is.startswith("at least")
+
+
 GATHERED = "gathered unit (ZeRO-3)"  # at_peak key of stage 3's transient full parameters
 # the step's categories (step.CATEGORIES) that are parts of the sum (weights, master weights, gradients, optimizer
 # state, activations); the others are TrainingMemory.beyond_parts
