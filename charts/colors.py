@@ -1,12 +1,17 @@
-"""One color per config on every page, distinct and colorblind-safe.
+"""One color per config on every page, distinct and colorblind-safe, and the same whichever configs are beside it.
 
-Presets keep fixed colors from Okabe & Ito's palette ("Color Universal Design", 2008) and Paul Tol's
-muted scheme; every other config (an edited preset, a custom one) takes the next unused color of Tol's
-palette in the order the configs are shown. The app shows the sidebar config first and the compared
-ones after it on every page, so a config keeps its color from page to page.
+Presets keep fixed colors: BERT's and ALBERT's from Okabe & Ito's palette ("Color Universal Design", 2008) and Paul
+Tol's muted scheme; the other families' presets each a fixed color of Tol's palette (16 presets on 12 colors: four pairs
+share one, drawn apart below). Any other config (an edited preset, a custom one, a Hub model) has a color of its own
+name too (a CRC-32 of it picks one of the palette). Where two shown configs would share a color, the later one in the
+order shown takes the next free one: the app shows the sidebar config first and the compared ones after it on every
+page, so a config keeps its color from page to page, and adding or removing another config leaves it as it is
+unless the two would have shared.
 """
 
 from __future__ import annotations
+
+import zlib
 
 # Okabe-Ito (yellow and black left out: unreadable on white / on dark) plus Tol's muted wine
 PRESET_COLORS = {
@@ -21,6 +26,16 @@ PRESET_COLORS = {
 # for the other configs: Paul Tol's muted and bright schemes, minus near-duplicates of the colors above
 PALETTE = ("#332288", "#999933", "#EE6677", "#44AA99", "#AA4499", "#DDCC77", "#117733", "#66CCEE",
            "#BBBBBB", "#CC6677", "#4477AA", "#AA3377")
+# the other presets (albert_core.presets.HUB_CONFIGS): a family's members on different colors; the four colors used twice
+# go to presets of different families (roberta-base and mdeberta-v3-base, ...)
+PREFERRED = {
+    "roberta-base": PALETTE[0], "roberta-large": PALETTE[1], "xlm-roberta-base": PALETTE[2],
+    "xlm-roberta-large": PALETTE[3], "distilbert-base-uncased": PALETTE[4], "electra-small-discriminator": PALETTE[5],
+    "electra-base-discriminator": PALETTE[6], "electra-large-discriminator": PALETTE[7], "deberta-v3-base": PALETTE[8],
+    "deberta-v3-large": PALETTE[9], "mdeberta-v3-base": PALETTE[0], "ModernBERT-base": PALETTE[10],
+    "ModernBERT-large": PALETTE[11], "mpnet-base": PALETTE[2], "all-mpnet-base-v2": PALETTE[5],
+    "bert-base-multilingual-cased": PALETTE[7],
+}
 # parts of a model, the same on every chart
 COMPONENT_COLORS = {
     "embedding": "#E69F00",
@@ -39,17 +54,24 @@ MEMORY_COLORS = {
 }
 
 
+def preferred(name: str) -> str:
+    """The color `name` takes when no config shown before it has taken it: fixed for a preset, else its name's."""
+    return PRESET_COLORS.get(name) or PREFERRED.get(name) or PALETTE[zlib.crc32(name.encode()) % len(PALETTE)]
+
+
 def color_map(names) -> dict[str, str]:
-    """Color of each config: presets fixed, the others the palette in order of appearance (distinct)."""
+    """Color of each config in `names` (in the order shown): its preferred color, or where a config before it took
+    that, the next free one of the palette after it (colors repeat only past a dozen configs off the presets')."""
     out: dict[str, str] = {}
-    free = [c for c in PALETTE]
-    i = 0
     for n in dict.fromkeys(names):
-        if n in PRESET_COLORS:
-            out[n] = PRESET_COLORS[n]
-        else:
-            out[n] = free[i % len(free)]
-            i += 1
+        want = preferred(n)
+        if n in PRESET_COLORS or want not in out.values():
+            out[n] = want
+            continue
+        taken = set(out.values())
+        start = PALETTE.index(want)
+        ring = [PALETTE[(start + k) % len(PALETTE)] for k in range(1, len(PALETTE))]
+        out[n] = next((c for c in ring if c not in taken), want)
     return out
 
 

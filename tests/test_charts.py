@@ -2,6 +2,7 @@
 
 import json
 import math
+import random
 
 import plotly.graph_objects as go
 import pytest
@@ -14,7 +15,7 @@ from albert_core.estimate.gpus import GPUS
 from albert_core.estimate.params import count_parameters, factorization_savings
 from albert_core.estimate.sweeps import scaled
 from albert_core.estimate.training import training_memory
-from albert_core.presets import PRESETS
+from albert_core.presets import HUB_CONFIGS, PRESETS
 from albert_core.units import format_count
 from albert_core.workload import Workload
 from charts import compute as ccharts
@@ -22,7 +23,7 @@ from charts import fit as fcharts
 from charts import memory as mcharts
 from charts import params as pcharts
 from charts.base import FRAME, bottom_px, name_text, sizes, slide, style, title_of
-from charts.colors import PRESET_COLORS, color_map, config_color
+from charts.colors import PALETTE, PREFERRED, PRESET_COLORS, color_map, config_color, preferred
 from ui import data
 
 EAGER = Workload(
@@ -250,6 +251,27 @@ def test_each_shown_config_gets_its_own_color_the_same_on_every_page():
     assert color_map(shown + [p for p in PRESETS if p not in shown])["custom 1"] == colors["custom 1"]  # Overview
     everything = color_map(list(PRESET_COLORS) + customs)
     assert len(set(everything.values())) == len(everything)  # presets and 8 custom configs: all distinct
+
+
+def test_a_configs_color_does_not_move_when_another_is_added_or_removed():
+    """The helper's report: roberta-base turned from one color to another as configs before it came and went."""
+    hub = list(PREFERRED)
+    assert set(hub) == set(HUB_CONFIGS)  # every preset off BERT's and ALBERT's has a fixed color
+    rng = random.Random(0)
+    for _ in range(300):
+        shown = rng.sample(hub + ["bert-base", "albert-xxlarge", "my model"], rng.randint(1, 8))
+        colors = color_map(shown)
+        assert len(set(colors.values())) == len(shown)
+        if len({preferred(n) for n in shown}) == len(shown):  # no two want one color: each has its own, in any set
+            assert all(colors[n] == preferred(n) for n in shown)
+        else:  # the first to want a color has it
+            assert all(colors[n] == preferred(n) for i, n in enumerate(shown)
+                       if preferred(n) not in {colors[m] for m in shown[:i]})
+    assert color_map(["roberta-base"])["roberta-base"] == color_map(["ModernBERT-base", "roberta-base"])["roberta-base"]
+    pairs = [(a, b) for a in hub for b in hub if a < b and PREFERRED[a] == PREFERRED[b]]
+    assert len(pairs) == len(hub) - len(PALETTE)  # 16 presets on 12 colors: four pairs, across families
+    assert all(a.split("-")[0] != b.split("-")[0] for a, b in pairs)
+    assert len({preferred(f"custom {i}") for i in range(40)}) > 6  # other names spread over the palette
 
 
 def test_share_sweep_and_factorization_mark_each_configs_own_value():
