@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import HEIGHT, counts, legend_name, log_axis, plotly_text, style
+from .base import HEIGHT, LEGEND_ROW_PX, counts, legend_name, log_axis, plotly_text, style
 from .colors import color_map
 
 # one color and marker per series of paper rows (Okabe-Ito, then Tol's muted): distinct for colorblind readers
@@ -55,7 +55,9 @@ def tradeoff(points: pd.DataFrame, marks: pd.DataFrame) -> go.Figure:
             )
     style(fig, x=PARAMS_AXIS, y=AVG_AXIS)
     entries = len(fig.data)
-    fig.update_layout(height=HEIGHT + 22 * max(0, entries - 6))  # room for the legend's lines on a phone
+    # a phone's legend holds one entry a row: past two, each row adds its height, so the plot keeps 280 px or more
+    # there (13 entries on a 390-px phone: 222 px when 22 px were added past six, 280 now; a desktop 447 -> 505 px)
+    fig.update_layout(height=HEIGHT + LEGEND_ROW_PX * max(0, entries - 2))
     fig.update_traces(cliponaxis=False)
     log_axis(fig, [int(v) for v in points["params_exact"]] + [int(v) for v in marks.get("params_exact", [])],
              axis="x", kind="count")

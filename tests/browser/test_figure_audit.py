@@ -446,6 +446,9 @@ FIGURES = {("overview", "presets"): 2, ("parameters", "shares"): 2, ("parameters
            ("parameters", "cuts"): 1, ("memory", "activations"): 1, ("memory", "variants"): 1,
            ("memory", "training"): 2, ("fit", "chart"): 1, ("compute", "scatter"): 1, ("compute", "breakdown"): 1,
            ("overview", "paper"): 1, ("compute", "paper"): 1}
+# figures whose plot must keep more than MIN_PLOT_PX on every screen: the paper's scatter, whose 13-entry legend takes a
+# row each on a phone (its plot was 222 px high there, under the legend, in a new user's review; 280 px now)
+PLOT_PX = {"paper_tradeoff": 260}
 CASES = [(v, p) for v in VIEWS for p in v.pages]
 SEEN: dict[str, int] = {}  # figures audited, for the count in docs/app.md (printed with -s)
 COMPARED: dict[str, int] = {}  # table rows compared with a figure
@@ -466,7 +469,8 @@ def test_every_figure_reads_right(canvas, view: View, path: str):
             for key, spec in sent.figures.items():
                 problems += [f"{where}: {p}" for p in _slide_ready(key, spec, sent.configs[key])]
                 problems += [f"{where} at {screen.viewport} px: {p}"
-                             for p in audit_figure(canvas[view.theme], key, spec, sent.configs[key], screen, view.theme)]
+                             for p in audit_figure(canvas[view.theme], key, spec, sent.configs[key], screen, view.theme,
+                                                   PLOT_PX.get(key, MIN_PLOT_PX))]
             figures += len(sent.figures) if screen is DESKTOP else 0
         if screen is PHONE:
             continue
