@@ -39,4 +39,6 @@ def test_a_side_by_side_change_has_one_minus_sign_and_reads_in_the_next_unit_up(
     from ui.comparison import cell
 
     assert cell("bytes", 1_740_000_000, 1_059_682_222, 1.55) == "1.62 GiB  (+0.99 GiB, +155%)"
+    # a probability as the sidebar's field shows it ("%.4g"): 0 and 0.1, not 0.0; every digit kept
+    assert [cell("", v, 0, None) for v in (0.0, 0.1, 1e-12, 0.123456789)] == ["0", "0.1", "1e-12", "0.123456789"]
     assert cell("bytes", 662_000_000, -26_864_000, -0.039) == "631.33 MiB  (−25.62 MiB, −3.9%)"

@@ -44,6 +44,8 @@ def cell(unit: str, value, delta, rel) -> str:
     if value is None and unit:
         return "not modelled"
     if fmt is None:
+        if isinstance(value, float):  # as the sidebar's field shows it: dropout 0, not 0.0 (the shortest exact digits)
+            return repr(value).removesuffix(".0")
         return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
     text = fmt(value)
     if delta:
