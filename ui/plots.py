@@ -189,12 +189,18 @@ def fitted(fig: go.Figure, px: float | None, main: int | None) -> go.Figure:
 # Plotly's toolbar is always shown on touch screens, where it covers the title; on narrow screens it goes
 # (exporting a slide is a desktop task). Style only: st.html puts it in an invisible container.
 # on a phone: no Plotly toolbar over the charts; a table's toolbar (search, download, full screen), which a touch
-# screen shows all the time above the table, gets room of its own instead of covering the caption above it
+# screen shows all the time above the table, gets room of its own instead of covering the caption above it;
+# on every screen, the sidebar's Compare box shows every config it holds, each name whole (Streamlit's box stops at
+# 155 px, about five chips, and scrolls; a chip cut "bert-base-multiling…")
 NARROW_CSS = """<style>@media (max-width: 640px) {
   .js-plotly-plot .modebar-container { display: none !important; }
   [data-testid="stElementContainer"]:has([data-testid="stDataFrame"] > [data-testid="stElementToolbar"]) {
     margin-top: 2.75rem; }
-}</style>"""
+}
+.st-key-compare [data-testid="stMultiSelect"] div { max-height: none; }
+.st-key-compare [data-testid="stMultiSelect"] span:has(> span[title]) { height: auto; min-height: 28px; }
+.st-key-compare [data-testid="stMultiSelect"] span[title] { white-space: normal; overflow-wrap: anywhere; line-height: 1.25; }
+</style>"""
 
 
 def narrow_screen_css() -> None:

@@ -222,6 +222,25 @@ def test_on_a_phone_a_tables_toolbar_leaves_the_caption_above_it(server, browser
         ctx.close()
 
 
+COMPARE_BOX_JS = """() => { const box = document.querySelector('.st-key-compare [data-testid="stMultiSelect"]');
+  const chips = [...box.querySelectorAll('span[title]')], r = box.getBoundingClientRect();
+  const scrolled = [...box.querySelectorAll('div')].filter(d => d.scrollHeight > d.clientHeight + 1).length;
+  return {scrolled: scrolled, chips: chips.map(c => { const b = c.getBoundingClientRect();
+    return {name: c.getAttribute('title'), whole: c.scrollWidth <= c.clientWidth + 1 && c.scrollHeight <= c.clientHeight + 1,
+            inside: b.top >= r.top - 0.5 && b.bottom <= r.bottom + 0.5 && b.right <= r.right + 0.5}; })}; }"""
+
+
+def test_the_compare_box_shows_every_config_it_holds_each_name_whole(server, page):
+    """A new user's review: with nine configs compared the sidebar's box showed about five chips and scrolled, and
+    cut "bert-base-multiling…"."""
+    names = ["bert-base", "bert-large", "albert-xxlarge", "xlm-roberta-large", "bert-base-multilingual-cased",
+             "deberta-v3-base", "ModernBERT-base", "mdeberta-v3-base", "electra-small-discriminator"]
+    open_view(page, f"{server}/?{urlencode({'compare': ','.join(names)})}")
+    box = page.evaluate(COMPARE_BOX_JS)
+    assert [c["name"] for c in box["chips"]] == names
+    assert box["scrolled"] == 0 and all(c["whole"] and c["inside"] for c in box["chips"]), box
+
+
 def upload(page, name: str, payload: bytes) -> None:
     """Upload a file and wait for what the user waits for: the sidebar's verdict on it (loaded, or why not)."""
     open_section(page, "Import / export")
