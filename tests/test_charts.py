@@ -171,6 +171,18 @@ def test_compute_scatter_and_breakdown_equal_flops():
     assert totals == [forward_flops(c, 512).total for c in CFGS]
 
 
+def test_flops_breakdown_stacks_to_the_forward_total_for_every_family():
+    """A new user's review: deberta-v3-base's bar stopped at 96.6 GFLOPs, its relative positions (24.2 G, in the
+    table and the CSV) left out of the chart."""
+    cfgs = tuple(PRESETS.values())
+    _, parts = data.compute_table(cfgs, 512)
+    bars = spec(ccharts.flops_breakdown(parts, 512))["data"]
+    for i, cfg in enumerate(cfgs):
+        assert sum(t["y"][i] for t in bars) == forward_flops(cfg, min(512, cfg.max_position)).total, cfg.name
+    (rel,) = [t for t in bars if t["name"] == ccharts.FLOP_LABELS["relative_position"]]
+    assert rel["y"][list(PRESETS).index("deberta-v3-base")] > 0 and rel["y"][0] == 0  # bert-base has none
+
+
 def test_xxlarge_stores_fewer_parameters_than_bert_large_yet_costs_more():
     """The Compute page's claim, read off the figure."""
     table, _ = data.compute_table((PRESETS["bert-large"], PRESETS["albert-xxlarge"]), 512)
