@@ -53,8 +53,19 @@ def show(df: pd.DataFrame, key: str, *, file_name: str, readable: dict[str, str]
     # the key column (the config) stays in view while a wide table scrolls sideways; Streamlit unpins it where it
     # would take more than 60% of the table's width (a long name on a phone: PINNED_COLUMNS_WIDTH_THRESHOLD)
     cfg |= {c: dict(cfg[c], pinned=True) if c in cfg else st.column_config.Column(c, pinned=True) for c in first}
-    st.dataframe(shown, key=key, hide_index=True, column_config=cfg)
+    with st.container(key=f"{key}-{widths(shown)}"):
+        st.dataframe(shown, key=key, hide_index=True, column_config=cfg)
     csv_button(df, file_name, key=f"{key}_csv")
+
+
+def widths(df: pd.DataFrame) -> str:
+    """The longest text of each column as shown ("223,391,410,176": 15), as the key of the grid's container. The
+    grid sizes its columns when it is mounted and keeps those widths on later runs, its own key changed or not:
+    after a small model a huge one's right-aligned numbers were cut on the left ("3,391,410,176" for
+    223,391,410,176). A container of another key is a new grid, sized for what it holds."""
+    def text(v) -> str:
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+    return "-".join(str(max([len(str(c))] + [len(text(v)) for v in df[c]])) for c in df.columns)
 
 
 def _beyond_int64(col: pd.Series) -> bool:

@@ -154,6 +154,21 @@ def test_control_change_updates_number_and_chart(server, page):
     assert_number(page, "vocab_size (V)", "50000")
 
 
+def test_a_table_is_sized_anew_when_its_numbers_grow(server, page):
+    """A new user's review: Verify's step table, built for a small model, kept its column widths for a huge one and
+    cut 223,391,410,176 on the left to "3,391,410,176" (the grid sizes its columns once, when it is mounted). A
+    table whose longest text grows is now a new grid, sized for it."""
+    open_view(page, f"{server}/parameters?parameters_tab=table", charts=False)
+    first_table_text(page, str(count_parameters(PRESETS[DEFAULT_PRESET]).total))
+    page.evaluate("() => { document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stDataFrame\"]').__old = 1; }")
+    open_section(page, "Model fields")
+    set_number(page, "vocab_size (V)", 5_000_000)
+    total = count_parameters(PRESETS[DEFAULT_PRESET].replace(vocab_size=5_000_000)).total
+    assert len(f"{total:,}") > len(f"{count_parameters(PRESETS[DEFAULT_PRESET]).total:,}")
+    assert str(total) in first_table_text(page, str(total))
+    assert page.evaluate("() => document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stDataFrame\"]').__old") is None
+
+
 def test_shared_url_opens_the_same_view(server, browser, page):
     open_view(page, f"{server}/parameters")
     open_section(page, "Model fields")
