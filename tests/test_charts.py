@@ -265,6 +265,54 @@ def test_each_shown_config_gets_its_own_color_the_same_on_every_page():
     assert len(set(everything.values())) == len(everything)  # presets and 8 custom configs: all distinct
 
 
+def _lab(hex_color: str) -> tuple[float, float, float]:
+    """sRGB (D65) to CIELAB."""
+    rgb = [int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    xyz = ((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+           (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883)
+    fx, fy, fz = [v ** (1 / 3) if v > 0.008856 else 7.787 * v + 16 / 116 for v in xyz]
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def delta_e(c1: str, c2: str) -> float:
+    return delta_e_lab(_lab(c1), _lab(c2))
+
+
+def delta_e_lab(lab1: tuple[float, float, float], lab2: tuple[float, float, float]) -> float:
+    """CIEDE2000 (Sharma, Wu and Dalal, Color Research & Application 30(1), 2005, eqs. 1-22)."""
+    (l1, a1, b1), (l2, a2, b2) = lab1, lab2
+    cb = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - math.sqrt(cb ** 7 / (cb ** 7 + 25 ** 7)))
+    a1, a2 = (1 + g) * a1, (1 + g) * a2
+    c1p, c2p = math.hypot(a1, b1), math.hypot(a2, b2)
+    h1, h2 = math.degrees(math.atan2(b1, a1)) % 360, math.degrees(math.atan2(b2, a2)) % 360
+    dh = 0.0 if c1p * c2p == 0 else (h2 - h1 + 180) % 360 - 180
+    dl, dc, dhh = l2 - l1, c2p - c1p, 2 * math.sqrt(c1p * c2p) * math.sin(math.radians(dh / 2))
+    lb, cbp = (l1 + l2) / 2, (c1p + c2p) / 2
+    hb = h1 + h2 if c1p * c2p == 0 else (h1 + h2) / 2 if abs(h1 - h2) <= 180 else (h1 + h2 + 360 * (h1 + h2 < 360) - 360 * (h1 + h2 >= 360)) / 2
+    t = (1 - 0.17 * math.cos(math.radians(hb - 30)) + 0.24 * math.cos(math.radians(2 * hb))
+         + 0.32 * math.cos(math.radians(3 * hb + 6)) - 0.20 * math.cos(math.radians(4 * hb - 63)))
+    sl = 1 + 0.015 * (lb - 50) ** 2 / math.sqrt(20 + (lb - 50) ** 2)
+    sc, sh = 1 + 0.045 * cbp, 1 + 0.015 * cbp * t
+    rt = -math.sin(math.radians(60 * math.exp(-(((hb - 275) / 25) ** 2)))) * 2 * math.sqrt(cbp ** 7 / (cbp ** 7 + 25 ** 7))
+    return math.sqrt((dl / sl) ** 2 + (dc / sc) ** 2 + (dhh / sh) ** 2 + rt * (dc / sc) * (dhh / sh))
+
+
+def test_no_two_config_colors_are_near_alike():
+    """A new user could not tell albert-base (#56B4E9) from bert-base-multilingual-cased (#66CCEE, 8.5 apart), nor
+    ModernBERT-large from distilbert-base-uncased (#AA3377 and #AA4499, 7.5); #4477AA was 4.7 from the preset blue."""
+    for lab1, lab2, want in (((50, 2.6772, -79.7751), (50, 0, -82.7485), 2.0425),  # the paper's test data, Table 1
+                             ((50, 2.5, 0), (50, 0, -2.5), 4.3065),
+                             ((60.2574, -34.0099, 36.2677), (60.4626, -34.1751, 39.4387), 1.2644)):
+        assert delta_e_lab(lab1, lab2) == pytest.approx(want, abs=1e-4)
+    assert delta_e("#56B4E9", "#66CCEE") < 10 and delta_e("#0072B2", "#4477AA") < 5  # the measure tells those apart
+    assert delta_e("#FFFFFF", "#000000") == pytest.approx(100, abs=0.1)
+    colors = list(PRESET_COLORS.values()) + list(PALETTE)
+    closest = min(delta_e(a, b) for i, a in enumerate(colors) for b in colors[i + 1:])
+    assert closest >= 10.5, closest
+
+
 def test_a_configs_color_does_not_move_when_another_is_added_or_removed():
     """The helper's report: roberta-base turned from one color to another as configs before it came and went."""
     hub = list(PREFERRED)
