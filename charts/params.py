@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import HEIGHT, counts, legend_name, log_axis, name_ticks, plotly_text, style
+from .base import HEIGHT, counts, legend_name, legend_rows_px, log_axis, name_ticks, plotly_text, style
 from .colors import COMPONENT_COLORS, color_map
 
 COMPONENT_LABELS = {"embedding": "Embedding", "layers": "Layers", "pooler": "Pooler", "heads": "Pre-training heads"}
@@ -142,6 +142,7 @@ def share_sweep(df: pd.DataFrame, field: str, *, log_x: bool = False) -> go.Figu
         _mark_own(fig, d, "value", "embedding_pct", name, colors[name],
                   f"{plotly_text(name)}'s own {field}: %{{x:,}}<br>embedding share %{{y:.2f}}%")
     style(fig, x=f"{field} (log scale)" if log_x else field, y="share of all parameters (%)", log_x=log_x)
+    fig.update_layout(height=HEIGHT + legend_rows_px(df["config"].nunique()))  # a phone's legend: a config a row
     fig.update_yaxes(range=[0, 100])
     if log_x:
         log_axis(fig, [int(v) for v in df["value"]], axis="x", kind="count")
@@ -201,6 +202,8 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
         _mark_own(fig, d, "embedding_dim", "embedding", name, colors[name],
                   f"{plotly_text(name)}'s own embedding_dim: %{{x:,}}<br>embedding %{{y:,}}")
     style(fig, x="embedding_dim E (log scale)", y="embedding parameters (log scale)", log_x=True, log_y=True)
+    # a phone's legend holds a config a row: with eight the plot was 161 px, its axis title through the subtitle
+    fig.update_layout(height=HEIGHT + legend_rows_px(df["config"].nunique()))
     lo, hi = log_axis(fig, [int(v) for v in df["embedding_dim"]], axis="x")
     log_axis(fig, [int(v) for v in df["embedding"]] + [int(v) for v in df["unfactorized"]], axis="y", kind="count")
     ticks = sorted({int(v) for v in df["embedding_dim"]})  # the swept E: 16, 32, ... (every other when many)
@@ -225,5 +228,5 @@ def sharing_modes(df: pd.DataFrame) -> go.Figure:
             hovertemplate=f"<b>{plotly_text(name)}</b>, sharing %{{x}}<br>total %{{y:,}} (%{{customdata[0]}})<br>"
                           "layers %{customdata[1]:,} (%{customdata[2]})<extra></extra>",
         )
-    fig.update_layout(barmode="group")
+    fig.update_layout(barmode="group", height=HEIGHT + legend_rows_px(df["config"].nunique()))
     return style(fig, x="sharing mode", y="parameters")  # the page says what each mode shares

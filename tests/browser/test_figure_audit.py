@@ -507,6 +507,12 @@ def test_thirteen_configs_keep_readable_panels(canvas, screen: Screen):
     sent = {f"memory_activations, {scale}": (page_tabs(f"{MANY}&scale={scale}", "memory", screen, ("activations",)),
                                              "activations", "memory_activations") for scale in ("linear", "log")}
     sent["compute_scatter"] = (page_tabs(MANY, "compute", screen, ("scatter",)), "scatter", "compute_scatter")
+    # a new user's review: with eight configs on a phone the factorization plot was 161 px, its axis title through
+    # the subtitle; the share sweep's 125 px; each figure with a legend entry per config now grows by its rows
+    params = page_tabs(MANY, "parameters", screen, ("sweep", "factorization", "sharing"))
+    for tab, key in (("sweep", "params_share_sweep"), ("factorization", "params_factorization"),
+                     ("sharing", "params_sharing")):
+        sent[key] = (params, tab, key)
     problems: list[str] = []
     for what, (tabs, tab, key) in sent.items():
         spec, config = tabs[tab].figures[key], tabs[tab].configs[key]
