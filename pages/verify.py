@@ -54,6 +54,10 @@ with c2:
 with c3:
     seq = controls.number("verify_seq_len", "Sequence length (tokens)", step=16,
                           help=f"At most max_position ({cfg.max_position:,}).")
+if seq > cfg.max_position:  # said now, as Compute says it, not only once Build is pressed
+    st.warning(f"Sequence length {seq:,} is past {md(shown)}'s max_position ({cfg.max_position:,}): the model cannot "
+               f"embed position {cfg.max_position:,} or later, and Build will refuse it. Lower it to at most "
+               f"{cfg.max_position:,}, or raise max_position in the sidebar's Model fields.")
 c4, c5, c6 = st.columns(3)
 with c4:  # Memory's and Fit's own control (key "precision"), so a link from their numbers measures the same step
     dtype = controls.select("precision", "Precision", fmt=lambda p: PRECISION_LABELS[p],

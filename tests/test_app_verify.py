@@ -466,3 +466,13 @@ def test_a_tiny_gap_between_modelled_and_measured_is_said_in_bytes():
     assert gap_words(0, 243_385_352) == "equal to the byte"
     assert gap_words(1_536, 243_385_352) == "+1,536 B, +0.0006% vs measured"
     assert gap_words(-3_000_000, 243_385_352) == "-1.23% vs measured"
+
+
+def test_a_sequence_past_max_position_is_said_before_build():
+    """A new user's review: /verify?verify_seq_len=99999 showed no word until Build refused it; Compute says it at
+    once."""
+    at = goto(open_app({"preset": "bert-base", "verify_seq_len": "99999"}), "verify")
+    (said,) = [w.value for w in at.warning if "max_position" in w.value]
+    assert "99,999 is past bert-base's max_position (512)" in said and "at most 512" in said
+    at = goto(open_app({"preset": "bert-base", "verify_seq_len": "512"}), "verify")
+    assert not [w for w in at.warning if "max_position" in w.value]
