@@ -270,3 +270,19 @@ def test_paper_sections(preset_app):
     assert ringed == {n for n in names if pr.matches(PRESETS[n])}
     (measured,) = [t for t in pages["compute"]["figures"]["paper_speedup"]["data"] if t["meta"] == "measured"]
     assert measured["y"] == [r.speedup for r in pr.rows_of(2)]
+
+
+def test_a_missing_value_reads_as_a_dash_not_none():
+    """A new user's review: Table 13's rows showed the word "None" where the paper prints no count (the grid's own
+    word for a missing value) and an empty readable cell beside it; both read "—" now."""
+    import pandas as pd
+
+    from ui.tables import MISSING
+
+    at = open_tab(open_app(), "overview", "paper")
+    no_errors(at)
+    (grid,) = [d for d in at.dataframe if {"table", "params_printed"} <= set(d.value.columns) and 13 in set(d.value["table"])]
+    missing = grid.value[grid.value["params_printed"].isna()]
+    assert len(missing) >= 2 and set(missing["row"]) >= {"ALBERT-xxlarge 12 layers", "ALBERT-xxlarge 24 layers"}
+    assert set(missing["params_printed (≈)"]) == {MISSING} and grid.proto.placeholder == MISSING == "—"
+    assert pd.isna(missing["params_diff_pct"]).all()

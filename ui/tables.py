@@ -7,6 +7,7 @@ import streamlit as st
 
 from albert_core.units import format_bytes, format_count, format_flops
 
+MISSING = "—"  # a value a table does not have (a count the paper does not print)
 _FMT = {"count": format_count, "bytes": format_bytes, "flops": format_flops}
 
 
@@ -17,7 +18,7 @@ def humanize(df: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
         if col not in out:
             continue
         pos = out.columns.get_loc(col) + 1
-        out.insert(pos, f"{col} (≈)", [_FMT[kind](int(v)) if pd.notna(v) else "" for v in out[col]])
+        out.insert(pos, f"{col} (≈)", [_FMT[kind](int(v)) if pd.notna(v) else MISSING for v in out[col]])
     return out
 
 
@@ -54,7 +55,8 @@ def show(df: pd.DataFrame, key: str, *, file_name: str, readable: dict[str, str]
     # would take more than 60% of the table's width (a long name on a phone: PINNED_COLUMNS_WIDTH_THRESHOLD)
     cfg |= {c: dict(cfg[c], pinned=True) if c in cfg else st.column_config.Column(c, pinned=True) for c in first}
     with st.container(key=f"{key}-{widths(shown)}"):
-        st.dataframe(shown, key=key, hide_index=True, column_config=cfg)
+        # a missing value (the paper prints no count for Table 13) reads as a dash, as in its readable column, not "None"
+        st.dataframe(shown, key=key, hide_index=True, column_config=cfg, placeholder=MISSING)
     csv_button(df, file_name, key=f"{key}_csv")
 
 
