@@ -171,6 +171,19 @@ def test_unknown_preset():
     assert "preset" in w and "'gpt-5'" in w and view.preset == DEFAULT_PRESET
 
 
+def test_a_preset_named_in_another_case_is_that_preset_and_a_near_miss_is_suggested():
+    """A new user's review: compare=modernbert-large was refused with the list of 23 names and no hint."""
+    view, warnings = decode({"preset": "Bert-Base", "compare": "modernbert-large,ALBERT-XXLARGE,robreta-base"})
+    assert view.preset == "bert-base" and [c.name for c in view.compare] == ["ModernBERT-large", "albert-xxlarge"]
+    (said,) = warnings
+    assert said.startswith("compare: 'robreta-base' is neither a preset (") and said.endswith(
+        "ignored. Did you mean roberta-base or xlm-roberta-base?")
+    view, (said,) = decode({"preset": "albert-bas"})
+    assert view.preset == DEFAULT_PRESET and said.endswith(f"using {DEFAULT_PRESET}. Did you mean albert-base or bert-base?")
+    assert "Did you mean" not in decode({"preset": "gpt-5"})[1][0]  # nothing near: no guess
+    assert encode(decode({"compare": "modernbert-large"})[0]) == {"compare": "ModernBERT-large"}  # the link mended
+
+
 def test_unknown_key():
     view, w = _one({"hiden_dim": "1024"})
     assert "'hiden_dim'" in w and view == View()

@@ -15,6 +15,7 @@ decode() never raises: a bad value gives a warning naming its key and falls back
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -334,14 +335,29 @@ def _query(params: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
     return q
 
 
+_FOLDED = {n.casefold(): n for n in PRESETS}  # a link typed by hand: "modernbert-large" is ModernBERT-large
+
+
+def preset_named(text: str) -> str | None:
+    """The preset `text` names, in any letter case ("modernbert-large" -> "ModernBERT-large"), or None."""
+    return text if text in PRESETS else _FOLDED.get(text.casefold())
+
+
+def _did_you_mean(text: str) -> str:
+    """" Did you mean ...?" with the presets closest to an unknown name (difflib's ratio 0.75 or more), or ""."""
+    near = difflib.get_close_matches(text.casefold(), list(_FOLDED), n=2, cutoff=0.75)
+    return f" Did you mean {' or '.join(_FOLDED[n] for n in near)}?" if near else ""
+
+
 def _preset_of(q: Mapping[str, str], key: str, where: str, warnings: list[str]) -> str:
     """The preset named by q[key] (DEFAULT_PRESET when absent or unknown)."""
     name = q.get(key, DEFAULT_PRESET)
-    if name not in PRESETS:
+    found = preset_named(name)
+    if found is None:
         warnings.append(f"{where}preset: unknown preset {_short(name)} (one of {', '.join(PRESETS)}); "
-                        f"using {DEFAULT_PRESET}")
+                        f"using {DEFAULT_PRESET}.{_did_you_mean(name)}")
         return DEFAULT_PRESET
-    return name
+    return found
 
 
 def _customs(q: Mapping[str, str], warnings: list[str]) -> dict[str, ModelConfig]:
@@ -379,13 +395,13 @@ def _compare(q: Mapping[str, str], customs: dict[str, ModelConfig], warnings: li
         tokens = list(DEFAULT_COMPARE)
     compare: list[ModelConfig] = []
     for t in tokens:
-        if t in PRESETS:
-            compare.append(PRESETS[t])
-        elif t in customs:
+        if t in customs:
             compare.append(customs.pop(t))
+        elif preset_named(t) is not None:
+            compare.append(PRESETS[preset_named(t)])
         else:
             warnings.append(f"compare: {_short(t)} is neither a preset ({', '.join(PRESETS)}) nor a custom "
-                            "config c1..c99 given in the link; ignored")
+                            f"config c1..c99 given in the link; ignored.{_did_you_mean(t)}")
     compare.extend(customs.values())  # custom configs the compare list forgot to name
     if len(compare) > MAX_COMPARE:
         warnings.append(f"compare: at most {MAX_COMPARE} configs, kept the first {MAX_COMPARE}")
