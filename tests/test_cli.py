@@ -526,3 +526,14 @@ def test_params_paper_bad_config_exits_2(tmp_path):
     r = run("params", "--paper", "--config", str(tmp_path / "bad.json"))
     assert r.returncode == 2 and "num_heads (12) must divide hidden_dim (770)" in r.stderr
     assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_main_in_a_fresh_process_says_its_error_first():
+    """main() called in-process (as the tests do) in a process that has not imported torchao: transformers imported
+    it on the first model class asked for, and torch's _pytree warning about torchao's Enum came before "error: "
+    on stderr. The test above failed that way whenever no earlier test in its worker had imported torchao."""
+    code = ("import sys; from albert_core.cli import main as cli; "
+            "sys.exit(cli.main(['verify', '--preset', 'albert-base', '--source', 'hf', '--checkpointing']))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and "kind='reference'" in r.stderr, r.stderr[-2000:]
+    assert "_pytree" not in r.stderr and "torchao" not in r.stderr, r.stderr

@@ -1,6 +1,7 @@
 """config.json interop: exact round trips, plain HF dicts, and clear errors for bad ones."""
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -85,7 +86,7 @@ GOOD = {"model_type": "albert", "vocab_size": 30000, "hidden_size": 768, "num_hi
     ({"intermediate_size": [3072]}, "intermediate_size"),
     ({"hidden_dropout_prob": "lots"}, "hidden_dropout_prob"),
     ({"hidden_act": 3}, "hidden_act"),
-    ({"num_attention_heads": 7}, "num_heads (7) must divide hidden_dim (768)"),
+    ({"num_attention_heads": 7}, "num_attention_heads (7) must divide hidden_size (768)"),
     ({EXPLORER_KEY: [1]}, EXPLORER_KEY),
     ({EXPLORER_KEY: {"sharing": 5}}, "sharing"),
 ])
@@ -102,6 +103,17 @@ def test_missing_field_is_named(missing):
     d = {k: v for k, v in GOOD.items() if k != missing}
     with pytest.raises(ConfigError, match=f"missing field '{missing}'"):
         from_hf_config(d)
+
+
+def test_a_config_the_app_cannot_build_is_said_in_the_files_keys():
+    """A new user's review: num_hidden_layers 0 in a config.json was refused as "num_layers must be at least 1", a
+    key the file does not have."""
+    with pytest.raises(ConfigError) as e:
+        from_hf_config(dict(GOOD, num_hidden_layers=0, num_attention_heads=7, embedding_size=0))
+    said = e.value.problems
+    assert "num_hidden_layers must be at least 1, got 0" in said and "embedding_size must be at least 1, got 0" in said
+    assert any(p.startswith("num_attention_heads (7) must divide hidden_size (") for p in said), said
+    assert not [p for p in said if re.search(r"\b(num_layers|num_heads|hidden_dim|embedding_dim)\b", p)], said
 
 
 @pytest.mark.parametrize("not_a_dict", [None, [], "albert", 3])

@@ -254,8 +254,8 @@ def main(argv: list[str] | None = None, prog: str = "albert-core") -> int:
 def console(argv: list[str] | None = None, prog: str = "albert-core") -> int:
     """The command as a process of its own (`albert-core`, `python -m albert_core`): main() with transformers'
     torchao import skipped, since no command quantizes (serving.skip_torchao: 0.4 s and four lines of torchao's
-    and torch's warnings on stderr before verify's table). main() itself changes nothing of the process, so it
-    stays callable in any process, torchao's users included."""
+    and torch's warnings on stderr before verify's table). main() itself changes nothing of the process but drop those
+    messages from the log (serving.quiet_torchao), so it stays callable in any process, torchao's users included."""
     from ..estimate.serving import skip_torchao
 
     skip_torchao()
@@ -263,6 +263,12 @@ def console(argv: list[str] | None = None, prog: str = "albert-core") -> int:
 
 
 def _measure_command(args: argparse.Namespace) -> str:
+    from ..estimate.serving import quiet_torchao
+
+    # in a process where torchao is not marked absent (main() called in-process: the tests), transformers imports
+    # it on the first model class asked for, and torch's _pytree warning came before "error: ..." on stderr, or not,
+    # by which tests had run in that process before
+    quiet_torchao()
     if args.command == "memory":
         d = cli_measure.memory_json(load_config(args), args)
         return cli_measure.dumps(d) if args.json else cli_measure.memory_text(d)

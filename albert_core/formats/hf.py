@@ -13,6 +13,7 @@ through config.json is exact. `hf_expressible` tells whether HF builds exactly `
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..config import HIDDEN_ACTS, ConfigError, ModelConfig, coerce_field, default_sharing
@@ -114,4 +115,15 @@ def from_hf_config(d: Any) -> ModelConfig:
                 problems.append(f"{EXPLORER_KEY}.{e}")
     if problems:
         raise ConfigError(problems)
-    return ModelConfig(**kw)
+    try:
+        return ModelConfig(**kw)
+    except ConfigError as e:  # said in the file's keys: "num_hidden_layers must be at least 1", not num_layers
+        raise ConfigError([_in_file_keys(p, fam.HF_KEYS) for p in e.problems]) from None
+
+
+def _in_file_keys(problem: str, keys: dict[str, str]) -> str:
+    """A ModelConfig problem with each field named as the config.json names it (hidden_dim -> hidden_size)."""
+    for ours, theirs in keys.items():
+        if ours != theirs:
+            problem = re.sub(rf"\b{re.escape(ours)}\b", theirs, problem)
+    return problem
