@@ -52,8 +52,9 @@ with body:
         paper.depth_width(cfgs, field)
     elif tab == "factorization":
         st.header("What the factorization saves")
-        st.markdown("ALBERT replaces the V×H embedding with V×E + E×H. The source text calls E between 64 and 256 "
-                    "reasonable (shaded); ALBERT uses 128. Dashed: the unfactorized embedding of the same config.")
+        st.markdown("ALBERT replaces the V×H embedding with V×E + E×H. The Language AI Handbook's ALBERT chapter (Key "
+                    "Parameters) calls E between 64 and 256 a reasonable starting point (shaded); ALBERT uses 128. "
+                    "Dashed: the unfactorized embedding of the same config.")
         fact = data.factorization_sweep(cfgs)
         plots.show(figures.params_factorization(cfgs), "params_factorization")
         tables.csv_button(fact, "factorization.csv", key="factorization_csv")

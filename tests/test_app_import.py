@@ -77,7 +77,7 @@ def test_upload_wrong_model_and_bad_fields_are_all_named():
     assert "vocab_size" in msg
     d["vocab_size"] = 30000
     msg = _error(upload(open_app(), "c.json", json.dumps(d).encode()))
-    assert "num_heads (7) must divide hidden_dim (768)" in msg
+    assert "num_attention_heads (7) must divide hidden_size (768)" in msg  # in the file's keys
     assert "missing field 'hidden_size'" in _error(upload(open_app(), "c.json", b'{"model_type": "bert"}'))
     assert "JSON object" in _error(upload(open_app(), "c.json", b"[1, 2]"))
 

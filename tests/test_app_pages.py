@@ -286,3 +286,35 @@ def test_a_missing_value_reads_as_a_dash_not_none():
     assert len(missing) >= 2 and set(missing["row"]) >= {"ALBERT-xxlarge 12 layers", "ALBERT-xxlarge 24 layers"}
     assert set(missing["params_printed (≈)"]) == {MISSING} and grid.proto.placeholder == MISSING == "—"
     assert pd.isna(missing["params_diff_pct"]).all()
+
+
+def test_configs_the_paper_did_not_train_are_said_in_one_closed_expander():
+    """A new user's review: with eight configs, seven paragraphs of "not a network the paper trained" stood between
+    the paper's chart and its table. The configs it trained keep their caption; the others are one expander."""
+    at = open_tab(open_app({"preset": "albert-base", "compare": "bert-base,roberta-base,albert-xxlarge"}),
+                  "overview", "paper")
+    no_errors(at)
+    shown = [c.value.replace("\\", "") for c in at.main.caption]  # md() escapes the colons
+    assert any(v.startswith("albert-base: the paper trained this exact network") for v in shown)
+    (box,) = [e for e in at.main.expander if e.label.startswith("Not trained by the paper")]
+    assert box.label == "Not trained by the paper, so not drawn: bert-base, roberta-base"
+    inside = [c.value.replace("\\", "") for c in box.caption]
+    assert [v.split(":")[0] for v in inside] == ["bert-base", "roberta-base"]
+    assert all("not a network the paper trained" in v and "Closest:" in v for v in inside)
+    assert not [v for v in shown if "not a network the paper trained" in v and v not in inside]
+
+
+def test_a_share_that_is_not_zero_never_reads_zero():
+    """A new user's review: the fine breakdown showed 0.00% for token_type_embeddings (256 of albert-base's 11.7M
+    parameters). A share column with such a value shows three significant digits; the others keep two decimals."""
+    import json
+
+    at = open_tab(goto(open_app(), "parameters"), "parameters", "breakdown")
+    no_errors(at)
+    (grid,) = [d for d in at.dataframe if "pct" in d.value.columns]
+    tiny = grid.value[(grid.value["pct"] > 0) & (grid.value["pct"] < 0.005)]
+    assert len(tiny) >= 1 and json.loads(grid.proto.columns)["pct"]["type_config"]["format"] == "%.3g%%"
+    at = open_tab(open_app(), "overview", "table")
+    formats = {c: v["type_config"]["format"] for d in at.dataframe for c, v in json.loads(d.proto.columns).items()
+               if c.endswith("_pct")}
+    assert formats and set(formats.values()) == {"%.2f%%"}, formats

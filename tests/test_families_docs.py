@@ -33,7 +33,7 @@ def test_albert_cuts_against_independent_counts():
     assert rows["as stored now"]["saved"] == 0 and rows["as stored now"]["total"] == count_parameters(bert).total
     for cfg in PRESETS.values():
         for r in albert_cuts(cfg, min(64, cfg.hidden_dim)):
-            assert r["total"] == r["embedding"] + r["layers"] + r["other"]
+            assert r["total"] == r["embedding"] + r["layers"] + r["pooler"]
             assert r["saved"] == count_parameters(cfg).total - r["total"]
         shared = {r["sharing"]: r["layers"] for r in albert_cuts(cfg, 1)[2:5]}
         assert shared["all"] <= min(shared["attention"], shared["ffn"])

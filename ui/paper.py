@@ -14,9 +14,21 @@ COUNTS = {"params_printed": "count", "params_exact": "count", "params_embedding"
 
 
 def matches(cfgs: tuple, paper_tables: tuple[int, ...] | None = None) -> None:
-    """One caption per shown config: the paper rows that are exactly its network, or that none is."""
-    for line in data.paper_matches(cfgs, paper_tables):
-        st.caption(md(line))
+    """A caption per shown config the paper trained (its rows, the rings on the chart); the others, each with the
+    paper's closest network, in one closed expander below them (with eight configs, seven paragraphs of "not a
+    network the paper trained" stood between the chart and its table)."""
+    from albert_core.estimate.paper_results import matches as trained_rows
+
+    lines = data.paper_matches(cfgs, paper_tables)
+    for cfg, line in zip(cfgs, lines, strict=True):
+        if trained_rows(cfg):
+            st.caption(md(line))
+    others = [line for cfg, line in zip(cfgs, lines, strict=True) if not trained_rows(cfg)]
+    if others:
+        names = ", ".join(c.name for c in cfgs if not trained_rows(c))
+        with st.expander(f"Not trained by the paper, so not drawn: {md(names)}", icon=":material/info:"):
+            for line in others:
+                st.caption(md(line))
 
 
 def rows(paper_tables: tuple[int, ...], key: str, file_name: str) -> None:

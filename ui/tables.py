@@ -50,7 +50,7 @@ def show(df: pd.DataFrame, key: str, *, file_name: str, readable: dict[str, str]
            pd.api.types.is_integer_dtype(shown[c]) or shown[c].dtype == object and _all_ints(shown[c]))}
     cfg |= {c: st.column_config.NumberColumn(c, format="localized", help=f"exact value of '{c} (≈)'")
             for c in exact if c not in huge}
-    cfg |= {c: st.column_config.NumberColumn(c, format="%.2f%%") for c in shares}
+    cfg |= {c: st.column_config.NumberColumn(c, format=share_format(shown[c])) for c in shares}
     # the key column (the config) stays in view while a wide table scrolls sideways; Streamlit unpins it where it
     # would take more than 60% of the table's width (a long name on a phone: PINNED_COLUMNS_WIDTH_THRESHOLD)
     cfg |= {c: dict(cfg[c], pinned=True) if c in cfg else st.column_config.Column(c, pinned=True) for c in first}
@@ -68,6 +68,13 @@ def widths(df: pd.DataFrame) -> str:
     def text(v) -> str:
         return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
     return "-".join(str(max([len(str(c))] + [len(text(v)) for v in df[c]])) for c in df.columns)
+
+
+def share_format(col: pd.Series) -> str:
+    """A share column's format: two decimals, or three significant digits where a share that is not zero would
+    read 0.00% (albert-base's token_type_embeddings, 256 parameters, read 0.00%; now 0.00219%)."""
+    tiny = any(v == v and v != 0 and abs(v) < 0.005 for v in pd.to_numeric(col, errors="coerce"))
+    return "%.3g%%" if tiny else "%.2f%%"
 
 
 def _beyond_int64(col: pd.Series) -> bool:

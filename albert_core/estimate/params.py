@@ -156,7 +156,7 @@ def albert_cuts(cfg: ModelConfig, embedding_dim: int) -> list[dict[str, Any]]:
     (token, position, segment rows) E wide + LayerNorm(E) + Linear(E, H). Shared (Sec. 3.1, cross-layer
     sharing): the attention, the FFN, or all of every layer stored once (one group). The layers'
     own extras (DeBERTa's relative embeddings, ModernBERT's final norm) and the pooler are kept.
-    One dict per variant: variant, embedding_dim, sharing, embedding, layers, other, total, saved, saved_pct.
+    One dict per variant: variant, embedding_dim, sharing, embedding, layers, pooler, total, saved, saved_pct.
     """
     if isinstance(embedding_dim, bool) or not isinstance(embedding_dim, int) or embedding_dim < 1:
         raise ValueError(f"embedding_dim must be a whole number of at least 1, got {embedding_dim!r}")
@@ -176,6 +176,6 @@ def albert_cuts(cfg: ModelConfig, embedding_dim: int) -> list[dict[str, Any]]:
     for variant, e, sharing, emb, lay in rows:
         total = emb + lay + now.pooler
         out.append({"variant": variant, "embedding_dim": e, "sharing": sharing, "embedding": emb, "layers": lay,
-                    "other": now.pooler, "total": total, "saved": now.total - total,
+                    "pooler": now.pooler, "total": total, "saved": now.total - total,
                     "saved_pct": 100 * (now.total - total) / now.total})
     return out
