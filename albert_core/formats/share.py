@@ -395,10 +395,11 @@ def _compare(q: Mapping[str, str], customs: dict[str, ModelConfig], warnings: li
         tokens = list(DEFAULT_COMPARE)
     compare: list[ModelConfig] = []
     for t in tokens:
+        found = preset_named(t)
         if t in customs:
             compare.append(customs.pop(t))
-        elif preset_named(t) is not None:
-            compare.append(PRESETS[preset_named(t)])
+        elif found is not None:
+            compare.append(PRESETS[found])
         else:
             warnings.append(f"compare: {_short(t)} is neither a preset ({', '.join(PRESETS)}) nor a custom "
                             f"config c1..c99 given in the link; ignored.{_did_you_mean(t)}")
