@@ -62,10 +62,11 @@ SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "triangle
            "hexagon", "triangle-left", "triangle-right")
 
 
-def flops_breakdown(df: pd.DataFrame, seq_len: int) -> go.Figure:
+def flops_breakdown(df: pd.DataFrame, seq_len: int, *, shares: bool = False) -> go.Figure:
     """Stacked bars of forward FLOPs by component per config.
 
     df: columns config, component, flops, pct (FlopCount.breakdown() of each config, stacked).
+    shares: each bar its config's forward as 100% (the pct column), so a small config reads beside a large one.
     """
     fig = go.Figure()
     order = list(dict.fromkeys(df["config"]))
@@ -77,13 +78,18 @@ def flops_breakdown(df: pd.DataFrame, seq_len: int) -> go.Figure:
         d = df[df["component"] == comp].set_index("config").reindex(order)
         if d["flops"].isna().all() or not any(int(v) for v in d["flops"].dropna()):
             continue
+        exact = [int(v) if v == v else 0 for v in d["flops"]]
+        pct = [float(v) if v == v else 0.0 for v in d["pct"]]
         fig.add_bar(
-            name=label, x=[plotly_text(n) for n in order], y=[int(v) if v == v else 0 for v in d["flops"]],
+            name=label, x=[plotly_text(n) for n in order], y=pct if shares else exact,
             marker_color=FLOP_COLORS.get(comp, "#BBBBBB"),
-            customdata=list(zip(flops(d["flops"]), d["pct"], strict=True)),
+            customdata=list(zip(exact, flops(exact), pct, strict=True)),
             hovertemplate="<b>%{x}</b><br>" + label
-            + ": %{y:,} FLOPs (%{customdata[0]})<br>%{customdata[1]:.1f}% of the forward<extra></extra>",
+            + ": %{customdata[0]:,} FLOPs (%{customdata[1]})<br>%{customdata[2]:.1f}% of the forward<extra></extra>",
         )
     fig.update_layout(barmode="stack")
     name_ticks(fig, order)
-    return style(fig, x="config", y="forward FLOPs per sequence")
+    style(fig, x="config", y="share of the forward FLOPs (%)" if shares else "forward FLOPs per sequence")
+    if shares:
+        fig.update_yaxes(range=[0, 100])
+    return fig

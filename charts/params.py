@@ -212,7 +212,7 @@ def factorization(df: pd.DataFrame, band: tuple[int, int] = (64, 256)) -> go.Fig
     return fig
 
 
-def sharing_modes(df: pd.DataFrame) -> go.Figure:
+def sharing_modes(df: pd.DataFrame, *, log: bool = False) -> go.Figure:
     """Total parameters of each config under the four sharing modes, side by side.
 
     df: columns config, sharing, embedding, all_layers, total.
@@ -229,4 +229,7 @@ def sharing_modes(df: pd.DataFrame) -> go.Figure:
                           "layers %{customdata[1]:,} (%{customdata[2]})<extra></extra>",
         )
     fig.update_layout(barmode="group", height=HEIGHT + legend_rows_px(df["config"].nunique()))
-    return style(fig, x="sharing mode", y="parameters")  # the page says what each mode shares
+    style(fig, x="sharing mode", y="parameters (log scale)" if log else "parameters")  # the page says what each shares
+    if log:  # a small config stays readable beside a 2.4B one (albert-xxlarge, not shared)
+        log_axis(fig, [int(v) for v in df["total"]], axis="y", kind="count")
+    return fig

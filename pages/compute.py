@@ -46,5 +46,8 @@ with body:
         st.header("Where the forward FLOPs go")
         st.markdown("The attention-score and attention-×-V parts grow with seq_len²; the projections and FFN grow "
                     "with seq_len.")
-        plots.show(figures.compute_breakdown(cfgs, seq_len), "compute_breakdown")
+        view = controls.radio("flops_view", "Bars", fmt={"flops": "FLOPs", "shares": "shares of each forward (%)"}.get,
+                              help="Shares put every config's bar at 100%: a small config beside a large one reads "
+                                   "as clearly.")
+        plots.show(figures.compute_breakdown(cfgs, seq_len, view == "shares"), "compute_breakdown")
         tables.csv_button(parts, "flops-breakdown.csv", key="flops_breakdown_csv")

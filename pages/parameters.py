@@ -64,7 +64,9 @@ with body:
         st.markdown("none: every layer owns its weights (BERT). attention / ffn: the layers of a group share only "
                     "that sublayer. all: whole layers are shared (ALBERT's default).")
         sharing = data.sharing_table(cfgs)
-        plots.show(figures.params_sharing(cfgs), "params_sharing")
+        scale = controls.radio("sharing_scale", "Axis scale", help="A log axis keeps small configs readable beside "
+                               "a large one (albert-xxlarge not shared: 2.4B).")
+        plots.show(figures.params_sharing(cfgs, scale == "log"), "params_sharing")
         tables.show(sharing, "sharing_table", file_name="sharing-modes.csv",
                     readable={"total": "count", "all_layers": "count"})
         paper.sharing(cfgs)

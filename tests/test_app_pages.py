@@ -318,3 +318,15 @@ def test_a_share_that_is_not_zero_never_reads_zero():
     formats = {c: v["type_config"]["format"] for d in at.dataframe for c, v in json.loads(d.proto.columns).items()
                if c.endswith("_pct")}
     assert formats and set(formats.values()) == {"%.2f%%"}, formats
+
+
+def test_the_sharing_modes_and_the_flops_breakdown_take_their_scale_from_a_link():
+    at = goto(open_app({"sharing_scale": "log", "parameters_tab": "sharing", "compare": "albert-xxlarge"}), "parameters")
+    no_errors(at)
+    assert figure(at, "params_sharing")["layout"]["yaxis"]["type"] == "log"
+    at = goto(open_app({"flops_view": "shares", "compute_tab": "breakdown", "compare": "albert-xxlarge"}), "compute")
+    no_errors(at)
+    fig = figure(at, "compute_breakdown")
+    assert fig["layout"]["yaxis"]["range"] == [0, 100]
+    assert all(sum(t["y"][i] for t in fig["data"]) == pytest.approx(100) for i in range(len(fig["data"][0]["y"])))
+    assert [r.value for r in at.radio if r.label == "Bars"] == ["shares"]

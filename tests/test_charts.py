@@ -822,3 +822,20 @@ def test_put_sets_what_plotly_update_sets():
     assert a.to_dict() == b.to_dict()
     assert b.layout.legend.traceorder == "reversed" and b.layout.legend.y == 0.0
     assert b.layout.xaxis2.title.text == "x2" and b.layout.xaxis.title.standoff == 3
+
+
+def test_the_breakdown_in_shares_and_the_sharing_modes_on_a_log_axis_keep_a_small_config_readable():
+    """A new user's review: beside albert-xxlarge (2.4B not shared) electra-small's and albert-base's bars were flat in
+    both charts, and neither had another scale."""
+    cfgs = (PRESETS["electra-small-discriminator"], PRESETS["albert-xxlarge"], PRESETS["deberta-v3-base"])
+    _, parts = data.compute_table(cfgs, 512)
+    bars = spec(ccharts.flops_breakdown(parts, 512, shares=True))
+    for i in range(len(cfgs)):
+        assert sum(t["y"][i] for t in bars["data"]) == pytest.approx(100)
+    assert bars["layout"]["yaxis"]["range"] == [0, 100]
+    exact = spec(ccharts.flops_breakdown(parts, 512))["data"]  # the hover keeps the FLOPs either way
+    assert [t["customdata"] for t in bars["data"]] == [t["customdata"] for t in exact]
+    log = spec(pcharts.sharing_modes(data.sharing_table(cfgs), log=True))
+    assert log["layout"]["yaxis"]["type"] == "log" and "log scale" in log["layout"]["yaxis"]["title"]["text"]
+    assert "type" not in spec(pcharts.sharing_modes(data.sharing_table(cfgs)))["layout"]["yaxis"] or \
+        spec(pcharts.sharing_modes(data.sharing_table(cfgs)))["layout"]["yaxis"]["type"] != "log"

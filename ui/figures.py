@@ -186,9 +186,10 @@ def params_factorization(cfgs: tuple) -> go.Figure:
 
 
 @cached
-def params_sharing(cfgs: tuple) -> go.Figure:
-    return slide(params_charts.sharing_modes(data.sharing_table(cfgs)), "Parameters under the four sharing modes",
-                 "Each config's own num_groups and inner_group_num; none = every layer owns its weights.")
+def params_sharing(cfgs: tuple, log: bool = False) -> go.Figure:
+    return slide(params_charts.sharing_modes(data.sharing_table(cfgs), log=log), "Parameters under the four sharing modes",
+                 "Each config's own num_groups and inner_group_num; none = every layer owns its weights."
+                 + (" Log scale." if log else ""))
 
 
 @cached
@@ -213,11 +214,11 @@ def memory_training_stack(cfgs: tuple, ctl: Ctl) -> go.Figure:
 
 
 @cached
-def compute_breakdown(cfgs: tuple, seq_len: int) -> go.Figure:
+def compute_breakdown(cfgs: tuple, seq_len: int, shares: bool = False) -> go.Figure:
     _, parts = data.compute_table(cfgs, seq_len)
-    return slide(compute_charts.flops_breakdown(parts, seq_len), "Where the forward FLOPs go",
+    return slide(compute_charts.flops_breakdown(parts, seq_len, shares=shares), "Where the forward FLOPs go",
                  f"One sequence of {seq_len:,} tokens (or the config's max_position if shorter), batch 1, by "
-                 "component.")
+                 "component" + ("; each bar is its config's forward, 100%." if shares else "."))
 
 
 # ---- what the ALBERT paper measured ---------------------------------------------------------------------------

@@ -93,11 +93,13 @@ def _controls() -> dict[str, Control]:
         # Parameters page
         "sweep": Control("hidden_dim", "choice", ("vocab_size", "hidden_dim", "num_layers")),
         "params_scale": Control("log", "choice", ("linear", "log")),  # x axis of the share sweep (its own key)
+        "sharing_scale": Control("linear", "choice", ("linear", "log")),  # y axis of the sharing modes' bars
         "cuts_e": Control(128, "int", lo=1, hi=1 << 20),  # E of ALBERT's factorization applied to any model
         # Overview page
         "overview_presets": Control(True, "bool"),  # the BERT and ALBERT presets shown as a reference set
         # Compute page
         "flops_seq_len": Control(512, "int", lo=1, hi=1 << 20),
+        "flops_view": Control("flops", "choice", ("flops", "shares")),  # the breakdown's bars: FLOPs or % of each
         # Verify page
         "source": Control("auto", "choice", ("auto", "hf", "reference")),  # auto: the one that can express it
         "verify_batch": Control(2, "int", lo=1, hi=4096),
