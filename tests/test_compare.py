@@ -115,3 +115,19 @@ def test_the_mode_and_head_reach_the_results():
     assert value(compare_table([PRESETS["bert-base"]], deep), "trainable parameters", "bert-base") == \
         count_parameters(PRESETS["bert-base"]).pooler
     assert "LoRA r=4 alpha=8 dropout 0 on query,value, head classification:3" in s.describe()
+
+
+def test_another_familys_own_field_is_not_applicable_not_its_default():
+    """A new user's review: bert-large showed local_attention 128 and position_buckets -1, values it does not have."""
+    from albert_core.estimate.compare import compare_table
+    from albert_core.families import field_applies
+    from ui.comparison import NOT_ITS_FIELD, cell
+
+    cfgs = (PRESETS["bert-large"], PRESETS["deberta-v3-base"], PRESETS["ModernBERT-base"])
+    df = compare_table(cfgs)
+    rows = df[(df["section"] == "field") & (df["item"] == "position_buckets")]
+    assert rows["value"].tolist() == [None, 256, None] and rows["differs"].tolist() == [False, True, False]
+    local = df[(df["section"] == "field") & (df["item"] == "local_attention")]["value"].tolist()
+    assert local[:2] == [None, None] and local[2] == PRESETS["ModernBERT-base"].local_attention
+    assert not field_applies("bert", "position_buckets") and field_applies("bert", "hidden_dim")
+    assert cell("", None, None, None) == NOT_ITS_FIELD == "n/a" and cell("bytes", None, None, None) == "not modelled"

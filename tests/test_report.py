@@ -38,7 +38,11 @@ def test_report_is_self_contained_and_complete():
 def test_configs_table_has_one_column_per_config_and_every_field():
     t = report.configs_table(CFGS)
     assert list(t.columns) == [c.name for c in CFGS]
-    assert t.loc["max_position"].tolist() == [2048, 512]
+    assert t.loc["max_position"].tolist() == ["2,048", "512"]  # as Side by side shows them
+    # a new user's review: dropout read 0.0 here and 0 in Side by side; bert-large showed DeBERTa's position_buckets
+    mixed = report.configs_table((PRESETS["bert-large"], PRESETS["deberta-v3-base"], PRESETS["ModernBERT-base"]))
+    assert mixed.loc["position_buckets"].tolist() == ["n/a", "256", "n/a"]
+    assert mixed.loc["dropout"].tolist() == ["0.1", "0.1", "0"] and mixed.loc["hidden_dim"].tolist()[0] == "1,024"
 
 
 def test_report_carries_the_mode_and_the_peak():

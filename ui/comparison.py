@@ -33,6 +33,9 @@ def _fine_tuning(c) -> dict:
     return dict(mode=f.mode, head=f.head, num_labels=f.num_labels, lora=f.lora)
 
 
+NOT_ITS_FIELD = "n/a"  # a family's own field in a config of another family (DeBERTa's position_buckets for BERT)
+
+
 def _signed(d, fmt) -> str:
     return ("+" if d > 0 else "−") + fmt(abs(d))
 
@@ -41,8 +44,8 @@ def cell(unit: str, value, delta, rel) -> str:
     """Text of one cell: the value for people, and its change against the first config."""
     fmt = {"parameters": lambda v: f"{int(v):,} ({format_count(int(v))})", "bytes": lambda v: format_bytes(int(v)),
            "FLOPs": lambda v: format_flops(int(v)), "%": lambda v: f"{v:.2f}%"}.get(unit)
-    if value is None and unit:
-        return "not modelled"
+    if value is None:  # a result with no closed form; a field of another family (compare.field_applies)
+        return "not modelled" if unit else NOT_ITS_FIELD
     if fmt is None:
         if isinstance(value, float):  # as the sidebar's field shows it: dropout 0, not 0.0 (the shortest exact digits)
             return repr(value).removesuffix(".0")

@@ -9,15 +9,18 @@ import pandas as pd
 import streamlit as st
 
 from albert_core.config import ModelConfig
+from albert_core.families import field_applies
 from charts.report import build
 
 from . import comparison, data, figures, finetune, state
 
 
 def configs_table(cfgs) -> pd.DataFrame:
-    """One column per config, one row per ModelConfig field (read generically)."""
+    """One column per config, one row per ModelConfig field (read generically), each value as Side by side shows it:
+    dropout 0, not 0.0; another family's own field n/a (bert-large's position_buckets read -1)."""
     names = [f.name for f in fields(ModelConfig) if f.name != "name"]
-    return pd.DataFrame({c.name: [getattr(c, n) for n in names] for c in cfgs}, index=pd.Index(names, name="field"))
+    return pd.DataFrame({c.name: [comparison.cell("", getattr(c, n) if field_applies(c.family, n) else None, 0, None)
+                                  for n in names] for c in cfgs}, index=pd.Index(names, name="field"))
 
 
 def main_figures(cfgs: tuple, ctl: dict) -> list:

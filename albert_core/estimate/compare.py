@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, ModelConfig
+from ..families import field_applies
 from ..replay.symbolic import BYTES
 from ..workload import Workload
 from .activations import activation_memory
@@ -170,8 +171,9 @@ def compare_table(cfgs: Sequence[ModelConfig], settings: Settings | None = None)
     first = cfgs[0]
     for f in fields(ModelConfig):
         for cfg in cfgs:
-            v, v0 = getattr(cfg, f.name), getattr(first, f.name)
-            d, r = _delta(v, v0) if f.name != "name" else (None, None)
+            # another family's own field (bert-large's position_buckets -1) means nothing for it: no value (None)
+            v, v0 = (getattr(c, f.name) if field_applies(c.family, f.name) else None for c in (cfg, first))
+            d, r = _delta(v, v0) if f.name != "name" and v is not None and v0 is not None else (None, None)
             rows.append(dict(section="field", item=f.name, unit="", config=cfg.name, value=v, delta=d,
                              rel_delta=r, differs=f.name != "name" and v != v0))
     res = [results(c, s) for c in cfgs]

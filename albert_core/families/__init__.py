@@ -51,6 +51,13 @@ def family_fields() -> dict[str, tuple[str, ...]]:
     return {f: tuple(o) for f, o in owners.items()}
 
 
+def field_applies(family_name: str, field: str) -> bool:
+    """Whether a ModelConfig field means anything for a family: every shared field does; a family's own field
+    (DeBERTa's position_buckets, ModernBERT's local_attention, ...) only for the families that own it."""
+    owners = family_fields().get(field)
+    return owners is None or family_name in owners
+
+
 @cache
 def own_fields() -> dict[str, OwnField]:
     """Family-specific ModelConfig field -> its rules and help (base.OwnField), as its first owner gives them."""
