@@ -330,3 +330,14 @@ def test_the_sharing_modes_and_the_flops_breakdown_take_their_scale_from_a_link(
     assert fig["layout"]["yaxis"]["range"] == [0, 100]
     assert all(sum(t["y"][i] for t in fig["data"]) == pytest.approx(100) for i in range(len(fig["data"][0]["y"])))
     assert [r.value for r in at.radio if r.label == "Bars"] == ["shares"]
+
+
+def test_narrow_tables_put_what_their_text_speaks_of_first():
+    """A new user's review: the fine breakdown (40% of the page) showed component, pct, sublayer and half of the
+    module's name; the paper's tables held the Avg and params_embedding, which their text speaks of, off-screen."""
+    at = open_tab(goto(open_app(), "parameters"), "parameters", "breakdown")
+    (grid,) = [d for d in at.dataframe if "module" in d.value.columns]
+    assert list(grid.value.columns[:5]) == ["module", "pct", "params (≈)", "params", "copies"]
+    at = open_tab(goto(open_app(), "parameters"), "parameters", "factorization")
+    (grid,) = [d for d in at.dataframe if "avg" in d.value.columns]
+    assert list(grid.value.columns[:5]) == ["row", "params_diff_pct", "avg", "params_embedding (≈)", "params_embedding"]
