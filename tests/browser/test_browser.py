@@ -217,7 +217,11 @@ def test_a_links_warning_stays_once_the_page_has_settled(server, page):
 
 
 TOOLBARS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stElementToolbar"]')).map(t => {
-  const box = t.closest('[data-testid="stElementContainer"]'), prev = box && box.previousElementSibling;
+  // the element above the table's box: a table sits alone in a container of its own (ui.tables.widths), so the
+  // first box up the tree that has one before it
+  let box = t.closest('[data-testid="stElementContainer"]');
+  while (box && !box.previousElementSibling && !box.matches('[data-testid="stMain"]')) box = box.parentElement;
+  const prev = box && box.previousElementSibling;
   return {top: t.getBoundingClientRect().top, shown: getComputedStyle(t).opacity,
           above: prev ? prev.getBoundingClientRect().bottom : null, text: prev ? prev.innerText.slice(0, 60) : ""}; })"""
 
@@ -294,7 +298,8 @@ def test_upload_config_json_is_applied(server, page):
     [
         (b"{not json", "is not valid JSON"),
         (json.dumps({"model_type": "gpt2"}).encode(), "model_type"),
-        (json.dumps({**to_hf_config(PRESETS["bert-base"]), "num_attention_heads": 7}).encode(), "num_heads (7)"),
+        (json.dumps({**to_hf_config(PRESETS["bert-base"]), "num_attention_heads": 7}).encode(),
+         "num_attention_heads (7)"),  # said in the file's keys
     ],
 )
 def test_broken_upload_is_explained(server, page, payload, expected):
