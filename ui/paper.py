@@ -20,14 +20,14 @@ def matches(cfgs: tuple, paper_tables: tuple[int, ...] | None = None) -> None:
     from albert_core.estimate.paper_results import matches as trained_rows
 
     lines = data.paper_matches(cfgs, paper_tables)
-    for cfg, line in zip(cfgs, lines, strict=True):
-        if trained_rows(cfg):
-            st.caption(md(line))
-    others = [line for cfg, line in zip(cfgs, lines, strict=True) if not trained_rows(cfg)]
+    trained = [bool(trained_rows(c)) for c in cfgs]
+    for line in (line for line, t in zip(lines, trained, strict=True) if t):
+        st.caption(md(line))
+    others = [(c.name, line) for c, line, t in zip(cfgs, lines, trained, strict=True) if not t]
     if others:
-        names = ", ".join(c.name for c in cfgs if not trained_rows(c))
+        names = ", ".join(n for n, _ in others)
         with st.expander(f"Not trained by the paper, so not drawn: {md(names)}", icon=":material/info:"):
-            for line in others:
+            for _, line in others:
                 st.caption(md(line))
 
 
