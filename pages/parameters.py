@@ -38,11 +38,9 @@ with body:
         left, right = st.columns([3, 2])
         bd = data.breakdown(cfg)
         plots.show(figures.params_sunburst(cfg), "params_sunburst", where=left, share=0.6)  # st.columns([3, 2])
-        with right:  # the module first (pinned) and its count beside it: in 40% of the page the columns after
-            # the fourth were off-screen (a new user saw component, pct, sublayer and half of the module's name)
-            order = ["module", "pct", "params", "copies", "shape", "per_copy", "sublayer", "component"]
-            tables.show(bd[order + [c for c in bd.columns if c not in order]], "breakdown_table",
-                        file_name=f"{file_stem(cfg.name)}-breakdown.csv", readable={"params": "count"}, pct=("pct",))
+        with right:
+            tables.show(bd, "breakdown_table", file_name=f"{file_stem(cfg.name)}-breakdown.csv",
+                        readable={"params": "count"}, pct=("pct",))
     elif tab == "sweep":
         st.header("How the shares move")
         field = controls.radio("sweep", "Vary", help="The other fields stay as in each config; for hidden_dim the "

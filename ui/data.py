@@ -43,9 +43,15 @@ def params_long(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# the module first (pinned) and its count beside it: the table has 40% of the page, where the columns after the fourth
+# were off-screen (a new user saw component, pct, sublayer and half of the module's name)
+BREAKDOWN_COLUMNS = ("module", "pct", "params", "copies", "shape", "per_copy", "sublayer", "component")
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def breakdown(cfg: ModelConfig) -> pd.DataFrame:
-    return count_parameters(cfg).breakdown()
+    bd = count_parameters(cfg).breakdown()
+    return bd[list(BREAKDOWN_COLUMNS) + [c for c in bd.columns if c not in BREAKDOWN_COLUMNS]]
 
 
 SWEEP_VALUES = {
