@@ -121,6 +121,8 @@ def _live_storages() -> Any:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
+    queries = _fake_queries()
+
     class LiveStorages(_Storages, TorchDispatchMode):  # type: ignore[misc]  # torch is untyped here (pyproject)
         """Every storage an op creates, from the tick it is born to the tick PyTorch frees it."""
 
@@ -129,6 +131,9 @@ def _live_storages() -> Any:
             _Storages.__init__(self, existing, module)
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            query = queries.get(func)
+            if query is not None and not kwargs and all(type(a) is FakeTensor for a in args):
+                return query(args)  # a fake tensor's metadata, as FakeTensorMode answers it (_fake_queries)
             if _computes(func):  # before the op: a Stop leaves nothing half-recorded
                 safe_point()
             if func is torch.ops.aten._local_scalar_dense.default and isinstance(args[0], FakeTensor):
@@ -146,6 +151,19 @@ def _live_storages() -> Any:
             return res
 
     return LiveStorages
+
+
+def _fake_queries() -> dict[Any, Callable[[Any], Any]]:
+    """The metadata queries FakeTensorMode answers first, before anything else it does (torch/_subclasses/
+    fake_tensor.py FakeTensorMode.dispatch: `if func in _DISPATCH_META_HANDLERS: return ...(args)`): prim.device
+    above all, which PyTorch's C++ asks of every fake tensor it touches (3,589 of a bert-base backward's 5,292
+    dispatched ops, 2026-12-06). The engine's mode answers them the same way without the round trip through the
+    dispatcher and FakeTensorMode's Python; none creates a storage. Empty where torch has no such table."""
+    try:
+        from torch._subclasses.fake_tensor import _DISPATCH_META_HANDLERS
+    except ImportError:
+        return {}
+    return dict(_DISPATCH_META_HANDLERS)
 
 
 class _Ones:

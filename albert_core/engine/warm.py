@@ -181,9 +181,13 @@ def warm_up() -> None:
     from ..families import family
     from ..names import FAMILIES
 
+    import gc
+
     for name in FAMILIES:
         family(name).hf_classes(False)
     _settle()
+    gc.freeze()  # the imports live as long as the process: each request's full collection (_settle) then walks only
+    # what requests made (0.19 s -> 0.01 s a collection here, 2026-12-06), as serve.py does for the server
 
 
 def _protocol_out() -> Any:
