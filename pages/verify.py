@@ -278,6 +278,8 @@ if result is None or result["key"] != run_key:
 else:
     if result.get("process_note"):
         st.caption(md(result["process_note"]))  # a new measurement process was started for it, and why
+    if result.get("served_again"):
+        st.caption(jobs.served_again(result["served_again"]))
     show_count(result)
     show_measurement(result)
 

@@ -9,8 +9,8 @@ Settings (environment variable first, then `.streamlit/secrets.toml`, then the d
                                                         after a build (default 440)
   ALBERT_EXPLORER_WARM_MAX_REQUESTS / warm_max_requests ... and after this many builds (default 200)
 The default budget is the memory this server really has free when the build is asked for
-(albert_core.engine.memory.available_bytes: its cgroup limit less its usage, else the machine's
-MemAvailable, less a 64 MiB reserve), plus what the warm process holds (a build reuses it: a fake-tensor
+(albert_core.engine.memory.available_bytes: its cgroup limit less its usage, the inactive file pages counted free,
+else the machine's MemAvailable, less a 64 MiB reserve), plus what the warm process holds (a build reuses it: a fake-tensor
 build runs there; for a real-tensor one the runner ends it first when the memory is needed). On Streamlit
 Community Cloud (about 1 GB per app) the warm process holds about 360 MiB at rest beside the server's
 160 MiB (docs/deploy.md has the measurements).
@@ -27,7 +27,7 @@ from typing import Any
 import streamlit as st
 
 from albert_core.engine.memory import available_bytes
-from albert_core.engine.runner import WARM_MAX_REQUESTS, WARM_MAX_RSS_BYTES, Job, Runner
+from albert_core.engine.runner import MEMO_SIZE, WARM_MAX_REQUESTS, WARM_MAX_RSS_BYTES, Job, Runner
 
 BUDGET_ENV, BUDGET_SECRET = "ALBERT_EXPLORER_MEMORY_BUDGET_MB", "memory_budget_mb"
 TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S = "ALBERT_EXPLORER_VERIFY_TIMEOUT_S", "verify_timeout_s", 180
@@ -85,7 +85,8 @@ def runner() -> Runner:
     """The server's one queue (st.cache_resource: one object per process, shared by every session)."""
     rss_mb = _setting(WARM_RSS_ENV, WARM_RSS_SECRET, WARM_MAX_RSS_BYTES / MIB) or WARM_MAX_RSS_BYTES / MIB
     requests = _setting(WARM_REQUESTS_ENV, WARM_REQUESTS_SECRET, WARM_MAX_REQUESTS) or WARM_MAX_REQUESTS
-    return Runner(warm=warm_enabled(), max_rss_bytes=int(rss_mb * MIB), max_requests=int(requests), log=_log)
+    return Runner(warm=warm_enabled(), max_rss_bytes=int(rss_mb * MIB), max_requests=int(requests), log=_log,
+                  memo=MEMO_SIZE)
 
 
 def _log(line: str) -> None:
@@ -205,3 +206,11 @@ def status(job: Job) -> str:
     if job.warm:
         return f"Building the model and measuring it in PyTorch in a separate process (kept warm): {limits}."
     return f"Building the model and measuring it in PyTorch in a separate process: {limits}."
+
+
+def served_again(info: dict[str, Any]) -> str:
+    """The line beside a result the runner served again (Runner(memo=...)): when it was measured, and why it holds."""
+    when = time.strftime("%H:%M:%S UTC", time.gmtime(float(info["measured_at"])))
+    return (f"Served again: this server measured the same config and workload at {when} ({float(info['seconds']):.1f} s "
+            "then). Fake tensors hold no values, so a new build of the same request measures the same bytes; change "
+            "any setting to build anew.")

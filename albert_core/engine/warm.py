@@ -178,10 +178,10 @@ def warm_up() -> None:
     """Import transformers' model code for every family (BertModel ... ModernBertModel) at start, not at each
     family's first build: 0.25 s here. (A first small run of the engine as well made no difference to the first
     request that a busy 2-core machine could show, 2026-12-03, and cost about 1 s of CPU per start.)"""
+    import gc
+
     from ..families import family
     from ..names import FAMILIES
-
-    import gc
 
     for name in FAMILIES:
         family(name).hf_classes(False)
