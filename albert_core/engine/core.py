@@ -210,8 +210,12 @@ def _step_one(model: Any, run: Run, trainable: list[Any]) -> tuple[list[Any], li
     masters = [p.detach().float().requires_grad_(True) for p in trainable] if run.workload.precision in MASTER else []
     stepped = masters or trainable  # what the optimizer steps
     opt = optimizer(model, run.workload.optimizer, run.foreach, params=stepped)
-    first = _live_storages()({}, lambda: "")  # under the same mode (known values, .item()), not counted
-    first.phase = "optimizer step"
+    # under the engine's mode where the update runs (its known values: .item() in an optimizer step), not counted;
+    # where the update is skipped nothing asks a value, and FakeTensorMode alone makes the state (xlm-roberta-large:
+    # 0.55 -> 0.43 CPU s, median of 6, 2026-12-06)
+    first = contextlib.nullcontext() if run.workload.optimizer in _FUNCTIONAL else _live_storages()({}, lambda: "")
+    if not isinstance(first, contextlib.nullcontext):
+        first.phase = "optimizer step"
     with _stopped_by(model), first, torch.no_grad(), _state_only(run.workload.optimizer):
         for p in stepped:
             p.grad = torch.zeros_like(p)
