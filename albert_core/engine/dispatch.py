@@ -122,6 +122,8 @@ def _live_storages() -> Any:
     from torch.utils._pytree import tree_flatten
 
     queries = _fake_queries()
+    local_scalar, layer_norm = torch.ops.aten._local_scalar_dense.default, torch.ops.aten.native_layer_norm.default
+    tensor = torch.Tensor
 
     class LiveStorages(_Storages, TorchDispatchMode):  # type: ignore[misc]  # torch is untyped here (pyproject)
         """Every storage an op creates, from the tick it is born to the tick PyTorch frees it."""
@@ -136,17 +138,23 @@ def _live_storages() -> Any:
                 return query(args)  # a fake tensor's metadata, as FakeTensorMode answers it (_fake_queries)
             if _computes(func):  # before the op: a Stop leaves nothing half-recorded
                 safe_point()
-            if func is torch.ops.aten._local_scalar_dense.default and isinstance(args[0], FakeTensor):
+            if func is local_scalar and isinstance(args[0], FakeTensor):
                 value = _known_value(self, args[0])
                 if value is not None:
                     return value
-            res = func(*args, **(kwargs or {}))
-            _follow_ones(self.ones, func, args, kwargs or {}, res)
-            if func is torch.ops.aten.native_layer_norm.default:
-                res = _layer_norm_stats(args, res)
-            for t in tree_flatten(res)[0]:
-                if isinstance(t, torch.Tensor):
-                    self.record(t)
+            kwargs = kwargs or {}
+            res = func(*args, **kwargs)
+            if isinstance(res, tensor):  # most ops: one tensor out
+                _follow_ones(self.ones, func, args, kwargs, res)
+                self.record(res)
+            else:
+                if func is layer_norm:
+                    res = _layer_norm_stats(args, res)
+                flat = res if type(res) in (tuple, list) and all(type(t) is not tuple and type(t) is not list
+                                                                 for t in res) else tree_flatten(res)[0]
+                for t in flat:
+                    if isinstance(t, tensor):
+                        self.record(t)
             self.observe()
             return res
 
@@ -191,6 +199,9 @@ _KEEP_ONES = ("view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze
               "repeat", "expand_copy", "view_copy")
 
 
+_NAMES: dict[Any, str] = {}  # an op's name (its overload packet's), looked up once
+
+
 def _follow_ones(ones: Any, func: Any, args: Any, kwargs: dict[str, Any], res: Any) -> None:
     """Constant propagation of all-ones tensors, just far enough for the masks a model makes of torch.ones.
 
@@ -202,7 +213,9 @@ def _follow_ones(ones: Any, func: Any, args: Any, kwargs: dict[str, Any], res: A
 
     if not isinstance(res, torch.Tensor):
         return
-    name = func.overloadpacket.__name__
+    name = _NAMES.get(func)
+    if name is None:
+        name = _NAMES[func] = func.overloadpacket.__name__
     if name in ("ones", "ones_like", "new_ones") or (name in ("full", "full_like", "new_full", "fill")
                                                       and _scalar(args, kwargs, -1) == 1):
         ones.add(res)
