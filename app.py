@@ -52,7 +52,9 @@ query = url.sync()
 with url.show_link(link_slot, query):
     report.button(tuple(state.shown_configs()), url.link(query))  # the view as one HTML file, for a design document
 if plots.view() is not None:  # a run at the browser's width: the first page is drawn in full
-    jobs.prewarm()  # now the warm measurement process starts, once per server (ui/jobs.py)
+    # now the warm measurement process starts, once per server (ui/jobs.py); on Verify at once: a shared Verify link's
+    # first press would otherwise wait for the process's imports (issue 52)
+    jobs.prewarm(0.0 if page.url_path == "verify" else jobs.PREWARM_DELAY_S)
 if os.environ.get("ALBERT_EXPLORER_RUN_LOG"):  # one line per finished run: its page and seconds on the server
     with open(os.environ["ALBERT_EXPLORER_RUN_LOG"], "a") as log:
         log.write(f"{page.url_path or 'home'} {time.perf_counter() - STARTED:.4f}\n")

@@ -309,3 +309,20 @@ def test_pages_in_apptest_start_no_measurement_process(monkeypatch):
     monkeypatch.setattr(Runner, "prewarm", lambda self, delay_s=0.0: asked.append(self))
     at = open_app()
     assert not at.exception and asked == []
+
+
+def test_verify_asks_for_the_warm_process_at_once_other_pages_after_their_first_draw(monkeypatch):
+    """A shared Verify link's first press must not wait for the measurement process's imports: opened at /verify,
+    the app asks for it with no delay; any other page first leaves the browser PREWARM_DELAY_S to draw."""
+    from test_app_pages import goto, open_app
+
+    from ui import plots
+
+    asked: list[float] = []
+    monkeypatch.setattr(jobs, "prewarm", lambda delay_s=jobs.PREWARM_DELAY_S: asked.append(delay_s))
+    monkeypatch.setattr(plots, "view", lambda: {"main": 800, "stacked": False})  # a run at the browser's width
+    at = open_app()
+    assert not at.exception and asked and set(asked) == {jobs.PREWARM_DELAY_S}
+    asked.clear()
+    goto(at, "verify")
+    assert not at.exception and asked and set(asked) == {0.0}

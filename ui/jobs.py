@@ -102,16 +102,17 @@ def _log(line: str) -> None:
 PREWARM_DELAY_S = 3.0
 
 
-def prewarm() -> None:
-    """Start the warm measurement process PREWARM_DELAY_S after this server has served a page (app.py calls it at
-    the end of every run drawn at the browser's width; the runner starts one only the first time, and a press
-    before then starts it at once). Only under a real server, not AppTest's mock Runtime
+def prewarm(delay_s: float = PREWARM_DELAY_S) -> None:
+    """Start the warm measurement process delay_s after this server has served a page (app.py calls it at the end
+    of every run drawn at the browser's width, with no delay on Verify, whose visitor came to press its button and
+    whose page draws no chart; the runner starts one only the first time, and a press before then starts it at
+    once). Only under a real server, not AppTest's mock Runtime
     (a MagicMock with Runtime's spec, which passes isinstance): AppTest runs start it on the first press instead,
     so tests that never press start no process."""
     from streamlit.runtime import Runtime
 
     if Runtime.exists() and type(Runtime.instance()) is Runtime and warm_enabled():
-        runner().prewarm(PREWARM_DELAY_S)
+        runner().prewarm(delay_s)
 
 
 def _session_alive() -> Callable[[], bool] | None:
