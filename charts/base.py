@@ -310,6 +310,13 @@ NAME_LINE_PX = 18  # the height one more line of a 13-px tick label takes, turne
 CROWDED_PX = 80  # six names upright under a 390-px phone's bars: the plot 91 px high, shorter than its axis title
 NAME_STANDOFF_PX = 8  # x tick labels of names set down from their ticks (see name_ticks)
 NAME_LINES = 3  # lines of a name at most: 60 characters in full; past them (names run to 80) the last line is cut
+# the x axis of a phone's figure (PHONE_PX less FRAME's side margins): where names crowd it, Plotly turns them on end
+# and each takes its lines' depth across the axis (X_LABEL_LINE_PX a line), which the names' spacing must hold
+NAME_AXIS_PX = 264
+NAME_GAP_PX = 2  # px at least between two names turned on end
+# a name on one line (crowded axes: name_most) may run this long: turned on end its length lies along the figure's
+# height, not across its neighbours, and the longest preset name (bert-base-multilingual-cased, 151 px) stays whole
+ONE_LINE_PX = 160
 LEGEND_PX = 250  # a legend entry's widest line at 12 px: with its symbol it fits a 390-px phone's figure
 LEGEND_ROW_PX = 19  # a legend entry's row at 12 px (measured in Chromium): a phone's legend holds one config a row
 LEGEND_HELD = 4  # configs whose legend rows a figure's height holds with its plot readable (the default four)
@@ -334,9 +341,29 @@ def name_lines(name: str, width: float = NAME_PX, most: int = NAME_LINES) -> lis
     lines = wrap_px(str(name), 12, width=width, at=" -_/.")
     if len(lines) <= most:
         return lines
-    name = str(name).rstrip()  # the last line: the name's end that fits beside the ellipsis (it is past the lines kept)
+    name = str(name).rstrip()
+    if most <= 1:  # one line: the name's start and its end either side of the ellipsis ("xlmr-large-pr…-pos-v2-final")
+        k = max(i for i in range(len(name)) if text_px(_cut(name, i), 12) <= width)
+        return [_cut(name, k)]
+    # the last line: the name's end that fits beside the ellipsis (it is past the lines kept)
     n = max(i for i in range(len(name) + 1) if text_px("…" + name[len(name) - i:], 12) <= width)
     return lines[:most - 1] + ["…" + name[len(name) - n:].lstrip()]
+
+
+def _cut(name: str, keep: int) -> str:
+    """`name` with `keep` of its characters, the first half (rounded up) and the last, joined by an ellipsis."""
+    head = (keep + 1) // 2
+    return name[:head].rstrip() + "…" + name[len(name) - (keep - head):].lstrip() if keep < len(name) else name
+
+
+def name_most(count: int) -> int:
+    """Lines a name may take under an axis of `count` names: NAME_LINES where there is room, fewer where they crowd
+    it. A phone turns crowded names on end; a name's lines then lie side by side across the axis, each
+    X_LABEL_LINE_PX deep, and its neighbours sit NAME_AXIS_PX / count apart: twelve 3-line names (51 px) 22 px
+    apart ran through each other (Overview's presets tab with four long custom names). A single line keeps the
+    name's start and end; hover names it in full."""
+    pitch = NAME_AXIS_PX / max(1, count)
+    return max(1, min(NAME_LINES, int((pitch - NAME_GAP_PX) // X_LABEL_LINE_PX)))
 
 
 def name_text(name: str, width: float = NAME_PX, most: int = NAME_LINES) -> str:
@@ -346,9 +373,11 @@ def name_text(name: str, width: float = NAME_PX, most: int = NAME_LINES) -> str:
 
 def name_ticks(fig: go.Figure, names, *, axis: str = "x") -> None:
     """Category ticks of config names: the categories stay the full (escaped) names, so hover shows them; the
-    tick labels are the names in lines (name_text), in full up to NAME_LINES lines."""
+    tick labels are the names in lines (name_text), in full up to NAME_LINES lines, or as many as the names' spacing
+    holds on a phone (name_most)."""
     shown = [plotly_text(n) for n in names]
-    text = [name_text(n) for n in names]
+    most = name_most(len(shown)) if axis == "x" else NAME_LINES
+    text = [name_text(n, ONE_LINE_PX if most == 1 else NAME_PX, most) for n in names]
     put_axes(fig, axis, dict(tickmode="array", tickvals=shown, ticktext=text))
     extra = max((t.count("<br>") for t in text), default=0)
     # the plot keeps its height: the figure grows by the labels' extra lines (style keeps it), and where five or

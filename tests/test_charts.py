@@ -590,6 +590,53 @@ def test_long_names_wrap_in_ticks_and_panel_titles_in_full():
     assert titles[0].startswith("xlmr-large-proposal-<br>…") and titles[0].endswith("v2-final")
 
 
+
+def test_crowded_names_take_the_lines_their_spacing_holds():
+    """issue 52 item 5: twelve names under one axis (four of 60+ characters and Overview's eight presets) took 3 lines
+    each, which Plotly turned on end: 51 px deep across the axis where a phone spaces them 22 px apart, so they ran
+    through each other. Each name now takes the lines the phone's spacing holds (name_most): 3 up to five names, 2
+    up to seven, then 1, which keeps the name's start and end; the categories (the hover's %{x}) stay the full names."""
+    from charts.base import (
+        NAME_AXIS_PX,
+        NAME_GAP_PX,
+        NAME_LINES,
+        NAME_PX,
+        ONE_LINE_PX,
+        X_LABEL_LINE_PX,
+        name_lines,
+        name_most,
+        text_px,
+    )
+
+    assert [name_most(n) for n in range(1, 14)] == [3] * 5 + [2] * 2 + [1] * 6
+    for n in range(1, 14):  # a name's lines, turned on end, fit between its neighbours on a phone
+        assert name_most(n) * X_LABEL_LINE_PX + NAME_GAP_PX <= NAME_AXIS_PX / n or name_most(n) == 1, n
+    longs = ("xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final",
+             "albert-base-proposal-2026q3-shared-attn-e128-abs-pos-v3-draft",
+             "bert-base-proposal-2026q3-unshared-ffn-e768-rel-pos-v1-baseline",
+             "albert-large-proposal-2026q4-shared-all-e128-rope-v5-candidate")
+    cfgs = tuple(PRESETS["bert-base"].replace(name=n) for n in longs)
+    cfgs += tuple(p for p in PRESETS.values() if p.family in ("bert", "albert"))  # as Overview adds them
+    assert len(cfgs) == 12
+    for fig in (pcharts.component_bars(data.params_long(data.params_table(cfgs))),
+                pcharts.share_bars(data.params_long(data.params_table(cfgs)))):
+        s = spec(fig)
+        ticks = s["layout"]["xaxis"]["ticktext"]
+        assert all("<br>" not in t for t in ticks), ticks  # one line each
+        assert s["layout"]["xaxis"]["tickvals"] == [c.name for c in cfgs]
+        assert all(t["x"] == [c.name for c in cfgs] for t in s["data"])  # the hover names each in full
+        assert ticks[0] == "xlmr-large-pro…l-pos-v2-final"  # cut in the middle, at most ONE_LINE_PX long
+        assert ticks[-1] == "bert-base-multilingual-cased"  # the longest preset name stays whole
+        assert len(set(ticks)) == len(ticks)  # still told apart
+        assert all(text_px(t, 12) <= ONE_LINE_PX for t in ticks)
+    line = name_lines(longs[2], most=1)
+    assert len(line) == 1 and text_px(line[0], 12) <= NAME_PX and line[0].startswith("bert-base-pro")
+    assert line[0].endswith("v1-baseline")
+    # a few names keep their lines in full (issue 29 item 9)
+    few = pcharts.component_bars(data.params_long(data.params_table(cfgs[:3])))
+    assert [t.count("<br>") + 1 for t in spec(few)["layout"]["xaxis"]["ticktext"]] == [NAME_LINES] * 3
+
+
 def test_factorization_draws_identical_curves_dotted_and_named():
     twin = PRESETS["bert-base"].replace(name="bert-twin")
     fig = pcharts.factorization(data.factorization_sweep((PRESETS["bert-base"], twin)))

@@ -58,23 +58,20 @@ AUDIT_JS = """([minPlot, maxTicks, minHigh]) => {
   const shown = el => { const r = el.getBoundingClientRect(); if (!r.width || !r.height) return false;
                         const s = getComputedStyle(el); return s.display !== 'none' && s.visibility !== 'hidden'
                         && parseFloat(s.opacity || '1') > 0 && el.textContent.trim() !== ''; };
-  // tick labels Plotly turned (30° or 90°): parallel strips from their anchors; they cross when the anchors lie
-  // closer than the font's height across the strips and their lengths meet along them (screen boxes of turned
-  // text overlap even where the glyphs do not)
+  // tick labels Plotly turned (30° or 90°): each label's own box (every line of it) in its own turned frame, where
+  // two labels turned alike are both upright; they cross where they share a strip more than 4 px deep both ways
+  // (screen boxes of turned text overlap even where the glyphs do not). A name of 3 lines turned on end is 3 lines
+  // deep across the axis, not a font's height: twelve of them 22 px apart ran through each other on a phone
   const turn = t => { const m = (t.getAttribute('transform') || '').match(/rotate\\(([-\\d.e]+)/);
                       return m ? parseFloat(m[1]) : 0; };
-  const anchor = t => { const m = (t.getAttribute('transform') || '').match(/translate\\(([-\\d.e]+),\\s*([-\\d.e]+)/);
-                        return (m ? parseFloat(m[1]) : 0) + parseFloat(t.getAttribute('x') || '0'); };
   const tickOverlap = (a, b) => {
     const th = turn(a);
     if (Math.abs(th) < 1 || Math.abs(turn(b) - th) > 0.5) return overlap(R(a), R(b));
-    const rad = th * Math.PI / 180, d = anchor(b) - anchor(a);
-    const size = parseFloat(getComputedStyle(a).fontSize) || 12;
-    if (Math.abs(d * Math.sin(rad)) >= 0.8 * size) return false;
-    const span = (t, s) => { const n = t.getComputedTextLength(), c = s * Math.cos(rad);
-                             return t.getAttribute('text-anchor') === 'end' ? [c - n, c] : [c, c + n]; };
-    const [a0, a1] = span(a, anchor(a)), [b0, b1] = span(b, anchor(b));
-    return Math.min(a1, b1) - Math.max(a0, b0) > 0;
+    const ba = a.getBBox(), bb = b.getBBox(), m = a.getScreenCTM().inverse().multiply(b.getScreenCTM());
+    const corners = [[bb.x, bb.y], [bb.x + bb.width, bb.y], [bb.x, bb.y + bb.height], [bb.x + bb.width, bb.y + bb.height]];
+    const xs = corners.map(([x, y]) => m.a * x + m.c * y + m.e), ys = corners.map(([x, y]) => m.b * x + m.d * y + m.f);
+    return Math.min(Math.max(...xs), ba.x + ba.width) - Math.max(Math.min(...xs), ba.x) > 4
+        && Math.min(Math.max(...ys), ba.y + ba.height) - Math.max(Math.min(...ys), ba.y) > 4;
   };
   const clip = s => s.length > 40 ? s.slice(0, 39) + '…' : s;
   const xTicks = g => /^xaxis\\d*tick$/.test(g);
@@ -603,3 +600,30 @@ def test_a_one_character_value_is_never_drawn_on_its_side(canvas):
     assert not turned, turned
     shown = {text for marks in drawn.values() for text, tr, h in marks if h > 0 and "scale(0)" not in tr}
     assert {"90", "8,192", "4,096"} <= shown, drawn
+
+
+# four configs of a team's long names (60-63 characters): the sidebar's and three custom compared ones (cN in a link)
+LONG_NAMES = ("xlmr-large-proposal-2026q3-shared-ffn-e256-rel-pos-v2-final",
+              "albert-base-proposal-2026q3-shared-attn-e128-abs-pos-v3-draft",
+              "bert-base-proposal-2026q3-unshared-ffn-e768-rel-pos-v1-baseline",
+              "albert-large-proposal-2026q4-shared-all-e128-rope-v5-candidate")
+LONG_NAMES_QUERY = (f"preset=xlm-roberta-large&name={LONG_NAMES[0]}&compare=c1,c2,c3"
+                    + "".join(f"&c{i}.preset={p}&c{i}.name={n}"
+                              for i, (p, n) in enumerate(zip(("albert-base", "bert-base", "albert-large"), LONG_NAMES[1:],
+                                                             strict=True), 1)))
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=[s.name for s in SCREENS])
+def test_long_names_under_overviews_bars_stay_apart(canvas, screen: Screen):
+    """issue 52 item 5: four names of 60 characters or more beside the eight BERT and ALBERT presets on Overview's
+    first tab. Shown in full (3 lines each) and turned on end, each name was 51 px deep across the axis with its
+    neighbours 22 px apart: at 390 px seven pairs of tick labels ran through each other in each of the two bar
+    charts (four at 1,400 px, two figures side by side). Each now takes the lines the spacing holds
+    (charts.base.name_most), and the audit passes; the hover keeps every name in full (the bars' x)."""
+    tab = page_tabs(LONG_NAMES_QUERY, "overview", screen, ("presets",))["presets"]
+    assert tab.errors == [] and set(tab.figures) == {"overview_shares", "overview_components"}, (tab.errors, tab.figures)
+    problems: list[str] = []
+    for key, spec in tab.figures.items():
+        assert [html.unescape(x) for x in spec["data"][0]["x"][:4]] == list(LONG_NAMES), key  # the hover's %{x}
+        problems += audit_figure(canvas["light"], key, spec, tab.configs[key], screen, "light")
+    assert not problems, "\n".join(problems)
