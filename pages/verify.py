@@ -251,7 +251,12 @@ def show_measurement(result: dict) -> None:
     if "measurement" not in result:
         st.header("Memory")
         reason = result.get("measure_error") or result.get("job_error") or "the build process gave no measurement"
-        st.error(f"Not measured: {md(reason)}")
+        if seq > cfg.max_position and f"max_position ({cfg.max_position})" in reason:
+            # the warning under the controls said so before the press: a second alert saying it again is not needed
+            st.caption(f"Not measured: sequence length {seq:,} is past max_position ({cfg.max_position:,}), as "
+                       "the warning above says.")
+        else:
+            st.error(f"Not measured: {md(reason)}")
         return
     show_activations(result)
     if "step" in result:

@@ -69,3 +69,21 @@ def test_fit_link_opens_verify_on_the_planned_step_and_shows_the_planners_number
     measured = page.locator('[data-testid="stMetric"]').filter(has_text="Measured peak")
     assert format_bytes(cpu) in measured.inner_text()  # the CPU planner is the step measured, to the byte
     assert page.get_by_text("Why they differ", exact=False).count() == (1 if cuda != cpu else 0)
+
+
+def test_a_sequence_past_max_position_is_said_once(server, page):
+    """issue 52 item 5: a Verify link whose sequence length is past the config's max_position warns under the
+    controls that Build will refuse it; pressed, Build counted the parameters and then said the same refusal again in
+    a second alert ("Not measured: seq_len (128) must be at most max_position (64) ..."). It is said once: the
+    warning, and a plain line where the measurement would be."""
+    page.goto(f"{server}/verify?{urlencode(TINY_BERT | {'verify_seq_len': '128', 'compare': ''})}")
+    wait_until_idle(page)
+    said = "() => Array.from(document.querySelectorAll('[data-testid=\"stAlert\"]'), a => a.innerText)"
+    alerts = page.evaluate(said)
+    assert [a for a in alerts if "max_position" in a] and len([a for a in alerts if "max_position" in a]) == 1, alerts
+    page.get_by_role("button", name="Build, count and measure").click()
+    page.locator('[data-testid="stMetric"]').filter(has_text="Built in PyTorch").wait_for(timeout=240_000)
+    wait_until_idle(page)
+    alerts = page.evaluate(said)
+    assert len([a for a in alerts if "max_position" in a]) == 1, alerts
+    assert page.get_by_text("Not measured: sequence length 128 is past max_position (64)", exact=False).count() == 1
