@@ -50,7 +50,7 @@ def split(cg: Cgroup) -> str:
     inactive, active = int(stat["total_inactive_file"]), int(stat["total_active_file"])
     return (f"usage {usage / MIB:,.0f} MiB = resident {int(stat['total_rss']) / MIB:,.0f} + page cache "
             f"{int(stat['total_cache']) / MIB:,.0f} (inactive file {inactive / MIB:,.0f}, active file "
-            f"{active / MIB:,.0f}); free as the app counts it {(1024 * MIB - usage + inactive) / MIB:,.0f} MiB")
+            f"{active / MIB:,.0f}); free as the app counts it {(int(cg.read('memory.limit_in_bytes')) - usage + inactive) / MIB:,.0f} MiB")
 
 
 def deploy(i: int, limit_mb: int) -> dict[str, list[float]]:
