@@ -22,14 +22,12 @@ False), or when it runs past the wall-clock limit; each ends the job with a mess
 children cap their own memory (RLIMIT_DATA) and ask Linux to kill them if this thread ends
 (PR_SET_PDEATHSIG), so none outlives the server.
 
-With `memo=N` (the app: MEMO_SIZE) the last N fake-tensor builds' results are kept: the same request made again is
+With `memo=N` (the app: memo.MEMO_SIZE) the last N fake-tensor builds' results are kept: the same request made again is
 answered at once with its result, marked "served_again" (when it was measured), which the page says.
 """
 
 from __future__ import annotations
 
-import collections
-import copy
 import itertools
 import json
 import signal
@@ -41,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .memo import Memo
 from .memory import available_bytes
 from .warm_client import POLL_S, ROOT, Outcome, WarmProcess, _child_env, _kill
 from .worker import own_process
@@ -53,17 +52,6 @@ _ids = itertools.count(1)
 WARM_MAX_RSS_BYTES = 440 * MIB
 WARM_MAX_REQUESTS = 200
 STOP_GRACE_S = 10.0  # a stopped build's answer is awaited this long before its process is ended
-MEMO_SIZE = 32  # fake-tensor results kept for a request made again (Runner._memo_hit)
-_FAILED_KEYS = ("measure_error", "count_error", "out_of_memory", "failed", "stopped", "points_error")
-
-
-def memo_key(request: dict[str, Any]) -> str | None:
-    """The key under which a request's result may be served again: its JSON (config, source, workload), for a
-    fake-tensor Verify build only. A real-tensor build is measured anew each time (its memory is this machine's,
-    now), and the Memory page's points are not kept (its chart does not say where a point came from)."""
-    if request.get("real") or "points" in request:
-        return None
-    return json.dumps(request, sort_keys=True)
 
 
 @dataclass(eq=False)
@@ -113,8 +101,7 @@ class Runner:
         self.last_end = ""  # why the last warm process ended ("was killed (SIGKILL) during a build", ...)
         self._prewarm = False  # asked to start the warm process before any job
         self._prewarm_asked = False
-        self.memo_size = memo  # results kept for a request made again (0: none; the app keeps MEMO_SIZE)
-        self._memo: collections.OrderedDict[str, tuple[dict[str, Any], float, float]] = collections.OrderedDict()
+        self._memo = Memo(memo)  # results kept for a request made again (0: none; the app keeps MEMO_SIZE)
         self._prewarm_at = 0.0  # time.monotonic() from which it may start
         self._thread = threading.Thread(target=self._loop, name="albert-verify-runner", daemon=True)
         self._thread.start()
@@ -130,30 +117,13 @@ class Runner:
         return job
 
     def _memo_hit(self, job: Job) -> bool:
-        """Finish job at once with the result this server measured for the same request (under the lock), with
-        "served_again": when it was measured and how long that took. Fake tensors hold no values, so a build of
-        the same config and workload by the same code measures the same bytes; the page says it was served again."""
-        key = memo_key(job.request)
-        hit = self._memo.get(key) if key is not None else None
-        if hit is None:
+        """Finish job at once with the result this server measured for the same request (under the lock)."""
+        result = self._memo.get(job.request)
+        if result is None:
             return False
-        self._memo.move_to_end(key)
-        result, measured_at, seconds = hit
         job.started = time.monotonic()
-        self._finish(job, "done", copy.deepcopy(result) | {
-            "served_again": {"measured_at": measured_at, "seconds": seconds}})
+        self._finish(job, "done", result)
         return True
-
-    def _remember(self, job: Job) -> None:
-        """Keep a finished fake-tensor build's result for the same request made again (under the lock)."""
-        key = memo_key(job.request) if self.memo_size else None
-        r = job.result
-        if key is None or job.state != "done" or not r or any(r.get(k) for k in _FAILED_KEYS):
-            return
-        self._memo[key] = (copy.deepcopy(r), time.time(), (job.ended or 0.0) - (job.started or 0.0))
-        self._memo.move_to_end(key)
-        while len(self._memo) > self.memo_size:
-            self._memo.popitem(last=False)
 
     def prewarm(self, delay_s: float = 0.0) -> None:
         """Start the warm process before any job, `delay_s` from now (the server asks once its first page is
@@ -248,7 +218,8 @@ class Runner:
             with self._cond:
                 self.current = None
                 self._finish(job, state, result, message)
-                self._remember(job)
+                if state == "done":
+                    self._memo.put(job.request, result, (job.ended or 0.0) - (job.started or 0.0))
             self._settle_warm()  # the page has the result; the warm process settles before the next job
 
     def _finish(self, job: Job, state: str, result: dict | None = None, message: str = "") -> None:
