@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..replay.symbolic import MASTER
+from .fakekey import fake_mode_class
 from .run import OPTIMIZERS, EngineError, Run
 
 # ---- building ------------------------------------------------------------------------------------
@@ -25,7 +26,6 @@ def tensor_mode(fake: bool) -> Iterator[Any]:
     if not fake:
         yield None
         return
-    from torch._subclasses.fake_tensor import FakeTensorMode
     from transformers import masking_utils, modeling_attn_mask_utils
     from transformers.initialization import no_init_weights
     from transformers.utils import import_utils
@@ -37,7 +37,7 @@ def tensor_mode(fake: bool) -> Iterator[Any]:
     try:
         for m, _ in saved:
             m.is_tracing = real_paths
-        with FakeTensorMode() as mode, no_init_weights():
+        with fake_mode_class()() as mode, no_init_weights():  # FakeTensorMode, its cache key faster (fakekey.py)
             yield mode
     finally:
         for m, f in saved:
