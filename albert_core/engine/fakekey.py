@@ -74,7 +74,8 @@ def _make() -> Any:
                                 id_hashed_objects: list[object]) -> None:
             kind = type(args)
             if kind is dict or not (kind is tuple or kind is list):
-                return slow(self, result, args, state, id_hashed_objects)  # a dict's keys and values: rare
+                slow(self, result, args, state, id_hashed_objects)  # a dict's keys and values: rare
+                return
             result.append(kind)
             result.append(f"length_{len(args)}")
             for arg in args:
