@@ -24,8 +24,9 @@ pytestmark = pytest.mark.browser
 PRESET = "albert-base"  # measured within the default budget (about 670 MiB estimated of 700)
 # its one shared layer applied 96 times, not 12: the same parameters (one stored layer), 8 times the ops, so a
 # build lasts seconds in the warm process (about 0.5 s at 12 layers: a status line drawn and cleared within one
-# frame, never seen by the tests that act while a build runs; a fresh-clone run failed so, 2026-12-03)
-LONG_BUILD = f"preset={PRESET}&num_layers=96"
+# frame, never seen by the tests that act while a build runs; a fresh-clone run failed so, 2026-12-03): open_verify.
+# The server serves a request it has measured again from its earlier result (engine/memo.py): each test that needs
+# a build running opens its own config, one more layer than the last (open_verify's `more`)
 OTHER_PAGES = ["overview", "parameters", "memory", "fit"]
 BUILD = "Build, count and measure"
 
@@ -105,9 +106,9 @@ def shown_metrics(page, n: int, timeout_ms: int) -> list[str]:
     return [v.inner_text() for v in page.locator('[data-testid="stMetricValue"]').all()]
 
 
-def open_verify(browser, base: str):
+def open_verify(browser, base: str, more: int = 0):
     page = new_page(browser)
-    page.goto(f"{base}/verify?{LONG_BUILD}")
+    page.goto(f"{base}/verify?preset={PRESET}&num_layers={96 + more}")
     wait_until_idle(page, 60_000)
     return page
 
@@ -148,7 +149,7 @@ def test_two_verifies_queue_while_other_sessions_load_every_page(served):
 
 def test_a_session_closed_mid_build_leaves_nothing_running(served):
     base, browser, server_pid, log = served
-    page = open_verify(browser, base)
+    page = open_verify(browser, base, more=1)
     mark = log.mark()
     page.get_by_role("button", name=BUILD).click()
     page.get_by_text("in a separate process (kept warm)", exact=False).wait_for(timeout=120_000)  # measuring
@@ -160,14 +161,14 @@ def test_a_session_closed_mid_build_leaves_nothing_running(served):
     assert ended and (f"process {child} (cancelled), which stays" in ended or f"process {child} (its" in ended), \
         log.lines[mark:]
     assert worker_children(server_pid) == [child]  # nothing else runs
-    again = open_verify(browser, base)  # and the server still serves
+    again = open_verify(browser, base, more=1)  # and the server still serves
     assert error_blocks(again) == []
     again.context.close()
 
 
 def test_cancel_stops_the_build_and_says_so(served):
     base, browser, server_pid, log = served
-    page = open_verify(browser, base)
+    page = open_verify(browser, base, more=2)
     mark = log.mark()
     page.get_by_role("button", name=BUILD).click()
     page.get_by_text("in a separate process", exact=False).wait_for(timeout=60_000)
@@ -190,15 +191,24 @@ def test_a_rerun_during_a_build_does_not_stop_it(served):
     """Streamlit stops a running script run on every rerun (fast reruns); the build goes on and the next run of
     the page shows its result."""
     base, browser, _, _ = served
-    page = open_verify(browser, base)
+    page = open_verify(browser, base, more=3)
     page.get_by_role("button", name=BUILD).click()
     page.get_by_text("in a separate process", exact=False).wait_for(timeout=60_000)
     # a rerun while the build runs (its content comes after the build: the sidebar is drawn after the page)
     page.locator('[data-testid="stSidebar"] summary').filter(has_text="Import / export").first.click()
     page.get_by_text("exactly the parameters albert_core counts", exact=False).wait_for(timeout=180_000)
     wait_until_idle(page, 60_000)
-    assert "Measured (saved tensors)" in page.inner_text('[data-testid="stMain"]')
+    main = page.inner_text('[data-testid="stMain"]')
+    assert "Measured (saved tensors)" in main and "Served again" not in main
     assert error_blocks(page) == []
+    # the same request again, in another session: served from the result just measured, and said so
+    again = open_verify(browser, base, more=3)
+    again.get_by_role("button", name=BUILD).click()
+    again.get_by_text("Served again: this server measured the same config", exact=False).wait_for(timeout=60_000)
+    wait_until_idle(again, 60_000)
+    assert "Measured (saved tensors)" in again.inner_text('[data-testid="stMain"]')
+    assert error_blocks(again) == []
+    again.context.close()
     page.context.close()
 
 
