@@ -67,9 +67,9 @@ def _cgroup_dirs(root: Path, membership: Path) -> list[tuple[Path, str, str, str
     for line in lines:
         hier, controllers, path = (line.split(":", 2) + ["", ""])[:3]
         if hier == "0" and controllers == "":  # cgroup v2: memory.max, memory.current
-            for top in (root, root / "unified"):  # unified alone, or beside v1's hierarchies (hybrid)
-                if (top / "cgroup.controllers").exists() or top == root:
-                    out.append((top / path.lstrip("/"), str(top), "memory.max", "memory.current", "inactive_file"))
+            for top in (root, root / "unified"):  # unified alone, or beside v1's hierarchies (hybrid); a missing
+                # file reads as no limit (cgroup_limits)
+                out.append((top / path.lstrip("/"), str(top), "memory.max", "memory.current", "inactive_file"))
         elif "memory" in controllers.split(","):  # cgroup v1
             top = root / "memory"
             out.append((top / path.lstrip("/"), str(top), "memory.limit_in_bytes", "memory.usage_in_bytes",

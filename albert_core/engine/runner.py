@@ -101,8 +101,8 @@ class Runner:
         self.last_end = ""  # why the last warm process ended ("was killed (SIGKILL) during a build", ...)
         self._prewarm = False  # asked to start the warm process before any job
         self._prewarm_asked = False
-        self._memo = Memo(memo)  # results kept for a request made again (0: none; the app keeps MEMO_SIZE)
         self._prewarm_at = 0.0  # time.monotonic() from which it may start
+        self._memo = Memo(memo)  # results kept for a request made again (0: none; the app keeps MEMO_SIZE)
         self._thread = threading.Thread(target=self._loop, name="albert-verify-runner", daemon=True)
         self._thread.start()
 
