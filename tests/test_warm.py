@@ -16,8 +16,9 @@ import pytest
 from test_app_verify import TINY_CFG, _pid_alive, request
 
 from albert_core.engine import core as engine
+from albert_core.engine import worker
 from albert_core.engine.measure import maker
-from albert_core.engine.runner import Runner
+from albert_core.engine.runner import WARM_GROWTH_BYTES, WARM_MAX_RSS_BYTES, Runner
 from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
 from albert_core.workload import Workload
@@ -119,7 +120,7 @@ def test_two_sessions_at_once_are_served_one_after_the_other_by_the_same_process
     assert second.result["process"]["build"] == first.result["process"]["build"] + 1
     assert {j.result["measurement"]["seq_len"] for j in jobs_} == {8, 16}
     assert not first.notice and not second.notice
-    assert second.result["process"]["rss"] < warm.max_rss_bytes  # at rest it stays under its bound
+    assert second.result["process"]["rss"] < warm.bound_bytes  # at rest it stays under its bound
     assert 0 < second.result["peak_rss"] < 700 * MIB  # its own peak during that build (VmHWM reset per request)
 
 
@@ -213,6 +214,23 @@ def test_sigkill_mid_run(warm):
     line = jobs.status(starting)  # what the next press's page shows while the new process imports
     assert "in a separate process, which is starting (the last one was killed (SIGKILL) during a build)" in line
     next_press_starts_a_new_one_and_says_so(warm, pid, "the last one was killed (SIGKILL) during a build")
+
+
+def test_its_bounds_follow_the_size_it_measures_of_itself_once_ready(warm):
+    """Issue 56: the bounds are not constants tuned to one build of PyTorch (the CUDA build holds twice the CPU
+    build's memory at rest): the process says its size and its torch once ready, and the bound past which it is
+    replaced, and the floor under which no build starts, follow from that size."""
+    import torch
+
+    assert Runner(warm=True).bound_bytes == WARM_MAX_RSS_BYTES  # none measured yet: the CPU build's bound
+    ready(warm)
+    rest = warm.rest_rss
+    assert rest is not None and rest == warm._warm.ready_info["rss"]
+    assert warm.torch == {"version": torch.__version__, "cuda": torch.version.cuda}
+    assert warm.max_rss_bytes is None and warm.bound_bytes == rest + WARM_GROWTH_BYTES
+    floor = rest + worker.FAKE_BASE_BYTES
+    assert worker.floor_error(floor, rest) is None
+    assert f"{floor / MIB:,.0f} MiB a process with PyTorch needs" in worker.floor_error(floor - MIB, rest)
 
 
 def test_replaced_past_its_memory_bound_and_after_n_requests(warm):

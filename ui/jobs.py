@@ -6,14 +6,14 @@ Settings (environment variable first, then `.streamlit/secrets.toml`, then the d
   ALBERT_EXPLORER_WARM_WORKER / warm_worker             1 (default): fake-tensor builds run in one warm
                                                         measurement process; 0: a fresh process per press
   ALBERT_EXPLORER_WARM_MAX_RSS_MB / warm_max_rss_mb     the warm process is replaced past this resident size
-                                                        after a build (default 440)
+                                                        after a build (default: its own size once ready + 80)
   ALBERT_EXPLORER_WARM_MAX_REQUESTS / warm_max_requests ... and after this many builds (default 200)
 The default budget is the memory this server really has free when the build is asked for
 (albert_core.engine.memory.available_bytes: its cgroup limit less its usage, the inactive file pages counted free,
 else the machine's MemAvailable, less a 64 MiB reserve), plus what the warm process holds (a build reuses it: a fake-tensor
 build runs there; for a real-tensor one the runner ends it first when the memory is needed). On Streamlit
-Community Cloud (about 1 GB per app) the warm process holds about 360 MiB at rest beside the server's
-160 MiB (docs/deploy.md has the measurements).
+Community Cloud (about 1 GB per app) the warm process holds about 350 MiB at rest with PyTorch's CPU build (720 MiB
+with the CUDA build) beside the server's 160 MiB (docs/deploy.md has the measurements).
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from typing import Any
 
 import streamlit as st
 
+from albert_core.engine import torch_build, worker
 from albert_core.engine.memo import MEMO_SIZE
 from albert_core.engine.memory import available_bytes
-from albert_core.engine.runner import WARM_MAX_REQUESTS, WARM_MAX_RSS_BYTES, Job, Runner
+from albert_core.engine.runner import WARM_MAX_REQUESTS, Job, Runner
 
 BUDGET_ENV, BUDGET_SECRET = "ALBERT_EXPLORER_MEMORY_BUDGET_MB", "memory_budget_mb"
 TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S = "ALBERT_EXPLORER_VERIFY_TIMEOUT_S", "verify_timeout_s", 180
@@ -84,10 +85,22 @@ def warm_enabled() -> bool:
 @st.cache_resource(show_spinner=False)
 def runner() -> Runner:
     """The server's one queue (st.cache_resource: one object per process, shared by every session)."""
-    rss_mb = _setting(WARM_RSS_ENV, WARM_RSS_SECRET, WARM_MAX_RSS_BYTES / MIB) or WARM_MAX_RSS_BYTES / MIB
+    rss_mb = _setting(WARM_RSS_ENV, WARM_RSS_SECRET, None)  # None: the process's own size at rest + a margin
     requests = _setting(WARM_REQUESTS_ENV, WARM_REQUESTS_SECRET, WARM_MAX_REQUESTS) or WARM_MAX_REQUESTS
-    return Runner(warm=warm_enabled(), max_rss_bytes=int(rss_mb * MIB), max_requests=int(requests), log=_log,
-                  memo=MEMO_SIZE)
+    return Runner(warm=warm_enabled(), max_rss_bytes=int(rss_mb * MIB) if rss_mb else None,
+                  max_requests=int(requests), log=_log, memo=MEMO_SIZE)
+
+
+def imports_bytes() -> int | None:
+    """What a process with PyTorch holds here, as measured in the warm process once it was ready (None before:
+    worker.import_bytes then expects the installed build's size). The floor under which no build starts."""
+    return runner().rest_rss
+
+
+def torch_note() -> str | None:
+    """Where this server's torch is a CUDA build on a machine without a GPU: what it costs, how to install the CPU
+    build (engine/torch_build.py); None otherwise."""
+    return torch_build.cuda_note(worker.installed_build(), imports_bytes())
 
 
 def _log(line: str) -> None:

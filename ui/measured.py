@@ -30,7 +30,7 @@ def _measure(key: tuple, name: str, n: int, req: Callable[[], dict], table: Call
     if key not in results and slot.button(f"Measure {n} points in PyTorch", key=name,
                                         help="Runs each config on fake tensors (PyTorch's real ops without storage) "
                                              "in a separate process, at a few of these lengths."):
-        refused = worker.floor_error(jobs.budget_bytes())  # fake tensors: the process's imports are all it needs
+        refused = worker.floor_error(jobs.budget_bytes(), jobs.imports_bytes())  # fake tensors: the process's imports are all it needs
         if refused:
             st.error(f"Not measured: {md(refused)}")
             return None

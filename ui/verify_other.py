@@ -97,7 +97,7 @@ def other_encoder() -> None:
         key = json.dumps(_request(d), sort_keys=True, default=str)  # the config and the settings it ran at
         if st.button(f"Build and measure {model_type}", key="verify_other_run"):
             request = _request(d)
-            plan = worker.plan(request, jobs.budget_bytes())
+            plan = worker.plan(request, jobs.budget_bytes(), jobs.imports_bytes())
             if plan["measure"] or plan["count"]:
                 jobs.start(JOB, key, plan, request | {"count": True, "measure": plan["measure"]})
             else:

@@ -269,6 +269,11 @@ def _measure_command(args: argparse.Namespace) -> str:
     # it on the first model class asked for, and torch's _pytree warning came before "error: ..." on stderr, or not,
     # by which tests had run in that process before
     quiet_torchao()
+    from ..engine import torch_build, worker
+
+    note = torch_build.cuda_note(worker.installed_build())  # once, before the measurement, on stderr (not the JSON)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     if args.command == "memory":
         d = cli_measure.memory_json(load_config(args), args)
         return cli_measure.dumps(d) if args.json else cli_measure.memory_text(d)

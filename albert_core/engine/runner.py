@@ -46,9 +46,10 @@ from .worker import own_process
 
 MIB = 1 << 20
 _ids = itertools.count(1)
-# The warm process's bounds. At rest after its imports and warm-up it holds about 360 MiB (VmRSS; 2026-12-03,
-# torch 2.13, transformers 5.23), and stays there across requests (engine.saved_bytes no longer leaks the
-# forward's graph); past 440 MiB it is replaced, so that the server (about 160 MiB) and it stay within 600 MiB.
+# The warm process's bounds: at rest it holds what its ready line measures (348 MiB with PyTorch's CPU build, 718 with
+# the CUDA build: engine/torch_build.py) across requests; past that plus WARM_GROWTH_BYTES after a build it is
+# replaced (CPU build: 440 MiB, the server's 160 beside it). WARM_MAX_RSS_BYTES: the bound before one is measured.
+WARM_GROWTH_BYTES = 80 * MIB
 WARM_MAX_RSS_BYTES = 440 * MIB
 WARM_MAX_REQUESTS = 200
 STOP_GRACE_S = 10.0  # a stopped build's answer is awaited this long before its process is ended
@@ -81,11 +82,12 @@ class Runner:
     """A process-wide queue: one build at a time, a memory cap and a wall-clock limit per build.
 
     warm=True: fake-tensor requests go to one warm measurement process (see the module's docstring),
-    replaced past max_rss_bytes resident after a request, after max_requests requests, or when it dies.
+    replaced past max_rss_bytes resident after a request (None: its own size at rest plus WARM_GROWTH_BYTES, as
+    measured once it is ready: bound_bytes), after max_requests requests, or when it dies.
     """
 
     def __init__(self, command: list[str] | None = None, *, warm: bool = False,
-                 max_rss_bytes: int = WARM_MAX_RSS_BYTES, max_requests: int = WARM_MAX_REQUESTS,
+                 max_rss_bytes: int | None = None, max_requests: int = WARM_MAX_REQUESTS,
                  log: Callable[[str], None] | None = None, memo: int = 0):
         self.command = command or [sys.executable, "-m", "albert_core.engine.worker"]  # a fresh process per job
         self.warm_command = [sys.executable, "-m", "albert_core.engine.warm"]  # the warm measurement process
@@ -99,6 +101,8 @@ class Runner:
         self._warm: WarmProcess | None = None  # touched by the runner thread only (read elsewhere)
         self.warm_starts = 0  # warm processes started so far
         self.last_end = ""  # why the last warm process ended ("was killed (SIGKILL) during a build", ...)
+        self.rest_rss: int | None = None  # the last warm process's resident bytes once ready (its imports, warm-up)
+        self.torch: dict[str, Any] = {}  # the torch it imported: {"version", "cuda"} (its ready line)
         self._prewarm = False  # asked to start the warm process before any job
         self._prewarm_asked = False
         self._prewarm_at = 0.0  # time.monotonic() from which it may start
@@ -179,6 +183,13 @@ class Runner:
     def warm_ready(self) -> bool:
         w = self._warm
         return w is not None and w.ready and w.proc.poll() is None
+
+    @property
+    def bound_bytes(self) -> int:
+        """The size past which the warm process is replaced after a build: max_rss_bytes, else its own at rest + growth."""
+        if self.max_rss_bytes is not None:
+            return self.max_rss_bytes
+        return self.rest_rss + WARM_GROWTH_BYTES if self.rest_rss else WARM_MAX_RSS_BYTES
 
     def reclaimable_bytes(self) -> int:
         """Resident bytes of the warm process: memory a fake-tensor build reuses (it runs there) and a
@@ -276,6 +287,8 @@ class Runner:
         self.log(f"warm measurement process {w.pid} ready after {w.ready_info.get('seconds', 0):.1f} s, "
                  f"{int(w.ready_info.get('rss') or 0) / MIB:,.0f} MiB resident")
         with self._cond:
+            self.rest_rss = int(w.ready_info.get("rss") or 0) or self.rest_rss
+            self.torch = dict(w.ready_info.get("torch") or {})
             self._cond.notify_all()  # wait_until(warm_ready) and the like look again
 
     def _end_warm(self, why: str, kill: bool = True) -> None:
@@ -392,8 +405,9 @@ class Runner:
                 self._end_warm(f"gave no word within {STOP_GRACE_S:.0f} s of its build's answer and was replaced")
                 return
             rss = int(msg.get("rss") or 0)
+            bound = self.bound_bytes
             retire = ((f"had grown to {rss / MIB:,.0f} MiB resident after a build, past this server's bound of "
-                       f"{self.max_rss_bytes / MIB:,.0f} MiB, and was replaced" if rss > self.max_rss_bytes else None)
+                       f"{bound / MIB:,.0f} MiB, and was replaced" if rss > bound else None)
                       or (f"was replaced after {w.served:,} builds, this server's limit for one process"
                           if w.served >= self.max_requests else None))
             if retire:

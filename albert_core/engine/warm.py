@@ -24,8 +24,9 @@ class Stopped(BaseException):
 def serve() -> int:
     """Import once, then answer requests one at a time (albert_core.engine.warm_client.WarmProcess is the other side).
 
-    Protocol, one JSON object per line each way. Out: first {"ready": true, "pid", "rss", "seconds", ...} once
-    torch and transformers are imported; then per request {"id", "result", "rss": resident bytes after it, "retire":
+    Protocol, one JSON object per line each way. Out: first {"ready": true, "pid", "rss", "seconds", "torch":
+    {"version", "cuda"}, ...} once torch and transformers are imported ("rss": its size at rest, which sets the
+    runner's bounds); then per request {"id", "result", "rss": resident bytes after it, "retire":
     why this process should not serve another, or null} and, unless it retires, {"settled": id, "rss": resident
     bytes once it has given back what the build left (_settle)}. In: a request as `answer` takes it plus "id"
     and "memory_mb" (the cap for this request), or {"stop": id}: the request with that id is interrupted
@@ -49,7 +50,10 @@ def serve() -> int:
     state: dict[str, Any] = {"current": None, "stop": None}  # the running request's id; the id asked to stop
     lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
     _listen(state, lines)
+    import torch
+
     _say(reply, {"ready": True, "pid": os.getpid(), "rss": _rss(), "seconds": time.perf_counter() - t0,
+                 "torch": {"version": torch.__version__, "cuda": torch.version.cuda},
                  "nice": os.getpriority(os.PRIO_PROCESS, 0),
                  "import_cpu_seconds": cpu1, "warm_up_seconds": time.perf_counter() - t1,
                  "warm_up_cpu_seconds": _cpu_seconds() - cpu1})

@@ -25,12 +25,14 @@ model "trainable_built" (the parameters that require grad, as peft counts them).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
 from typing import Any
 
 from ..config import ModelConfig
 from ..workload import Workload
+from . import torch_build
 from .process import _die_with_parent, _first_to_go, _limit_memory, _peak_rss, _rss, _start_threads
 
 MIB = 1 << 20
@@ -115,8 +117,25 @@ def is_generic(request: dict[str, Any]) -> bool:
     return "hf_config" in request
 
 
-def estimate(request: dict[str, Any]) -> dict[str, int]:
+def import_bytes(measured: int | None = None) -> int:
+    """What a process with PyTorch holds before it builds anything: `measured` where the app has measured its warm
+    process at rest (engine/runner.Runner.rest_rss), else IMPORT_BYTES for the build installed here (the CUDA build
+    holds more: engine/torch_build.py)."""
+    if measured:
+        return measured
+    build = installed_build()
+    return IMPORT_BYTES + (build.expected_rest_bytes() - torch_build.CPU_REST_BYTES if build else 0)
+
+
+@functools.cache
+def installed_build() -> torch_build.TorchBuild | None:
+    """The installed torch's build (read once, without importing it: torch_build.installed)."""
+    return torch_build.installed()
+
+
+def estimate(request: dict[str, Any], imports: int | None = None) -> dict[str, int]:
     """Bytes the measuring child needs at its peak: {"imports", "weights", "activations", "working", "total"}.
+    imports: import_bytes's `measured` (None: the expected size of the build installed here).
 
     Fake tensors (the default): the imports and the Python objects of the build, no weights, no
     activations. Real tensors: weights are the parameters of what the source builds, 4 bytes each
@@ -128,11 +147,11 @@ def estimate(request: dict[str, Any]) -> dict[str, int]:
     from ..formats.hf import hf_built_config
     from . import build
 
+    held = import_bytes(imports)
     if is_generic(request) or not request.get("real"):
         layers = 0 if is_generic(request) else build.layer_modules(config_of(request), request["source"])
         working = FAKE_BASE_BYTES + FAKE_PER_LAYER_BYTES * layers
-        return {"imports": IMPORT_BYTES, "weights": 0, "activations": 0, "working": working,
-                "total": IMPORT_BYTES + working}
+        return {"imports": held, "weights": 0, "activations": 0, "working": working, "total": held + working}
     cfg = config_of(request)
     built = hf_built_config(cfg) if request["source"] == "hf" else cfg
     ft, w = finetune_of(request), workload_of(request)
@@ -141,8 +160,8 @@ def estimate(request: dict[str, Any]) -> dict[str, int]:
     act = activation_memory(built, w.replace(device="cpu")).total
     num, den = WORKING_PER_ACTIVATION
     working = WORKING_BASE_BYTES + act * num // den
-    return {"imports": IMPORT_BYTES, "weights": weights, "activations": act, "working": working,
-            "total": IMPORT_BYTES + weights + act + working}
+    return {"imports": held, "weights": weights, "activations": act, "working": working,
+            "total": held + weights + act + working}
 
 
 def _trainable(cfg: ModelConfig, ft: dict[str, Any]) -> Any:
@@ -151,14 +170,16 @@ def _trainable(cfg: ModelConfig, ft: dict[str, Any]) -> Any:
     return trainable(cfg, ft["mode"], head=ft["head"], num_labels=ft["num_labels"], lora=ft["lora"])
 
 
-def floor_error(budget_bytes: int) -> str | None:
-    """Why no build process can start within budget_bytes (PyTorch's imports alone), or None."""
-    floor = IMPORT_BYTES + FAKE_BASE_BYTES
+def floor_error(budget_bytes: int, imports: int | None = None) -> str | None:
+    """Why no build process can start within budget_bytes (PyTorch's imports alone), or None. imports: as estimate's;
+    where the installed torch is a CUDA build on a machine without a GPU, the message says what that costs."""
+    floor = import_bytes(imports) + FAKE_BASE_BYTES
     if floor <= budget_bytes:
         return None
+    note = torch_build.cuda_note(installed_build(), imports)
     return (f"this server has {budget_bytes / MIB:,.0f} MiB free for a build, less than the {floor / MIB:,.0f} MiB a "
             "process with PyTorch needs before building anything: run the explorer where more memory is free, or "
-            "set ALBERT_EXPLORER_MEMORY_BUDGET_MB if the server has it")
+            "set ALBERT_EXPLORER_MEMORY_BUDGET_MB if the server has it" + (f". {note}" if note else ""))
 
 
 def applications_error(cfg: ModelConfig) -> str | None:
@@ -177,7 +198,7 @@ def applications_error(cfg: ModelConfig) -> str | None:
             "weights, not the time or activations of running them")
 
 
-def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
+def plan(request: dict[str, Any], budget_bytes: int, imports: int | None = None) -> dict[str, Any]:
     """What the child may do within budget_bytes: {"count": bool, "measure": bool, reasons, "estimate"}.
 
     No torch: a request refused here never starts a process that would build anything.
@@ -187,7 +208,7 @@ def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
     from .measure import check_kind
 
     out: dict[str, Any] = {"count": True, "measure": True}
-    reason = floor_error(budget_bytes)
+    reason = floor_error(budget_bytes, imports)
     if reason:
         return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
     try:
@@ -215,7 +236,7 @@ def plan(request: dict[str, Any], budget_bytes: int) -> dict[str, Any]:
             out.update(measure=False, measure_error=out.get("measure_error") or str(e))
     if out["measure"]:
         try:
-            est = estimate(request)
+            est = estimate(request, imports)
         except ValueError as e:
             out.update(measure=False, measure_error=str(e))
             return out

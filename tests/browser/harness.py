@@ -20,6 +20,9 @@ CHROMIUM = "/usr/bin/chromium"
 # serve.WARM_LINE: the server's log line once its warm_up is done; WARMED[base URL] is set when the server says it
 WARM_LINE = "ALBERT Explorer: warmed up"
 WARMED: dict[str, threading.Event] = {}
+# the options Streamlit Community Cloud sets over any config.toml (Streamlit's docs, "Status and limitations")
+CLOUD_FLAGS = ("--server.runOnSave", "true", "--client.showErrorDetails", "false",
+               "--server.enableXsrfProtection", "true", "--runner.fastReruns", "true")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-quic",
@@ -35,9 +38,9 @@ def free_port() -> int:
 @contextmanager
 def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, on_start=None,
                      script: Path = ROOT / "serve.py", base_path: str = "", on_line=None,
-                     warm_worker: bool | None = None):
+                     warm_worker: bool | None = None, cwd: Path | None = None, flags: tuple[str, ...] = ()):
     """Yield (base_url, started_at) for `streamlit run script` (this app by default) on 127.0.0.1, run in the
-    script's folder; stopped on exit.
+    script's folder (or cwd); stopped on exit. flags: more command-line options (Community Cloud's, test_cloud_entry).
 
     base_path: served under it (server.baseUrlPath, as behind a proxy), e.g. "albert": base_url ends with "/albert".
 
@@ -53,10 +56,10 @@ def streamlit_server(timeout: float = 60.0, env: dict[str, str] | None = None, o
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none", *(["--server.baseUrlPath", base_path] if base_path else []),
+        "--server.fileWatcherType", "none", *(["--server.baseUrlPath", base_path] if base_path else []), *flags,
     ]
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=script.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    proc = subprocess.Popen(cmd, cwd=cwd or script.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, **({"ALBERT_EXPLORER_WARM_WORKER": "0"} if warm_worker is False else {}),
                                  **(env or {})})
     if on_start is not None:

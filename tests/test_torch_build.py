@@ -1,0 +1,84 @@
+"""Which PyTorch the app runs (albert_core/engine/torch_build.py, issue 56): read without importing torch, the CUDA
+build on a machine without a GPU said with its cost and the way to the CPU build, and the floor under which no build
+starts following the build (and, once measured, the warm process's own size)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from albert_core.engine import torch_build, worker
+from albert_core.engine.torch_build import MIB, TorchBuild
+
+VERSION_PY = """from typing import Optional
+
+__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip', 'rocm', 'xpu']
+__version__ = '{version}'
+debug = False
+cuda: Optional[str] = {cuda}
+git_version = 'cf30153c4c131c8164ee7798e5022d810682e2cb'
+hip: Optional[str] = None
+"""
+CUDA = TorchBuild("2.13.0+cu130", "13.0")
+CPU = TorchBuild("2.13.0+cpu", None)
+
+
+def fake_torch(tmp_path: Path, version: str, cuda: str | None) -> Path:
+    pkg = tmp_path / "torch"
+    pkg.mkdir()
+    (pkg / "version.py").write_text(VERSION_PY.format(version=version, cuda=repr(cuda)))
+    return pkg
+
+
+def test_the_installed_build_is_read_without_importing_torch_and_is_what_torch_says():
+    import torch  # imported here only to compare: installed() reads torch/version.py
+
+    build = torch_build.installed()
+    assert build == TorchBuild(torch.__version__, torch.version.cuda)
+
+
+@pytest.mark.parametrize("version,cuda", [("2.13.0+cu130", "13.0"), ("2.13.0+cpu", None), ("2.13.0", "12.8")])
+def test_a_torch_folder_s_version_file_gives_its_build(tmp_path, version, cuda):
+    build = torch_build.installed(fake_torch(tmp_path, version, cuda))
+    assert build == TorchBuild(version, cuda) and build.is_cuda == (cuda is not None)
+
+
+def test_no_torch_or_a_strange_version_file_gives_none(tmp_path):
+    assert torch_build.installed(tmp_path / "nowhere") is None
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "version.py").write_text("__version__ = (")  # not Python
+    assert torch_build.installed(tmp_path / "torch") is None
+    (tmp_path / "torch" / "version.py").write_text("__version__ = 2")  # not a string
+    assert torch_build.installed(tmp_path / "torch") is None
+
+
+def test_the_cuda_build_without_a_gpu_is_said_with_its_cost_and_the_cpu_install(tmp_path):
+    no_gpu, gpu = tmp_path / "nvidiactl", tmp_path / "present"
+    gpu.write_text("")
+    note = torch_build.cuda_note(CUDA, 700 * MIB, gpu_node=no_gpu)
+    assert note is not None
+    for part in ("CUDA build (2.13.0+cu130)", "without a GPU", "700 MiB (measured)", "348 MiB",
+                 torch_build.CPU_INSTALL, "cloud/streamlit_app.py"):
+        assert part in note, part
+    assert "718 MiB (expected)" in torch_build.cuda_note(CUDA, None, gpu_node=no_gpu)
+    assert torch_build.cuda_note(CUDA, 700 * MIB, gpu_node=gpu) is None  # a GPU here: the CUDA build is the one
+    assert torch_build.cuda_note(CPU, None, gpu_node=no_gpu) is None
+    assert torch_build.cuda_note(None, None, gpu_node=no_gpu) is None
+
+
+def test_the_floor_follows_the_build_and_the_measured_size(monkeypatch):
+    monkeypatch.setattr(worker, "installed_build", lambda: CPU)
+    cpu_floor = worker.IMPORT_BYTES + worker.FAKE_BASE_BYTES
+    assert worker.floor_error(cpu_floor) is None and worker.floor_error(cpu_floor - 1) is not None
+    monkeypatch.setattr(worker, "installed_build", lambda: CUDA)
+    monkeypatch.setattr(torch_build, "GPU_NODE", Path("/nonexistent/nvidiactl"))
+    cuda_floor = cpu_floor + torch_build.CUDA_REST_BYTES - torch_build.CPU_REST_BYTES
+    refused = worker.floor_error(cuda_floor - 1)
+    assert refused is not None and f"{cuda_floor / MIB:,.0f} MiB" in refused
+    assert "CUDA build (2.13.0+cu130)" in refused and torch_build.CPU_INSTALL in refused
+    assert worker.floor_error(cuda_floor) is None
+    measured = 800 * MIB  # the warm process's own size once ready wins over the table
+    assert worker.floor_error(measured + worker.FAKE_BASE_BYTES - 1, measured) is not None
+    assert worker.floor_error(measured + worker.FAKE_BASE_BYTES, measured) is None
+    assert worker.estimate({"config": {}, "hf_config": {}}, measured)["imports"] == measured
