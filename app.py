@@ -36,7 +36,8 @@ PAGES = [
 plots.narrow_screen_css()  # no Plotly toolbar over the charts on a phone
 state.init()
 page = st.navigation(PAGES)
-url.say_unknown_page([p.url_path for p in PAGES], page.title)  # /nonexistent opened Overview without a word
+# /nonexistent opened Overview without a word; /home is the default page's own name (Streamlit serves it at /)
+url.say_unknown_page([p.url_path for p in PAGES] + ["home"], page.title)
 side, link_slot = st.sidebar.container(), st.sidebar.container()
 state.read_fields()  # the sidebar config, settled before the page reads it
 url.show_url_warnings()

@@ -82,3 +82,32 @@ def test_the_floor_follows_the_build_and_the_measured_size(monkeypatch):
     assert worker.floor_error(measured + worker.FAKE_BASE_BYTES - 1, measured) is not None
     assert worker.floor_error(measured + worker.FAKE_BASE_BYTES, measured) is None
     assert worker.estimate({"config": {}, "hf_config": {}}, measured)["imports"] == measured
+
+
+CAPPED = """
+import mmap, resource, sys
+from albert_core.engine.process import _rss, data_cap
+# 1 GiB of private writable memory never touched: counted by RLIMIT_DATA, not resident, as the CUDA build's libraries
+reserve = mmap.mmap(-1, 1 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+cap = _rss() + (256 << 20)  # a budget that leaves 256 MiB to grow by
+limit = data_cap(cap) if sys.argv[1] == "data_cap" else cap
+resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+try:
+    block = bytearray(64 << 20)
+    print("allocated")
+except MemoryError:
+    print("refused")
+"""
+
+
+@pytest.mark.parametrize("how,expected", [("data_cap", "allocated"), ("raw", "refused")])
+def test_the_memory_cap_is_growth_on_what_the_process_holds_not_its_virtual_size(how, expected):
+    """Issue 56: the CUDA build holds 895 MiB of private virtual memory at 693 MiB resident, so the cap taken as
+    RLIMIT_DATA itself refused its first allocation ("Resource temporarily unavailable"); data_cap gives the budget
+    as room to grow, whatever the process has reserved."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", CAPPED, how], cwd=root, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == expected, out.stderr

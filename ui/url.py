@@ -65,7 +65,7 @@ def say_unknown_page(paths: list[str], shown: str) -> None:
     asked = getattr(getattr(ctx, "pages_manager", None), "intended_page_name", None)
     if asked and asked.strip("/") not in paths:
         st.warning(f"This app has no page '{md(asked)}': showing {md(shown)}. The pages: "
-                   + ", ".join(f"/{p}" for p in paths if p and p != "overview") + ".")
+                   + ", ".join(f"/{p}" for p in paths if p and p not in ("overview", "home")) + ".")
 
 
 def _dismiss() -> None:

@@ -46,9 +46,8 @@ from .worker import own_process
 
 MIB = 1 << 20
 _ids = itertools.count(1)
-# The warm process's bounds: at rest it holds what its ready line measures (348 MiB with PyTorch's CPU build, 718 with
-# the CUDA build: engine/torch_build.py) across requests; past that plus WARM_GROWTH_BYTES after a build it is
-# replaced (CPU build: 440 MiB, the server's 160 beside it). WARM_MAX_RSS_BYTES: the bound before one is measured.
+# The warm process is replaced past its size at rest (its ready line: 348 MiB, CPU build; 718, CUDA build) plus
+# WARM_GROWTH_BYTES after a build (engine/torch_build.py); WARM_MAX_RSS_BYTES is the bound before one is measured.
 WARM_GROWTH_BYTES = 80 * MIB
 WARM_MAX_RSS_BYTES = 440 * MIB
 WARM_MAX_REQUESTS = 200
@@ -102,7 +101,7 @@ class Runner:
         self.warm_starts = 0  # warm processes started so far
         self.last_end = ""  # why the last warm process ended ("was killed (SIGKILL) during a build", ...)
         self.rest_rss: int | None = None  # the last warm process's resident bytes once ready (its imports, warm-up)
-        self.torch: dict[str, Any] = {}  # the torch it imported: {"version", "cuda"} (its ready line)
+        self.torch: dict[str, Any] = {}  # the torch it imported: {"version", "cuda"}
         self._prewarm = False  # asked to start the warm process before any job
         self._prewarm_asked = False
         self._prewarm_at = 0.0  # time.monotonic() from which it may start
@@ -165,8 +164,7 @@ class Runner:
         return self.wait_until(lambda: job.finished, timeout)
 
     def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
-        """Block until condition() (read under the runner's lock, re-read at each change of a job's state or
-        phase and at each start or end of a warm process) holds, or timeout seconds pass."""
+        """Block until condition() (read under the lock at each change of a job or a warm process) holds, or timeout s."""
         with self._cond:
             return self._cond.wait_for(condition, timeout)
 
@@ -472,11 +470,13 @@ def _ended_by(reason: Outcome, timeout_s: float) -> str:
 
 
 def _result_outcome(result: dict[str, Any], memory_bytes: int) -> Outcome:
-    """A child's result as the job's end (past its memory cap: the measurement error that says so)."""
+    """A child's result as the job's end (past its memory cap: the errors that say so)."""
     if result.get("out_of_memory"):
         result["measure_error"] = (
             f"the measurement needed more than {memory_bytes / MIB:,.0f} MiB, this server's memory limit for one "
             "build, and was stopped there: lower the batch size or sequence length, or choose a smaller config")
+        if "built" not in result:  # stopped before its count: said once, under Measurement (pages/verify.py)
+            result.setdefault("count_error", "not counted: the build ran past its memory limit first (below)")
     return "done", result, ""
 
 

@@ -12,7 +12,7 @@ import queue
 import sys
 from typing import Any
 
-from .process import _die_with_parent, _first_to_go, _peak_rss, _rss, _start_threads
+from .process import _die_with_parent, _first_to_go, _peak_rss, _rss, _start_threads, data_cap
 from .worker import MIB, _cpu_seconds, answer
 
 
@@ -137,7 +137,7 @@ def _serve_one(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]
             if rid is not None and state["stop"] == rid:  # stopped before it began
                 raise Stopped
             if cap:
-                _soft_limit(cap)
+                _soft_limit(data_cap(cap))  # the cap on resident bytes, as RLIMIT_DATA counts (process.data_cap)
             out = answer(request)
         finally:
             state["current"] = None

@@ -124,7 +124,7 @@ def test_a_page_this_app_does_not_have_is_named_and_overview_shown(server, page)
                for w in warnings), warnings
     assert page.locator('[data-testid="stMain"] h1').first.inner_text().startswith("BERT against ALBERT")
     assert error_blocks(page) == []
-    for path in ("memory", "overview", ""):  # a page it has, its hidden twin, the root: nothing said
+    for path in ("memory", "overview", "home", ""):  # a page, its hidden twin, its own name, the root: nothing said
         open_view(page, f"{server}/{path}")
         assert "has no page" not in page.locator('[data-testid="stMain"]').inner_text(), path
 
