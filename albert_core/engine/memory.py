@@ -8,19 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .process import status_bytes
+
 MIB = 1 << 20
 
 
 def _rss_of(pid: int) -> int:
     """VmRSS of a process (0 once it is gone, or off Linux)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024  # kB
-    except OSError:
-        pass
-    return 0
+    return status_bytes("VmRSS", pid)
 
 
 NO_LIMIT = 1 << 60  # cgroup v1 writes 9223372036854771712 (PAGE_COUNTER_MAX pages) for "no limit"

@@ -8,20 +8,26 @@ from __future__ import annotations
 import os
 
 
-def _peak_rss() -> int:
-    """This process's peak resident bytes (VmHWM of /proc/self/status; 0 elsewhere).
-
-    Not getrusage's ru_maxrss: Linux carries the parent's high-water mark across fork and exec
-    (setmax_mm_hiwater_rss in fs/exec.c), so a child of a 700 MiB process would report 700 MiB.
-    """
+def status_bytes(field: str, pid: int | str = "self") -> int:
+    """A size from /proc/PID/status ("VmRSS", "VmHWM", "VmData": kB there) in bytes; 0 once the process is gone,
+    or off Linux."""
     try:
-        with open("/proc/self/status") as f:
+        with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024  # kB
     except OSError:
         pass
     return 0
+
+
+def _peak_rss() -> int:
+    """This process's peak resident bytes (VmHWM).
+
+    Not getrusage's ru_maxrss: Linux carries the parent's high-water mark across fork and exec
+    (setmax_mm_hiwater_rss in fs/exec.c), so a child of a 700 MiB process would report 700 MiB.
+    """
+    return status_bytes("VmHWM")
 
 
 def _rss() -> int:
@@ -42,26 +48,13 @@ def _start_threads() -> None:
     torch.ones(1 << 18).sum()  # a parallel reduction (at::parallel_reduce): every intra-op thread starts
 
 
-def _vm_data() -> int:
-    """This process's private writable virtual memory (VmData of /proc/self/status: what RLIMIT_DATA counts), 0
-    elsewhere."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmData:"):
-                    return int(line.split()[1]) * 1024  # kB
-    except OSError:
-        pass
-    return 0
-
-
 def data_cap(resident_cap: int) -> int:
     """RLIMIT_DATA's value for a cap on resident memory: what the process may still grow by (resident_cap less its
     resident bytes now), on top of the data size it has now. RLIMIT_DATA counts virtual private writable memory,
     which PyTorch's CUDA build holds far past what is resident (VmData 895 MiB at 693 MiB resident after its imports,
     against 343 at 340 for the CPU build, 2026-12-07): a cap of 868 MiB taken as a data limit left it no room at
     all ("Resource temporarily unavailable" at the first thread or allocation)."""
-    data = _vm_data()
+    data = status_bytes("VmData")  # private writable virtual memory: what RLIMIT_DATA counts
     return data + max(0, resident_cap - _rss()) if data else resident_cap
 
 
