@@ -49,13 +49,14 @@ def _start_threads() -> None:
 
 
 def data_cap(resident_cap: int) -> int:
-    """RLIMIT_DATA's value for a cap on resident memory: what the process may still grow by (resident_cap less its
-    resident bytes now), on top of the data size it has now. RLIMIT_DATA counts virtual private writable memory,
-    which PyTorch's CUDA build holds far past what is resident (VmData 895 MiB at 693 MiB resident after its imports,
-    against 343 at 340 for the CPU build, 2026-12-07): a cap of 868 MiB taken as a data limit left it no room at
-    all ("Resource temporarily unavailable" at the first thread or allocation)."""
+    """RLIMIT_DATA's value for a cap of resident_cap bytes: the cap itself, or, where the process holds more private
+    virtual memory than is resident, its data size now plus what it may still grow by (resident_cap less its
+    resident bytes now), whichever is larger. RLIMIT_DATA counts virtual private writable memory, which PyTorch's CUDA
+    build reserves far past what is resident (VmData 895 MiB at 693 MiB resident after its imports, against 343 at
+    340 for the CPU build, 2026-12-07): a cap of 868 MiB taken as the data limit left it no room at all ("Resource
+    temporarily unavailable" at the first thread or allocation). With the CPU build the cap is what it always was."""
     data = status_bytes("VmData")  # private writable virtual memory: what RLIMIT_DATA counts
-    return data + max(0, resident_cap - _rss()) if data else resident_cap
+    return max(resident_cap, data + resident_cap - _rss()) if data else resident_cap
 
 
 def _limit_memory(limit_bytes: int) -> None:
