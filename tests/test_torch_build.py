@@ -111,3 +111,22 @@ def test_the_memory_cap_is_growth_on_what_the_process_holds_not_its_virtual_size
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", CAPPED, how], cwd=root, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == expected, out.stderr
+
+
+@pytest.mark.parametrize("build", [CUDA, CPU])
+def test_verify_and_the_cli_say_a_cuda_build_without_a_gpu_once(monkeypatch, capsys, build):
+    """Verify's page (above its button) and the CLI's verify (stderr, not the JSON) say it once; the CPU build, nothing."""
+    from test_app_pages import goto, open_app
+
+    from albert_core.cli import main as cli
+
+    monkeypatch.setattr(worker, "installed_build", lambda: build)
+    monkeypatch.setattr(torch_build, "GPU_NODE", Path("/nonexistent/nvidiactl"))
+    at = goto(open_app({"preset": "bert-base"}), "verify")
+    assert not at.exception
+    said = [i.value for i in at.info if "CUDA build" in i.value]
+    assert len(said) == (1 if build.is_cuda else 0)
+    assert all(torch_build.CPU_INSTALL in s and build.version in s for s in said)
+    assert cli.main(["verify", "--preset", "bert-base", "--batch-size", "1", "--seq-len", "8", "--json"]) == 0
+    out = capsys.readouterr()
+    assert out.err.count("PyTorch's CUDA build") == (1 if build.is_cuda else 0) and "CUDA" not in out.out
