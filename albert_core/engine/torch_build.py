@@ -84,6 +84,6 @@ def cuda_note(build: TorchBuild | None, rest_bytes: int | None = None, gpu_node:
     measured = "measured" if rest_bytes else "expected"
     return (f"This server runs PyTorch's CUDA build ({build.version}) on a machine without a GPU: its measuring "
             f"process holds {rest / MIB:,.0f} MiB ({measured}) where the CPU build holds about "
-            f"{CPU_REST_BYTES / MIB:,.0f} MiB, so less memory is left for a build. The numbers are the same; to "
-            f"measure within less memory, install the CPU build (`{CPU_INSTALL}`) or, on Streamlit Community Cloud, "
+            f"{CPU_REST_BYTES / MIB:,.0f} MiB, so less memory is left for a build. Both builds measure the same "
+            f"numbers; to measure within less memory, install the CPU build (`{CPU_INSTALL}`) or, on Streamlit Community Cloud, "
             "deploy cloud/streamlit_app.py, whose requirements.txt names it.")
