@@ -92,9 +92,8 @@ workload = tuned.replace(batch_size=batch, seq_len=seq, precision=dtype, attenti
                          checkpointing=checkpointing, device="cpu", optimizer=optimizer)
 run_key = (cfg, source, workload, real)
 JOB, RESULT = "_ae_verify_job", "_ae_verify"  # session: (run_key, plan, runner Job) while pending; the result
-torch_note = jobs.torch_note()  # PyTorch's CUDA build on a machine without a GPU: what it costs, and the way out
-if torch_note:
-    st.info(torch_note, icon=":material/memory:")
+for note in jobs.runtime_notes():  # another torch/transformers release; the CUDA build without a GPU: said once
+    st.info(note, icon=":material/memory:")
 if st.button("Build, count and measure", type="primary", key="verify_run"):
     # the config under the name every page shows ("albert-base (edited)"): the process's words and refusals name it
     request = {"config": cfg.replace(name=shown).to_dict(), "source": source, "workload": workload.to_dict(), "real": real}

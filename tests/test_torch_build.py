@@ -113,20 +113,64 @@ def test_the_memory_cap_is_growth_on_what_the_process_holds_not_its_virtual_size
     assert out.stdout.strip() == expected, out.stderr
 
 
-@pytest.mark.parametrize("build", [CUDA, CPU])
-def test_verify_and_the_cli_say_a_cuda_build_without_a_gpu_once(monkeypatch, capsys, build):
-    """Verify's page (above its button) and the CLI's verify (stderr, not the JSON) say it once; the CPU build, nothing."""
+OTHER = {"torch": "2.14.1", "transformers": "5.23.0"}
+
+
+@pytest.mark.parametrize("build,versions", [(CUDA, torch_build.VERIFIED), (CPU, torch_build.VERIFIED), (CPU, OTHER)])
+def test_verify_and_the_cli_say_a_cuda_build_or_another_release_once(monkeypatch, capsys, build, versions):
+    """Verify's page (above its button) and the CLI's verify (stderr, not the JSON) say each once; the verified
+    release's CPU build, nothing."""
     from test_app_pages import goto, open_app
 
     from albert_core.cli import main as cli
 
     monkeypatch.setattr(worker, "installed_build", lambda: build)
+    monkeypatch.setattr(worker, "_installed_versions", lambda: dict(versions))
     monkeypatch.setattr(torch_build, "GPU_NODE", Path("/nonexistent/nvidiactl"))
     at = goto(open_app({"preset": "bert-base"}), "verify")
     assert not at.exception
-    said = [i.value for i in at.info if "CUDA build" in i.value]
-    assert len(said) == (1 if build.is_cuda else 0)
-    assert all(torch_build.CPU_INSTALL in s and build.version in s for s in said)
+    cuda = [i.value for i in at.info if "CUDA build" in i.value]
+    other = [i.value for i in at.info if "byte-exact numbers were verified" in i.value]
+    assert len(cuda) == (1 if build.is_cuda else 0) and len(other) == (1 if versions == OTHER else 0)
+    assert all(torch_build.CPU_INSTALL in s and build.version in s for s in cuda)
+    assert all("torch 2.14.1" in s for s in other)
     assert cli.main(["verify", "--preset", "bert-base", "--batch-size", "1", "--seq-len", "8", "--json"]) == 0
     out = capsys.readouterr()
     assert out.err.count("PyTorch's CUDA build") == (1 if build.is_cuda else 0) and "CUDA" not in out.out
+    assert out.err.count("verified with torch 2.13.0") == (1 if versions == OTHER else 0)
+
+
+def test_another_release_is_named_with_what_may_differ():
+    assert torch_build.version_note(dict(torch_build.VERIFIED)) is None
+    assert torch_build.version_note({"torch": None, "transformers": None}) is None  # not installed: said elsewhere
+    note = torch_build.version_note({"torch": "2.14.1", "transformers": "5.23.0"})
+    assert note is not None and note.startswith("This Python has torch 2.14.1;")
+    assert "verified with torch 2.13.0 and transformers 5.23.0" in note and "measured byte may differ" in note
+    both = torch_build.version_note({"torch": "2.12.0", "transformers": "5.30.1"})
+    assert both is not None and both.startswith("This Python has torch 2.12.0 and transformers 5.30.1;")
+
+
+def test_the_installed_releases_are_read_without_importing_and_are_the_verified_ones():
+    import torch
+    import transformers
+
+    versions = torch_build.installed_versions()
+    assert versions == {"torch": torch.__version__.split("+")[0], "transformers": transformers.__version__}
+    assert versions == torch_build.VERIFIED  # the environment requirements.txt pins: nothing to say
+
+
+def test_the_library_accepts_the_verified_releases_and_their_patches_and_the_app_pins_them():
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    root = Path(__file__).resolve().parents[1]
+    lib = {r.name: r.specifier for r in map(Requirement, tomllib.loads((root / "pyproject.toml").read_text())
+                                             ["project"]["dependencies"])}
+    pins = dict(line.split("#")[0].strip().split("==") for line in (root / "requirements.txt").read_text().splitlines()
+                if "==" in line.split("#")[0])
+    for name, version in torch_build.VERIFIED.items():
+        assert pins[name] == version  # the app installs exactly the verified release
+        major, minor, patch = map(int, version.split("."))
+        assert lib[name].contains(version) and lib[name].contains(f"{major}.{minor}.{patch + 1}")
+        assert not lib[name].contains(f"{major}.{minor + 1}.0")  # an untested release is not taken in silently

@@ -26,7 +26,7 @@ from typing import Any
 
 import streamlit as st
 
-from albert_core.engine import torch_build, worker
+from albert_core.engine import worker
 from albert_core.engine.memo import MEMO_SIZE
 from albert_core.engine.memory import available_bytes
 from albert_core.engine.runner import WARM_MAX_REQUESTS, Job, Runner
@@ -97,10 +97,10 @@ def imports_bytes() -> int | None:
     return runner().rest_rss
 
 
-def torch_note() -> str | None:
-    """Where this server's torch is a CUDA build on a machine without a GPU: what it costs, how to install the CPU
-    build (engine/torch_build.py); None otherwise."""
-    return torch_build.cuda_note(worker.installed_build(), imports_bytes())
+def runtime_notes() -> list[str]:
+    """What Verify says above its button (worker.runtime_notes): another torch or transformers release than the
+    verified one; PyTorch's CUDA build on a machine without a GPU, what it costs here, how to install the CPU build."""
+    return worker.runtime_notes(imports_bytes())
 
 
 def _log(line: str) -> None:

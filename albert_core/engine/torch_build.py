@@ -13,11 +13,16 @@ little room for a build, so the app says so, once, where it measures (Verify, th
 build. The bounds that depend on the process's size (the floor under which no build starts, the size past which the
 warm process is replaced) follow from the size measured in the process itself (engine/runner.py); the table above
 is only the guess before that measure exists.
+
+The versions: the byte-exact claims (the engine equals the analytical model, fake equals real) were verified with
+VERIFIED's torch and transformers, which requirements.txt pins; the library (pyproject.toml) accepts their patch
+releases. Another version is said once where the engine measures (version_note), naming what may then differ.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +32,7 @@ CPU_REST_BYTES = 348 * MIB  # the warm process at rest with the CPU build (the m
 CUDA_REST_BYTES = 718 * MIB  # ... with the CUDA build, on a machine without a GPU
 CPU_INSTALL = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
 GPU_NODE = Path("/dev/nvidiactl")  # the NVIDIA driver's control device: present where a GPU can be used
+VERIFIED = {"torch": "2.13.0", "transformers": "5.23.0"}  # what the suite's exactness tests ran on (requirements.txt)
 
 
 @dataclass(frozen=True)
@@ -87,3 +93,29 @@ def cuda_note(build: TorchBuild | None, rest_bytes: int | None = None, gpu_node:
             f"{CPU_REST_BYTES / MIB:,.0f} MiB, so less memory is left for a build. Both builds measure the same "
             f"numbers; to measure within less memory, install the CPU build (`{CPU_INSTALL}`) or, on Streamlit Community Cloud, "
             "deploy cloud/streamlit_app.py, whose requirements.txt names it.")
+
+
+def installed_versions() -> dict[str, str | None]:
+    """torch's and transformers' installed versions, read from their metadata without importing them (None: not
+    installed). torch's local label (+cpu, +cu130) is the build's, not the release's: left out."""
+    out: dict[str, str | None] = {}
+    for name in VERIFIED:
+        try:
+            out[name] = importlib.metadata.version(name).split("+")[0]
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def version_note(versions: dict[str, str | None]) -> str | None:
+    """Where torch or transformers is another release than the one the exact claims were verified on: which, and what
+    may then differ; None where both are the verified ones (or not installed: the engine then says it needs them)."""
+    other = {k: v for k, v in versions.items() if v is not None and v != VERIFIED[k]}
+    if not other:
+        return None
+    have = " and ".join(f"{k} {v}" for k, v in other.items())
+    verified = " and ".join(f"{k} {v}" for k, v in VERIFIED.items())
+    return (f"This Python has {have}; albert_core's byte-exact numbers were verified with {verified}. Parameter "
+            "counts and the analytical estimates are arithmetic and stay as they are; the engine runs this version's "
+            "modeling code and ops, so a measured byte may differ from its estimate where those changed. Verify "
+            "measures what this version does and shows any difference beside the estimate.")

@@ -127,6 +127,18 @@ def import_bytes(measured: int | None = None) -> int:
     return IMPORT_BYTES + (build.expected_rest_bytes() - torch_build.CPU_REST_BYTES if build else 0)
 
 
+def runtime_notes(imports: int | None = None) -> list[str]:
+    """What the app and the CLI say once where they measure: the torch or transformers release, if it is not the
+    verified one, and PyTorch's CUDA build on a machine without a GPU (torch_build.py). imports: as estimate's."""
+    notes = [torch_build.version_note(_installed_versions()), torch_build.cuda_note(installed_build(), imports)]
+    return [n for n in notes if n]
+
+
+@functools.cache
+def _installed_versions() -> dict[str, str | None]:
+    return torch_build.installed_versions()
+
+
 @functools.cache
 def installed_build() -> torch_build.TorchBuild | None:
     """The installed torch's build (read once, without importing it: torch_build.installed)."""
