@@ -1,4 +1,4 @@
-"""ModelConfig: the one configuration type that flows through core, sweeps, charts, URL and config.json.
+"""ModelConfig: the one configuration type that flows through albert_core, the URL, config.json and the pages (charts get DataFrames).
 
 Its fields, their defaults and what follows from them (head_dim, factorized, ...) are ConfigFields
 (albert_core/config_fields.py, below the families, which read a config through it); ModelConfig adds the

@@ -6,7 +6,7 @@ This module knows the families: it builds Hugging Face's model of a ModelConfig 
 reference encoder) for the engine and pairs each measurement with the estimate for the same
 settings. The engine runs on fake tensors by default (PyTorch's real ops without storage: any size
 is measured by a small process) and on real CPU tensors with fake=False; tests/test_engine.py holds
-the two equal, byte for byte. The measurements (defined exactly in engine.py):
+the two equal, byte for byte. The measurements (defined exactly in engine/core.py):
 
 * training=True: the bytes of the tensors autograd saves in one training-mode forward,
   `model(input_ids=ids)`, parameters excluded, each storage once (activation_memory's definition).
@@ -363,7 +363,7 @@ def planner_peaks(cfg: ModelConfig, w: Workload) -> dict[str, Any]:
 
 def device_differences(cfg: ModelConfig, *, precision: str, attention: str, training: bool = True,
                        step: bool = False, replayed_on_cuda: bool = False) -> list[str]:
-    """Why albert_core's CUDA figure differs from the CPU's for these settings: the differences of replay.py's
+    """Why albert_core's CUDA figure differs from the CPU's for these settings: the differences of replay/symbolic.py's
     module docstring that apply (dropout, LayerNorm statistics, sdpa kernels, autocast lists) and, for the
     training step, the optimizer's path and what is replayed op by op. Empty where none applies."""
     out = []

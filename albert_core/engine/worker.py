@@ -364,7 +364,7 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
     if cfg is not None and finetune_of(request) is None:  # a fine-tuned model's saved tensors have no closed form
         ecfg = _estimate_config(cfg, request["source"])
         est = activation_memory(ecfg, w.replace(device="cpu")).total
-        try:  # the same forward as the Memory page counts it, for CUDA's kernels (replay.py: what differs)
+        try:  # the same forward as the Memory page counts it, for CUDA's kernels (replay/symbolic.py: what differs)
             est_cuda = activation_memory(ecfg, w.replace(device="cuda")).total
         except ValueError:
             est_cuda = None

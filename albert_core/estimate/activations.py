@@ -8,7 +8,7 @@ with torch.autograd.graph.saved_tensors_hooks, and the tests check this module a
 random configs (every family, every activation, dropout 0 and above, every dtype, eager and
 sdpa, checkpointing, training=False).
 
-How it works: a tiny symbolic replay of the forward (replay.py: symbolic tensors and ops that
+How it works: a tiny symbolic replay of the forward (replay/symbolic.py: symbolic tensors and ops that
 save what their autograd formula saves). Each family's op sequence (embeddings, one layer,
 pooler) lives in its family module; this module drives them, merges the saved storages into
 Terms and evaluates them. Sizes are polynomials in batch B and sequence S, so one replay gives
@@ -21,7 +21,7 @@ one low-precision copy of each weight per forward (torch/csrc/autograd autocast 
 and those copies, saved by the Linear layers, are one per *stored* weight.
 
 CPU and CUDA differences (dropout masks, LayerNorm statistics, sdpa kernels, autocast lists)
-are listed in replay.py; CUDA figures follow the PyTorch sources and were not measured here.
+are listed in replay/symbolic.py; CUDA figures follow the PyTorch sources and were not measured here.
 
 training=False: the peak working memory of a no_grad forward beyond weights, see inference_peak.
 """

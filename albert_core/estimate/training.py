@@ -5,7 +5,7 @@ cross-layer sharing cuts weights, gradients, optimizer state and master weights;
 per layer *application* and sharing leaves them alone (activations.py).
 
 Precisions, one meaning per name (bytes per parameter for weights / gradients / optimizer state's element /
-master weights); the step's peak (step.py) and the engine (engine.py) run each the same way:
+master weights); the step's peak (step.py) and the engine (engine/core.py) run each the same way:
 - "float32": 4 / 4 / 4 / 0.
 - "bfloat16", "float16": the model cast to 16 bits ("pure" 16-bit training): 2 / 2 / 2 / 0 (torch.optim
   creates its state with zeros_like(param)).

@@ -1,4 +1,4 @@
-"""BERT's and ALBERT's forward, op by op, for the activation replay (replay.py, liveness.py).
+"""BERT's and ALBERT's forward, op by op, for the activation replay (symbolic.py, liveness.py).
 
 Training (replay_*): what each op of Hugging Face's BertModel/AlbertModel saves for backward.
 Inference (infer_*): what each op allocates and when transformers 5.23's code drops it.

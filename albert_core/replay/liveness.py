@@ -1,6 +1,6 @@
 """The replay of a no_grad eval forward: what each op allocates and when Python drops it.
 
-activations.inference_peak's machinery. Live bytes are MONOMIALS coefficients (replay.py); every
+activations.inference_peak's machinery. Live bytes are MONOMIALS coefficients (symbolic.py); every
 allocation is a candidate peak, so the peak over the forward is the largest snapshot at (B, S).
 Lifetimes follow transformers 5.23's code: locals live until their function returns,
 temporaries die after the op that reads them. Under autocast each Linear casts its bias and

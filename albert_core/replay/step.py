@@ -115,7 +115,7 @@ CUDA (not measured here; the engine runs on the CPU):
   step likewise (foreach_temporaries). device="cuda" uses these; on the CPU's foreach path (engine.Run
   foreach=True, which allocates the same tensors) they equal the engine's optimizer step to the byte
   (tests/test_step_peak.py). fused=True (torch._fused_adamw_) makes none.
-* dropout masks are 1-byte bools (at::native_dropout) instead of the CPU's float noise: replay.py's
+* dropout masks are 1-byte bools (at::native_dropout) instead of the CPU's float noise: replay/symbolic.py's
   device="cuda" models that for the saved activations; LayerNorm statistics in float32.
 * the step counters stay on the host (AdamW/Adafactor `step`), as here.
 """
@@ -269,7 +269,7 @@ def step_peak(cfg: ModelConfig, w: Workload) -> StepPeakEstimate:
     w.precision: float32, bfloat16/float16 (the model cast), mixed_bf16/mixed_fp16 (torch.autocast, float32
     weights) or bf16_master/fp16_master (the model cast, its optimizer over float32 master copies), as the engine
     runs them. w.device "cpu" is the engine's; "cuda" changes the saved activations
-    (replay.py) and the optimizer step (foreach, each temporary rounded as the caching allocator does); see
+    (replay/symbolic.py) and the optimizer step (foreach, each temporary rounded as the caching allocator does); see
     the module docstring for what else differs on CUDA.
     w.foreach: torch.optim's multi-tensor step (engine.Run.foreach); None: the device's default (CUDA: True).
     """
