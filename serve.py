@@ -254,8 +254,9 @@ def _without_length(msg) -> list:
 # sockets whose proto is IPPROTO_TCP (asyncio.base_events._set_nodelay), so a response written in two parts (headers,
 # then body; a websocket message behind one not yet acknowledged) waited for the browser's delayed ACK. A static file
 # on a kept-alive connection took a median of 44.0 ms, 1.4 ms with TCP_NODELAY; a page's first screen fetches about
-# 40 of them on 6 connections (docs/benchmarks.md, issue 30). The server imports this module after binding its
-# socket, before it accepts a connection, and each accepted connection inherits the option from the listener (Linux).
+# 40 of them on 6 connections (docs/history/benchmarks-2026-12.md, issue 30). The server imports this module after
+# binding its socket, before it accepts a connection, and each accepted connection inherits the option from the
+# listener (Linux).
 def tcp_nodelay() -> int:
     """Set TCP_NODELAY on this process's listening TCP sockets (read from /proc/self/fd); how many were set."""
     try:

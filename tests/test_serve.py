@@ -326,7 +326,7 @@ def _listener() -> socket.socket:
 
 def test_tcp_nodelay_is_set_on_listening_sockets_and_accepted_connections_inherit_it():
     """serve.tcp_nodelay: without it every response on a kept-alive connection waited 40 ms for the browser's
-    delayed ACK (docs/benchmarks.md, issue 30)."""
+    delayed ACK (docs/history/benchmarks-2026-12.md, issue 30)."""
     before = len(os.listdir("/proc/self/fd"))
     with _listener() as listening, socket.socket(socket.AF_INET) as bound_only:
         bound_only.bind(("127.0.0.1", 0))  # not listening: left alone
