@@ -102,8 +102,7 @@ def deploy(name: str, python: str, limit_mb: int) -> dict:
             ready = wait_log("ready after", "ended", "killed", "exited", timeout=300)
             print(f"[{name}] warm process: {ready.strip() if ready else 'no word in 300 s'}", flush=True)
             time.sleep(1.0)  # its first settle, as a person's first press comes after reading the page
-            warm = [c for c in children(proc.pid)]
-            rest = {"server": rss(proc.pid), "warm": sum(rss(c) for c in warm)}
+            rest = {"server": rss(proc.pid), "warm": sum(rss(c) for c in children(proc.pid))}
             print(f"[{name}] at rest: server {rest['server'] / MIB:,.0f} MiB, warm process "
                   f"{rest['warm'] / MIB:,.0f} MiB; {split(cg)}", flush=True)
             for case, b, s in CASES:

@@ -81,18 +81,25 @@ def installed(package: Path | None = None) -> TorchBuild | None:
     return TorchBuild(version, cuda if isinstance(cuda, str) else None)
 
 
-def cuda_note(build: TorchBuild | None, rest_bytes: int | None = None, gpu_node: Path | None = None) -> str | None:
-    """What a CUDA build on a machine without a GPU costs here, and how to install the CPU build; None otherwise.
-    rest_bytes: the warm process's size as measured in it (else the module's table)."""
+def cuda_cost(build: TorchBuild | None, rest_bytes: int | None = None, gpu_node: Path | None = None) -> str | None:
+    """What a CUDA build on a machine without a GPU costs here, in one clause; None otherwise. rest_bytes: the warm
+    process's size as measured in it (else the module's table)."""
     if build is None or not build.cuda_without_gpu(gpu_node):
         return None
     rest = rest_bytes or build.expected_rest_bytes()
-    measured = "measured" if rest_bytes else "expected"
-    return (f"This server runs PyTorch's CUDA build ({build.version}) on a machine without a GPU: its measuring "
-            f"process holds {rest / MIB:,.0f} MiB ({measured}) where the CPU build holds about "
-            f"{CPU_REST_BYTES / MIB:,.0f} MiB, so less memory is left for a build. Both builds measure the same "
-            f"numbers; to measure within less memory, install the CPU build (`{CPU_INSTALL}`) or, on Streamlit Community Cloud, "
-            "deploy cloud/streamlit_app.py, whose requirements.txt names it.")
+    return (f"this server runs PyTorch's CUDA build ({build.version}) on a machine without a GPU: its measuring "
+            f"process holds {rest / MIB:,.0f} MiB ({'measured' if rest_bytes else 'expected'}) where the CPU build "
+            f"holds about {CPU_REST_BYTES / MIB:,.0f} MiB")
+
+
+def cuda_note(build: TorchBuild | None, rest_bytes: int | None = None, gpu_node: Path | None = None) -> str | None:
+    """cuda_cost as a note of its own, with what follows and how to install the CPU build; None otherwise."""
+    cost = cuda_cost(build, rest_bytes, gpu_node)
+    if cost is None:
+        return None
+    return (f"{cost[0].upper()}{cost[1:]}, so less memory is left for a build. Both builds measure the same numbers; "
+            f"to measure within less memory, install the CPU build (`{CPU_INSTALL}`) or, on Streamlit Community "
+            "Cloud, deploy cloud/streamlit_app.py, whose requirements.txt names it.")
 
 
 def installed_versions() -> dict[str, str | None]:

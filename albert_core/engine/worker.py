@@ -188,10 +188,11 @@ def floor_error(budget_bytes: int, imports: int | None = None) -> str | None:
     floor = import_bytes(imports) + FAKE_BASE_BYTES
     if floor <= budget_bytes:
         return None
-    note = torch_build.cuda_note(installed_build(), imports)
+    cost = torch_build.cuda_cost(installed_build(), imports)  # the cause in a clause (Verify's note says the rest)
     return (f"this server has {budget_bytes / MIB:,.0f} MiB free for a build, less than the {floor / MIB:,.0f} MiB a "
             "process with PyTorch needs before building anything: run the explorer where more memory is free, or "
-            "set ALBERT_EXPLORER_MEMORY_BUDGET_MB if the server has it" + (f". {note}" if note else ""))
+            "set ALBERT_EXPLORER_MEMORY_BUDGET_MB if the server has it"
+            + (f"; {cost}, and its CPU build would leave more (`{torch_build.CPU_INSTALL}`)" if cost else ""))
 
 
 def applications_error(cfg: ModelConfig) -> str | None:
