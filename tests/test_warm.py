@@ -226,7 +226,7 @@ def test_its_bounds_follow_the_size_it_measures_of_itself_once_ready(warm):
     ready(warm)
     rest = warm.rest_rss
     assert rest is not None and rest == warm._warm.ready_info["rss"]
-    assert warm.torch == {"version": torch.__version__, "cuda": torch.version.cuda}
+    assert warm._warm.ready_info["torch"] == {"version": torch.__version__, "cuda": torch.version.cuda}
     assert warm.max_rss_bytes is None and warm.bound_bytes == rest + WARM_GROWTH_BYTES
     floor = rest + worker.FAKE_BASE_BYTES
     assert worker.floor_error(floor, rest) is None

@@ -101,7 +101,6 @@ class Runner:
         self.warm_starts = 0  # warm processes started so far
         self.last_end = ""  # why the last warm process ended ("was killed (SIGKILL) during a build", ...)
         self.rest_rss: int | None = None  # the last warm process's resident bytes once ready (its imports, warm-up)
-        self.torch: dict[str, Any] = {}  # the torch it imported: {"version", "cuda"}
         self._prewarm = False  # asked to start the warm process before any job
         self._prewarm_asked = False
         self._prewarm_at = 0.0  # time.monotonic() from which it may start
@@ -286,7 +285,6 @@ class Runner:
                  f"{int(w.ready_info.get('rss') or 0) / MIB:,.0f} MiB resident")
         with self._cond:
             self.rest_rss = int(w.ready_info.get("rss") or 0) or self.rest_rss
-            self.torch = dict(w.ready_info.get("torch") or {})
             self._cond.notify_all()  # wait_until(warm_ready) and the like look again
 
     def _end_warm(self, why: str, kill: bool = True) -> None:
