@@ -2,8 +2,9 @@
 
 Deploy with "Main file path" cloud/streamlit_app.py. Community Cloud reads the dependency file beside the entrypoint
 before the one at the repository's root, so it installs cloud/requirements.txt: the root file's pins with PyTorch's
-CPU build (PyPI's torch for Linux is the CUDA build: +3.8 GB installed, +280 MiB resident; docs/deploy.md). That file
-is generated from ../requirements.txt by scripts/cloud_requirements.py and checked by tests/test_cloud.py.
+CPU build (PyPI's torch for Linux is the CUDA build: +3.8 GB installed, its measuring process +370 MiB at rest;
+docs/deploy.md). That file is generated from ../requirements.txt by scripts/cloud_requirements.py and checked by
+tests/test_cloud.py.
 
 Streamlit finds the ASGI app by reading this file (an `app = st.App(...)` assignment), so the line is written here;
 everything it is made of (the warm-up at the server's start, the page middleware) is serve.py's.

@@ -57,7 +57,10 @@ def render(source: str | None = None, host: str = HOST) -> str:
            "# Streamlit Community Cloud's dependency file for cloud/streamlit_app.py (it reads the file beside the",
            "# entrypoint first): the root file's pins, with PyTorch's CPU build for Linux x86_64 (docs/deploy.md)."]
     found = 0
-    for line in text.splitlines():
+    lines = text.splitlines()
+    while lines and lines[0].startswith("#"):  # the root file's own header: about that file, not this one
+        lines.pop(0)
+    for line in lines:
         m = _TORCH.match(line.strip())
         if m:
             found += 1
