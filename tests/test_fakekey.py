@@ -71,3 +71,69 @@ def test_the_fast_key_is_fakeTensorModes_key(monkeypatch, name, precision, atten
     r = engine.measure(maker(cfg, default_kind(cfg), attention), cfg.vocab_size, engine.Run(w))
     assert r.step is not None and r.saved > 0
     assert seen["keys"] > 500 and seen["tensors"] > 500, seen  # the whole step went through it
+
+
+def _described(t) -> tuple:
+    """All a FakeTensor output is: its metadata, dispatch keys, and FakeTensor's attributes (the mode by identity)."""
+    import torch
+
+    attrs = tuple(sorted((k, id(v) if k == "fake_mode" else v) for k, v in t.__dict__.items()))
+    return (type(t), tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, t.device, t.layout, t.requires_grad,
+            t.untyped_storage().nbytes(), str(torch._C._dispatch_keys(t)), t.is_leaf, attrs)
+
+
+@pytest.mark.parametrize(("name", "precision", "attention", "opt"), CASES[:4])
+def test_a_cache_hits_output_is_the_one_fakeTensorMode_makes(monkeypatch, name, precision, attention, opt):
+    """The fast path for a cache hit's new tensor (fakekey._fresh_fake) makes the tensor FakeTensorMode's own code
+    makes from the same cache entry, on every hit of a real model's training step and eval forward."""
+    cls = fake_mode_class()
+    assert "_get_output_tensor_from_cache_entry" in vars(cls)  # the verified torch: the fast path in use
+    fast, own = cls._get_output_tensor_from_cache_entry, FakeTensorMode._get_output_tensor_from_cache_entry
+    seen = {"fresh": 0, "views": 0, "other": 0}
+
+    def checking(self, state, entry, key, func, args):
+        out = fast(self, state, entry, key, func, args)
+        ref = own(self, state, entry, key, func, args)
+        if entry.inplace_idx is None and entry.metadata is not None:  # a new tensor: equal to the one torch makes
+            assert _described(out) == _described(ref), func
+            if getattr(func, "is_view", False):  # ... on the same storage as its input, as torch's
+                assert out.untyped_storage()._cdata == ref.untyped_storage()._cdata == \
+                    args[entry.view_idx].untyped_storage()._cdata, func
+                seen["views"] += 1
+            seen["fresh"] += 1
+        else:  # in-place (the input itself) or a constant: torch's own code
+            assert out is ref, func
+            seen["other"] += 1
+        return out
+
+    monkeypatch.setattr(cls, "_get_output_tensor_from_cache_entry", checking)
+    cfg = PRESETS[name].replace(num_layers=3)  # layers 2 and 3 hit the cache on layer 1's entries
+    w = Workload(2, 32, precision, attention, device="cpu", optimizer=opt)
+    r = engine.measure(maker(cfg, default_kind(cfg), attention), cfg.vocab_size, engine.Run(w))
+    assert r.step is not None and r.saved > 0
+    assert seen["fresh"] > 200 and seen["views"] > 50 and seen["other"] > 20, seen
+
+
+def test_in_place_foreach_ops_on_fake_tensors_make_nothing_and_a_mismatch_still_raises():
+    """The engine's mode returns at once for an in-place foreach op over consistent fake tensors (an optimizer's step;
+    dispatch._in_place_foreach); what FakeTensorMode would refuse still reaches it and is refused."""
+    import torch
+
+    from albert_core.engine import dispatch
+
+    ops = torch.ops.aten
+    assert dispatch._in_place_foreach(ops._foreach_add_.Scalar) and dispatch._in_place_foreach(ops._foreach_lerp_.Scalar)
+    assert dispatch._in_place_foreach(ops._foreach_addcdiv_.ScalarList)
+    assert not dispatch._in_place_foreach(ops._foreach_sqrt.default)  # makes new tensors
+    assert not dispatch._in_place_foreach(ops._foreach_add.Scalar) and not dispatch._in_place_foreach(ops.add_.Tensor)
+    mode = dispatch._live_storages()({}, lambda: "")
+    with engine.tensor_mode(True):
+        a, b = [torch.zeros(3, 4), torch.zeros(5)], [torch.ones(3, 4), torch.ones(5)]
+        with mode:
+            torch._foreach_lerp_(a, b, 0.1)
+            torch._foreach_add_(a, torch.tensor(1.0))
+            before = len(mode.all)
+            torch._foreach_addcmul_(a, b, b, value=2.0)
+            assert len(mode.all) == before  # no storage made
+            with pytest.raises(RuntimeError):
+                torch._foreach_lerp_(a, [torch.ones(3, 4), torch.ones(6)], 0.1)  # a shape that does not match
