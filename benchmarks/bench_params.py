@@ -24,7 +24,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=15)
     args = ap.parse_args()
 
-    from albert_core.engine.build import hf_model, reference_model
+    from albert_core.engine.models import hf_model, reference_model
     from albert_core.estimate.params import count_parameters
     from albert_core.estimate.sweeps import grid, sweep
     from albert_core.presets import PRESETS

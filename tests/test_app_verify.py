@@ -197,9 +197,9 @@ def test_a_shared_layer_run_past_the_measured_applications_is_counted_not_measur
     """Sharing builds one layer however deep the model is, but a measurement runs every application (about 50 ms
     each on fake tensors): albert-base at num_layers 10,000 ran 180 s to the time limit; it is now refused at once,
     its count kept, the advice a depth that is measured; the Memory page's points refuse it too."""
-    from albert_core.engine import build
+    from albert_core.engine import models
 
-    most = build.MAX_MEASURE_APPLICATIONS
+    most = models.MAX_MEASURE_APPLICATIONS
     deep = PRESETS["albert-base"].replace(num_layers=10_000)
     p = worker.plan(request(deep), 700 * MIB)
     assert p["count"] and not p["measure"], p

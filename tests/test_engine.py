@@ -14,8 +14,8 @@ from test_activations import random_config as bert_like_config
 from test_families_activations import random_config as family_config
 
 from albert_core.engine import core as engine
-from albert_core.engine.build import hf_model, reference_model
 from albert_core.engine.measure import check_kind, default_kind, maker
+from albert_core.engine.models import hf_model, reference_model
 from albert_core.presets import PRESETS
 from albert_core.workload import Workload
 

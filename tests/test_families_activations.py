@@ -16,8 +16,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from albert_core.config import ConfigError, ModelConfig
-from albert_core.engine.build import hf_model
 from albert_core.engine.measure import measure_activation_memory
+from albert_core.engine.models import hf_model
 from albert_core.estimate.activations import activation_memory, activation_sweep, attention_quadratic_memory
 from albert_core.estimate.fit import max_batch_size
 from albert_core.estimate.flops import forward_flops

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from albert_core.config import HIDDEN_ACTS
-from albert_core.engine.build import count_built, hf_model
+from albert_core.engine.models import count_built, hf_model
 from albert_core.estimate.params import count_parameters, parameter_groups
 from albert_core.formats.hf import from_hf_config, hf_expressible, to_hf_config
 

@@ -5,7 +5,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from albert_core.config import SHARING_MODES, ModelConfig
-from albert_core.engine.build import hf_model, reference_model
+from albert_core.engine.models import hf_model, reference_model
 from albert_core.estimate.flops import FlopCount, forward_flops, training_flops
 from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from albert_core.config import HIDDEN_ACTS, SHARING_MODES, ConfigError, ModelConfig
-from albert_core.engine.build import count_built, hf_model
+from albert_core.engine.models import count_built, hf_model
 from albert_core.estimate.params import count_parameters
 from albert_core.formats.hf import EXPLORER_KEY, from_hf_config, hf_expressible, to_hf_config
 from albert_core.presets import PRESETS
@@ -140,7 +140,7 @@ LAYOUTS = [
 @pytest.mark.parametrize("kind", ["hf", "reference"])
 def test_layer_modules_and_hf_built_config_match_the_built_model(layout, kind):
     """build.layer_modules counts the layer modules PyTorch creates; hf_built_config counts what HF builds."""
-    from albert_core.engine.build import hf_model, layer_modules, reference_model
+    from albert_core.engine.models import hf_model, layer_modules, reference_model
     from albert_core.formats.hf import hf_built_config
 
     base = dict(name="t", vocab_size=50, hidden_dim=32, num_heads=4, intermediate_dim=64, num_layers=4)

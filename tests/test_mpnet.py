@@ -14,7 +14,7 @@ import pytest
 
 from albert_core.cli import main as cli
 from albert_core.config import ConfigError, ModelConfig
-from albert_core.engine.build import count_built, hf_model
+from albert_core.engine.models import count_built, hf_model
 from albert_core.estimate.params import count_parameters, parameter_groups
 from albert_core.formats.hf import from_hf_config, to_hf_config
 from albert_core.presets import HUB_CONFIGS, PRESETS

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from albert_core.config import HIDDEN_ACTS, SHARING_MODES, ConfigError, ModelConfig
-from albert_core.engine.build import count_built, hf_model, reference_model
+from albert_core.engine.models import count_built, hf_model, reference_model
 from albert_core.estimate.params import count_parameters
 from albert_core.formats.hf import hf_expressible
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from albert_core.config import ModelConfig
-from albert_core.engine.build import count_built, hf_model, reference_model
+from albert_core.engine.models import count_built, hf_model, reference_model
 from albert_core.estimate.params import count_parameters
 
 

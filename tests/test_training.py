@@ -113,7 +113,7 @@ def _tiny():
 
 
 def test_parameter_shapes_match_the_reference_model():
-    from albert_core.engine.build import reference_model
+    from albert_core.engine.models import reference_model
 
     cfg = _tiny()
     model = reference_model(cfg, device="meta")
@@ -127,7 +127,7 @@ def test_optimizer_state_matches_torch(name, cls, kwargs):
     """Run one real step and count the elements of every state tensor torch.optim keeps (not 'step')."""
     import torch
 
-    from albert_core.engine.build import reference_model
+    from albert_core.engine.models import reference_model
 
     cfg = _tiny()
     model = reference_model(cfg, device="cpu")

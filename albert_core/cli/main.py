@@ -26,7 +26,7 @@ from ..estimate.params import count_parameters
 from ..formats.hf import from_hf_config
 from ..presets import DEFAULT_PRESET, PRESETS
 from ..units import format_count, format_flops
-from . import measure as cli_measure
+from . import verify_memory as cli_measure
 
 EXIT_USAGE = 2
 

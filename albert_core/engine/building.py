@@ -11,7 +11,7 @@ from typing import Any
 
 from ..replay.symbolic import MASTER
 from .fakekey import fake_mode_class
-from .run import OPTIMIZERS, EngineError, Run
+from .types import OPTIMIZERS, EngineError, Run
 
 # ---- building ------------------------------------------------------------------------------------
 

@@ -58,7 +58,7 @@ from .building import (
     tensor_mode,
 )
 from .dispatch import _key, _live_storages, _module_stack, _Rec, _stopped_by
-from .run import (
+from .types import (
     CATEGORIES,
     DTYPES,
     MEASURES,
@@ -73,7 +73,7 @@ from .run import (
     saved_breakdown,
 )
 
-# the engine's API, as `engine.X` (its types in run.py, the building in building.py, the dispatch mode in dispatch.py)
+# the engine's API, as `engine.X` (its types in types.py, the building in building.py, the dispatch mode in dispatch.py)
 __all__ = ["CATEGORIES", "DTYPES", "MASTER", "MEASURES", "OPTIMIZERS", "PHASES", "EngineError", "Result", "Run",
            "SavedTensor", "StepPeak", "autocast", "build_auto", "by_module", "cast", "fake_build", "forward",
            "inference_peak", "input_ids", "loss_of", "measure", "optimizer", "prepare", "relative_error",

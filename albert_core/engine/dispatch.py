@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .run import CATEGORIES, EngineError
+from .types import CATEGORIES, EngineError
 
 # A safe point: called before each op the engine's dispatch mode sees and between a build's parts. The warm
 # measurement process (worker.serve) sets it to raise its Stop there, where an exception passes through PyTorch's

@@ -83,7 +83,7 @@ def task_model(cfg: ModelConfig, head: str, num_labels: int, device: str, attent
     kw = {}
     if attention is not None:
         from ..config import require_choice
-        from .build import ATTENTION_IMPLS
+        from .models import ATTENTION_IMPLS
 
         require_choice("attention", attention, ATTENTION_IMPLS)
         # build.hf_model's rule: a family without an sdpa path (DeBERTa-v2) runs its own attention

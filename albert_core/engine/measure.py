@@ -134,7 +134,7 @@ def check_measurable(cfg: ModelConfig, w: Workload, *, training: bool = True, ma
 
 def maker(cfg: ModelConfig, kind: str, attention: str) -> Callable[[], Any]:
     """A function that builds cfg's model (Hugging Face's or the reference encoder) on the CPU, for the engine."""
-    from .build import hf_model, reference_model
+    from .models import hf_model, reference_model
 
     if kind == "hf":
         return lambda: hf_model(cfg, device="cpu", attention=attention)
@@ -321,7 +321,7 @@ def measure_cuda_peak(cfg: ModelConfig, w: Workload) -> dict[str, int]:
     if w.precision not in ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16"):
         raise ValueError(f"measure_cuda_peak runs float32, bfloat16, float16, mixed_bf16 or mixed_fp16, not "
                          f"{w.precision!r}: measure the master-copy step on the engine (albert_core.engine.core)")
-    from .build import hf_model, reference_model
+    from .models import hf_model, reference_model
 
     dev = torch.device("cuda")
     torch.cuda.empty_cache()

@@ -157,11 +157,11 @@ def estimate(request: dict[str, Any], imports: int | None = None) -> dict[str, i
     from ..estimate.activations import activation_memory
     from ..estimate.params import count_parameters
     from ..formats.hf import hf_built_config
-    from . import build
+    from . import models
 
     held = import_bytes(imports)
     if is_generic(request) or not request.get("real"):
-        layers = 0 if is_generic(request) else build.layer_modules(config_of(request), request["source"])
+        layers = 0 if is_generic(request) else models.layer_modules(config_of(request), request["source"])
         working = FAKE_BASE_BYTES + FAKE_PER_LAYER_BYTES * layers
         return {"imports": held, "weights": 0, "activations": 0, "working": working, "total": held + working}
     cfg = config_of(request)
@@ -196,18 +196,18 @@ def floor_error(budget_bytes: int, imports: int | None = None) -> str | None:
 
 
 def applications_error(cfg: ModelConfig) -> str | None:
-    """Why cfg is not measured (too many layer applications for one measurement: build.MAX_MEASURE_APPLICATIONS),
+    """Why cfg is not measured (too many layer applications for one measurement: models.MAX_MEASURE_APPLICATIONS),
     or None. Its parameters are still counted: what is slow is running the layers, not building them."""
-    from . import build
+    from . import models
 
     apps = cfg.layer_applications
-    if apps <= build.MAX_MEASURE_APPLICATIONS:
+    if apps <= models.MAX_MEASURE_APPLICATIONS:
         return None
     stored = cfg.effective_groups  # layers with weights of their own; fewer than the applications when shared
     shared = f" ({stored:,} stored layer{'s' if stored > 1 else ''}, run {apps:,} times)" if stored < apps else ""
     return (f"measuring {cfg.name} runs {apps:,} layer applications{shared}, and this server measures at most "
-            f"{build.MAX_MEASURE_APPLICATIONS:,} in one build (each runs every op of a layer, about 50 ms on fake "
-            f"tensors): lower num_layers to {build.MAX_MEASURE_APPLICATIONS // cfg.inner_group_num:,} or fewer; sharing layers saves "
+            f"{models.MAX_MEASURE_APPLICATIONS:,} in one build (each runs every op of a layer, about 50 ms on fake "
+            f"tensors): lower num_layers to {models.MAX_MEASURE_APPLICATIONS // cfg.inner_group_num:,} or fewer; sharing layers saves "
             "weights, not the time or activations of running them")
 
 
@@ -217,7 +217,7 @@ def plan(request: dict[str, Any], budget_bytes: int, imports: int | None = None)
     No torch: a request refused here never starts a process that would build anything.
     """
     from ..estimate.activations import check_inputs
-    from . import build
+    from . import models
     from .measure import check_kind
 
     out: dict[str, Any] = {"count": True, "measure": True}
@@ -234,10 +234,10 @@ def plan(request: dict[str, Any], budget_bytes: int, imports: int | None = None)
         return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
     if not is_generic(request):
         cfg = config_of(request)
-        layers = build.layer_modules(cfg, request["source"])
-        if layers > build.MAX_BUILD_LAYERS:
+        layers = models.layer_modules(cfg, request["source"])
+        if layers > models.MAX_BUILD_LAYERS:
             reason = (f"Building {cfg.name} creates {layers:,} layer modules; this server builds at most "
-                      f"{build.MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
+                      f"{models.MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
             return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
         reason = applications_error(cfg)
         if reason:

@@ -38,7 +38,7 @@ def family(name: str) -> Family:
 
 def attention_run(family_name: str, attention: str) -> str:
     """The attention Hugging Face runs for `attention` ("eager", "sdpa"): a family without an sdpa path
-    (HF_ATTENTIONS, e.g. DebertaV2Model's own attention) runs eager (albert_core/engine/build.py builds it so)."""
+    (HF_ATTENTIONS, e.g. DebertaV2Model's own attention) runs eager (albert_core/engine/models.py builds it so)."""
     return attention if attention in getattr(family(family_name), "HF_ATTENTIONS", ("eager", "sdpa")) else "eager"
 
 

@@ -163,7 +163,7 @@ class Family(Protocol):
 
 # Optional parts: a family defines all of one or none of it. Read with isinstance (runtime_checkable), which
 # narrows the type; the type checker holds each module that has one to it (the block at the end of the module).
-# Optional single names, read with getattr and a default: HF_ATTENTIONS (build.py), LORA_ALIASES (finetune.py),
+# Optional single names, read with getattr and a default: HF_ATTENTIONS (models.py), LORA_ALIASES (finetune.py),
 # FIRST_LAYER_DIFFERS and replay_checkpoint_inputs (activations.py), unread_parameter (step.py), FFN_MATRICES and
 # relative_position_flops (flops.py), validate_arrays (sweeps.py: validate's own rules on whole numpy arrays of the
 # fields, a boolean array of the rows that pass; a family whose validate has rules beyond the common ones defines it,
