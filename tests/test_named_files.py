@@ -39,3 +39,21 @@ def test_every_file_the_code_names_exists():
                     continue
                 missing.setdefault(name, []).append(f"{source.relative_to(ROOT)}:{n}")
     assert not missing, missing
+
+
+def test_no_module_name_twice_and_no_pair_a_short_suffix_apart():
+    """Names that cannot be confused (issue 53): no module name in two folders of albert_core (cli/measure.py and
+    engine/measure.py were), and no two modules of a folder one name plus a short suffix (run/runner, build/building)."""
+    from collections import defaultdict
+
+    by_name: dict[str, list[str]] = defaultdict(list)
+    by_folder: dict[str, list[str]] = defaultdict(list)
+    for p in (ROOT / "albert_core").rglob("*.py"):
+        if "__pycache__" in p.parts or p.stem in ("__init__", "__main__"):
+            continue
+        by_name[p.stem].append(str(p.parent.relative_to(ROOT)))
+        by_folder[str(p.parent.relative_to(ROOT))].append(p.stem)
+    assert {n: f for n, f in by_name.items() if len(f) > 1} == {}
+    close = [(folder, a, b) for folder, names in by_folder.items() for a in names for b in names
+             if a != b and b.startswith(a) and len(b) - len(a) <= 4]
+    assert close == []

@@ -27,9 +27,9 @@ from typing import Any
 import streamlit as st
 
 from albert_core.engine import worker
-from albert_core.engine.memo import MEMO_SIZE
 from albert_core.engine.memory import available_bytes
 from albert_core.engine.runner import WARM_MAX_REQUESTS, Job, Runner
+from albert_core.engine.served_again import MEMO_SIZE
 
 BUDGET_ENV, BUDGET_SECRET = "ALBERT_EXPLORER_MEMORY_BUDGET_MB", "memory_budget_mb"
 TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S = "ALBERT_EXPLORER_VERIFY_TIMEOUT_S", "verify_timeout_s", 180

@@ -39,8 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .memo import Memo
 from .memory import available_bytes
+from .served_again import Memo
 from .warm_client import POLL_S, ROOT, Outcome, WarmProcess, _child_env, _kill
 from .worker import own_process
 

@@ -25,7 +25,7 @@ PRESET = "albert-base"  # measured within the default budget (about 670 MiB esti
 # its one shared layer applied 96 times, not 12: the same parameters (one stored layer), 8 times the ops, so a
 # build lasts seconds in the warm process (about 0.5 s at 12 layers: a status line drawn and cleared within one
 # frame, never seen by the tests that act while a build runs; a fresh-clone run failed so, 2026-12-03): open_verify.
-# The server serves a request it has measured again from its earlier result (engine/memo.py): each test that needs
+# The server serves a request it has measured again from its earlier result (engine/served_again.py): each test that needs
 # a build running opens its own config, one more layer than the last (open_verify's `more`)
 OTHER_PAGES = ["overview", "parameters", "memory", "fit"]
 BUILD = "Build, count and measure"
