@@ -161,3 +161,50 @@ def test_the_sidebar_draws_a_familys_own_fields_from_its_module():
             assert w.help == f"{name}: {o.help}", f
             if o.choices:
                 assert list(w.options) == [c or "(none)" for c in o.choices], f
+
+
+def test_every_optional_name_is_declared_typed_and_read_through_its_accessor():
+    """Issue 53: the hooks a family may define beside the contract are declared in one place (families/base.py
+    OPTIONAL, with an accessor each that gives its default), each family's own is of the declared type, and no module
+    reads one with getattr or hasattr but those accessors."""
+    import inspect
+    import re
+    from pathlib import Path
+
+    from albert_core.families import base as fb
+    from albert_core.families import family
+    from albert_core.names import FAMILIES
+
+    root = Path(__file__).resolve().parents[1] / "albert_core"
+    names = "|".join(fb.OPTIONAL)
+    reads = [f"{p.relative_to(root)}:{i}" for p in root.rglob("*.py") if p.name != "base.py" or p.parent.name != "families"
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if re.search(rf"""(getattr|hasattr)\([^)]*["']({names})["']""", line)]
+    assert reads == []
+    arity = {"relative_position_flops": 3, "unread_parameter": 2, "validate_arrays": 1, "replay_checkpoint_inputs": 2}
+    assert set(arity) | {"HF_ATTENTIONS", "LORA_ALIASES", "FFN_MATRICES", "FIRST_LAYER_DIFFERS"} == set(fb.OPTIONAL)
+    defined = 0
+    for name in FAMILIES:
+        fam = family(name)
+        for hook in fb.OPTIONAL:
+            if not hasattr(fam, hook):
+                continue
+            defined += 1
+            value = getattr(fam, hook)
+            if hook in arity:
+                assert callable(value) and len(inspect.signature(value).parameters) == arity[hook], (name, hook)
+            elif hook == "HF_ATTENTIONS":
+                assert isinstance(value, tuple) and set(value) <= {"eager", "sdpa"} and value, name
+            elif hook == "LORA_ALIASES":
+                assert set(value) <= {"query", "key", "value"} and all(isinstance(v, tuple) for v in value.values())
+            elif hook == "FFN_MATRICES":
+                assert value in (2, 3), name
+            else:
+                assert isinstance(value, bool), name
+    assert defined >= 10  # DeBERTa, ModernBERT, MPNet, RoBERTa, DistilBERT define some
+    bert = family("bert")  # a family that defines none: every default
+    assert (fb.hf_attentions(bert), fb.lora_aliases(bert), fb.ffn_matrices(bert), fb.first_layer_differs(bert)) == \
+        (("eager", "sdpa"), {}, 2, False)
+    assert fb.relative_position_flops(bert) is fb.unread_parameter(bert) is fb.validate_arrays(bert) is \
+        fb.replay_checkpoint_inputs(bert) is None
+    assert fb.hf_attentions(family("deberta-v2")) == ("eager",) and fb.ffn_matrices(family("modernbert")) == 3

@@ -12,6 +12,7 @@ from ..estimate.finetune import PEFT_TASK, LoraSpec, parse_mode, resolved_target
 from ..estimate.heads import check_head
 from ..estimate.hf_modules import head_modules
 from ..families import family
+from ..families.base import hf_attentions
 
 
 def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
@@ -86,9 +87,8 @@ def task_model(cfg: ModelConfig, head: str, num_labels: int, device: str, attent
         from .models import ATTENTION_IMPLS
 
         require_choice("attention", attention, ATTENTION_IMPLS)
-        # build.hf_model's rule: a family without an sdpa path (DeBERTa-v2) runs its own attention
-        kw["attn_implementation"] = attention if attention in getattr(family(cfg.family), "HF_ATTENTIONS",
-                                                                      ATTENTION_IMPLS) else "eager"
+        # models.hf_model's rule: a family without an sdpa path (DeBERTa-v2) runs its own attention
+        kw["attn_implementation"] = attention if attention in hf_attentions(family(cfg.family)) else "eager"
     with torch.device(device):
         return cls.from_config(conf, **kw)
 

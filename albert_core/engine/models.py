@@ -12,6 +12,7 @@ from typing import Any
 from ..config import ModelConfig, require_choice
 from ..estimate.params import stored_copies
 from ..families import family
+from ..families.base import hf_attentions
 from ..formats.hf import hf_built_config, hf_dict
 
 ATTENTION_IMPLS = ("eager", "sdpa")
@@ -43,7 +44,7 @@ def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager"
 
     require_choice("attention", attention, ATTENTION_IMPLS)
     fam = family(cfg.family)
-    if attention not in getattr(fam, "HF_ATTENTIONS", ATTENTION_IMPLS):
+    if attention not in hf_attentions(fam):
         attention = "eager"  # e.g. DebertaV2Model has no sdpa path (HF refuses it): it runs its own attention
     if heads and fam.HEADS is not None:
         raise ValueError(f"heads: for family '{cfg.family}', {fam.HEADS}")

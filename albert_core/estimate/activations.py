@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import ConfigError, ModelConfig, require_choice
-from ..families import Family, family
+from ..families import Family, base, family
 from ..families.base import Inference
 from ..replay.liveness import Infer, stored_range
 from ..replay.symbolic import (
@@ -161,7 +161,7 @@ def _layer_terms(out: list[Term], root: Replay, ops: Family, cfg: ModelConfig, x
         _flush(out, "layer", 1, first)
         return y
     second, y2 = _run_layer(root, ops, cfg, y, attention, checkpointing, 1)
-    if x.dtype == y.dtype and not getattr(ops, "FIRST_LAYER_DIFFERS", False):
+    if x.dtype == y.dtype and not base.first_layer_differs(ops):
         _flush(out, "layer", L, first)
     else:
         _flush(out, "layer (first)", 1, first)
@@ -177,8 +177,9 @@ def _make_terms(cfg: ModelConfig, dtype: str, attention: str, device: str, check
     out: list[Term] = []
     r = root.sub()
     x = ops.replay_embeddings(r, cfg)
-    if checkpointing and hasattr(ops, "replay_checkpoint_inputs"):  # one storage handed to every layer
-        ops.replay_checkpoint_inputs(r, cfg)
+    checkpoint_inputs = base.replay_checkpoint_inputs(ops)
+    if checkpointing and checkpoint_inputs is not None:  # one storage handed to every layer
+        checkpoint_inputs(r, cfg)
     _flush(out, "embeddings", 1, r)
     y = _layer_terms(out, root, ops, cfg, x, attention, checkpointing)
     r = root.sub()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from ..config import ModelConfig
-from ..families import family
+from ..families import base, family
 from .params import count_parameters
 
 if TYPE_CHECKING:
@@ -91,8 +91,8 @@ def forward_flops(cfg: ModelConfig, seq_len: int, batch_size: int = 1) -> FlopCo
     fam = family(cfg.family)
     B, S, E, H, I = batch_size, seq_len, cfg.embedding_dim, cfg.hidden_dim, cfg.intermediate_dim
     N = cfg.layer_applications  # sharing does not reduce compute
-    ffn_matrices = getattr(fam, "FFN_MATRICES", 2)  # H×I matrices in the FFN: 2, or 3 for a gated FFN (GLU)
-    relative = getattr(fam, "relative_position_flops", None)
+    ffn_matrices = base.ffn_matrices(fam)  # H×I matrices in the FFN: 2, or 3 for a gated FFN (GLU)
+    relative = base.relative_position_flops(fam)
     return FlopCount(
         # ALBERT's embedding_hidden_mapping_in, ELECTRA's embeddings_project, DeBERTa's embed_proj
         embedding_projection=2 * B * S * E * H if cfg.factorized or E != H else 0,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..config import ModelConfig
 from ..families import NAMES, family
+from ..families.base import lora_aliases
 from .hf_modules import model_modules
 
 # peft 0.21.2's default LoRA targets for every model type the families read (each family's LORA_TARGETS, from
@@ -77,7 +78,7 @@ def lora_targets(cfg: ModelConfig, targets: tuple[str, ...]) -> tuple[tuple[str,
     that cfg's family never has becomes its module of the same meaning (the family's LORA_ALIASES: query_proj in
     DeBERTa-v2, q_lin in DistilBERT, ModernBERT's fused Wqkv for any of the three); every other name is kept, so
     one target list serves every compared model."""
-    aliases: dict[str, tuple[str, ...]] = getattr(family(cfg.family), "LORA_ALIASES", {})
+    aliases = lora_aliases(family(cfg.family))
     out: dict[str, None] = {}
     mapped: list[tuple[str, str]] = []
     for t in targets:

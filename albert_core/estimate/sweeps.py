@@ -32,7 +32,7 @@ from ..config import (
     validate,
 )
 from ..families import family, family_fields, own_fields
-from ..families.base import Heads
+from ..families.base import Heads, validate_arrays
 from .params import albert_twin, count_parameters
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ def _family_rule(v: dict[str, Any], d: dict[str, Any]) -> Any:
     for f, owners in family_fields().items():
         if d["family"] not in owners and f in _BOUNDS:
             ok = ok & (v[f] == FIELD_DEFAULTS[f])
-    own = getattr(fam, "validate_arrays", None)  # the family's own rules (RoBERTa's position_offset, MPNet's buckets)
+    own = validate_arrays(fam)  # the family's own rules (RoBERTa's position_offset, MPNet's buckets)
     return ok if own is None else ok & own(v)
 
 

@@ -22,7 +22,7 @@ from functools import cache
 from typing import cast
 
 from ..names import FAMILIES as NAMES
-from .base import Family, OwnField
+from .base import Family, OwnField, hf_attentions
 
 __all__ = ["NAMES", "Family", "OwnField", "attention_run", "family", "family_fields", "model_types", "own_fields"]
 
@@ -39,7 +39,7 @@ def family(name: str) -> Family:
 def attention_run(family_name: str, attention: str) -> str:
     """The attention Hugging Face runs for `attention` ("eager", "sdpa"): a family without an sdpa path
     (HF_ATTENTIONS, e.g. DebertaV2Model's own attention) runs eager (albert_core/engine/models.py builds it so)."""
-    return attention if attention in getattr(family(family_name), "HF_ATTENTIONS", ("eager", "sdpa")) else "eager"
+    return attention if attention in hf_attentions(family(family_name)) else "eager"
 
 
 @cache

@@ -7,9 +7,9 @@ nn.LayerNorm: weight + bias; nn.Embedding: rows×width).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast, runtime_checkable
 
 from ..values import short
 
@@ -163,11 +163,8 @@ class Family(Protocol):
 
 # Optional parts: a family defines all of one or none of it. Read with isinstance (runtime_checkable), which
 # narrows the type; the type checker holds each module that has one to it (the block at the end of the module).
-# Optional single names, read with getattr and a default: HF_ATTENTIONS (models.py), LORA_ALIASES (finetune.py),
-# FIRST_LAYER_DIFFERS and replay_checkpoint_inputs (activations.py), unread_parameter (step.py), FFN_MATRICES and
-# relative_position_flops (flops.py), validate_arrays (sweeps.py: validate's own rules on whole numpy arrays of the
-# fields, a boolean array of the rows that pass; a family whose validate has rules beyond the common ones defines it,
-# tests/test_family_contract.py checks the two agree at every bound).
+# Optional single names: declared below with their types and defaults (OPTIONAL), each read through its accessor
+# and nowhere else (tests/test_family_contract.py fails on a getattr or hasattr of one outside this module).
 @runtime_checkable
 class Heads(Protocol):
     """The pretraining heads, modelled where HEADS is None (bert, albert)."""
@@ -260,3 +257,57 @@ def refused(d: dict[str, object], rules: Refusals) -> list[str]:
 
 def _show(v: object) -> str:
     return str(v).lower() if isinstance(v, bool) else short(v)
+
+
+# ---- optional single names: what a family may define beside the contract, its type, and the default -------------
+OPTIONAL = {
+    "HF_ATTENTIONS": "tuple[str, ...]: the attention implementations Hugging Face's model takes (default eager, sdpa)",
+    "LORA_ALIASES": "dict[str, tuple[str, ...]]: LoRA's query/key/value as the family names them (default none)",
+    "FFN_MATRICES": "int: H x I matrices in the FFN, 3 for a gated one (default 2)",
+    "FIRST_LAYER_DIFFERS": "bool: layer 0 has other modules than the rest (default False)",
+    "relative_position_flops": "(cfg, seq_len, batch_size) -> int: FLOPs of relative-position attention",
+    "unread_parameter": "(cfg, name) -> bool: a built parameter the forward never reads (no gradient, no state)",
+    "validate_arrays": "(arrays by field) -> bool array: the family's own validate rules on whole numpy arrays",
+    "replay_checkpoint_inputs": "(replay, cfg) -> None: the storage checkpointing hands to every layer",
+}
+
+
+def hf_attentions(fam: object) -> tuple[str, ...]:
+    """HF_ATTENTIONS (engine/models.py, finetuned.py, families.hf_attention)."""
+    return tuple(getattr(fam, "HF_ATTENTIONS", ("eager", "sdpa")))
+
+
+def lora_aliases(fam: object) -> dict[str, tuple[str, ...]]:
+    """LORA_ALIASES (estimate/lora.py): e.g. DeBERTa's query_proj for LoRA's query."""
+    return dict(getattr(fam, "LORA_ALIASES", {}))
+
+
+def ffn_matrices(fam: object) -> int:
+    """FFN_MATRICES (estimate/flops.py): 2, or 3 for a gated FFN (ModernBERT's GLU)."""
+    return int(getattr(fam, "FFN_MATRICES", 2))
+
+
+def first_layer_differs(fam: object) -> bool:
+    """FIRST_LAYER_DIFFERS (estimate/activations.py): ModernBERT's layer 0 has nn.Identity for its attn_norm."""
+    return bool(getattr(fam, "FIRST_LAYER_DIFFERS", False))
+
+
+def relative_position_flops(fam: object) -> Callable[[ConfigFields, int, int], int] | None:
+    """relative_position_flops (estimate/flops.py): DeBERTa's disentangled attention."""
+    return cast("Callable[[ConfigFields, int, int], int] | None", getattr(fam, "relative_position_flops", None))
+
+
+def unread_parameter(fam: object) -> Callable[[ConfigFields, str], bool] | None:
+    """unread_parameter (replay/step.py): DeBERTa's rel_embeddings where neither c2p nor p2c reads them."""
+    return cast("Callable[[ConfigFields, str], bool] | None", getattr(fam, "unread_parameter", None))
+
+
+def validate_arrays(fam: object) -> Callable[[Mapping[str, Any]], Any] | None:
+    """validate_arrays (estimate/sweeps.py): RoBERTa's position offset, MPNet's buckets; test_family_contract.py holds
+    it equal to the family's validate at every bound."""
+    return cast("Callable[[Mapping[str, Any]], Any] | None", getattr(fam, "validate_arrays", None))
+
+
+def replay_checkpoint_inputs(fam: object) -> Callable[[Replay, ConfigFields], None] | None:
+    """replay_checkpoint_inputs (estimate/activations.py): DeBERTa's relative embeddings under checkpointing."""
+    return cast("Callable[[Replay, ConfigFields], None] | None", getattr(fam, "replay_checkpoint_inputs", None))

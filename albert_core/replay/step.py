@@ -133,6 +133,7 @@ from ..config import ModelConfig
 from ..estimate.activations import Term, activation_memory, check_inputs, recompute_memory
 from ..estimate.finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
 from ..families import family
+from ..families.base import unread_parameter
 from ..workload import Workload
 from . import backward, backward_deberta, backward_lora, backward_modernbert
 from .optimizer_step import cuda_rounded, foreach_adamw_temporaries, foreach_temporaries, optimizer_temporaries
@@ -235,7 +236,7 @@ def _unused(cfg: ModelConfig, name: str) -> bool:
     p.grad is None). DeBERTa-v2 with relative_attention but neither c2p nor p2c builds encoder.rel_embeddings
     and its LayerNorm (DebertaV2Encoder.__init__) that DisentangledSelfAttention never uses; without
     relative_attention the LayerNorm (norm_rel_ebd) is built and never used."""
-    unread = getattr(family(cfg.family), "unread_parameter", None)
+    unread = unread_parameter(family(cfg.family))
     if unread is None:
         return False
     if backward_lora.unread(name):  # peft's lora.Embedding on rel_embeddings: the encoder reads .weight
