@@ -4,7 +4,7 @@ Eight families (albert with groups and inner layers too). Each strategy draws a 
 family's config class reads it (its own key names and options: RoBERTa pad offsets, ELECTRA/DeBERTa embedding_size, DeBERTa's buckets, spans, share_att_key, pos_att_type
 subsets, position_biased_input, norm_rel_ebd; ModernBERT's bias flags and global/local mix). The config is
 parsed by from_hf_config and the model is built by AutoConfig.for_model(model_type, **d) + AutoModel on the
-meta device, independently of our own mapping (to_hf_config is checked separately through build.hf_model).
+meta device, independently of our own mapping (to_hf_config is checked separately through models.hf_model).
 """
 
 import pytest

@@ -139,7 +139,7 @@ LAYOUTS = [
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("kind", ["hf", "reference"])
 def test_layer_modules_and_hf_built_config_match_the_built_model(layout, kind):
-    """build.layer_modules counts the layer modules PyTorch creates; hf_built_config counts what HF builds."""
+    """models.layer_modules counts the layer modules PyTorch creates; hf_built_config counts what HF builds."""
     from albert_core.engine.models import hf_model, layer_modules, reference_model
     from albert_core.formats.hf import hf_built_config
 

@@ -174,7 +174,7 @@ def test_shared_layouts_store_each_tensor_once(sharing):
 
 
 def test_a_model_build_logs_nothing_from_torchao():
-    """transformers imports torchao on every model build where it is installed; build.hf_model keeps it quiet."""
+    """transformers imports torchao on every model build where it is installed; models.hf_model keeps it quiet."""
     code = ("import logging, sys; logging.basicConfig(stream=sys.stderr, level=logging.INFO); "
             "from albert_core.engine.models import hf_model; from albert_core.presets import PRESETS; "
             "hf_model(PRESETS['bert-base']); assert 'torchao' in sys.modules")

@@ -126,9 +126,10 @@ def _make() -> Any:
 def _fresh_fake(ft: Any) -> Callable[[Any, Any, Any], Any]:
     """fresh(mode, metadata, storage): the new FakeTensor that FakeTensorMode._get_output_tensor_from_cache_entry makes
     for a cache hit that is not in-place and has no symbolic size: torch.empty_strided on the meta device inside
-    in_kernel_invocation_manager (set_ onto the input's storage for a view op), then FakeTensor(mode, empty, device). Here the same calls without the
-    generator context manager, and FakeTensor.__new__'s attributes set in one update (its checks hold by
-    construction: a meta tensor of this mode, a device FakeTensor normalized when it made the cached output)."""
+    in_kernel_invocation_manager (set_ onto the input's storage for a view op), then FakeTensor(mode, empty, device).
+    Here the same calls without the generator context manager, and FakeTensor.__new__'s attributes set in one update
+    (its checks hold by construction: a meta tensor of this mode, a device FakeTensor normalized when it made the
+    cached output)."""
     import torch
 
     fake_cls, make = ft.FakeTensor, torch.Tensor._make_subclass

@@ -11,15 +11,14 @@ from ..config import ModelConfig
 from ..estimate.finetune import PEFT_TASK, LoraSpec, parse_mode, resolved_targets
 from ..estimate.heads import check_head
 from ..estimate.hf_modules import head_modules
-from ..families import family
-from ..families.base import hf_attentions
+from ..families import attention_run, family
 
 
 def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
           lora: LoraSpec | None = None, device: str = "meta", attention: str | None = None) -> Any:
     """The real model of `trainable(...)`'s setup: Hugging Face's task model with requires_grad set, or
     for lora peft's get_peft_model (targets None: peft picks its own default). torch/peft imported here.
-    attention: "eager" or "sdpa" as build.hf_model takes it (a family without sdpa runs its own); None:
+    attention: "eager" or "sdpa" as models.hf_model takes it (a family without sdpa runs its own); None:
     transformers' default for the class."""
     from ..formats.hf import hf_expressible
 
@@ -87,8 +86,7 @@ def task_model(cfg: ModelConfig, head: str, num_labels: int, device: str, attent
         from .models import ATTENTION_IMPLS
 
         require_choice("attention", attention, ATTENTION_IMPLS)
-        # models.hf_model's rule: a family without an sdpa path (DeBERTa-v2) runs its own attention
-        kw["attn_implementation"] = attention if attention in hf_attentions(family(cfg.family)) else "eager"
+        kw["attn_implementation"] = attention_run(cfg.family, attention)  # DeBERTa-v2: its own attention, eager
     with torch.device(device):
         return cls.from_config(conf, **kw)
 

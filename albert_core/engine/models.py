@@ -11,8 +11,7 @@ from typing import Any
 
 from ..config import ModelConfig, require_choice
 from ..estimate.params import stored_copies
-from ..families import family
-from ..families.base import hf_attentions
+from ..families import attention_run, family
 from ..formats.hf import hf_built_config, hf_dict
 
 ATTENTION_IMPLS = ("eager", "sdpa")
@@ -44,8 +43,7 @@ def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager"
 
     require_choice("attention", attention, ATTENTION_IMPLS)
     fam = family(cfg.family)
-    if attention not in hf_attentions(fam):
-        attention = "eager"  # e.g. DebertaV2Model has no sdpa path (HF refuses it): it runs its own attention
+    attention = attention_run(cfg.family, attention)  # DebertaV2Model has no sdpa path (HF refuses it): eager
     if heads and fam.HEADS is not None:
         raise ValueError(f"heads: for family '{cfg.family}', {fam.HEADS}")
     hf_logging.set_verbosity_error()

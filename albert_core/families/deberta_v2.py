@@ -191,7 +191,7 @@ def hf_classes(heads: bool) -> tuple[type, type]:
 
 # ---- activation replay (albert_core/replay/symbolic.py): DebertaV2Model's ops and what they save -------------------
 # DebertaV2Model runs its own attention (no sdpa path: HF refuses attn_implementation="sdpa"): attention="sdpa"
-# replays the same ops as eager, and build.hf_model builds it with eager attention.
+# replays the same ops as eager, and models.hf_model builds it with eager attention.
 HF_ATTENTIONS = ("eager",)
 def replay_embeddings(r: Replay, cfg: ConfigFields) -> Tensor:
     """DebertaV2Embeddings (word [+ position] [+ token type], embed_proj, LayerNorm, * mask, dropout), then
