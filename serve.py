@@ -89,7 +89,7 @@ def _first_uses() -> None:
     for package in (ui, charts):  # every module of the app's pages, whichever page is visited first
         for module in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{module.name}")
-    importlib.import_module("albert_core.replay.step")  # the step's peak: estimate.training imports it on use
+    importlib.import_module("albert_core.step.peak")  # the step's peak: step.training imports it on use
     Image.preinit()  # the page icon: PIL loads its image formats' readers on the first open
     from charts.base import style
 

@@ -9,15 +9,15 @@ only when they are used; huggingface_hub only when a config is fetched by Hub id
 
 from .config import FAMILIES, HIDDEN_ACTS, SHARING_MODES, ConfigError, ModelConfig
 from .estimate.activations import activation_memory, activation_sweep, attention_quadratic_memory
-from .estimate.compare import compare_table
-from .estimate.fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
 from .estimate.flops import forward_flops, training_flops
 from .estimate.gpus import GPUS
 from .estimate.params import ParameterCount, albert_cuts, count_parameters, factorization_savings, sharing_savings
 from .estimate.sweeps import embedding_sweep, sharing_sweep, sweep
-from .estimate.training import training_memory
 from .formats.hf import from_hf_config, hf_expressible, to_hf_config
 from .presets import DEFAULT_PRESET, PRESET_FAMILIES, PRESETS
+from .step.compare import compare_table
+from .step.fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
+from .step.training import training_memory
 from .workload import Workload
 
 __all__ = [

@@ -4,14 +4,14 @@ A Workload is a step's batch and sequence, its precision (the weights' dtype, au
 word, PRECISIONS, read through three properties of one meaning each), the attention, checkpointing, the device
 modelled, the optimizer, the fine-tuning (mode, head, labels, LoRA) and the parallelism (GPUs, sharding). It
 validates itself (`problems`, each message saying what to change) and has one set of defaults: the app's (the
-controls of albert_core.formats.share). activations.activation_memory(cfg, w, training=) (the forward alone: w's
+controls of albert_core.share). activations.activation_memory(cfg, w, training=) (the forward alone: w's
 batch, sequence, forward dtype, attention, device and checkpointing; its recompute_memory, attention_quadratic_memory
 and activation_sweep too), training.training_memory(cfg, w), step.step_peak(cfg, w) (and the step's
 replays and candidates), the engine (engine.Run is a Workload plus fake and seed; measure_activation_memory,
 check_measurable, modelled_step, the measured points' tables, measure_cuda_peak), Verify's planner, the Fit
-planner's searches (estimate.fit: the search replaces the field it varies), the worker's request (to_dict /
+planner's searches (step.fit: the search replaces the field it varies), the worker's request (to_dict /
 from_dict: plain JSON across the process boundary), the UI's caches (ui.data, keyed on it) and the CLI's
-`memory` and `verify` take it, and a link carries it: albert_core.formats.share.workload_of(controls, page) reads the
+`memory` and `verify` take it, and a link carries it: albert_core.share.workload_of(controls, page) reads the
 Workload of Memory's training tab, the Fit planner or Verify from a view's controls, controls_of writes it back
 (Verify's links: share.verify_query(view, cfg, w)); share.forward_of(controls) reads the forward that Memory's
 activation tabs count.
@@ -22,13 +22,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from .estimate.lora import LoraSpec
-from .replay.symbolic import ATTENTIONS, DEVICES, MASTER, STEP_DTYPES, split_dtype
+from .choices import ATTENTIONS, DEVICES, MASTER, OPTIMIZERS, PRECISIONS, SHARDINGS, LoraSpec, parse_mode
+from .replay.symbolic import split_dtype
 from .values import short
-
-PRECISIONS = STEP_DTYPES  # float32, bfloat16, float16, mixed_bf16, mixed_fp16, bf16_master, fp16_master
-OPTIMIZERS = ("adamw", "sgd", "adafactor")
-SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
 
 
 @dataclass(frozen=True)
@@ -53,7 +49,7 @@ class Workload:
         if problems:
             raise ValueError("; ".join(problems))
 
-    # ---- the precision, one meaning per property (albert_core.estimate.training's module docstring) -----------
+    # ---- the precision, one meaning per property (albert_core.step.training's module docstring) -----------
     @property
     def weights(self) -> str:
         """The weights' dtype: float32 under autocast, the cast's 16 bits for a cast model (a master copy's too)."""
@@ -108,8 +104,6 @@ class Workload:
 
     def problems(self) -> list[str]:
         """Every problem with the workload, each saying what to change (the model's own: check_for)."""
-        from .estimate.finetune import parse_mode
-
         out = [f"{name} must be a whole number of at least 1, got {v!r}"
                for name, v in (("batch_size", self.batch_size), ("seq_len", self.seq_len),
                                ("num_gpus", self.num_gpus))

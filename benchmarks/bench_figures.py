@@ -29,8 +29,8 @@ def main() -> None:
     import serve
 
     serve.warm_up()
-    from albert_core.formats.share import CONTROLS, DEFAULT_COMPARE
     from albert_core.presets import DEFAULT_PRESET, PRESETS
+    from albert_core.share import CONTROLS, DEFAULT_COMPARE
     from ui import figures
 
     ctl = {k: c.default for k, c in CONTROLS.items()}

@@ -26,8 +26,8 @@ def main() -> None:
 
     from albert_core.estimate import activations
     from albert_core.estimate.activations import activation_memory, activation_sweep
-    from albert_core.estimate.fit import fit_table
     from albert_core.presets import PRESETS
+    from albert_core.step.fit import fit_table
     from albert_core.workload import Workload
 
     print(machine_line())

@@ -25,8 +25,8 @@ RUNS = [  # (preset, batch, seq_len, precision, attention)
 
 def main() -> None:
     from albert_core.engine.measure import cuda_available, measure_cuda_peak
-    from albert_core.estimate.training import training_memory
     from albert_core.presets import PRESETS
+    from albert_core.step.training import training_memory
     from albert_core.units import format_bytes
     from albert_core.workload import Workload
 

@@ -36,7 +36,7 @@ from albert_core.estimate import finetune  # noqa: E402
 from albert_core.estimate.gpus import GPUS  # noqa: E402
 from albert_core.estimate.serving import approximate_bytes, weight_bytes  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
-from albert_core.replay.step import StepPeakEstimate, step_peak  # noqa: E402
+from albert_core.step.peak import StepPeakEstimate, step_peak  # noqa: E402
 from albert_core.units import format_bytes, format_count  # noqa: E402
 from albert_core.workload import Workload  # noqa: E402
 

@@ -22,7 +22,7 @@ def _where(value: int, tallest: int) -> str:
 def fit_bars(df: pd.DataFrame) -> go.Figure:
     """Two panels, one bar per config: largest batch at seq_len, longest sequence at the batch size.
 
-    df: albert_core.estimate.fit.fit_table rows for one GPU (config, max_batch_size, max_seq_len, seq_len, batch_size,
+    df: albert_core.step.fit.fit_table rows for one GPU (config, max_batch_size, max_seq_len, seq_len, batch_size,
     needed_bytes, gpu_bytes) plus longest_max_position (the position table grown with the sequence).
     """
     # one panel above the other: side by side, the two panel titles cross each other on a phone

@@ -7,7 +7,7 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from albert_core.estimate.gpus import precision_note
-from albert_core.estimate.training import PRECISION_LABELS, is_lower_bound
+from albert_core.step.training import PRECISION_LABELS, is_lower_bound
 from albert_core.units import format_bytes, format_count
 from ui import controls, data, figures, plots, sections, state, tables, url
 from ui import finetune as ft_ui

@@ -7,8 +7,8 @@ from ui.legacy import through_app
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
 from albert_core.estimate.gpus import precision_note
-from albert_core.estimate.training import PRECISION_LABELS, PRECISION_NOTES
-from albert_core.formats.share import forward_of
+from albert_core.share import forward_of
+from albert_core.step.training import PRECISION_LABELS, PRECISION_NOTES
 from albert_core.units import format_bytes
 from ui import controls, data, figures, measured, plots, sections, state, tables, url
 from ui import finetune as ft_ui
@@ -103,7 +103,7 @@ with body:
         st.header("Training memory per GPU")
         st.markdown("One training step: weights, gradients, optimizer state, float32 master weights (the master-copy "
                     "precisions) and activations, and the **step's peak**: the most bytes alive at one moment of "
-                    "the step (albert_core.replay.step), which is what must fit. Dashed lines: the memory of common GPUs.")
+                    "the step (albert_core.step.peak), which is what must fit. Dashed lines: the memory of common GPUs.")
         d1, d2, d3, d4 = st.columns(4)
         with d1:
             seq_len = controls.number("seq_len", "Sequence length for the bars (tokens)", step=128,

@@ -6,8 +6,8 @@ from ui.legacy import through_app
 
 through_app()  # a deep link before app.py ever ran in this process: hand the run over to it
 
-from albert_core.estimate.training import PEAK_MAX_LAYERS, is_lower_bound
 from albert_core.presets import PRESETS
+from albert_core.step.training import PEAK_MAX_LAYERS, is_lower_bound
 from albert_core.units import format_bytes, format_count
 from ui import comparison, controls, data, figures, paper, plots, sections, state, tables
 from ui.text import md
@@ -39,7 +39,7 @@ if mine["training_512_is_peak"]:  # short labels: a metric's label is cut to its
     m4.metric("Training step's peak", ("≥ " if is_lower_bound(mine["training_512_peak_is"]) else "")
               + format_bytes(int(mine["training_512"])),
               help=f"1 × {seq:,} tokens, float32, AdamW, eager attention: the most bytes alive at one moment of the "
-                   f"step (albert_core.replay.step; {int(mine['training_512']):,} bytes; {mine['training_512_peak_is']}). "
+                   f"step (albert_core.step.peak; {int(mine['training_512']):,} bytes; {mine['training_512_peak_is']}). "
                    f"The sum of its parts (weights, gradients, optimizer state, every saved activation) is "
                    f"{format_bytes(int(mine['training_512_sum']))}.")
 else:

@@ -23,8 +23,8 @@ from albert_core.engine.measure import (
     step_rows,
 )
 from albert_core.estimate.params import count_parameters
-from albert_core.estimate.training import PRECISION_LABELS
 from albert_core.formats.hf import hf_built_config, hf_expressible
+from albert_core.step.training import PRECISION_LABELS
 from albert_core.units import format_bytes
 from albert_core.workload import Workload
 from ui import controls, jobs, state, tables
@@ -205,16 +205,16 @@ def show_step(result: dict) -> None:
     st.caption(f"{settings_line(m)}, {s['optimizer']}: training step 2, every live tensor counted once; the peak "
                f"comes {PHASE_NOTE.get(s['phase'], s['phase'])}.")
     if modelled is None:  # modelled_step: the reference encoder's step (a column of None in the table before)
-        st.caption("No modelled peak beside it: albert_core.replay.step replays Hugging Face's modules, and this step "
+        st.caption("No modelled peak beside it: albert_core.step.peak replays Hugging Face's modules, and this step "
                    "ran on the reference encoder. The planner's figures below are what Memory and Fit plan for this "
                    "config.")
     with st.expander("How the step is measured and modelled", icon=":material/info:"):
         st.markdown(
             "The step: forward, loss, backward, optimizer.step(), its second run (the optimizer state exists). "
-            + (("The modelled peak (albert_core.replay.step) replays it op by op: the forward's moments, the backward on "
+            + (("The modelled peak (albert_core.step.peak) replays it op by op: the forward's moments, the backward on "
                 "the recorded autograd graph (checkpointing's recomputation included) and the optimizer's "
                 "temporaries. " if modelled.activations_exact else
-                "The modelled peak (albert_core.replay.step) does not replay this setup (peft's LoRA on an embedding "
+                "The modelled peak (albert_core.step.peak) does not replay this setup (peft's LoRA on an embedding "
                 "other than the word embeddings: position, token type, relative): it is the largest of moments "
                 "the step passes through, a lower bound. ") if modelled is not None else "")
             + ("The sum of parts (albert_core's training memory: weights, gradients, optimizer state and every "

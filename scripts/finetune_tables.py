@@ -15,7 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from albert_core.estimate.finetune import LoraSpec, trainable  # noqa: E402
+from albert_core.choices import LoraSpec  # noqa: E402
+from albert_core.estimate.finetune import trainable  # noqa: E402
 from albert_core.estimate.hf_modules import embedding_modules  # noqa: E402
 from albert_core.estimate.params import count_parameters  # noqa: E402
 from albert_core.estimate.serving import approximate_bytes, weight_bytes  # noqa: E402

@@ -1,6 +1,10 @@
 """The import graph inside albert_core: every arrow (top-level and function-local), its cycles, its arrows back up.
 
-Usage: python scripts/import_graph.py [--edges]
+Usage: python scripts/import_graph.py [--edges] [--root DIR]
+
+First the layers: albert_core's parts (each subpackage and each top-level module) and the order docs/typing.md
+writes in its ```layers block (top first). Every arrow between two parts, a TYPE_CHECKING one too, must point to a
+lower layer; one that does not is listed, with the modules and lines that make it.
 
 An arrow A -> B is one `import`/`from ... import` of albert_core module B in module A, anywhere in A (at the
 top or inside a function). Imports under `if TYPE_CHECKING:` are not arrows (they never run) and are
@@ -8,24 +12,23 @@ listed apart; the type checker follows them, so a last report counts the cycles 
 itself, as each family module does to hold itself to the contract, is no cycle). The dynamic `importlib.import_module` in families.family() makes the families package point
 at each family module (a downward arrow). An arrow lies on a cycle when B reaches A again. "Arrows back up" counts the fewest of those that any layering must have pointing up (the rest can all
 point down). The same is reported with albert_core.families.* folded into one node, as the README draws it.
-Exit status 1 when there is a cycle, so it can guard the layering.
+Exit status 1 when an arrow runs against the layers or there is a cycle, so it guards the layering.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = "albert_core"
+LAYERS_DOC = "docs/typing.md"
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+    return module_name_under(ROOT, path)
 
 
 def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
@@ -45,11 +48,73 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return out
 
 
-def arrows(modules: dict[str, Path]) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
-    """(runtime arrows (from, to, 'top' | 'local'), TYPE_CHECKING-only arrows)."""
+def module_name_under(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layers(root: Path) -> dict[str, int]:
+    """part -> its layer (0 = lowest), from the ```layers block of docs/typing.md (top first, one layer a line,
+    parts separated by spaces; words after a part in parentheses are comments)."""
+    text = (root / LAYERS_DOC).read_text()
+    start = text.find("```layers\n")
+    if start < 0:
+        raise SystemExit(f"{LAYERS_DOC} has no ```layers block: write albert_core's parts there, top layer first")
+    block = text[start + len("```layers\n"):text.index("```", start + 3)]
+    rows = [re.sub(r"\([^)]*\)", " ", line).split() for line in block.splitlines() if line.strip()]
+    out: dict[str, int] = {}
+    for rank, row in enumerate(reversed(rows)):
+        for part in row:
+            if part in out:
+                raise SystemExit(f"{LAYERS_DOC}'s layers name {part} twice")
+            out[part] = rank
+    return out
+
+
+def part_of(mod: str) -> str:
+    """albert_core.estimate.params -> estimate; albert_core.config -> config; albert_core -> albert_core."""
+    return mod.split(".")[1] if "." in mod else mod
+
+
+def layer_report(runtime: list[tuple[str, str, str]], typing_only: list[tuple[str, str]], where: dict[tuple[str, str], list[str]],
+                 order: dict[str, int]) -> int:
+    """Print the arrows between parts against the written layers; return how many run the wrong way (or name a
+    part the layers do not)."""
+    every = {(a, b) for a, b, _ in runtime} | set(typing_only)
+    between: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for a, b in sorted(every):
+        pa, pb = part_of(a), part_of(b)
+        if pa != pb:
+            between.setdefault((pa, pb), []).append((a, b))
+    parts = sorted({part_of(m) for ab in every for m in ab})
+    unplaced = [p for p in parts if p not in order]
+    wrong = sorted(k for k in between if k[0] in order and k[1] in order and order[k[0]] <= order[k[1]])
+    print(f"[layers, {LAYERS_DOC}] parts: {len(parts)} in {len(set(order.values()))} layers; arrows between parts: "
+          f"{len(between)}; against the layers: {len(wrong)}; parts the layers do not name: {len(unplaced)}")
+    knots = cycle_parts(set(between))
+    print(f"[parts] knots (parts that import each other, directly or through others): {len(knots)}")
+    for k in knots:
+        print("  knot:", ", ".join(k))
+    for p in unplaced:
+        print(f"  not in the layers: {p} (add it to {LAYERS_DOC}'s ```layers block)")
+    for pa, pb in wrong:
+        how = "the same layer" if order[pa] == order[pb] else "a higher layer"
+        print(f"  against the layers: {pa} -> {pb} ({how}):")
+        for a, b in between[(pa, pb)]:
+            print(f"    {a.removeprefix(PKG + '.')} -> {b.removeprefix(PKG + '.')} at {', '.join(where[(a, b)])}")
+    return len(wrong) + len(unplaced) + len(knots)
+
+
+def arrows(modules: dict[str, Path], where: dict[tuple[str, str], list[str]] | None = None,
+           root: Path = ROOT) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+    """(runtime arrows (from, to, 'top' | 'local'), TYPE_CHECKING-only arrows); `where` gets each arrow's
+    file:line places."""
     runtime: list[tuple[str, str, str]] = []
     typing_only: list[tuple[str, str]] = []
     for mod, path in sorted(modules.items()):
+        rel = path.relative_to(root)
         tree = ast.parse(path.read_text(), str(path))
         guarded = _type_checking_nodes(tree)
         top = {id(n) for n in tree.body}
@@ -67,6 +132,8 @@ def arrows(modules: dict[str, Path]) -> tuple[list[tuple[str, str, str]], list[t
             for t in dict.fromkeys(targets):
                 if t not in modules or t == mod:
                     continue
+                if where is not None:
+                    where.setdefault((mod, t), []).append(f"{rel}:{getattr(node, 'lineno', '?')}")
                 if id(node) in guarded:
                     typing_only.append((mod, t))
                 else:
@@ -174,8 +241,11 @@ def report(edges: list[tuple[str, str, str]], folded: bool, label: str = "") -> 
 
 
 def main() -> int:
-    modules = {module_name(p): p for p in sorted((ROOT / PKG).rglob("*.py"))}
-    runtime, typing_only = arrows(modules)
+    root = Path(sys.argv[sys.argv.index("--root") + 1]).resolve() if "--root" in sys.argv else ROOT
+    modules = {module_name_under(root, p): p for p in sorted((root / PKG).rglob("*.py"))}
+    where: dict[tuple[str, str], list[str]] = {}
+    runtime, typing_only = arrows(modules, where, root)
+    wrong = layer_report(runtime, typing_only, where, layers(root))
     local = [(a, b) for a, b, k in runtime if k == "local"]
     print(f"modules: {len(modules)}; runtime arrows: {len({(a, b) for a, b, _ in runtime})} "
           f"(function-local import statements of albert_core modules: {len(local)}); "
@@ -187,7 +257,7 @@ def main() -> int:
     n += report(runtime, folded=True)
     typing = runtime + [(a, b, "TYPE_CHECKING") for a, b in typing_only]
     n += report(typing, folded=False, label="with the type checker's imports")
-    return 1 if n else 0
+    return 1 if n or wrong else 0
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ def pages() -> dict:
     """Page and tab -> what AppTest shows there: tables as CSV, metrics, captions (the settings beside numbers)."""
     from streamlit.testing.v1 import AppTest
 
-    from albert_core.formats.share import PAGE_TABS
+    from albert_core.share import PAGE_TABS
 
     app = str(Path(__file__).resolve().parent.parent / "app.py")
     out: dict = {}

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from albert_core.formats.share import PAGE_TABS
+from albert_core.share import PAGE_TABS
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 COLUMN_GAP_PX = 16  # st.columns' "small" gap (ui/plots.COLUMN_GAP_PX)
@@ -53,7 +53,7 @@ SCREENS = (DESKTOP, PHONE)
 @dataclass(frozen=True)
 class View:
     name: str
-    query: str  # the link's query string (albert_core.formats.share)
+    query: str  # the link's query string (albert_core.share)
     theme: str  # "light" | "dark": the page around the figures (the figures are white in both: theme=None)
     pages: tuple[str, ...] = tuple(PAGE_TABS)
 

@@ -172,9 +172,9 @@ def test_compute_seq_len_beyond_max_position_is_explained():
 
 
 def test_memory_training_bars_and_stop_table():
-    from albert_core.estimate.fit import max_position_that_fits
     from albert_core.estimate.gpus import GPUS
-    from albert_core.estimate.training import training_memory
+    from albert_core.step.fit import max_position_that_fits
+    from albert_core.step.training import training_memory
 
     at = goto(open_app({"precision": "float32", "optimizer": "sgd", "gpu": "A100 40 GB", "attention": "sdpa"}),
               "memory")
@@ -191,8 +191,8 @@ def test_memory_training_bars_and_stop_table():
 
 
 def test_fit_planner_page():
-    from albert_core.estimate.fit import max_batch_size
     from albert_core.estimate.gpus import GPUS
+    from albert_core.step.fit import max_batch_size
 
     at = goto(open_app(), "fit")
     at.selectbox(key="ctl.gpu").set_value("H100 80 GB").run()
@@ -233,8 +233,8 @@ def test_fit_planner_says_which_configs_are_planned_at_their_own_max_position():
 @pytest.mark.parametrize("query", [{}, {"vocab_size": "50000", "num_layers": "6", "sharing": "none"},
                                    {"preset": "bert-large", "max_position": "256"}])
 def test_overview_headline_is_the_sidebar_config(query):
-    from albert_core.estimate.training import training_memory
-    from albert_core.formats.share import decode
+    from albert_core.share import decode
+    from albert_core.step.training import training_memory
     from albert_core.units import format_bytes, format_count
 
     at = open_app(query)
@@ -257,8 +257,8 @@ def test_overview_headline_is_the_sidebar_config(query):
 def test_overview_headline_says_sum_of_parts_past_the_peak_model():
     """Past training.PEAK_MAX_LAYERS layer applications the step's peak is not modelled: the headline is the sum
     of the parts and its label says so (not "peak")."""
-    from albert_core.estimate.training import PEAK_MAX_LAYERS, training_memory
-    from albert_core.formats.share import decode
+    from albert_core.share import decode
+    from albert_core.step.training import PEAK_MAX_LAYERS, training_memory
     from albert_core.units import format_bytes
 
     query = {"num_layers": str(PEAK_MAX_LAYERS + 88), "hidden_dim": "64", "num_heads": "2", "intermediate_dim": "128"}
@@ -305,7 +305,7 @@ def test_sdpa_says_which_configs_run_their_own_attention(page):
 def test_a_number_out_of_range_is_refused_with_its_range_and_the_box_shows_the_value_in_use(typed):
     """A new user typed batch 100,000 on the Fit planner: the browser kept 8 (a red box, a tooltip) while the box
     showed 100,000. Now the value is refused in words under the box, which goes back to the value in use."""
-    from albert_core.formats.share import CONTROLS
+    from albert_core.share import CONTROLS
 
     at = goto(open_app(), "fit")
     at.number_input(key="ctl.batch_size").set_value(typed).run()

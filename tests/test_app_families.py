@@ -6,8 +6,8 @@ from test_app_pages import PAGES, goto, no_errors, open_app, open_fields, open_t
 from test_hub import server  # noqa: F401  (the local Hub fixture)
 
 from albert_core.estimate.params import count_parameters
-from albert_core.formats.share import PAGE_TABS
 from albert_core.presets import PRESET_FAMILIES, PRESETS
+from albert_core.share import PAGE_TABS
 
 FAMILY_PRESET = {fam: names[0] for fam, names in PRESET_FAMILIES.items() if fam not in ("bert", "albert")}
 

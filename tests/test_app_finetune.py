@@ -3,10 +3,11 @@ to albert_core's, a LoRA link on ALBERT asks for target modules, and bad values 
 
 from test_app_pages import figure, goto, no_errors, open_app, open_fields, open_tab, table_with, traces
 
-from albert_core.estimate.finetune import LoraSpec, trainable
+from albert_core.choices import LoraSpec
+from albert_core.estimate.finetune import trainable
 from albert_core.estimate.serving import weight_bytes
-from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
+from albert_core.step.training import training_memory
 from albert_core.workload import Workload
 
 

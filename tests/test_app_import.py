@@ -6,8 +6,8 @@ from test_app_pages import goto, open_app, open_fields, open_tab, table_with
 
 from albert_core.estimate.params import count_parameters
 from albert_core.formats.hf import to_hf_config
-from albert_core.formats.share import PAGE_TABS
 from albert_core.presets import PRESETS
+from albert_core.share import PAGE_TABS
 from ui.sidebar import MAX_UPLOAD_BYTES
 
 
@@ -32,7 +32,7 @@ def test_upload_a_hf_config_sets_every_field():
 
 
 def test_an_upload_puts_the_preset_box_on_its_nearest_preset_and_says_so():
-    from albert_core.formats.share import nearest_preset
+    from albert_core.share import nearest_preset
 
     cfg = PRESETS["bert-large"].replace(name="my-bert", num_layers=12)  # started from albert-base, the default
     at = upload(open_app(), "config.json", json.dumps(to_hf_config(cfg)).encode())

@@ -34,7 +34,7 @@ def test_memory_measures_points_that_equal_the_cpu_estimate():
 def test_training_chart_measures_step_peaks_beside_the_modelled_peak():
     from test_app_pages import open_tab
 
-    from albert_core.replay.step import step_peak
+    from albert_core.step.peak import step_peak
 
     q = {"preset": "bert-base", "compare": "albert-base", "seq_max": "1024", "batch_size": "2", "precision": "float32",
          "optimizer": "sgd", "memory_tab": "training"}

@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 from albert_core.estimate.activations import activation_memory
 from albert_core.estimate.flops import forward_flops
 from albert_core.estimate.params import count_parameters
-from albert_core.formats.share import CONTROLS, DEFAULT_COMPARE, PAGE_TABS
 from albert_core.presets import PRESETS
+from albert_core.share import CONTROLS, DEFAULT_COMPARE, PAGE_TABS
 from albert_core.units import format_bytes, format_count
 from albert_core.workload import Workload
 

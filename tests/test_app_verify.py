@@ -12,14 +12,15 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from test_app_pages import APP, goto, open_app
 
+from albert_core.choices import LoraSpec
 from albert_core.engine import worker
 from albert_core.engine.runner import Runner
 from albert_core.estimate.activations import activation_memory
-from albert_core.estimate.finetune import LoraSpec, trainable
+from albert_core.estimate.finetune import trainable
 from albert_core.estimate.params import count_parameters
-from albert_core.estimate.training import training_memory
-from albert_core.formats.share import CONTROLS, decode
 from albert_core.presets import PRESETS
+from albert_core.share import CONTROLS, decode
+from albert_core.step.training import training_memory
 from albert_core.units import format_bytes
 from albert_core.workload import Workload
 from ui import jobs
@@ -293,7 +294,7 @@ def test_verify_shows_the_training_step_peak_the_engine_measures():
 
 def test_a_step_on_the_reference_encoder_says_why_it_has_no_modelled_peak():
     """ALBERT with gradient checkpointing runs on the reference encoder (Hugging Face's AlbertModel cannot
-    checkpoint), which albert_core.replay.step does not replay: the table had a column of "None" and nothing said
+    checkpoint), which albert_core.step.peak does not replay: the table had a column of "None" and nothing said
     why (a new user, 2026-12-05). Now the column is left out and a caption says why."""
     at = goto(open_app(TINY | {"verify_batch": "2", "verify_seq_len": "16", "optimizer": "sgd", "precision": "float32",
                                "checkpointing": "1"}), "verify")

@@ -9,13 +9,13 @@ import pytest
 
 from albert_core.config import SHARING_MODES
 from albert_core.estimate.activations import activation_memory
-from albert_core.estimate.fit import max_batch_size, max_position_that_fits, max_seq_len
 from albert_core.estimate.flops import forward_flops, training_flops
 from albert_core.estimate.gpus import GPUS
 from albert_core.estimate.params import count_parameters, factorization_savings
 from albert_core.estimate.sweeps import scaled
-from albert_core.estimate.training import training_memory
 from albert_core.presets import HUB_CONFIGS, PRESETS
+from albert_core.step.fit import max_batch_size, max_position_that_fits, max_seq_len
+from albert_core.step.training import training_memory
 from albert_core.units import format_count
 from albert_core.workload import Workload
 from charts import compute as ccharts

@@ -236,7 +236,7 @@ def test_the_commands_start_from_the_apps_defaults(capsys):
     """verify and memory read every default from share.CONTROLS, the app's (issue 29 item 6): bert-base 8 × 512
     gave 2.89 GiB of activations from `memory` (sdpa) and 4.86 GiB on the Memory page (eager)."""
     from albert_core.cli.main import build_parser
-    from albert_core.formats.share import CONTROLS
+    from albert_core.share import CONTROLS
 
     def default(name: str):
         return CONTROLS[name].default
@@ -260,12 +260,12 @@ def test_the_commands_start_from_the_apps_defaults(capsys):
 
 
 def test_memory_json_parts_sum_to_total(capsys):
-    from albert_core.estimate.training import training_memory
+    from albert_core.step.training import training_memory
 
     d = _main_json(capsys, "memory", "--preset", "bert-base", "--batch-size", "16", "--seq-len", "512",
                    "--precision", "mixed_bf16", "--num-gpus", "4", "--sharding", "zero2")
     t = d["training_memory"]
-    from albert_core.formats.share import CONTROLS
+    from albert_core.share import CONTROLS
 
     # the command's default: the app's
     ref = training_memory(PRESETS["bert-base"], Workload(batch_size=16, seq_len=512, precision="mixed_bf16", num_gpus=4,
@@ -293,8 +293,8 @@ def test_verify_and_memory_bad_input_exit_2_with_a_message(args, message, capsys
 
 # ---- fine-tuning, task heads and serving (issue 18, item 5) -------------------------------------------
 def _step(cfg, args_mode: str, *, head="none", num_labels=2, lora=None, B=8, S=512, dtype="mixed_bf16"):
-    from albert_core.formats.share import CONTROLS
-    from albert_core.replay.step import step_peak
+    from albert_core.share import CONTROLS
+    from albert_core.step.peak import step_peak
 
     return step_peak(cfg, Workload(B, S, dtype, CONTROLS["attention"].default, False, "cuda", "adamw", None, args_mode,
                                    head, num_labels, lora))
@@ -302,7 +302,8 @@ def _step(cfg, args_mode: str, *, head="none", num_labels=2, lora=None, B=8, S=5
 
 @pytest.mark.parametrize("preset", ["xlm-roberta-base", "albert-base"])
 def test_memory_train_and_head_flags_count_as_finetune_and_step(preset, capsys):
-    from albert_core.estimate.finetune import LoraSpec, trainable
+    from albert_core.choices import LoraSpec
+    from albert_core.estimate.finetune import trainable
 
     cfg = PRESETS[preset]
     targets = ("query", "value") if preset == "albert-base" else None  # peft has no default for albert
@@ -418,7 +419,8 @@ def test_memory_finetune_and_serve_bad_input_exits_2_with_a_message(args, messag
 
 
 def test_verify_train_lora_measures_the_peft_model_fake_equal_to_real(tmp_path, capsys):
-    from albert_core.estimate.finetune import LoraSpec, trainable
+    from albert_core.choices import LoraSpec
+    from albert_core.estimate.finetune import trainable
 
     cfg = PRESETS["albert-base"].replace(name="tiny", vocab_size=120, embedding_dim=8, hidden_dim=16, num_heads=2,
                                          intermediate_dim=24, num_layers=3, max_position=32)
@@ -444,13 +446,13 @@ def test_verify_train_lora_measures_the_peft_model_fake_equal_to_real(tmp_path, 
 
 def test_memory_json_follows_the_mode_and_the_sharding(capsys):
     """The sum of the parts takes --train and --head, and the peak is training_memory's, ZeRO applied per moment."""
-    from albert_core.estimate.finetune import LoraSpec
-    from albert_core.estimate.training import training_memory
+    from albert_core.choices import LoraSpec
+    from albert_core.step.training import training_memory
 
     args = ("memory", "--preset", "bert-base", "--batch-size", "8", "--seq-len", "256", "--precision", "mixed_bf16")
     d = _main_json(capsys, *args, "--train", "lora", "--head", "classification:3", "--num-gpus", "4",
                    "--sharding", "zero3")
-    from albert_core.formats.share import CONTROLS
+    from albert_core.share import CONTROLS
 
     ref = training_memory(PRESETS["bert-base"], Workload(batch_size=8, seq_len=256, precision="mixed_bf16", num_gpus=4,
                                                          sharding="zero3", mode="lora", head="classification",

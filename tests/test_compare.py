@@ -1,4 +1,4 @@
-"""albert_core.estimate.compare: the side-by-side table, and the HTML report that carries it."""
+"""albert_core.step.compare: the side-by-side table, and the HTML report that carries it."""
 
 from dataclasses import fields
 
@@ -6,11 +6,11 @@ import pytest
 
 from albert_core.config import ModelConfig
 from albert_core.estimate.activations import activation_memory
-from albert_core.estimate.compare import OWN, OWN_HEADER, RESULTS, WORKLOAD, Settings, compare_table
 from albert_core.estimate.flops import forward_flops
 from albert_core.estimate.params import count_parameters
-from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
+from albert_core.step.compare import OWN, OWN_HEADER, RESULTS, WORKLOAD, Settings, compare_table
+from albert_core.step.training import training_memory
 from albert_core.workload import Workload
 
 CFGS = (PRESETS["albert-base"].replace(name="mine", max_position=4096), PRESETS["bert-base"], PRESETS["albert-xxlarge"])
@@ -97,7 +97,7 @@ def test_empty_comparison_is_refused():
 def test_the_mode_and_head_reach_the_results():
     """LoRA on query,value with a classification head: trainable parameters and the peak are training_memory's
     with the same settings; ALBERT with peft's (missing) default targets has no numbers, not wrong ones."""
-    from albert_core.estimate.finetune import LoraSpec
+    from albert_core.choices import LoraSpec
 
     lora = LoraSpec(r=4, targets=("query", "value"))
     s = Settings(batch_size=2, seq_len=128, mode="lora", head="classification", num_labels=3, lora=lora)
@@ -119,8 +119,8 @@ def test_the_mode_and_head_reach_the_results():
 
 def test_another_familys_own_field_is_not_applicable_not_its_default():
     """A new user's review: bert-large showed local_attention 128 and position_buckets -1, values it does not have."""
-    from albert_core.estimate.compare import compare_table
     from albert_core.families import field_applies
+    from albert_core.step.compare import compare_table
     from ui.comparison import NOT_ITS_FIELD, cell
 
     cfgs = (PRESETS["bert-large"], PRESETS["deberta-v3-base"], PRESETS["ModernBERT-base"])

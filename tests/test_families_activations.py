@@ -19,10 +19,10 @@ from albert_core.config import ConfigError, ModelConfig
 from albert_core.engine.measure import measure_activation_memory
 from albert_core.engine.models import hf_model
 from albert_core.estimate.activations import activation_memory, activation_sweep, attention_quadratic_memory
-from albert_core.estimate.fit import max_batch_size
 from albert_core.estimate.flops import forward_flops
-from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
+from albert_core.step.fit import max_batch_size
+from albert_core.step.training import training_memory
 from albert_core.workload import Workload
 
 FAMILIES = ["roberta", "distilbert", "electra", "deberta-v2", "modernbert", "mpnet"]

@@ -6,6 +6,7 @@ consistent with HEADS and with what albert_core models, and the import graph fre
 """
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -98,11 +99,48 @@ def test_deberta_field_kinds_are_the_config_fields_kinds():
     assert set(FIELD_KINDS) == {f for f in ModelConfig.__dataclass_fields__}
 
 
-def test_the_import_graph_has_no_cycle():
+def test_the_import_graph_has_no_cycle_and_follows_the_written_layers():
     r = subprocess.run([sys.executable, "scripts/import_graph.py"], capture_output=True, text=True, cwd=ROOT,
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "cycles: 0" in r.stdout and "arrows back up (fewest in any layering): 0" in r.stdout
+    assert "against the layers: 0; parts the layers do not name: 0" in r.stdout
+
+
+def _import_graph_of_a_copy(tmp_path, plant):
+    """scripts/import_graph.py over a copy of albert_core and docs/typing.md with plant(copy root) applied."""
+    shutil.copytree(ROOT / "albert_core", tmp_path / "albert_core", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "docs").mkdir()
+    shutil.copy(ROOT / "docs" / "typing.md", tmp_path / "docs" / "typing.md")
+    plant(tmp_path)
+    return subprocess.run([sys.executable, "scripts/import_graph.py", "--root", str(tmp_path)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+
+
+def test_the_import_check_fails_on_a_planted_wrong_way_arrow(tmp_path):
+    """A lazy import (inside a function) from replay, low in the layers, up to estimate: no cycle among modules, but
+    an arrow against the written order, which the check names with its file and line."""
+    def plant(root):
+        f = root / "albert_core" / "replay" / "liveness.py"
+        f.write_text(f.read_text() + "\n\ndef _planted() -> None:\n    from ..estimate import params  # noqa: F401\n")
+    r = _import_graph_of_a_copy(tmp_path, plant)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "against the layers: 1;" in r.stdout
+    assert "against the layers: replay -> estimate (a higher layer)" in r.stdout
+    n = len((ROOT / "albert_core" / "replay" / "liveness.py").read_text().splitlines())
+    assert f"replay.liveness -> estimate.params at albert_core/replay/liveness.py:{n + 4}" in r.stdout
+
+
+def test_the_import_check_fails_on_a_type_checking_arrow_and_on_a_part_the_layers_do_not_name(tmp_path):
+    def plant(root):
+        f = root / "albert_core" / "choices.py"
+        f.write_text(f.read_text().replace("from dataclasses import dataclass\n", "from dataclasses import dataclass\n"
+                     "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .workload import Workload\n", 1))
+        (root / "albert_core" / "extra.py").write_text("from .config import ModelConfig\n")
+    r = _import_graph_of_a_copy(tmp_path, plant)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "against the layers: choices -> workload (a higher layer)" in r.stdout
+    assert "not in the layers: extra" in r.stdout
 
 
 def test_a_familys_own_fields_are_described_once_and_each_reader_follows_it():

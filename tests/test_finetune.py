@@ -11,14 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_families_params import STRATEGIES
 
+from albert_core.choices import LoraSpec, parse_mode
 from albert_core.engine.finetuned import build, count_built
 from albert_core.estimate.finetune import (
     PEFT_DEFAULT_TARGETS,
-    LoraSpec,
     default_targets,
     lora_candidates,
     mode_table,
-    parse_mode,
     parse_targets,
     tensors,
     trainable,

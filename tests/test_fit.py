@@ -5,11 +5,11 @@ import random
 
 import pytest
 
-from albert_core.estimate import fit
-from albert_core.estimate.fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
 from albert_core.estimate.gpus import GPUS
-from albert_core.estimate.training import training_memory
 from albert_core.presets import PRESETS
+from albert_core.step import fit
+from albert_core.step.fit import fit_table, max_batch_size, max_position_that_fits, max_seq_len
+from albert_core.step.training import training_memory
 from albert_core.workload import Workload
 
 GIB = 1 << 30
@@ -238,7 +238,7 @@ def test_the_fit_pages_default_plan_in_under_half_the_probes(monkeypatch):
 def test_beyond_parts_is_what_the_peak_holds_outside_the_parts():
     """TrainingMemory.beyond_parts (the Fit planner's words where a peak is above the sum of the parts): with the
     parts' categories at the peak it adds up to the peak, and under ZeRO-3 / FSDP it holds the gathered unit."""
-    from albert_core.estimate.training import GATHERED, PARTS_AT_PEAK, training_memory
+    from albert_core.step.training import GATHERED, PARTS_AT_PEAK, training_memory
 
     for sharding in ("none", "zero2", "fsdp"):
         w = Workload(batch_size=8, seq_len=512, precision="mixed_bf16", num_gpus=4, sharding=sharding)

@@ -184,7 +184,7 @@ def test_verify_by_hub_id_of_an_encoder_outside_the_families(server, capsys):
 
     assert cli.main(["verify", "--hub", "test/megatron-small", "--batch-size", "2", "--seq-len", "16", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    from albert_core.formats.share import CONTROLS
+    from albert_core.share import CONTROLS
 
     cfg = json.loads(MEGATRON)
     # the command's default precision: the app's

@@ -81,6 +81,6 @@ def test_cuda_peak_measures_or_says_clearly_that_there_is_no_cuda():
 
 
 def test_importing_the_memory_modules_leaves_torch_out():
-    code = ("import sys, albert_core.estimate.activations, albert_core.estimate.training, albert_core.estimate.fit, albert_core.estimate.gpus, "
+    code = ("import sys, albert_core.estimate.activations, albert_core.step.training, albert_core.step.fit, albert_core.estimate.gpus, "
             "albert_core.engine.measure; assert 'torch' not in sys.modules; assert 'transformers' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -104,7 +104,7 @@ def test_the_step_peak_equals_the_engine_at_real_size(B, S, dtype):
     (modes, heads, LoRA, dtypes, optimizers) are tests/test_step_peak.py's."""
     from albert_core.engine import core as engine
     from albert_core.engine.measure import maker
-    from albert_core.replay.step import step_peak
+    from albert_core.step.peak import step_peak
 
     cfg = PRESETS["all-mpnet-base-v2"]
     m = engine.measure(maker(cfg, "hf", "eager"), cfg.vocab_size,
@@ -119,8 +119,8 @@ def test_the_report_carries_mpnet_beside_bert():
     """The HTML report with all-mpnet-base-v2 beside bert-base: every figure, MPNet's own field in the configs table."""
     import datetime as dt
 
-    from albert_core.estimate.compare import Settings
-    from albert_core.formats.share import CONTROLS
+    from albert_core.share import CONTROLS
+    from albert_core.step.compare import Settings
     from ui import report
 
     cfgs = (PRESETS["all-mpnet-base-v2"], PRESETS["bert-base"])

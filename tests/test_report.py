@@ -3,9 +3,9 @@
 import datetime as dt
 import re
 
-from albert_core.estimate.compare import Settings
-from albert_core.formats.share import CONTROLS
 from albert_core.presets import PRESETS
+from albert_core.share import CONTROLS
+from albert_core.step.compare import Settings
 from albert_core.workload import Workload
 from charts.base import title_of
 from ui import report
@@ -48,8 +48,8 @@ def test_configs_table_has_one_column_per_config_and_every_field():
 def test_report_carries_the_mode_and_the_peak():
     """A LoRA view: the settings line and the workload table's header name the mode; the peak is training_memory's;
     albert without targets has no training figures' numbers, not wrong ones, and the report still builds."""
-    from albert_core.estimate.finetune import LoraSpec
-    from albert_core.estimate.training import training_memory
+    from albert_core.choices import LoraSpec
+    from albert_core.step.training import training_memory
     from albert_core.units import format_bytes
 
     lora = LoraSpec(r=4, targets=("query", "value"))

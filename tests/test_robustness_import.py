@@ -23,9 +23,9 @@ from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
 from albert_core.estimate.params import count_parameters
 from albert_core.families import NAMES, family
 from albert_core.formats.hf import EXPLORER_KEY, from_hf_config, to_hf_config
-from albert_core.formats.share import PAGE_TABS
 from albert_core.formats.upload import MAX_UPLOAD_BYTES, parse_upload
 from albert_core.presets import PRESETS
+from albert_core.share import PAGE_TABS
 from charts.base import plotly_text
 from ui.text import md
 

@@ -1,6 +1,6 @@
 """Robustness of the link: any query string gives a valid view and warnings naming their keys, never an exception.
 
-albert_core.formats.share.decode is driven with arbitrary query dicts (known keys, custom cN.* keys, compare lists,
+albert_core.share.decode is driven with arbitrary query dicts (known keys, custom cN.* keys, compare lists,
 random keys; values at the edges, repeated keys); then every page is opened in AppTest with such links.
 """
 
@@ -18,17 +18,8 @@ from test_app_pages import PAGES
 
 from albert_core.config import FIELD_DEFAULTS, FIELD_NAMES, ModelConfig, validate
 from albert_core.families import family_fields
-from albert_core.formats.share import (
-    CONTROLS,
-    MAX_COMPARE,
-    MAX_VALUE_LEN,
-    PAGE_TABS,
-    View,
-    decode,
-    encode,
-    parse_control,
-)
 from albert_core.presets import PRESETS
+from albert_core.share import CONTROLS, MAX_COMPARE, MAX_VALUE_LEN, PAGE_TABS, View, decode, encode, parse_control
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 # Streamlit keeps these query keys for itself (embedding options), so a page never sees them

@@ -52,7 +52,7 @@ def test_warm_up_freezes_what_lives_on_and_leaves_no_garbage_behind():
 
 
 # Two threads importing the app at once (serve.py's warm-up, a script run that a visitor started meanwhile): the
-# warm-up held inside albert_core/__init__ (a loader pauses it there), the run imports albert_core.estimate.compare.
+# warm-up held inside albert_core/__init__ (a loader pauses it there), the run imports albert_core.step.compare.
 IMPORT_RACE = """import importlib.abc
 import importlib.machinery
 import json
@@ -72,7 +72,7 @@ paused, resume = threading.Event(), threading.Event()
 
 class PauseInsideAlbertCore(importlib.abc.MetaPathFinder):
     # holds the warm-up inside albert_core/__init__ (its module lock held, not the global import lock) while it runs
-    # albert_core/config.py, before it imports .estimate.compare
+    # albert_core/config.py, before it imports .step.compare
     def find_spec(self, name, path, target=None):
         if name != "albert_core.config" or threading.current_thread().name != "warm-up":
             return None
@@ -108,7 +108,7 @@ def warm_up():
 def run():
     try:
         legacy.after_warm_up()
-        from albert_core.estimate.compare import Settings  # noqa: F401
+        from albert_core.step.compare import Settings  # noqa: F401
     except Exception as e:
         errors.append(["run", type(e).__name__])
 

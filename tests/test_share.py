@@ -1,4 +1,4 @@
-"""albert_core.formats.share: the URL scheme round-trips every view, and garbage gives warnings, never exceptions."""
+"""albert_core.share: the URL scheme round-trips every view, and garbage gives warnings, never exceptions."""
 
 from urllib.parse import parse_qs, urlencode
 
@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
 from albert_core.families import family
-from albert_core.formats.share import CONTROLS, DEFAULT_COMPARE, MAX_COMPARE, View, decode, encode
 from albert_core.presets import DEFAULT_PRESET, PRESETS
+from albert_core.share import CONTROLS, DEFAULT_COMPARE, MAX_COMPARE, View, decode, encode
 
 NAMES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(
     lambda s: s.strip())

@@ -7,7 +7,7 @@ faster than fake tensors, whose equality with real ones tests/test_engine.py hol
 tests/test_engine_finetune.py on the fine-tuned builds; the real sizes run on fake tensors, which no real tensor
 here could hold:
 
-* the replayed families (BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA: albert_core/replay/backward.py; DeBERTa-v2:
+* the replayed families (BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA: albert_core/step/backward.py; DeBERTa-v2:
   backward_deberta.py; ModernBERT: backward_modernbert.py; each replays the forward's last moments and the
   backward op by op): 50 random configs per family, each with its dtype, optimizer, checkpointing (not ALBERT:
   HF's AlbertModel cannot; ModernBERT draws it in 19 of 50), fine-tuning mode (full, frozen embeddings, frozen
@@ -59,8 +59,8 @@ from albert_core.engine.measure import default_kind, maker
 from albert_core.estimate import finetune
 from albert_core.estimate.hf_modules import model_modules
 from albert_core.presets import PRESETS
-from albert_core.replay.backward_lora import EMBEDDING_A
-from albert_core.replay.step import _unused, optimizer_temporaries, step_peak
+from albert_core.step.backward_lora import EMBEDDING_A
+from albert_core.step.peak import _unused, optimizer_temporaries, step_peak
 from albert_core.workload import Workload
 from tests.test_activations import random_config as random_bert_albert
 from tests.test_families_activations import random_config as random_other
@@ -390,7 +390,7 @@ def test_linear_probe_real_size_equals_the_engine(name, attention, peak):
 
 
 def test_deberta_real_size_equals_the_engine():
-    """Replayed (albert_core/replay/backward_deberta.py): equal to the byte (before the replay a lower bound)."""
+    """Replayed (albert_core/step/backward_deberta.py): equal to the byte (before the replay a lower bound)."""
     cfg = PRESETS["deberta-v3-base"]
     run = engine.Run(Workload(4, 512, "float32", "eager", device="cpu"))
     m, e = _measure(cfg, run), _estimate(cfg, run)
@@ -445,7 +445,7 @@ def test_the_tensors_at_the_step_start_are_built_once_per_model_and_setup_and_sh
     model 14 times per config): a peak from the cache equals one computed afresh, a workload that differs in the
     batch, length or precision alone reuses the entry, one with another optimizer or mode does not, and what every
     caller shares cannot be changed by one of them."""
-    from albert_core.replay import step
+    from albert_core.step import peak as step
 
     cfg = PRESETS["albert-base"]
     w = Workload(4, 128, "mixed_bf16", "sdpa", optimizer="adamw")

@@ -5,8 +5,8 @@ import pytest
 from albert_core.config import ModelConfig
 from albert_core.estimate.activations import activation_memory
 from albert_core.estimate.params import count_parameters
-from albert_core.estimate.training import optimizer_state_elements, parameter_shapes, training_memory
 from albert_core.presets import PRESETS
+from albert_core.step.training import optimizer_state_elements, parameter_shapes, training_memory
 from albert_core.workload import Workload
 
 
@@ -48,7 +48,7 @@ def test_bytes_per_parameter():
 def test_each_precision_has_one_meaning_in_the_parts_and_the_peak(precision):
     """The sum of the parts and the step's peak hold the same weights, state and master copy: the peak's
     parameters, master weights and optimizer state are the parts' weights, master weights and optimizer state."""
-    from albert_core.replay.step import step_peak
+    from albert_core.step.peak import step_peak
 
     cfg = PRESETS["albert-base"]
     t = training_memory(cfg, Workload(batch_size=8, seq_len=512, precision=precision, attention="eager", device="cpu"))
@@ -158,7 +158,8 @@ MODES = ["full", "frozen-embeddings", "frozen-layers:2", "lora", "bitfit"]
 @pytest.mark.parametrize("precision,optimizer", [("mixed_bf16", "adamw"), ("bf16_master", "adamw"),
                                                 ("float32", "adafactor"), ("bfloat16", "sgd")])
 def test_modes_count_state_for_the_trainable_tensors_only(name, mode, precision, optimizer):
-    from albert_core.estimate.finetune import LoraSpec, state_elements, tensors, trainable
+    from albert_core.choices import LoraSpec
+    from albert_core.estimate.finetune import state_elements, tensors, trainable
 
     cfg = PRESETS[name]
     lora = LoraSpec(r=4, targets=("query", "value") if name == "albert-base" else
@@ -184,7 +185,7 @@ def test_modes_count_state_for_the_trainable_tensors_only(name, mode, precision,
 @pytest.mark.parametrize("precision", ["float32", "mixed_bf16"])
 @pytest.mark.parametrize("mode", ["full", "lora"])
 def test_the_peak_is_step_peaks_with_the_same_settings(name, precision, mode):
-    from albert_core.replay.step import step_peak
+    from albert_core.step.peak import step_peak
 
     cfg = PRESETS[name]
     kw = dict(batch_size=4, seq_len=128, optimizer="adamw", attention="eager", checkpointing=True, device="cpu",
@@ -201,7 +202,7 @@ def test_the_peak_is_step_peaks_with_the_same_settings(name, precision, mode):
 def test_sharding_divides_the_peaks_categories(N, mode):
     """ZeRO Sec. 5: stage 1 the optimizer state, 2 + gradients, 3 + parameters, ceil(elements / N) each; stage 3's
     gathered unit is bert-base's embeddings + pooler (FSDP's root unit), larger than one layer."""
-    from albert_core.replay.step import step_peak
+    from albert_core.step.peak import step_peak
 
     cfg = PRESETS["bert-base"]
     kw = dict(batch_size=2, seq_len=128, precision="float32", optimizer="adamw", attention="eager", mode=mode)
@@ -232,8 +233,8 @@ def test_modes_bad_input_says_what_to_change():
 
 def test_beyond_the_layer_limit_the_planner_uses_the_sum():
     """A config deeper than PEAK_MAX_LAYERS: no peak (its replay would take seconds per call), planned on the sum."""
-    from albert_core.estimate.fit import step_bytes
-    from albert_core.estimate.training import PEAK_MAX_LAYERS
+    from albert_core.step.fit import step_bytes
+    from albert_core.step.training import PEAK_MAX_LAYERS
 
     kw = dict(batch_size=1, seq_len=64)
     deep = PRESETS["bert-base"].replace(num_layers=PEAK_MAX_LAYERS + 1)

@@ -1,7 +1,7 @@
 """Every valid config renders every page: hypothesis draws VALID views across the whole range ModelConfig
 accepts (every family, tiny and huge widths, 1 layer and thousands, vocab 1 to 10^7, max_position 1 to
 10^6, every sharing mode and group count, compared configs, every page control value a link can carry),
-encodes them with albert_core.formats.share.encode and opens the link on every page but Verify's run, in AppTest.
+encodes them with albert_core.share.encode and opens the link on every page but Verify's run, in AppTest.
 No exception, ever; the sidebar shows the drawn config.
 """
 
@@ -26,8 +26,8 @@ from albert_core.config import (
 from albert_core.estimate.sweeps import embedding_sweep
 from albert_core.families import family
 from albert_core.families.deberta_v2 import NORM_REL_EBD, POS_ATT_TYPES
-from albert_core.formats.share import CONTROLS, MAX_COMPARE, PAGE_TABS, View, decode, encode
 from albert_core.presets import PRESETS
+from albert_core.share import CONTROLS, MAX_COMPARE, PAGE_TABS, View, decode, encode
 
 PAGES = ("overview", "parameters", "memory", "fit", "compute", "verify")  # Verify: the page, not its run
 WIDTHS = st.integers(1, 64) | st.sampled_from([96, 128, 768, 1000, 4096, 65_536, MAX_DIM]) | st.integers(1, MAX_DIM)

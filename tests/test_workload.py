@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as hs
 
+from albert_core.choices import LoraSpec
 from albert_core.engine import core as engine
 from albert_core.engine import worker
-from albert_core.estimate.lora import LoraSpec
-from albert_core.formats.share import CONTROLS, View, controls_of, decode, encode, workload_of
 from albert_core.presets import PRESETS
+from albert_core.share import CONTROLS, View, controls_of, decode, encode, workload_of
 from albert_core.workload import Workload
 
 CASES = [
@@ -63,7 +63,7 @@ def test_the_run_is_the_workload_and_the_engine_s_own_settings():
     assert not engine.Run(w.replace(device="cuda", foreach=False)).foreach
 
 
-# ---- the URL carries it: a view's controls <-> the Workload of each page (albert_core.formats.share) -------------
+# ---- the URL carries it: a view's controls <-> the Workload of each page (albert_core.share) -------------
 
 
 @hs.composite
@@ -118,7 +118,7 @@ def test_each_page_reads_its_own_fields():
 def test_the_forward_of_memorys_controls():
     """share.forward_of: Memory's activation tabs count batch, dtype (as the precision), attention, and
     checkpointing only where Training is on; the rest of a view does not enter."""
-    from albert_core.formats.share import forward_of
+    from albert_core.share import forward_of
 
     w = forward_of({"batch_size": 3, "dtype": "bfloat16", "attention": "eager", "checkpointing": True,
                     "training": True, "optimizer": "sgd", "train_mode": "lora"})

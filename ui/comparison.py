@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from albert_core.estimate.compare import OWN_HEADER, Settings
+from albert_core.step.compare import OWN_HEADER, Settings
 from albert_core.units import format_bytes, format_count, format_flops
 
 from . import finetune, state

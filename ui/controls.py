@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from albert_core.formats.share import CONTROLS
+from albert_core.share import CONTROLS
 
 from . import state
 
@@ -104,7 +104,7 @@ def fraction(name: str, label: str, *, help: str | None = None, step: float = 0.
 
 
 def text(name: str, label: str, *, help: str | None = None, placeholder: str | None = None, where: Any = st) -> str:
-    """A line of text (a "names" control); the caller checks it (albert_core.formats.share.parse_control) and says what is wrong."""
+    """A line of text (a "names" control); the caller checks it (albert_core.share.parse_control) and says what is wrong."""
     key = _seed(name)
     return str(_keep(name, where.text_input(label, key=key, help=help, placeholder=placeholder, on_change=_store,
                                             args=(name,))))

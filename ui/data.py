@@ -10,11 +10,11 @@ import streamlit as st
 
 from albert_core.config import ModelConfig
 from albert_core.estimate.activations import activation_memory
-from albert_core.estimate.fit import fit_table, max_position_that_fits
 from albert_core.estimate.gpus import GPUS
 from albert_core.estimate.params import count_parameters
 from albert_core.estimate.sweeps import scaled
-from albert_core.estimate.training import PEAK_MAX_LAYERS, training_memory
+from albert_core.step.fit import fit_table, max_position_that_fits
+from albert_core.step.training import PEAK_MAX_LAYERS, training_memory
 from albert_core.units import format_bytes
 from albert_core.workload import Workload
 
@@ -194,7 +194,7 @@ def sweep_lengths(cfgs, seq_max: int) -> tuple[int, ...]:
 @st.cache_data(show_spinner=False, max_entries=64)
 def at_max_position(cfgs: tuple[ModelConfig, ...], w: Workload, training: bool) -> pd.DataFrame:
     """Activation memory of each config's forward under w at its own max_position: total and the seq_len² attention
-    part (w: albert_core.formats.share.forward_of)."""
+    part (w: albert_core.share.forward_of)."""
     rows = []
     for cfg in cfgs:
         a = activation_memory(cfg, w.replace(seq_len=cfg.max_position), training=training)
@@ -205,8 +205,8 @@ def at_max_position(cfgs: tuple[ModelConfig, ...], w: Workload, training: bool) 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def comparison(cfgs: tuple[ModelConfig, ...], settings) -> pd.DataFrame:
-    """albert_core.estimate.compare.compare_table, cached."""
-    from albert_core.estimate.compare import compare_table
+    """albert_core.step.compare.compare_table, cached."""
+    from albert_core.step.compare import compare_table
 
     return compare_table(cfgs, settings)
 
@@ -326,7 +326,7 @@ def stop_fitting(cfgs: tuple[ModelConfig, ...], gpus: tuple[str, ...], w: Worklo
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def fit_plan(cfgs: tuple[ModelConfig, ...], gpu: str, w: Workload) -> pd.DataFrame:
-    """albert_core.estimate.fit.fit_table of w for the chosen GPU, plus the longest max_position that fits (table
+    """albert_core.step.fit.fit_table of w for the chosen GPU, plus the longest max_position that fits (table
     grown)."""
     frames = [fit_table([c], _for(c, w), gpus={gpu: GPUS[gpu]}) for c in cfgs]
     df = pd.concat(frames, ignore_index=True)

@@ -13,8 +13,8 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from albert_core.estimate.training import PRECISION_LABELS
-from albert_core.formats.share import forward_of, workload_of
+from albert_core.share import forward_of, workload_of
+from albert_core.step.training import PRECISION_LABELS
 from albert_core.workload import Workload
 from charts import compute as compute_charts
 from charts import fit as fit_charts
@@ -39,7 +39,7 @@ def activation_caption(ctl: Ctl) -> str:
 
 
 def training_workload(ctl: Ctl, *, planner: bool = False) -> Workload:
-    """The training step the controls describe (albert_core.formats.share.workload_of, what a link carries):
+    """The training step the controls describe (albert_core.share.workload_of, what a link carries):
     Memory's training tab, or with planner the Fit planner's (its GPUs and sharding)."""
     return workload_of(ctl, "fit" if planner else "memory")
 
@@ -108,7 +108,7 @@ def memory_training(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
                                         marks={c.name: c.max_position for c in cfgs}, measured=points,
                                         what="the step's peak")
     caption = (training_caption(ctl, "sequences as long as max_position") + " The training step's peak per GPU "
-               "(albert_core.replay.step; mixed_*: autocast with float32 weights). Diamonds: each config's own.")
+               "(albert_core.step.peak; mixed_*: autocast with float32 weights). Diamonds: each config's own.")
     if points is not None:
         worst = max((abs(e) for e in points["error"] if e is not None and e == e), default=0.0)
         caption += (f" Circles: the training step's peak measured by PyTorch on this server (fake tensors, CPU "

@@ -12,9 +12,9 @@ from typing import Any
 import streamlit as st
 
 from albert_core.config import ModelConfig
-from albert_core.estimate.compare import Settings
 from albert_core.estimate.finetune import Trainable, lora_targets, trainable
-from albert_core.formats.share import parse_control, workload_of
+from albert_core.share import parse_control, workload_of
+from albert_core.step.compare import Settings
 from albert_core.workload import Workload
 
 from . import controls, state
@@ -43,7 +43,7 @@ def settings_for(w: Workload) -> Settings:
 
 def settings_of(ctl: Mapping[str, Any]) -> Settings:
     """settings_for the workload the controls describe, as a link's workload reads them
-    (albert_core.formats.share.workload_of)."""
+    (albert_core.share.workload_of)."""
     return settings_for(workload_of(ctl))
 
 

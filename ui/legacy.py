@@ -30,7 +30,7 @@ WARM_UP: threading.Event | None = None
 def after_warm_up(timeout_s: float = 120.0) -> None:
     """A script run that starts while the server's warm-up is still importing waits for it to finish before it
     imports anything of the app. Two threads importing the same packages at once can deadlock: the warm-up inside
-    albert_core/__init__ (holding that package's module lock) importing albert_core.estimate.compare, while the run,
+    albert_core/__init__ (holding that package's module lock) importing albert_core.step.compare, while the run,
     importing that submodule first, holds the submodule's lock and waits for its parent; Python then raises
     _DeadlockError in one of them, and the page showed it (a deep link opened as the server started, 2026-12-05:
     tests/browser/test_browser.py::test_deep_link_is_the_first_request_after_start). The run needs those modules

@@ -1,5 +1,5 @@
 """Lazy sections: a page's content below its first screen in tabs whose hidden tabs neither run nor reach the
-browser (Streamlit's st.tabs with a rerun on change). The open tab is a page control (albert_core.formats.share.CONTROLS,
+browser (Streamlit's st.tabs with a rerun on change). The open tab is a page control (albert_core.share.CONTROLS,
 "<page>_tab"), so it survives a page change and a link carries it like the other controls.
 
 Why: everything that arrives while Plotly's JavaScript loads is drawn in one task with the first chart
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from albert_core.formats.share import CONTROLS
+from albert_core.share import CONTROLS
 
 from . import state
 

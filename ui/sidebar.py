@@ -27,9 +27,9 @@ from albert_core.estimate.params import factorization_savings
 from albert_core.families import family, family_fields, own_fields
 from albert_core.formats.hf import hf_expressible, to_hf_config
 from albert_core.formats.hub import HubError, config_from_hub
-from albert_core.formats.share import config_diff
 from albert_core.formats.upload import MAX_UPLOAD_BYTES, UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, parse_upload
 from albert_core.presets import PRESET_FAMILIES, PRESETS
+from albert_core.share import config_diff
 
 from . import state
 from .text import md

@@ -12,8 +12,8 @@ from typing import Any
 import streamlit as st
 
 from albert_core.config import FIELD_NAMES, ConfigError, ModelConfig
-from albert_core.formats.share import CONTROLS, MAX_COMPARE, View, decode, nearest_preset
 from albert_core.presets import DEFAULT_PRESET, PRESETS
+from albert_core.share import CONTROLS, MAX_COMPARE, View, decode, nearest_preset
 
 from .text import md
 

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from albert_core.config import ModelConfig
-from albert_core.formats.share import VERIFY_PATH, encode, verify_query
+from albert_core.share import VERIFY_PATH, encode, verify_query
 from albert_core.workload import Workload
 
 from . import state

@@ -33,18 +33,18 @@ import argparse
 import json
 from typing import Any
 
+from ..choices import DEVICES, MASTER, OPTIMIZERS, PRECISIONS, SHARDINGS, LoraSpec, parse_mode
+from ..choices import OPTIMIZERS as TRAIN_OPTIMIZERS
 from ..config import ConfigError, ModelConfig
-from ..engine.core import DTYPES, OPTIMIZERS
-from ..estimate.activations import DEVICES, activation_memory
-from ..estimate.finetune import LoraSpec, parse_mode, parse_targets, trainable
+from ..engine.core import DTYPES
+from ..estimate.activations import activation_memory
+from ..estimate.finetune import parse_targets, trainable
 from ..estimate.heads import parse_head
 from ..estimate.serving import BASE_DTYPES, FORMATS, approximate_bytes, weight_bytes
-from ..estimate.training import PEAK_MAX_LAYERS, PRECISION_NOTES, peak_trust, training_memory
-from ..formats.share import CONTROLS
-from ..replay.symbolic import MASTER
+from ..share import CONTROLS
+from ..step.training import PEAK_MAX_LAYERS, PRECISION_NOTES, peak_trust, training_memory
 from ..units import format_bytes, format_count
-from ..workload import OPTIMIZERS as TRAIN_OPTIMIZERS
-from ..workload import PRECISIONS, SHARDINGS, Workload
+from ..workload import Workload
 
 
 def add_parsers(sub: Any, add_source: Any) -> None:
@@ -215,7 +215,7 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
         "activations": {"measured": m["total"], "estimate": m["estimate"], "by_module": m["breakdown"]},
         "training_peak": {"measured": s["peak"] if s else None, "phase": s["phase"] if s else None,
                           "at_peak": s["at_peak"] if s else None, "at_start": s["at_start"] if s else None,
-                          "estimate": modelled.peak if modelled is not None else None,  # albert_core.replay.step
+                          "estimate": modelled.peak if modelled is not None else None,  # albert_core.step.peak
                           "estimate_phase": modelled.phase if modelled is not None else None,
                           "host_bytes": s["host_bytes"] if s else None},
         "training_memory": {"sum_of_parts": est.total if est is not None else None},
@@ -247,7 +247,7 @@ def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) ->
     from ..engine import worker
     from ..engine.measure import MAX_MEASURE_PARAMS
     from ..estimate.activations import family_ops
-    from ..replay.step import step_peak
+    from ..step.peak import step_peak
 
     w = run.workload
     ft = {"mode": w.mode, "head": w.head, "num_labels": w.num_labels, "lora": w.lora}
@@ -327,7 +327,7 @@ def verify_text(d: dict[str, Any]) -> str:
 
 def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
     """The `memory` command's numbers; keys name what they hold, bytes and counts as exact integers."""
-    from ..replay.step import step_peak
+    from ..step.peak import step_peak
 
     ft = finetune_settings(args)
     tr = _trainable(cfg, ft)
@@ -353,7 +353,7 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
                           "peak_is": t.peak_is if t.peak_modelled else peak_trust(True, sp.replayed, ft["mode"]),
                           "per_device_unsharded": not (sharded and t.peak_modelled),
                           "sharding_modelled": (t.peak_modelled if sharded else None),
-                          "source": "albert_core.replay.step.step_peak (the engine's step, modelled)",
+                          "source": "albert_core.step.peak.step_peak (the engine's step, modelled)",
                           "note": PRECISION_NOTES[args.precision]},
         "training_memory": {"weights": t.weights, "gradients": t.gradients, "optimizer_state": t.optimizer,
                             "master_weights": t.master_weights, "activations": t.activations,

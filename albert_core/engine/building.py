@@ -9,9 +9,9 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..replay.symbolic import MASTER
+from ..choices import MASTER, OPTIMIZERS
 from .fakekey import fake_mode_class
-from .types import OPTIMIZERS, EngineError, Run
+from .types import EngineError, Run
 
 # ---- building ------------------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..replay.symbolic import MASTER
+from ..choices import MASTER, OPTIMIZERS
 from . import dispatch
 from .building import (
     _quiet_transformers,
@@ -62,7 +62,6 @@ from .types import (
     CATEGORIES,
     DTYPES,
     MEASURES,
-    OPTIMIZERS,
     PHASES,
     EngineError,
     Result,

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..choices import LoraSpec, parse_mode
 from ..config import ModelConfig
-from ..estimate.finetune import PEFT_TASK, LoraSpec, parse_mode, resolved_targets
+from ..estimate.finetune import PEFT_TASK, resolved_targets
 from ..estimate.heads import check_head
 from ..estimate.hf_modules import head_modules
 from ..families import attention_run, family

@@ -26,12 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..choices import MASTER
 from ..config import ModelConfig, require_choice
 from ..estimate.activations import activation_memory, check_inputs
 from ..estimate.params import count_parameters
 from ..families import family
 from ..formats.hf import hf_built_config, hf_expressible
-from ..replay.symbolic import MASTER
 from ..workload import Workload
 from . import core as engine
 from .core import SavedTensor
@@ -211,14 +211,14 @@ _STEP_PARTS = {"parameters": "weights", "master weights": "master_weights", "gra
 def step_estimate(cfg: ModelConfig, w: Workload) -> Any:
     """training_memory for the step the engine runs, on the CPU: each precision means the same in both (training.py's
     docstring: mixed_* autocast over float32 weights, *_master 16-bit weights with float32 master copies)."""
-    from ..estimate.training import training_memory
+    from ..step.training import training_memory
 
     return training_memory(cfg, w.replace(device="cpu"))
 
 
 def step_rows(step: dict[str, Any], est: Any, modelled: Any = None) -> list[dict[str, Any]]:
     """One row per category: bytes alive at the step's peak and at its start, albert_core's modelled peak
-    (albert_core.replay.step; no column where there is none: the reference encoder's step) and the sum-of-parts
+    (albert_core.step.peak; no column where there is none: the reference encoder's step) and the sum-of-parts
     training memory beside."""
     rows = []
     for cat, part in _STEP_PARTS.items():
@@ -230,10 +230,10 @@ def step_rows(step: dict[str, Any], est: Any, modelled: Any = None) -> list[dict
 
 
 def modelled_step(cfg: ModelConfig, kind: str, w: Workload) -> Any:
-    """albert_core.replay.step.step_peak for the step the engine ran (the layout the source built) with w's
+    """albert_core.step.peak.step_peak for the step the engine ran (the layout the source built) with w's
     fine-tuning mode, task head and LoRA, on w.device; None where the source is the reference encoder
-    (albert_core.replay.step models Hugging Face's modules)."""
-    from ..replay.step import step_peak
+    (albert_core.step.peak models Hugging Face's modules)."""
+    from ..step.peak import step_peak
 
     if kind != "hf":
         return None
@@ -273,7 +273,7 @@ def points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], w: Workl
 
 
 def step_points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], w: Workload) -> pd.DataFrame:
-    """Measured training-step peaks beside albert_core.replay.step's modelled peak for the same (CPU) step, tidy:
+    """Measured training-step peaks beside albert_core.step.peak's modelled peak for the same (CPU) step, tidy:
     config, seq_len, measured, modelled_cpu, error (modelled / measured - 1)."""
     import pandas as pd
 
@@ -355,7 +355,7 @@ def planner_peaks(cfg: ModelConfig, w: Workload) -> dict[str, Any]:
     """training_memory on one GPU as the Fit planner and Memory's training tab compute it (device "cuda": what
     they decide on, fit.step_bytes = .planned) and for the CPU's kernels (what Verify measures on this server):
     {"cuda": TrainingMemory, "cpu": TrainingMemory}."""
-    from ..estimate.training import training_memory
+    from ..step.training import training_memory
 
     one = w.replace(num_gpus=1, sharding="none")
     return {d: training_memory(cfg, one.replace(device=d)) for d in ("cuda", "cpu")}
@@ -386,7 +386,7 @@ def device_differences(cfg: ModelConfig, *, precision: str, attention: str, trai
         # torch/optim/optimizer.py _default_to_fused_or_foreach; c10/cuda/CUDACachingAllocator.cpp kMinBlockSize
         out.append("the optimizer step: CUDA's foreach path (one temporary per tensor) in 512-byte blocks, the CPU's "
                    "single-tensor step")
-        if not replayed_on_cuda:  # step.py: backward.modelled replays the CPU's kernels only
+        if not replayed_on_cuda:  # peak.py: backward.modelled replays the CPU's kernels only
             out.append("the forward's and backward's working set is replayed op by op for the CPU's kernels only, "
                        "not for CUDA's")
     return out

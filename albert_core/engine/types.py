@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..replay.symbolic import STEP_DTYPES
-from ..workload import OPTIMIZERS as OPTIMIZERS  # re-exported: the engine names its optimizers
+from ..choices import OPTIMIZERS as OPTIMIZERS  # re-exported: the engine names its optimizers
+from ..choices import STEP_DTYPES
 from ..workload import Workload
 
 MEASURES = ("saved", "inference", "step")

@@ -1,3 +1,4 @@
-"""The analytical model: parameters, activations, training memory, FLOPs, fit, fine-tuning, serving, sweeps, the
-paper's results: what albert_core estimates, in closed forms and replays. No torch.
+"""The analytical model's counts: parameters, FLOPs, the activations a forward saves, what fine-tuning trains (LoRA,
+heads, the modules HF builds), serving bytes, sweeps, the paper's results. Below step/, which builds the training
+step's memory on them. No torch.
 """

@@ -32,24 +32,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..choices import ATTENTIONS, DEFAULT_DEVICE, DEVICES, DTYPES
 from ..config import ConfigError, ModelConfig, require_choice
 from ..families import Family, base, family
 from ..families.base import Inference
 from ..replay.liveness import Infer, stored_range
-from ..replay.symbolic import (
-    ATTENTIONS,
-    BYTES,
-    DEFAULT_DEVICE,
-    DEVICES,
-    DTYPES,
-    MONOMIALS,
-    Replay,
-    Tensor,
-    evaluate,
-    quadratic,
-    split_dtype,
-    sz,
-)
+from ..replay.symbolic import BYTES, MONOMIALS, Replay, Tensor, evaluate, quadratic, split_dtype, sz
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -238,7 +226,7 @@ def activation_memory(cfg: ModelConfig, w: Workload, *, training: bool = True) -
 
     What a forward keeps depends on w's batch_size, seq_len, precision (its forward dtype: Workload.forward_dtype;
     a master copy's run is its cast model's), attention, device and checkpointing; the optimizer, the fine-tuning
-    and the GPUs do not change it (the step's peak does: albert_core.replay.step.step_peak(cfg, w)).
+    and the GPUs do not change it (the step's peak does: albert_core.step.peak.step_peak(cfg, w)).
 
     training=True: bytes autograd saves for backward in one forward (what measure.py measures with
     saved_tensors_hooks on the CPU). w.checkpointing: HF's per-layer gradient checkpointing

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..choices import LORA_BIAS, MAX_RANK, MODES, OPTIMIZERS, LoraSpec, parse_mode
 from ..config import ModelConfig
 from .heads import check_head, check_labels
 from .hf_modules import (
@@ -52,12 +53,9 @@ from .hf_modules import (
     prefix,
 )
 from .lora import (
-    LORA_BIAS,
-    MAX_RANK,
     MODULES_TO_SAVE,
     PEFT_DEFAULT_TARGETS,
     PEFT_TASK,
-    LoraSpec,
     default_targets,
     lora_candidates,
     lora_targets,
@@ -65,8 +63,6 @@ from .lora import (
     parse_targets,
     resolved_targets,
 )
-
-MODES = ("full", "frozen-embeddings", "frozen-layers", "lora", "bitfit")
 
 
 @dataclass(frozen=True)
@@ -106,23 +102,6 @@ class Trainable:
                                                         "lora_dropout": self.lora.lora_dropout, "bias": self.lora.bias,
                                                         "targets": list(self.targets), "adapted_modules": len(self.adapted)},
                 "trainable_by_part": dict(self.trainable_by_part)}
-
-
-def parse_mode(text: str) -> tuple[str, int]:
-    """'full' | 'frozen-embeddings' | 'frozen-layers:K' | 'lora' | 'bitfit' -> (mode, K)."""
-    if not isinstance(text, str):
-        raise ValueError(f"training mode must be text like 'frozen-layers:4', got {type(text).__name__}")
-    name, sep, k = text.strip().partition(":")
-    if name not in MODES:
-        raise ValueError(f"training mode must be one of full, frozen-embeddings, frozen-layers:K, lora, bitfit; got {text!r}")
-    if name != "frozen-layers":
-        if sep:
-            raise ValueError(f"training mode '{name}' takes no number; write '{name}'")
-        return name, 0
-    try:
-        return name, int(k)
-    except ValueError:
-        raise ValueError(f"frozen-layers needs the number of layers to freeze, like 'frozen-layers:4'; got {text!r}") from None
 
 
 def _matches(path: str, targets: tuple[str, ...]) -> bool:
@@ -362,16 +341,13 @@ def trainable(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_l
                      tuple(adapted), lora, by_part)
 
 
-OPTIMIZERS = ("adamw", "sgd", "adafactor")
-
-
 def state_elements(ts: list[Tensor], optimizer: str = "adamw") -> dict[str, int]:
     """Elements of gradients and optimizer state kept for the trainable tensors only (frozen ones keep none).
 
     adamw: exp_avg and exp_avg_sq per element (torch.optim.AdamW); sgd: momentum_buffer (torch.optim.SGD,
     momentum > 0); adafactor: torch.optim.Adafactor's row_var (n×1) and col_var (1×m) for a 2-D n×m tensor,
     variance (n) for a 1-D one (Shazeer & Stern 2018, Sec. 3). The scalar `step` counters are left out.
-    Multiply by the element size of the precision in use (albert_core.estimate.training) for bytes.
+    Multiply by the element size of the precision in use (albert_core.step.training) for bytes.
     """
     from ..config import require_choice
 

@@ -4,8 +4,7 @@ target list means in each family (albert_core.estimate.finetune counts what they
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..choices import LoraSpec
 from ..config import ModelConfig
 from ..families import NAMES, family
 from ..families.base import lora_aliases
@@ -18,37 +17,6 @@ PEFT_DEFAULT_TARGETS: dict[str, tuple[str, ...] | None] = {
     t: targets for name in NAMES for t, targets in family(name).LORA_TARGETS.items()}
 MODULES_TO_SAVE = ("classifier", "score")  # peft PeftModelFor{SequenceClassification,TokenClassification}
 PEFT_TASK = {"none": "FEATURE_EXTRACTION", "classification": "SEQ_CLS", "token": "TOKEN_CLS", "mlm": None}
-MAX_RANK = 1 << 16
-LORA_BIAS = ("none", "all", "lora_only")
-
-
-@dataclass(frozen=True)
-class LoraSpec:
-    """peft LoraConfig's fields that this explorer models. targets=None: peft's default for the model type."""
-
-    r: int = 8
-    lora_alpha: float = 8  # scales the update by alpha / r; no parameters
-    lora_dropout: float = 0.0  # dropout on LoRA's input; no parameters (it keeps a copy of the input: activations)
-    targets: tuple[str, ...] | None = None
-    bias: str = "none"  # peft LoraConfig.bias: "none", "all" (every bias trains) or "lora_only" (the adapted layers')
-
-    def __post_init__(self) -> None:
-        problems = []
-        if self.bias not in LORA_BIAS:
-            problems.append(f"LoRA bias must be one of {', '.join(LORA_BIAS)}, got {self.bias!r}")
-        if isinstance(self.r, bool) or not isinstance(self.r, int) or not 1 <= self.r <= MAX_RANK:
-            problems.append(f"LoRA rank r must be a whole number from 1 to {MAX_RANK:,}, got {self.r!r}")
-        if isinstance(self.lora_alpha, bool) or not isinstance(self.lora_alpha, int | float) or not self.lora_alpha > 0:
-            problems.append(f"lora_alpha must be a number above 0, got {self.lora_alpha!r}")
-        d = self.lora_dropout
-        if isinstance(d, bool) or not isinstance(d, int | float) or not 0 <= d < 1:
-            problems.append(f"lora_dropout must be a probability from 0 up to (not including) 1, got {d!r}")
-        if self.targets is not None and (not isinstance(self.targets, tuple) or not self.targets
-                                         or not all(isinstance(t, str) and t.strip() for t in self.targets)):
-            problems.append(f"LoRA targets must be module names like ('query', 'value'), got {self.targets!r}")
-        if problems:
-            raise ValueError("; ".join(problems))
-
 
 def parse_targets(text: str) -> tuple[str, ...]:
     """'query,value' -> ('query', 'value')."""

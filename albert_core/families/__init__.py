@@ -1,5 +1,5 @@
 """Model families: one small module each, holding what differs between them (a family whose forward the replay cannot
-express with the shared ops adds its own replay module too: MPNet's replay/mpnet_forward.py).
+express with the shared ops adds its own replay module too: MPNet's step/mpnet_forward.py).
 
 A family module is a `base.Family` (the contract, with typed signatures; bert.py is the smallest complete one):
 NAME, MODEL_TYPES, LORA_TARGETS (peft's default LoRA targets), FIELDS (its own ModelConfig fields, each a

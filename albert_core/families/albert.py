@@ -133,7 +133,7 @@ def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.replay.step)
+# The training step (albert_core.step.peak)
 STEP = Step(
     "backward", parameter_order=((r"encoder\.embedding_hidden_mapping_in\.", r"(^|\.)embeddings\."),),  # before groups
     hf_checkpointing=False,  # AlbertLayer is not a GradientCheckpointingLayer in transformers 5.23

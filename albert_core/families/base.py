@@ -63,10 +63,10 @@ class MlmHead(NamedTuple):
 
 @dataclass(frozen=True)
 class Step:
-    """What the training step's model (albert_core.replay.step, and its op-by-op replays backward*.py) asks of a family."""
+    """What the training step's model (albert_core.step.peak, and its op-by-op replays backward*.py) asks of a family."""
 
     # the module replaying the forward and backward: "backward", "backward_deberta", "backward_modernbert"; "bounds":
-    # none yet (step.py's lower-bound candidates)
+    # none yet (peak.py's lower-bound candidates)
     recorder: str
     # named_parameters() order where a module's __init__ defines a module after the ones it reads first:
     # (the parameters' name pattern, the last parameter they follow)
@@ -154,7 +154,7 @@ class Family(Protocol):
         """The base model's modules outside `embeddings` and the layers (projections, shared tables, norms, pooler)."""
     def head_modules(self, c: ConfigFields, head: str, num_labels: int, /) -> list[Module]:
         """What the task model adds beside its base model (head: classification, token or mlm), tied decoders too."""
-    # the training step (albert_core.replay.step)
+    # the training step (albert_core.step.peak)
     @property
     def STEP(self) -> Step: ...
     def buffer_bytes(self, c: ConfigFields, float_bytes: int, /) -> int:
@@ -298,7 +298,7 @@ def relative_position_flops(fam: object) -> Callable[[ConfigFields, int, int], i
 
 
 def unread_parameter(fam: object) -> Callable[[ConfigFields, str], bool] | None:
-    """unread_parameter (replay/step.py): DeBERTa's rel_embeddings where neither c2p nor p2c reads them."""
+    """unread_parameter (step/peak.py): DeBERTa's rel_embeddings where neither c2p nor p2c reads them."""
     return cast("Callable[[ConfigFields, str], bool] | None", getattr(fam, "unread_parameter", None))
 
 

@@ -157,7 +157,7 @@ def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]  # on the pooled [CLS] (classification) or on every token
 
 
-# The training step (albert_core.replay.step)
+# The training step (albert_core.step.peak)
 STEP = Step("backward", pooler="pooler.dense", mlm=MlmHead(  # BertOnlyMLMHead
     "cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
     "cls.predictions.bias"))

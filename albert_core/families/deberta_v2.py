@@ -359,7 +359,7 @@ def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.replay.step)
+# The training step (albert_core.step.peak)
 STEP = Step("backward_deberta", mlm=MlmHead(  # legacy=True (DebertaV2Config's default): LegacyDebertaV2OnlyMLMHead
     "cls.predictions.transform.dense", None, "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
     "cls.predictions.bias", True))

@@ -196,7 +196,7 @@ def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.replay.step)
+# The training step (albert_core.step.peak)
 STEP = Step("backward", layer="TransformerBlock", classifier="pre_classifier", mlm=MlmHead(
     "vocab_transform", None, "vocab_layer_norm", "vocab_projector", "vocab_projector.bias"))
 

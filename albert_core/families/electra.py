@@ -156,7 +156,7 @@ def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.replay.step)
+# The training step (albert_core.step.peak)
 STEP = Step(
     "backward", parameter_order=((r"(^|\.)embeddings_project\.", r"(^|\.)embeddings\."),),  # before the encoder
     projection="embeddings_project", projection_rebinds=True, classifier="gelu",

@@ -256,7 +256,7 @@ def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     return [*prediction, lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.replay.step)
+# The training step (albert_core.step.peak)
 STEP = Step("backward_modernbert")
 
 

@@ -277,8 +277,8 @@ def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]  # MPNetForTokenClassification
 
 
-# The training step (albert_core.replay.step): the BERT-style recorder with MPNet's own encoder (the relative bias
-# computed once and held through every layer, MPNetLayer's attention: albert_core/replay/mpnet_forward.py)
+# The training step (albert_core.step.peak): the BERT-style recorder with MPNet's own encoder (the relative bias
+# computed once and held through every layer, MPNetLayer's attention: albert_core/step/mpnet_forward.py)
 STEP = Step("backward", hf_checkpointing=False,  # MPNetLayer is not a GradientCheckpointingLayer in transformers 5.23
             layer="MPNetLayer", encoder="mpnet_forward", positions_from_ids=True, pooler="pooler.dense", classifier="tanh",
             mlm=MlmHead("lm_head.dense", "gelu", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias"))

@@ -195,7 +195,7 @@ def head_modules(c: ConfigFields, head: str, num_labels: int) -> list[Module]:
     return [lin("classifier", H, num_labels)]
 
 
-# The training step (albert_core.replay.step)
+# The training step (albert_core.step.peak)
 STEP = Step(
     "backward", parameter_order=((r"embeddings\.position_embeddings\.",  # RobertaEmbeddings: after LayerNorm
                               r"embeddings\.(word|token_type)_embeddings\.|embeddings\.LayerNorm\."),),

@@ -1,3 +1,4 @@
-"""The replay of what autograd keeps: the symbolic training forward (symbolic.py), the no_grad eval forward
-(liveness.py), and the training step's backward op by op (backward*.py, step.py). No torch.
+"""What a forward saves, symbolically: sizes as polynomials in the batch B and the sequence S (symbolic.py), BERT's
+op sequences that the families' replays share (bert_replay.py), the no_grad forward's liveness (liveness.py).
+Below the families, which declare their replays with it. No torch.
 """

@@ -27,14 +27,6 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 from dataclasses import dataclass
 
-DTYPES = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
-# a training step's two mixed precisions besides autocast's (mixed_*): the model cast to 16 bits, its optimizer over
-# float32 master copies of the trainable weights (Micikevicius et al. 2018, Sec. 3.1); the forward is the cast one's
-MASTER = {"bf16_master": "bfloat16", "fp16_master": "float16"}
-STEP_DTYPES = DTYPES + tuple(MASTER)  # what a training step (replay/step.py, engine/core.py) runs
-ATTENTIONS = ("eager", "sdpa")
-DEVICES = ("cuda", "cpu")
-DEFAULT_DEVICE = "cuda"  # what people plan memory for; "cpu" is what albert_core.engine.measure measures here
 BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "int64": 8, "int32": 4, "bool": 1}
 MONOMIALS = ("B·S²", "S²", "B·S", "S", "B", "1")  # a size is a 6-tuple of coefficients of these
 F32 = "float32"

@@ -12,8 +12,8 @@ import pytest
 
 from albert_core.estimate.params import count_parameters
 from albert_core.formats.hf import to_hf_config
-from albert_core.formats.share import DEFAULT_COMPARE
 from albert_core.presets import DEFAULT_PRESET, PRESETS
+from albert_core.share import DEFAULT_COMPARE
 from albert_core.units import format_count
 from ui.sidebar import NARROW_REFUSAL_CSS
 

@@ -132,10 +132,10 @@ def test_side_by_side_is_two_tables_each_under_its_settings_readable_at_the_widt
     the own facts (ModernBERT's activations at its own 8,192 tokens, float32) and the workload (the 512-token peak)
     are two tables, each stating its settings once; no row is in both; no label or value is cut off; each row's
     label sits beside its values (at 390 px the table scrolls sideways inside its box and the label column stays)."""
+    from albert_core.choices import LoraSpec
     from albert_core.estimate.activations import activation_memory
-    from albert_core.estimate.compare import OWN_HEADER
-    from albert_core.estimate.finetune import LoraSpec
-    from albert_core.estimate.training import training_memory
+    from albert_core.step.compare import OWN_HEADER
+    from albert_core.step.training import training_memory
     from albert_core.units import format_bytes
 
     from .harness import resize

@@ -35,7 +35,7 @@ import plotly
 import pytest
 from figure_views import DESKTOP, MANY, PHONE, SCREENS, VIEWS, Screen, View, page_tabs, traces
 
-from albert_core.formats.share import PAGE_TABS
+from albert_core.share import PAGE_TABS
 from charts.base import FRAME
 
 pytestmark = pytest.mark.browser

@@ -8,10 +8,10 @@ import datetime as dt
 
 import pytest
 
-from albert_core.estimate.compare import OWN_HEADER, Settings
-from albert_core.estimate.finetune import LoraSpec
-from albert_core.formats.share import CONTROLS
+from albert_core.choices import LoraSpec
 from albert_core.presets import PRESETS
+from albert_core.share import CONTROLS
+from albert_core.step.compare import OWN_HEADER, Settings
 from albert_core.units import format_bytes
 from albert_core.workload import Workload
 from ui import report
@@ -67,7 +67,7 @@ def test_each_table_states_its_settings_once_and_no_row_mixes_them(browser, repo
     """The review's case: ModernBERT's activations at its own 8,192 tokens sit in the own-facts table (one
     sequence, float32), not beside the 512-token mixed-bf16 peak; the workload table says its settings once."""
     from albert_core.estimate.activations import activation_memory
-    from albert_core.estimate.training import training_memory
+    from albert_core.step.training import training_memory
 
     page = browser.new_page(viewport={"width": 900, "height": 1200})
     try:

@@ -11,10 +11,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-from albert_core.estimate.finetune import LoraSpec
-from albert_core.estimate.training import PRECISION_LABELS, training_memory
-from albert_core.formats.share import decode
+from albert_core.choices import LoraSpec
 from albert_core.presets import PRESETS
+from albert_core.share import decode
+from albert_core.step.training import PRECISION_LABELS, training_memory
 from albert_core.units import format_bytes
 from albert_core.workload import Workload
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..replay.symbolic import F32
 from .backward_lora import Adapter, Adapters
 from .graph import Engine, Graph, Node, Storage, T, _grads_like, _pass
-from .symbolic import F32
 
 
 def _zeros_scatter(e: Engine, n: Node, g: list[Storage | None]) -> list[Storage | None]:

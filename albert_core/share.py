@@ -21,15 +21,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import FIELD_NAMES, ConfigError, ModelConfig, coerce_field
-from ..estimate.activations import ATTENTIONS, DTYPES
-from ..estimate.finetune import MAX_RANK, MODES
-from ..estimate.gpus import GPUS
-from ..estimate.heads import HEADS, MAX_LABELS
-from ..estimate.lora import LoraSpec
-from ..estimate.serving import FORMATS
-from ..presets import DEFAULT_PRESET, PRESETS
-from ..workload import OPTIMIZERS, PRECISIONS, SHARDINGS, Workload
+from .choices import ATTENTIONS, DTYPES, MAX_RANK, MODES, OPTIMIZERS, PRECISIONS, SHARDINGS, LoraSpec
+from .config import FIELD_NAMES, ConfigError, ModelConfig, coerce_field
+from .estimate.gpus import GPUS
+from .estimate.heads import HEADS, MAX_LABELS
+from .estimate.serving import FORMATS
+from .presets import DEFAULT_PRESET, PRESETS
+from .workload import Workload
 
 MAX_COMPARE = 12  # configs compared side by side, beyond the sidebar one
 MAX_VALUE_LEN = 200  # longer query values are refused, not parsed

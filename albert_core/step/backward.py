@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
 
 def modelled(cfg: ModelConfig, attention: str, checkpointing: bool, mode: str, head: str) -> bool:
-    """Whether the op-level replay covers this step (else step.py keeps its lower-bound candidates). LoRA: peft's
-    lora.Linear and, on the word embeddings, lora.Embedding (backward_lora.py; step.py leaves out other embedding
+    """Whether the op-level replay covers this step (else peak.py keeps its lower-bound candidates). LoRA: peft's
+    lora.Linear and, on the word embeddings, lora.Embedding (backward_lora.py; peak.py leaves out other embedding
     targets), for the BERT-style families.
     DeBERTa-v2: backward_deberta.py (LoRA through the same hook; the MLM head bert_forward._mlm_head). Every layer frozen
     and their input needing no gradient (a linear probe): replayed for the BERT-style families,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..config import ModelConfig
-from .symbolic import BYTES, F32, split_dtype
+from ..replay.symbolic import BYTES, F32, split_dtype
 
 SEQ_MAX = 1 << 64  # AccumulateGrad's sequence_nr: UINT64_MAX (accumulate_grad.h)
 

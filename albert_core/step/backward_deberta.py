@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING
 
 from ..config import ModelConfig
 from ..families.deberta_v2 import rel_rows
+from ..replay.symbolic import F32
 from .backward import run_backward, with_forward
 from .bert_forward import _activation, _first_token, _mlm_head
 from .deberta_graph import DebertaGraph, _Dead
 from .graph import SEQ_MAX, Adapt, Node, Peak, Storage, T, _accumulate, _grads_like
-from .symbolic import F32
 
 if TYPE_CHECKING:
     from ..workload import Workload

@@ -5,7 +5,7 @@ cross-layer sharing cuts weights, gradients, optimizer state and master weights;
 per layer *application* and sharing leaves them alone (activations.py).
 
 Precisions, one meaning per name (bytes per parameter for weights / gradients / optimizer state's element /
-master weights); the step's peak (step.py) and the engine (engine/core.py) run each the same way:
+master weights); the step's peak (peak.py) and the engine (engine/core.py) run each the same way:
 - "float32": 4 / 4 / 4 / 0.
 - "bfloat16", "float16": the model cast to 16 bits ("pure" 16-bit training): 2 / 2 / 2 / 0 (torch.optim
   creates its state with zeros_like(param)).
@@ -36,7 +36,7 @@ adapters and peft's trainable copies); gradients, optimizer state and master wei
 tensors only (finetune.state_elements: torch.optim skips a parameter whose grad is None). The activations of
 the sum of parts are the base model's full forward (a frozen prefix saving nothing is in the peak only).
 
-The step's peak (`peak`, `peak_phase`, `peak_moment`, `at_peak`): albert_core.replay.step.step_peak with the same
+The step's peak (`peak`, `peak_phase`, `peak_moment`, `at_peak`): albert_core.step.peak.step_peak with the same
 settings: the largest of the moments a step really passes through (forward end, backward start, end of
 backward, the optimizer step's temporaries, the checkpoint recomputes), which is what must fit, not the sum.
 Sharding is applied to the peak's
@@ -52,12 +52,12 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..choices import MASTER, OPTIMIZERS
 from ..config import ModelConfig, require_choice
-from ..replay.symbolic import MASTER
-from ..workload import OPTIMIZERS, Workload
-from .activations import activation_memory, recompute_memory
-from .finetune import Tensor, state_elements, tensors
-from .params import count_parameters, stored_copies
+from ..estimate.activations import activation_memory, recompute_memory
+from ..estimate.finetune import Tensor, state_elements, tensors
+from ..estimate.params import count_parameters, stored_copies
+from ..workload import Workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -245,11 +245,11 @@ def training_memory(cfg: ModelConfig, w: Workload, *, with_peak: bool = True) ->
                           modelled, peak[4])
 
 
-LOWER_BOUND_MODES = ("full", "frozen-embeddings", "frozen-layers")  # unreplayed moments: lower bounds (step.py)
+LOWER_BOUND_MODES = ("full", "frozen-embeddings", "frozen-layers")  # unreplayed moments: lower bounds (peak.py)
 
 
 def peak_trust(modelled: bool, replayed: bool, mode: str) -> str:
-    """How far a step's peak can be trusted, in words (step.py's module docstring says why)."""
+    """How far a step's peak can be trusted, in words (peak.py's module docstring says why)."""
     if not modelled:
         return "not modelled: the sum of the parts"
     if replayed:
@@ -287,7 +287,7 @@ def gathered_unit_elements(ts: list[Tensor]) -> int:
 def _sharded_peak(cfg: ModelConfig, stage: int, w: Workload) -> tuple[int, str, str, dict[str, int], bool]:
     """(peak, phase, moment, at_peak, replayed) of step.step_peak with the ZeRO stage applied to every moment's
     categories, over w.num_gpus."""
-    from ..replay.step import step_peak
+    from .peak import step_peak
 
     N, precision, mode, head, num_labels, lora = w.num_gpus, w.precision, w.mode, w.head, w.num_labels, w.lora
     est = step_peak(cfg, w)

@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 from ..config import ModelConfig
 from ..families import family
+from ..replay.symbolic import F32
 from .graph import SEQ_MAX, Graph, Node, T, _accumulate, _grads_like
-from .symbolic import F32
 
 # ---- the forwards of the BERT-style families (HF transformers 5.23 modeling_*.py), recorded -----------------
 _ACT_SAVES_RESULT = {"relu": True, "tanh": True, "gelu": False, "silu": False}

@@ -29,10 +29,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..config import ModelConfig
+from ..replay.symbolic import F32
 from .backward import run_backward, with_forward
 from .bert_forward import _activation, _first_token
 from .graph import SEQ_MAX, Adapt, Graph, Node, Peak, T, _accumulate, _grads_like, _pass
-from .symbolic import F32
 
 if TYPE_CHECKING:
     from ..workload import Workload

@@ -1,4 +1,4 @@
-"""The optimizer step's temporaries, replayed per tensor as torch.optim allocates them (albert_core.replay.step's
+"""The optimizer step's temporaries, replayed per tensor as torch.optim allocates them (albert_core.step.peak's
 optimizer-step candidate; the module docstring there says what each optimizer allocates). No torch here.
 """
 

@@ -13,8 +13,8 @@ host-side and left out, as the engine does) and input_ids (B·S int64).
 
 The candidates for the peak; the estimate is the largest:
 
-* replayed (albert_core/replay/backward.py; BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA, MPNet (its own encoder:
-  replay/mpnet_forward.py; eager only, no checkpointing, as transformers builds it); eager or CPU sdpa (flash,
+* replayed (albert_core/step/backward.py; BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA, MPNet (its own encoder:
+  step/mpnet_forward.py; eager only, no checkpointing, as transformers builds it); eager or CPU sdpa (flash,
   or the math path with attention dropout); any dtype, checkpointing, fine-tuning mode (peft's LoRA on
   Linear targets and on the word embeddings too: backward_lora.py replays lora.Linear and lora.Embedding op by
   op; bert-base r=8 word_embeddings, query, value 16 × 512 mixed bf16 sdpa classification:2 equal to the engine,
@@ -31,11 +31,11 @@ The candidates for the peak; the estimate is the largest:
   sum_to). Equal to the engine's peak to the byte on the tests' random configs and real sizes (ALBERT too, its
   shared layers' gradients summed in InputBuffers, AddmmBackward0 handing the bias's on first: albert-base 2 × 64
   mixed bf16 eager 243,385,352 B, before +1,536 B; 101 of ALBERT's seeds 50-150, before 98, up to +0.16%).
-  DeBERTa-v2 (albert_core/replay/backward_deberta.py, its disentangled attention's ops and moments): the same
+  DeBERTa-v2 (albert_core/step/backward_deberta.py, its disentangled attention's ops and moments): the same
   (deberta-v3-base 16 × 512 mixed bf16 equal to the byte, before 2.82% low); with checkpointing equal
   on the random configs (autocast's cast of a weight used twice in one layer, share_att_key, made once).
   DeBERTa-v2's MLM head (legacy: BERT's, H -> E; deberta-v3-base 8 × 512 mixed bf16 10,802,864,068 B, equal).
-  ModernBERT likewise (albert_core/replay/backward_modernbert.py; head none/classification/token/MLM; LoRA through the
+  ModernBERT likewise (albert_core/step/backward_modernbert.py; head none/classification/token/MLM; LoRA through the
   same hook: ModernBERT-base r=8 Wqkv 16 × 512 mixed bf16 classification:2 5,315,697,184 B, equal;
   ModernBERT-large 1 × 8,192 float32 equal, before 5.3% low; ModernBERT-base MLM 8 × 512 mixed bf16
   5,927,222,404 B, equal), with checkpointing too (each layer a checkpointed region, recomputed up to mlp.Wo's
@@ -129,15 +129,16 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import NamedTuple
 
+from ..choices import MASTER, LoraSpec, parse_mode
 from ..config import ModelConfig
 from ..estimate.activations import Term, activation_memory, check_inputs, recompute_memory
-from ..estimate.finetune import LoraSpec, Tensor, parse_mode, state_elements, tensors
+from ..estimate.finetune import Tensor, state_elements, tensors
 from ..families import family
 from ..families.base import unread_parameter
+from ..replay.symbolic import BYTES, split_dtype
 from ..workload import Workload
 from . import backward, backward_deberta, backward_lora, backward_modernbert
 from .optimizer_step import cuda_rounded, foreach_adamw_temporaries, foreach_temporaries, optimizer_temporaries
-from .symbolic import BYTES, MASTER, split_dtype
 
 CATEGORIES = ("parameters", "master weights", "buffers", "gradients", "optimizer state", "saved activations",
               "temporaries", "input")
@@ -292,7 +293,7 @@ def step_peak(cfg: ModelConfig, w: Workload) -> StepPeakEstimate:
     modern = recorder == "backward_modernbert" and backward_modernbert.modelled(name, head)  # a linear probe too
     replayed = device == "cpu" and (modern or backward.modelled(cfg, attention, checkpointing, name, head)) \
         and backward_lora.replayed([t.name for t in ts])  # peft's lora.Embedding: the word lookup's only
-    if replayed:  # the forward's last moments and the backward, op by op (albert_core/replay/backward.py)
+    if replayed:  # the forward's last moments and the backward, op by op (albert_core/step/backward.py)
         adapt = backward_lora.adapt({t.name: t.shape for t in ts}, (lora or LoraSpec()).lora_dropout) \
             if name == "lora" else None
         trainable = backward.trainable_by_name({t.name: t.trainable for t in ts})
@@ -349,7 +350,7 @@ class Setup(NamedTuple):
 
 
 # The tensors depend on the model and its fine-tuning only, not on the batch, the length or the precision: a search
-# over batch sizes (estimate/fit.py: 14 steps per config) or a sweep over lengths builds them once. Fit planner's
+# over batch sizes (step/fit.py: 14 steps per config) or a sweep over lengths builds them once. Fit planner's
 # default view, 160 step peaks: cProfile put _at_start at 51% of step_peak with them built every time; returned
 # read-only (a tuple, mapping proxies), since every caller shares them.
 @lru_cache(maxsize=256)

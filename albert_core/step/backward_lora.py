@@ -1,4 +1,4 @@
-"""peft LoRA in the backward replay (albert_core/replay/backward.py): a targeted nn.Linear's or word-embedding
+"""peft LoRA in the backward replay (albert_core/step/backward.py): a targeted nn.Linear's or word-embedding
 nn.Embedding's forward, recorded op by op.
 
 peft 0.21.2 tuners/lora/layer.py, Linear.forward (vanilla LoRA, one adapter, not merged):

@@ -19,9 +19,9 @@ No torch here.
 from __future__ import annotations
 
 from ..config import ModelConfig
+from ..replay.symbolic import F32
 from .bert_forward import Encoder, _activation, _dropped, _projection
 from .graph import Engine, Formula, Graph, Node, Storage, T, _add_formula, _pass
-from .symbolic import F32
 
 
 def relative_bias(g: Graph, cfg: ModelConfig, held: list[T]) -> T:

@@ -1,6 +1,6 @@
 """Fit planner: the largest batch and sequence length whose training step fits a memory budget.
 
-What must fit is the training step's peak per GPU (training_memory(...).peak: albert_core.replay.step's largest
+What must fit is the training step's peak per GPU (training_memory(...).peak: albert_core.step.peak's largest
 moment, sharded as training.py says), not the sum of the parts. The peak is the largest of several moments,
 each affine in the batch B and growing in the sequence S (activation bytes are polynomials with
 non-negative coefficients, activations.py), so it grows with each but is not one affine function. Every search
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..config import ModelConfig
+from ..estimate.gpus import GPUS
 from ..workload import Workload
-from .gpus import GPUS
 from .training import PEAK_MAX_LAYERS, training_memory
 
 GROW = 64  # a search that knows no size too large yet grows its size at most this many times per probe
@@ -51,7 +51,7 @@ def _largest(size_bytes: Callable[[int], int], budget: int, limit: int, first: i
     Where to probe comes from the shape of the step's bytes (module docstring). The secant through the last two
     sizes that fit, extended to the budget, lands on the answer when both sit on the peak's last linear piece (the
     batch: each moment is affine in B); where the bytes are convex (the sequence: S and S² terms) it lands above the
-    answer, and the chord from lo to that hi lands below it. The allocator's 512-byte rounding (replay/step.py) moves
+    answer, and the chord from lo to that hi lands below it. The allocator's 512-byte rounding (step/peak.py) moves
     either by a size or two. Safeguards bound the probes at about twice a binary search's: before a size is known
     not to fit, the size grows at most GROW times per probe; while hi is over 4 lo, the probe is at least their
     geometric mean; and a probe that did not halve [lo, hi) is followed by a bisection.

@@ -11,14 +11,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from ..choices import LoraSpec
 from ..config import ConfigError, ModelConfig
+from ..estimate.activations import activation_memory
+from ..estimate.finetune import trainable
+from ..estimate.flops import forward_flops
+from ..estimate.params import count_parameters
 from ..families import field_applies
 from ..replay.symbolic import BYTES
 from ..workload import Workload
-from .activations import activation_memory
-from .finetune import LoraSpec, trainable
-from .flops import forward_flops
-from .params import count_parameters
 from .training import training_memory
 
 if TYPE_CHECKING:
