@@ -35,6 +35,7 @@ from timing import machine_line  # noqa: E402
 from albert_core.engine.measure import default_kind  # noqa: E402
 from albert_core.engine.memory import available_bytes  # noqa: E402
 from albert_core.engine.runner import Runner  # noqa: E402
+from albert_core.engine.types import Request  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
 from albert_core.workload import Workload  # noqa: E402
 
@@ -47,7 +48,7 @@ CASES = [("bert-base", 2, 64), ("xlm-roberta-large", 8, 512), ("deberta-v3-large
 def request(name: str, batch: int, seq: int) -> dict:
     cfg = PRESETS[name]
     w = Workload(batch, seq, "float32", "eager", device="cpu", optimizer="adamw")
-    return {"config": cfg.to_dict(), "source": default_kind(cfg), "workload": w.to_dict(), "real": False}
+    return Request(w, config=cfg, source=default_kind(cfg)).to_dict()
 
 
 def memory_page_points() -> dict:
@@ -57,7 +58,7 @@ def memory_page_points() -> dict:
     from ui import jobs
 
     captured: list[dict] = []
-    jobs.start = lambda name, key, extra, req: captured.append(req)  # type: ignore[assignment]  # record only
+    jobs.start = lambda name, key, extra, req: captured.append(req.to_dict())  # type: ignore[assignment]  # record only
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/memory.py").run()

@@ -28,7 +28,7 @@ from albert_core.engine.runner import Runner  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
 
 MIB = 1 << 20
-LONG = request(PRESETS["bert-large"], source="hf", batch_size=8, seq_len=512)
+LONG = request(PRESETS["bert-large"], source="hf", batch_size=8, seq_len=512).to_dict()
 WAIT_S = 300
 
 
@@ -46,7 +46,7 @@ def main() -> int:
     t0 = time.perf_counter()
     try:
         for i in range(args.stops):
-            tiny = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=WAIT_S)
+            tiny = r.submit(request(TINY_CFG).to_dict(), memory_bytes=700 * MIB, timeout_s=WAIT_S)
             r.wait(tiny, WAIT_S)
             assert tiny.state == "done", tiny.message
             pid = r.warm_pid

@@ -22,6 +22,7 @@ from albert_core.engine.measure import (
     step_estimate,
     step_rows,
 )
+from albert_core.engine.types import Request
 from albert_core.estimate.params import count_parameters
 from albert_core.formats.hf import hf_built_config, hf_expressible
 from albert_core.step.training import PRECISION_LABELS
@@ -96,13 +97,13 @@ for note in jobs.runtime_notes():  # another torch/transformers release; the CUD
     st.info(note, icon=":material/memory:")
 if st.button("Build, count and measure", type="primary", key="verify_run"):
     # the config under the name every page shows ("albert-base (edited)"): the process's words and refusals name it
-    request = {"config": cfg.replace(name=shown).to_dict(), "source": source, "workload": workload.to_dict(), "real": real}
+    request = Request(workload, config=cfg.replace(name=shown), source=source, real=real)
     plan = worker.plan(request, jobs.budget_bytes(), jobs.imports_bytes())  # no torch here: refusals need no process
     st.session_state.pop(RESULT, None)
-    if plan["count"] or plan["measure"]:  # one job per session: a new press replaces the pending one
-        jobs.start(JOB, run_key, plan, request | {"count": plan["count"], "measure": plan["measure"]})
+    if plan.count or plan.measure:  # one job per session: a new press replaces the pending one
+        jobs.start(JOB, run_key, plan.shown(), request.replace(count=plan.count, measure=plan.measure))
     else:
-        st.session_state[RESULT] = {"key": run_key, **plan}
+        st.session_state[RESULT] = {"key": run_key, **plan.shown()}
 
 done = jobs.collect(JOB, "verify_cancel")
 if done:

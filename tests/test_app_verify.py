@@ -15,6 +15,7 @@ from test_app_pages import APP, goto, open_app
 from albert_core.choices import LoraSpec
 from albert_core.engine import worker
 from albert_core.engine.runner import Runner
+from albert_core.engine.types import Request
 from albert_core.estimate.activations import activation_memory
 from albert_core.estimate.finetune import trainable
 from albert_core.estimate.params import count_parameters
@@ -39,7 +40,7 @@ def request(cfg, source="reference", real=False, **kw):
     fields (batch_size, seq_len, precision, mode, lora, ...) as the Verify page builds it."""
     w = Workload(**({"batch_size": 2, "seq_len": 16, "precision": "float32", "attention": "eager", "device": "cpu"}
                     | kw))
-    return {"config": cfg.to_dict(), "source": source, "workload": w.to_dict(), "real": real}
+    return Request(w, config=cfg, source=source, real=real)
 
 
 def test_pages_never_import_torch_in_the_server_process_even_after_verify_ran():
@@ -144,13 +145,13 @@ def test_real_tensor_measurement_over_the_budget_is_refused_before_building_nami
 def test_too_big_and_too_long_are_refused_without_a_process():
     xl = worker.plan(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64, real=True), 700 * MIB)
     est = worker.estimate(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64, real=True))
-    assert xl["count"] and not xl["measure"]  # counted on fake tensors, not measured on real ones
-    assert f"weights {est['weights'] / MIB:,.0f} MiB" in xl["measure_error"]
+    assert xl.count and not xl.measure  # counted on fake tensors, not measured on real ones
+    assert f"weights {est['weights'] / MIB:,.0f} MiB" in xl.measure_error
     assert est["weights"] == 4 * count_parameters(PRESETS["bert-xlarge"]).total
     fake = worker.plan(request(PRESETS["bert-xlarge"], batch_size=64, seq_len=512), 700 * MIB)
-    assert fake["count"] and fake["measure"] and fake["estimate"]["weights"] == 0  # fake tensors: no storage
+    assert fake.count and fake.measure and fake.estimate["weights"] == 0  # fake tensors: no storage
     long = worker.plan(request(TINY_CFG, seq_len=128), 700 * MIB)
-    assert not long["measure"] and "max_position" in long["measure_error"]
+    assert not long.measure and "max_position" in long.measure_error
 
 
 @pytest.mark.slow
@@ -185,13 +186,13 @@ def test_worker_in_process_returns_plain_numbers():
 
 def test_plan_refuses_counts_and_measurements_with_the_reason():
     tiny = worker.plan(request(TINY_CFG), 700 * MIB)
-    assert tiny["count"] and tiny["measure"] and tiny["estimate"]["total"] < 700 * MIB
+    assert tiny.count and tiny.measure and tiny.estimate["total"] < 700 * MIB
     big = worker.plan(request(PRESETS["bert-large"], batch_size=2, seq_len=64, real=True), 700 * MIB)
-    assert big["count"] and not big["measure"] and "700 MiB" in big["measure_error"]
+    assert big.count and not big.measure and "700 MiB" in big.measure_error
     nothing = worker.plan(request(TINY_CFG), 100 * MIB)
-    assert not nothing["count"] and not nothing["measure"] and "100 MiB free" in nothing["count_error"]
+    assert not nothing.count and not nothing.measure and "100 MiB free" in nothing.count_error
     deep = worker.plan(request(TINY_CFG.replace(sharing="none", num_layers=5000)), 700 * MIB)
-    assert not deep["count"] and "5,000 layer modules" in deep["count_error"]
+    assert not deep.count and "5,000 layer modules" in deep.count_error
 
 
 def test_a_shared_layer_run_past_the_measured_applications_is_counted_not_measured():
@@ -203,12 +204,12 @@ def test_a_shared_layer_run_past_the_measured_applications_is_counted_not_measur
     most = models.MAX_MEASURE_APPLICATIONS
     deep = PRESETS["albert-base"].replace(num_layers=10_000)
     p = worker.plan(request(deep), 700 * MIB)
-    assert p["count"] and not p["measure"], p
-    assert "10,000 layer applications" in p["measure_error"] and "(1 stored layer, run 10,000 times)" in p["measure_error"]
-    assert f"lower num_layers to {most:,} or fewer" in p["measure_error"]
-    assert worker.plan(request(deep.replace(num_layers=most)), 700 * MIB)["measure"]
+    assert p.count and not p.measure, p
+    assert "10,000 layer applications" in p.measure_error and "(1 stored layer, run 10,000 times)" in p.measure_error
+    assert f"lower num_layers to {most:,} or fewer" in p.measure_error
+    assert worker.plan(request(deep.replace(num_layers=most)), 700 * MIB).measure
     grouped = deep.replace(num_layers=most, inner_group_num=2)  # HF runs the whole inner group at each step
-    assert f"lower num_layers to {most // 2:,} or fewer" in worker.plan(request(grouped), 700 * MIB)["measure_error"]
+    assert f"lower num_layers to {most // 2:,} or fewer" in worker.plan(request(grouped), 700 * MIB).measure_error
     pts = worker.run_points(worker.points_request([deep], {deep.name: [64]}, Workload(1, 64, "float32", "eager"),
                                                   training=True))
     assert "10,000 layer applications" in pts["points_error"] and "points" not in pts
@@ -225,8 +226,8 @@ def _pid_alive(pid: int) -> bool:
 
 def test_runner_queues_one_build_at_a_time_and_both_finish():
     r = Runner()
-    first = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120)
-    second = r.submit(request(TINY_CFG, seq_len=8), memory_bytes=700 * MIB, timeout_s=120)
+    first = r.submit(request(TINY_CFG).to_dict(), memory_bytes=700 * MIB, timeout_s=120)
+    second = r.submit(request(TINY_CFG, seq_len=8).to_dict(), memory_bytes=700 * MIB, timeout_s=120)
     assert r.place(second) == 2  # waits behind the first (running or about to)
     assert r.wait(first, 120) and first.state == "done"
     assert r.wait(second, 120) and second.state == "done"
@@ -238,19 +239,19 @@ def test_runner_queues_one_build_at_a_time_and_both_finish():
 
 def test_runner_cancel_timeout_closed_session_and_oom_kill():
     r = Runner()
-    waiting_for = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=0.5)
-    queued = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120)
+    waiting_for = r.submit(request(TINY_CFG).to_dict(), memory_bytes=700 * MIB, timeout_s=0.5)
+    queued = r.submit(request(TINY_CFG).to_dict(), memory_bytes=700 * MIB, timeout_s=120)
     r.cancel(queued)  # still waiting: leaves the queue, never starts
     assert queued.state == "cancelled" and queued.pid is None
     assert r.wait(waiting_for, 60) and waiting_for.state == "timeout"
     assert "Stopped after 0 s" in waiting_for.message or "Stopped after 1 s" in waiting_for.message
     assert "ALBERT_EXPLORER_VERIFY_TIMEOUT_S" in waiting_for.message
     open_session = [True]
-    orphan = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120, alive=lambda: open_session[0])
+    orphan = r.submit(request(TINY_CFG).to_dict(), memory_bytes=700 * MIB, timeout_s=120, alive=lambda: open_session[0])
     assert r.wait_until(lambda: orphan.pid is not None, 30)  # the runner's own signal: the child started
     open_session[0] = False  # the browser went away mid-run
     assert r.wait(orphan, 30) and orphan.state == "cancelled" and "session" in orphan.message
-    victim = r.submit(request(TINY_CFG), memory_bytes=700 * MIB, timeout_s=120)
+    victim = r.submit(request(TINY_CFG).to_dict(), memory_bytes=700 * MIB, timeout_s=120)
     assert r.wait_until(lambda: victim.pid is not None, 30)
     os.kill(victim.pid, signal.SIGKILL)  # what the kernel's OOM killer does when the machine runs out first
     assert r.wait(victim, 30) and victim.state == "failed"
@@ -264,7 +265,7 @@ def test_child_past_its_memory_cap_gives_a_clear_message():
     """A wrong estimate ends at the OS cap (RLIMIT_DATA) with a message, not in the server."""
     cfg = PRESETS["bert-base"].replace(name="two-layers", num_layers=2)  # about 150 MiB of float32 weights
     r = Runner()
-    job = r.submit(request(cfg, seq_len=64, real=True), memory_bytes=420 * MIB, timeout_s=120)
+    job = r.submit(request(cfg, seq_len=64, real=True).to_dict(), memory_bytes=420 * MIB, timeout_s=120)
     assert r.wait(job, 120) and job.state == "done", job.message
     assert "measurement" not in job.result
     assert "needed more than 420 MiB" in job.result["measure_error"]
@@ -335,11 +336,11 @@ def test_verify_measures_each_mixed_precision_as_the_planner_counts_it(precision
 def test_fake_tensor_build_over_the_budget_says_what_can_work():
     deep = PRESETS["bert-large"].replace(num_layers=1024)
     p = worker.plan(request(deep, source="hf"), 700 * MIB)
-    assert p["count"] is True and not p["measure"]  # 1,024 layer modules: about 950 MiB of Python objects
-    assert "on fake tensors" in p["measure_error"] and "lower num_layers or share whole layers" in p["measure_error"]
-    assert "real tensors" not in p["measure_error"]
+    assert p.count is True and not p.measure  # 1,024 layer modules: about 950 MiB of Python objects
+    assert "on fake tensors" in p.measure_error and "lower num_layers or share whole layers" in p.measure_error
+    assert "real tensors" not in p.measure_error
     assert worker.plan(request(deep.replace(sharing="all", family="albert", embedding_dim=128), source="hf"),
-                       700 * MIB)["measure"]  # shared: one layer module built
+                       700 * MIB).measure  # shared: one layer module built
 
 
 def test_a_cap_reached_before_torch_starts_its_threads_is_still_a_clear_message():
@@ -452,12 +453,12 @@ def test_worker_refuses_a_fine_tuned_model_it_cannot_build_with_the_reason():
     ft = {"mode": "lora", "head": "none", "num_labels": 2, "lora": LoraSpec(r=8, lora_alpha=8, lora_dropout=0.0,
                                                                             targets=("query", "value"))}
     ref = worker.plan(request(TINY_BERT_CFG, **ft), 700 * MIB)  # request(): the reference encoder
-    assert not ref["count"] and "choose Hugging Face's model" in ref["count_error"]
+    assert not ref.count and "choose Hugging Face's model" in ref.count_error
     shared = worker.plan(request(TINY_CFG.replace(sharing="attention"), **ft, source="hf"), 700 * MIB)
-    assert not shared["measure"] and "sharing 'attention'" in shared["measure_error"]
+    assert not shared.measure and "sharing 'attention'" in shared.measure_error
     no_targets = worker.plan(request(TINY_CFG, **(ft | {"lora": LoraSpec(r=8, lora_alpha=8)}), source="hf"),
                              700 * MIB)
-    assert not no_targets["count"] and "LoRA" in no_targets["count_error"]
+    assert not no_targets.count and "LoRA" in no_targets.count_error
 
 
 def test_a_tiny_gap_between_modelled_and_measured_is_said_in_bytes():

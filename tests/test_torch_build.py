@@ -10,6 +10,8 @@ import pytest
 
 from albert_core.engine import torch_build, worker
 from albert_core.engine.torch_build import MIB, TorchBuild
+from albert_core.engine.types import Request
+from albert_core.workload import Workload
 
 VERSION_PY = """from typing import Optional
 
@@ -81,7 +83,8 @@ def test_the_floor_follows_the_build_and_the_measured_size(monkeypatch):
     measured = 800 * MIB  # the warm process's own size once ready wins over the table
     assert worker.floor_error(measured + worker.FAKE_BASE_BYTES - 1, measured) is not None
     assert worker.floor_error(measured + worker.FAKE_BASE_BYTES, measured) is None
-    assert worker.estimate({"config": {}, "hf_config": {}}, measured)["imports"] == measured
+    generic = Request(Workload(device="cpu"), hf_config={"model_type": "roformer"})
+    assert worker.estimate(generic, measured)["imports"] == measured
 
 
 CAPPED = """

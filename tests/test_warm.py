@@ -25,7 +25,7 @@ from albert_core.workload import Workload
 from ui import jobs
 
 MIB = 1 << 20
-LONG = request(PRESETS["bert-large"], source="hf", batch_size=8, seq_len=512)  # seconds of work: stopped mid-run
+LONG = request(PRESETS["bert-large"], source="hf", batch_size=8, seq_len=512).to_dict()  # seconds of work: stopped mid-run
 WAIT_S = 300  # a generous bound for a wait on a busy machine; every wait ends on a signal well before it
 
 
@@ -39,7 +39,7 @@ def warm():
 
 
 def tiny(r: Runner, **kw):
-    job = r.submit(request(TINY_CFG, **kw), memory_bytes=700 * MIB, timeout_s=WAIT_S)
+    job = r.submit(request(TINY_CFG, **kw).to_dict(), memory_bytes=700 * MIB, timeout_s=WAIT_S)
     assert r.wait(job, WAIT_S) and job.state == "done", job.message
     assert job.result["built"] == count_parameters(TINY_CFG).total
     return job
@@ -105,7 +105,7 @@ def test_two_sessions_at_once_are_served_one_after_the_other_by_the_same_process
 
     def press(seq_len: int) -> None:
         go.wait()  # both sessions press at the same moment
-        jobs_.append(warm.submit(request(TINY_CFG, seq_len=seq_len), memory_bytes=700 * MIB, timeout_s=WAIT_S))
+        jobs_.append(warm.submit(request(TINY_CFG, seq_len=seq_len).to_dict(), memory_bytes=700 * MIB, timeout_s=WAIT_S))
 
     threads = [threading.Thread(target=press, args=(s,)) for s in (8, 16)]
     for t in threads:
@@ -126,7 +126,7 @@ def test_two_sessions_at_once_are_served_one_after_the_other_by_the_same_process
 
 def test_a_real_tensor_request_runs_in_a_fresh_process(warm):
     pid = ready(warm)
-    job = warm.submit(request(TINY_CFG, real=True), memory_bytes=700 * MIB, timeout_s=WAIT_S)
+    job = warm.submit(request(TINY_CFG, real=True).to_dict(), memory_bytes=700 * MIB, timeout_s=WAIT_S)
     assert warm.wait(job, WAIT_S) and job.state == "done", job.message
     assert not job.warm and job.pid != pid and not _pid_alive(job.pid)  # its real memory went back with it
     assert job.result["measurement"]["fake"] is False and "process" not in job.result
@@ -263,7 +263,7 @@ def test_a_real_tensor_build_that_needs_the_warm_process_memory_gets_it(warm, mo
 
     pid = ready(warm)
     monkeypatch.setattr(runner, "available_bytes", lambda: 0)  # this server has nothing free beside it
-    job = warm.submit(request(TINY_CFG, real=True), memory_bytes=700 * MIB, timeout_s=WAIT_S)
+    job = warm.submit(request(TINY_CFG, real=True).to_dict(), memory_bytes=700 * MIB, timeout_s=WAIT_S)
     assert warm.wait(job, WAIT_S) and job.state == "done" and not job.warm, job.message
     assert not _pid_alive(pid) and warm.warm_pid is None
     assert warm.last_end == "was ended to give its memory to a real-tensor build"

@@ -44,12 +44,13 @@ def test_a_workload_survives_json(w):
 def test_a_malformed_workload_is_refused_by_name(bad, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         Workload.from_dict(Workload().to_dict() | bad)
+    # across the process boundary (a build process reads the request's JSON): refused by name, nothing built
     req = {"config": PRESETS["bert-base"].to_dict(), "source": "hf", "workload": Workload().to_dict() | bad}
-    plan = worker.plan(req, 700 << 20)  # nothing starts: both refused, the reason named
-    assert not plan["count"] and not plan["measure"]
-    assert plan["count_error"].startswith("the request's workload: ") and message in plan["count_error"]
-    assert "the request's workload: " in worker.run_points({"points": [], "workload": req["workload"],
-                                                           "training": True})["points_error"]
+    out = worker.answer(req)
+    assert set(out) == {"count_error", "measure_error"}
+    assert out["count_error"].startswith("the request's workload: ") and message in out["count_error"]
+    pts = worker.answer({"points": [], "workload": req["workload"], "training": True})
+    assert set(pts) == {"points_error"} and pts["points_error"].startswith("the request's workload: ")
     with pytest.raises(ValueError):
         Workload.from_dict("8x512")
 

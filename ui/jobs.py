@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
@@ -30,6 +30,7 @@ from albert_core.engine import worker
 from albert_core.engine.memory import available_bytes
 from albert_core.engine.runner import WARM_MAX_REQUESTS, Job, Runner
 from albert_core.engine.served_again import MEMO_SIZE
+from albert_core.engine.types import PointsRequest, Request
 
 BUDGET_ENV, BUDGET_SECRET = "ALBERT_EXPLORER_MEMORY_BUDGET_MB", "memory_budget_mb"
 TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S = "ALBERT_EXPLORER_VERIFY_TIMEOUT_S", "verify_timeout_s", 180
@@ -150,15 +151,17 @@ def _session_alive() -> Callable[[], bool] | None:
     return alive
 
 
-def submit(request: dict[str, Any]) -> Job:
-    return runner().submit(request, memory_bytes=budget_bytes(), timeout_s=timeout_s(), alive=_session_alive())
+def submit(request: Request | PointsRequest) -> Job:
+    """The request to the server's queue, as the JSON a build process reads (to_dict)."""
+    return runner().submit(request.to_dict(), memory_bytes=budget_bytes(), timeout_s=timeout_s(),
+                           alive=_session_alive())
 
 
 def cancel(job: Job, message: str = "Cancelled.") -> None:
     runner().cancel(job, message)
 
 
-def start(name: str, key: Any, extra: dict[str, Any], request: dict[str, Any]) -> None:
+def start(name: str, key: Any, extra: Mapping[str, object], request: Request | PointsRequest) -> None:
     """Submit request as this session's job `name` for the view `key` (extra: what to hand back with the result);
     a job still pending under that name is replaced (one per name and session)."""
     if name in st.session_state:

@@ -14,6 +14,7 @@ import streamlit as st
 
 from albert_core.engine import worker
 from albert_core.engine.measure import point_lengths, points_table, step_points_table
+from albert_core.engine.types import PointsRequest
 from albert_core.workload import Workload
 
 from . import jobs
@@ -22,7 +23,7 @@ from .text import md
 JOB, RESULTS = "_ae_points_job", "_ae_points"
 
 
-def _measure(key: tuple, name: str, n: int, req: Callable[[], dict], table: Callable[[list], pd.DataFrame]
+def _measure(key: tuple, name: str, n: int, req: Callable[[], PointsRequest], table: Callable[[list], pd.DataFrame]
              ) -> pd.DataFrame | None:
     """The button (until this view is measured), the running job, then the view's table of points."""
     results: dict = st.session_state.setdefault(RESULTS, {})

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from albert_core.engine import worker
+from albert_core.engine.types import Request
 from albert_core.formats.hf import outside_families
 from albert_core.formats.hub import HubError, fetch_config
 from albert_core.formats.upload import UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, load_json
@@ -52,11 +53,11 @@ def _load() -> dict[str, Any] | None:
     return d
 
 
-def _request(d: dict[str, Any]) -> dict[str, Any]:
+def _request(d: dict[str, Any]) -> Request:
     c = state.controls()
     w = Workload(batch_size=c["verify_batch"], seq_len=c["verify_seq_len"], precision=c["precision"],
                  attention=c["attention"], checkpointing=c["checkpointing"], device="cpu", optimizer=c["optimizer"])
-    return {"hf_config": d, "source": "hf", "workload": w.to_dict(), "real": c["verify_real"]}
+    return Request(w, hf_config=d, source="hf", real=bool(c["verify_real"]))
 
 
 def _show(result: dict[str, Any], model_type: str) -> None:
@@ -94,14 +95,14 @@ def other_encoder() -> None:
         if d is None:
             return
         model_type = str(d["model_type"])
-        key = json.dumps(_request(d), sort_keys=True, default=str)  # the config and the settings it ran at
+        key = json.dumps(_request(d).to_dict(), sort_keys=True, default=str)  # the config and the settings it ran at
         if st.button(f"Build and measure {model_type}", key="verify_other_run"):
             request = _request(d)
             plan = worker.plan(request, jobs.budget_bytes(), jobs.imports_bytes())
-            if plan["measure"] or plan["count"]:
-                jobs.start(JOB, key, plan, request | {"count": True, "measure": plan["measure"]})
+            if plan.measure or plan.count:
+                jobs.start(JOB, key, plan.shown(), request.replace(count=True, measure=plan.measure))
             else:
-                st.session_state[RESULT] = {"key": key, **plan}
+                st.session_state[RESULT] = {"key": key, **plan.shown()}
         done = jobs.collect(JOB, "verify_other_cancel")
         if done:
             st.session_state[RESULT] = {"key": done[0], **done[1]}

@@ -37,6 +37,7 @@ from ..choices import DEVICES, MASTER, OPTIMIZERS, PRECISIONS, SHARDINGS, LoraSp
 from ..choices import OPTIMIZERS as TRAIN_OPTIMIZERS
 from ..config import ConfigError, ModelConfig
 from ..engine.core import DTYPES
+from ..engine.types import Request
 from ..estimate.activations import activation_memory
 from ..estimate.finetune import parse_targets, trainable
 from ..estimate.heads import parse_head
@@ -164,13 +165,13 @@ def _trainable(cfg: ModelConfig, ft: dict[str, Any]) -> Any:
 
 # ---- verify ----------------------------------------------------------------------------------------
 
-def verify_request(args: argparse.Namespace, cfg: ModelConfig | None, raw: dict[str, Any] | None) -> dict[str, Any]:
+def verify_request(args: argparse.Namespace, cfg: ModelConfig | None, raw: dict[str, Any] | None) -> Request:
     from ..engine.measure import default_kind
 
     ft = finetune_settings(args)
     fine = ft["mode"] != "full" or ft["head"] != "none"
     # the engine runs on this CPU: the optimizer's for-loop, torch.optim's CPU default
-    req: dict[str, Any] = {"workload": workload_of(args, ft, "cpu").to_dict(), "real": args.real}
+    w = workload_of(args, ft, "cpu")
     if fine:
         if cfg is None:
             raise ValueError("--train and --head need a config one of the families models (bert, albert, roberta, "
@@ -178,12 +179,12 @@ def verify_request(args: argparse.Namespace, cfg: ModelConfig | None, raw: dict[
         if args.source == "reference":
             raise ValueError("--train and --head build Hugging Face's model (peft's for lora): drop --source reference")
     if cfg is None:
-        return req | {"hf_config": raw, "source": "hf"}
+        return Request(w, hf_config=raw, source="hf", real=args.real)
     source = "hf" if fine else default_kind(cfg, args.checkpointing) if args.source == "auto" else args.source
-    return req | {"config": cfg.to_dict(), "source": source}
+    return Request(w, config=cfg, source=source, real=args.real)
 
 
-def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, Any]:
+def verify_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:
     """Run the request on the engine; a JSON object whose keys say what they hold (bytes as integers)."""
     from ..engine import worker
     from ..engine.measure import check_kind, modelled_step, step_estimate
@@ -191,24 +192,23 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
     from ..estimate.params import count_parameters
     from ..formats.hf import hf_built_config, hf_expressible
 
-    run = worker._run_of(request)
-    w = run.workload
+    w = request.workload
     if cfg is not None:
-        check_kind(cfg, request["source"], w.checkpointing)
-        check_inputs(cfg, w.batch_size, w.seq_len, w.forward_dtype, w.attention, "cpu")
-    if cfg is not None and worker.finetune_of(request) is not None:
-        return finetune_verify_json(cfg, request, run)
+        check_kind(cfg, request.source, w.checkpointing)
+        check_inputs(cfg, w.replace(device="cpu"))
+    if cfg is not None and request.fine_tuned:
+        return finetune_verify_json(cfg, request)
     out = worker.run(request)
     if "count_error" in out:
         raise ValueError(out["count_error"])
     if out.get("out_of_memory"):
         raise ValueError("the real-tensor run ran out of memory: drop --real (fake tensors need no storage)")
     m, s = out["measurement"], out.get("step")
-    built = hf_built_config(cfg) if cfg is not None and request["source"] == "hf" and not hf_expressible(cfg) else cfg
+    built = hf_built_config(cfg) if cfg is not None and request.source == "hf" and not hf_expressible(cfg) else cfg
     est = None if cfg is None else step_estimate(cfg, w)
-    modelled = None if cfg is None or s is None else modelled_step(cfg, request["source"], w)
+    modelled = None if cfg is None or s is None else modelled_step(cfg, request.source, w)
     return {
-        "config": cfg.to_dict() if cfg is not None else request["hf_config"],
+        "config": cfg.to_dict() if cfg is not None else dict(request.hf_config or {}),
         "settings": verify_settings(request) | {"how": out["how"]},
         "parameters": {"built": out["built"], "estimate": count_parameters(built).total if built else None,
                        "by_module": out["by_module"], "difference": out.get("count_diff", [])},
@@ -225,22 +225,22 @@ def verify_json(cfg: ModelConfig | None, request: dict[str, Any]) -> dict[str, A
     }
 
 
-def verify_settings(request: dict[str, Any]) -> dict[str, Any]:
+def verify_settings(request: Request) -> dict[str, Any]:
     """What `verify --json` reports it ran: the workload's settings as the command's flags name them (dtype: the
     precision), real and source, and for a fine-tuned model train, head, num_labels (0 for a head without labels)
     and lora."""
-    w = Workload.from_dict(request["workload"])
+    w = request.workload
     out: dict[str, Any] = {"batch_size": w.batch_size, "seq_len": w.seq_len, "dtype": w.precision,
                            "attention": w.attention, "checkpointing": w.checkpointing, "optimizer": w.optimizer,
-                           "real": request["real"]}
+                           "real": request.real}
     if w.mode != "full" or w.head != "none":
         out |= {"train": w.mode, "head": w.head,
                 "num_labels": w.num_labels if w.head in ("classification", "token") else 0,
                 "lora": None if w.lora is None else w.to_dict()["lora"]}
-    return out | {"source": request["source"]}
+    return out | {"source": request.source}
 
 
-def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) -> dict[str, Any]:
+def finetune_verify_json(cfg: ModelConfig, request: Request) -> dict[str, Any]:
     """verify --train/--head: the fine-tuned model (engine.finetuned.build; peft's get_peft_model for lora) measured on
     the engine, beside finetune.trainable's counts and step.step_peak's modelled peak for the same step."""
     from ..engine import core as engine
@@ -249,16 +249,16 @@ def finetune_verify_json(cfg: ModelConfig, request: dict[str, Any], run: Any) ->
     from ..estimate.activations import family_ops
     from ..step.peak import step_peak
 
-    w = run.workload
-    ft = {"mode": w.mode, "head": w.head, "num_labels": w.num_labels, "lora": w.lora}
-    tr = _trainable(cfg, ft)
+    w = request.workload
+    run = engine.Run(w, fake=not request.real)
+    tr = _trainable(cfg, {"mode": w.mode, "head": w.head, "num_labels": w.num_labels, "lora": w.lora})
     if run.fake is False and tr.total > MAX_MEASURE_PARAMS:
         raise ValueError(f"{tr.total:,} parameters are too many to build on real tensors here (at most "
                          f"{MAX_MEASURE_PARAMS:,}): drop --real (fake tensors need no storage)")
     counted: dict[str, int] = {}
-    make = worker.finetune_maker(cfg, ft, w.attention, counted)  # as the Verify page
+    make = worker.finetune_maker(cfg, w, counted)  # as the Verify page
 
-    inference_modelled = ft["mode"] != "lora" and ft["head"] == "none" and hasattr(family_ops(cfg), "infer_layer")
+    inference_modelled = w.mode != "lora" and w.head == "none" and hasattr(family_ops(cfg), "infer_layer")
     try:
         r = engine.measure(make, cfg.vocab_size, run, what=engine.MEASURES)
     except MemoryError:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..choices import MASTER
+from ..choices import DTYPES, MASTER
 from ..config import ModelConfig, require_choice
 from ..estimate.activations import activation_memory, check_inputs
 from ..estimate.params import count_parameters
@@ -111,8 +111,9 @@ def check_measurable(cfg: ModelConfig, w: Workload, *, training: bool = True, ma
     """Estimated bytes a real-tensor measurement of w (its batch, seq_len, precision, attention, checkpointing)
     needs (weights + activations); ValueError when too big. On fake tensors nothing is stored: only the inputs are
     checked and 0 is returned."""
-    batch_size, seq_len, dtype, attention = w.batch_size, w.seq_len, w.precision, w.attention
-    check_inputs(cfg, batch_size, seq_len, dtype, attention, "cpu")
+    check_inputs(cfg, w.replace(device="cpu"))
+    require_choice("dtype", w.precision, DTYPES)  # a master-weight precision: the step alone measures it
+    batch_size, seq_len = w.batch_size, w.seq_len
     if fake:
         return 0
     params = count_parameters(cfg).total

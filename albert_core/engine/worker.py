@@ -10,16 +10,16 @@ the warm measurement process (`serve`): it imports torch and transformers once, 
 JSON line, then answers one JSON line per request line (fake tensors only), each under the memory cap the
 request names, until its stdin closes or it asks to be retired.
 
-Request: {"config": ModelConfig.to_dict()} or {"hf_config": a config.json dict of a model_type no
-family models}, with "source": "reference" | "hf", "workload": Workload.to_dict() (batch, seq_len, precision,
-attention, checkpointing, optimizer and foreach; its device names only the optimizer's foreach default, the engine
-runs on this CPU; a fine-tuning mode or task head builds Hugging Face's task model, peft's for LoRA:
-engine.finetuned.build, as `verify --train`), "real" (default false: fake tensors). Result:
-"built" (parameters PyTorch built), "by_module", "count_diff" (where a count differs) or
-"count_error"; "measurement" (saved bytes, estimate, breakdown) or "measure_error"; "step" (the
-training step's peak by category) and "inference" (the eval forward's peak) where measured;
-"how" (fake or real tensors); "peak_rss" (the child's peak resident bytes), "import_rss"; for a fine-tuned
-model "trainable_built" (the parameters that require grad, as peft counts them).
+The request is a types.Request: a config (or a config.json no family models), its source (Hugging Face's model or
+the reference encoder), the Workload (batch, seq_len, precision, attention, checkpointing, optimizer and foreach; its
+device names only the optimizer's foreach default, the engine runs on this CPU; a fine-tuning mode or task head
+builds Hugging Face's task model, peft's for LoRA: engine.finetuned.build, as `verify --train`), real or fake
+tensors, what to count and measure. The Memory page's points are a types.PointsRequest. The answer is a types.Answer
+(types.PointsAnswer): "built" (parameters PyTorch built), "by_module", "count_diff" (where a count differs) or
+"count_error"; "measurement" (saved bytes, estimate, breakdown) or "measure_error"; "step" (the training step's peak
+by category) and "inference" (the eval forward's peak) where measured; "how" (fake or real tensors); "peak_rss"
+(the child's peak resident bytes), "import_rss"; for a fine-tuned model "trainable_built" (the parameters that
+require grad, as peft counts them). Both cross the process boundary as JSON in one place: answer().
 """
 
 from __future__ import annotations
@@ -28,12 +28,14 @@ import dataclasses
 import functools
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from ..config import ModelConfig
 from ..workload import Workload
 from . import torch_build
 from .process import _die_with_parent, _first_to_go, _limit_memory, _peak_rss, _rss, _start_threads
+from .types import Answer, Plan, PointAnswer, PointsAnswer, PointsRequest, Request
 
 MIB = 1 << 20
 # Resident memory of a fresh `python -m albert_core.engine.worker` after importing torch 2.13 and
@@ -55,66 +57,48 @@ WORKING_BASE_BYTES = 64 * MIB
 WORKING_PER_ACTIVATION = (4, 5)  # 4/5 of the activation bytes
 
 
-def config_of(request: dict[str, Any]) -> ModelConfig:
-    return ModelConfig.from_dict(request["config"])
-
-
-def workload_of(request: dict[str, Any]) -> Workload:
-    """The request's workload; a ValueError says what is wrong with it (Workload.from_dict)."""
-    return Workload.from_dict(request.get("workload"))
-
-
-def finetune_of(request: dict[str, Any]) -> dict[str, Any] | None:
-    """The request's fine-tuning as finetune.trainable and build take it ({"mode", "head", "num_labels", "lora":
-    LoraSpec or None}), or None for the base model in full fine-tuning (full with no head)."""
-    w = workload_of(request)
-    if w.mode == "full" and w.head == "none":
-        return None
-    return {"mode": w.mode, "head": w.head, "num_labels": max(w.num_labels, 1), "lora": w.lora}
-
-
-def finetune_maker(cfg: ModelConfig, ft: dict[str, Any], attention: str, counted: dict[str, int]) -> Any:
-    """A function that builds ft's task model of cfg on the CPU for the engine (finetuned.build: peft's
-    get_peft_model for LoRA) and puts what it built in `counted` ("trainable", "total", as peft counts)."""
+def finetune_maker(cfg: ModelConfig, w: Workload, counted: dict[str, int]) -> Any:
+    """A function that builds w's task model of cfg on the CPU for the engine (finetuned.build: peft's get_peft_model
+    for LoRA) and puts what it built in `counted` ("trainable", "total", as peft counts)."""
     from . import finetuned
 
     def make() -> Any:
-        model = finetuned.build(cfg, ft["mode"], head=ft["head"], num_labels=ft["num_labels"], lora=ft["lora"],
-                               device="cpu", attention=attention)
+        model = finetuned.build(cfg, w.mode, head=w.head, num_labels=max(w.num_labels, 1), lora=w.lora,
+                               device="cpu", attention=w.attention)
         counted["trainable"], counted["total"] = finetuned.count_built(model)
         return model
 
     return make
 
 
-def finetune_error(request: dict[str, Any]) -> str | None:
-    """Why the request's fine-tuned model cannot be built (None when it can, or for the base model)."""
+def _trainable(cfg: ModelConfig, w: Workload) -> Any:
+    """finetune.trainable of w's mode, head and LoRA (a head without labels counted with one)."""
     from ..estimate.finetune import trainable
+
+    return trainable(cfg, w.mode, head=w.head, num_labels=max(w.num_labels, 1), lora=w.lora)
+
+
+def finetune_error(request: Request) -> str | None:
+    """Why the request's fine-tuned model cannot be built (None when it can, or for the base model)."""
     from ..formats.hf import hf_expressible
 
-    ft = finetune_of(request)
-    if ft is None:
+    if not request.fine_tuned:
         return None
-    if is_generic(request):
+    if request.config is None:
         return "a fine-tuning mode or a task head needs a config one of the families models"
-    if request["source"] != "hf":
+    if request.source != "hf":
         return ("a fine-tuning mode or a task head builds Hugging Face's task model (peft's for LoRA), not the "
                 "reference encoder: choose Hugging Face's model")
-    cfg = config_of(request)
+    cfg = request.config
     if not hf_expressible(cfg):
         return (f"Hugging Face builds sharing '{cfg.sharing}' of family '{cfg.family}' unshared, so its task model "
                 "would not be the one albert_core counts: choose sharing 'none' (or an ALBERT sharing all), or full "
                 "fine-tuning with no head")
     try:
-        trainable(cfg, ft["mode"], head=ft["head"], num_labels=ft["num_labels"], lora=ft["lora"])
+        _trainable(cfg, request.workload)
     except ValueError as e:
         return str(e)
     return None
-
-
-def is_generic(request: dict[str, Any]) -> bool:
-    """A config.json of a model_type no family models: measured, with no closed form beside it."""
-    return "hf_config" in request
 
 
 def import_bytes(measured: int | None = None) -> int:
@@ -145,7 +129,7 @@ def installed_build() -> torch_build.TorchBuild | None:
     return torch_build.installed()
 
 
-def estimate(request: dict[str, Any], imports: int | None = None) -> dict[str, int]:
+def estimate(request: Request, imports: int | None = None) -> dict[str, int]:
     """Bytes the measuring child needs at its peak: {"imports", "weights", "activations", "working", "total"}.
     imports: import_bytes's `measured` (None: the expected size of the build installed here).
 
@@ -160,26 +144,19 @@ def estimate(request: dict[str, Any], imports: int | None = None) -> dict[str, i
     from . import models
 
     held = import_bytes(imports)
-    if is_generic(request) or not request.get("real"):
-        layers = 0 if is_generic(request) else models.layer_modules(config_of(request), request["source"])
+    cfg, w = request.config, request.workload
+    if cfg is None or not request.real:
+        layers = 0 if cfg is None else models.layer_modules(cfg, request.source)
         working = FAKE_BASE_BYTES + FAKE_PER_LAYER_BYTES * layers
         return {"imports": held, "weights": 0, "activations": 0, "working": working, "total": held + working}
-    cfg = config_of(request)
-    built = hf_built_config(cfg) if request["source"] == "hf" else cfg
-    ft, w = finetune_of(request), workload_of(request)
-    n = count_parameters(built).total if ft is None else _trainable(cfg, ft).total  # a head and adapters too
+    built = hf_built_config(cfg) if request.source == "hf" else cfg
+    n = _trainable(cfg, w).total if request.fine_tuned else count_parameters(built).total  # a head and adapters too
     weights = 4 * n  # float32: torch.float32 element size
     act = activation_memory(built, w.replace(device="cpu")).total
     num, den = WORKING_PER_ACTIVATION
     working = WORKING_BASE_BYTES + act * num // den
     return {"imports": held, "weights": weights, "activations": act, "working": working,
             "total": held + weights + act + working}
-
-
-def _trainable(cfg: ModelConfig, ft: dict[str, Any]) -> Any:
-    from ..estimate.finetune import trainable
-
-    return trainable(cfg, ft["mode"], head=ft["head"], num_labels=ft["num_labels"], lora=ft["lora"])
 
 
 def floor_error(budget_bytes: int, imports: int | None = None) -> str | None:
@@ -211,8 +188,8 @@ def applications_error(cfg: ModelConfig) -> str | None:
             "weights, not the time or activations of running them")
 
 
-def plan(request: dict[str, Any], budget_bytes: int, imports: int | None = None) -> dict[str, Any]:
-    """What the child may do within budget_bytes: {"count": bool, "measure": bool, reasons, "estimate"}.
+def plan(request: Request, budget_bytes: int, imports: int | None = None) -> Plan:
+    """What the child may do within budget_bytes: count, measure, why not, and the bytes it would need.
 
     No torch: a request refused here never starts a process that would build anything.
     """
@@ -220,127 +197,108 @@ def plan(request: dict[str, Any], budget_bytes: int, imports: int | None = None)
     from . import models
     from .measure import check_kind
 
-    out: dict[str, Any] = {"count": True, "measure": True}
-    reason = floor_error(budget_bytes, imports)
+    reason = floor_error(budget_bytes, imports) or finetune_error(request)
     if reason:
-        return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
-    try:
-        w = workload_of(request)
-    except ValueError as e:
-        reason = f"the request's workload: {e}"
-        return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
-    reason = finetune_error(request)
-    if reason:
-        return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
-    if not is_generic(request):
-        cfg = config_of(request)
-        layers = models.layer_modules(cfg, request["source"])
+        return Plan(count=False, measure=False, count_error=reason, measure_error=reason)
+    w, cfg = request.workload, request.config
+    measure_error: str | None = None
+    if cfg is not None:
+        layers = models.layer_modules(cfg, request.source)
         if layers > models.MAX_BUILD_LAYERS:
             reason = (f"Building {cfg.name} creates {layers:,} layer modules; this server builds at most "
                       f"{models.MAX_BUILD_LAYERS:,}. Lower num_layers or share whole layers.")
-            return {"count": False, "measure": False, "count_error": reason, "measure_error": reason}
-        reason = applications_error(cfg)
-        if reason:
-            out.update(measure=False, measure_error=reason)
+            return Plan(count=False, measure=False, count_error=reason, measure_error=reason)
+        measure_error = applications_error(cfg)
         try:
-            check_kind(cfg, request["source"], w.checkpointing)
-            check_inputs(cfg, w.batch_size, w.seq_len, w.forward_dtype, w.attention, "cpu")
+            check_kind(cfg, request.source, w.checkpointing)
+            check_inputs(cfg, w.replace(device="cpu"))
         except ValueError as e:  # seq_len beyond max_position, a dtype the CPU cannot run, ...
-            out.update(measure=False, measure_error=out.get("measure_error") or str(e))
-    if out["measure"]:
-        try:
-            est = estimate(request, imports)
-        except ValueError as e:
-            out.update(measure=False, measure_error=str(e))
-            return out
-        out["estimate"] = est
-        if est["total"] > budget_bytes:
-            out.update(measure=False, measure_error=_too_big(request, est, budget_bytes))
-    return out
+            measure_error = measure_error or str(e)
+    if measure_error:
+        return Plan(count=True, measure=False, measure_error=measure_error)
+    try:
+        est = estimate(request, imports)
+    except ValueError as e:
+        return Plan(count=True, measure=False, measure_error=str(e))
+    if est["total"] > budget_bytes:
+        return Plan(count=True, measure=False, measure_error=_too_big(request, est, budget_bytes), estimate=est)
+    return Plan(count=True, measure=True, estimate=est)
 
 
-def _too_big(request: dict[str, Any], est: dict[str, int], budget: int) -> str:
+def _too_big(request: Request, est: dict[str, int], budget: int) -> str:
     parts = ", ".join(f"{k} {v / MIB:,.0f} MiB" for k, v in est.items() if k != "total")
-    name = config_of(request).name if not is_generic(request) else request["hf_config"].get("model_type")
-    if not request.get("real"):  # fake tensors: only the build's Python objects grow, with the layer modules
-        return (f"measuring {name} on fake tensors would need about {est['total'] / MIB:,.0f} MiB ({parts}), over "
-                f"the {budget / MIB:,.0f} MiB this server has for one build: the build holds a Python object per "
+    if not request.real:  # fake tensors: only the build's Python objects grow, with the layer modules
+        return (f"measuring {request.name} on fake tensors would need about {est['total'] / MIB:,.0f} MiB ({parts}), "
+                f"over the {budget / MIB:,.0f} MiB this server has for one build: the build holds a Python object per "
                 "module, so lower num_layers or share whole layers (a shared layer is built once)")
-    w = workload_of(request)
-    return (f"measuring {name} at batch {w.batch_size}, seq_len {w.seq_len} on real tensors would "
+    w = request.workload
+    return (f"measuring {request.name} at batch {w.batch_size}, seq_len {w.seq_len} on real tensors would "
             f"need about {est['total'] / MIB:,.0f} MiB ({parts}), over the {budget / MIB:,.0f} MiB this server has for "
             "one build: measure on fake tensors (the default: PyTorch's real ops without storage, any size), or "
             "lower the batch size or sequence length")
 
 
-def _run_of(request: dict[str, Any]) -> Any:
-    from . import core as engine
-
-    return engine.Run(workload_of(request), fake=not request.get("real", False))
-
-
-def _maker(request: dict[str, Any], counted: dict[str, int] | None = None) -> tuple[Any, int, Any]:
-    """(make, vocab_size, cfg or None) for the request's model (a fine-tuned one puts its counts in `counted`)."""
+def _maker(request: Request, counted: dict[str, int] | None = None) -> tuple[Any, int]:
+    """(make, vocab_size) for the request's model (a fine-tuned one puts its counts in `counted`)."""
     from . import core as engine
     from .measure import maker
 
-    attention = workload_of(request).attention
-    if is_generic(request):
-        d = request["hf_config"]
+    w = request.workload
+    if request.config is None:
+        assert request.hf_config is not None
+        d = dict(request.hf_config)
         vocab = d.get("vocab_size")
         if not isinstance(vocab, int) or isinstance(vocab, bool) or vocab < 1:
             raise engine.EngineError(f"config.json of model_type {d.get('model_type')!r} needs a vocab_size of at "
                                      f"least 1 to make input_ids, got {vocab!r}")
-        return (lambda: engine.build_auto(d, attention)), vocab, None
-    cfg = config_of(request)
-    ft = finetune_of(request)
-    if ft is not None:
-        return finetune_maker(cfg, ft, attention, {} if counted is None else counted), cfg.vocab_size, cfg
-    return maker(cfg, request["source"], attention), cfg.vocab_size, cfg
+        return (lambda: engine.build_auto(d, w.attention)), vocab
+    cfg = request.config
+    if request.fine_tuned:
+        return finetune_maker(cfg, w, {} if counted is None else counted), cfg.vocab_size
+    return maker(cfg, request.source, w.attention), cfg.vocab_size
 
 
-def run(request: dict[str, Any], *, count: bool = True, measure: bool = True) -> dict[str, Any]:
-    """Build, count and measure (saved bytes, the training step's peak, the inference peak) on the engine."""
+def run(request: Request) -> Answer:
+    """Build, count and measure (saved bytes, the training step's peak, the inference peak) on the engine, as much
+    as request.count and request.measure ask."""
     from . import core as engine
     from . import measure as measuring
 
-    out: dict[str, Any] = {}
     counted: dict[str, int] = {}
-    fine = finetune_of(request) is not None
     try:
-        make, vocab, cfg = _maker(request, counted)
-        r = _measure(request, make, vocab, cfg, measure)
+        make, vocab = _maker(request, counted)
+        r = _measure(request, make, vocab)
     except (engine.EngineError, ValueError) as e:  # transformers or peft cannot build it, or an op needs values
-        if not isinstance(e, engine.EngineError) and not fine:
+        if not isinstance(e, engine.EngineError) and not request.fine_tuned:
             raise
         return {"count_error": str(e), "measure_error": str(e), "import_rss": _rss()}
     except (MemoryError, RuntimeError) as e:  # past the cap: torch's "DefaultCPUAllocator: can't allocate"
         if not isinstance(e, MemoryError) and "alloc" not in str(e).lower():
             raise
         return {"out_of_memory": True, "import_rss": _rss()}
-    out["import_rss"] = _rss()
-    out["how"] = r.how
-    if count:
+    out: Answer = {"import_rss": _rss(), "how": r.how}
+    if request.count:
         out["built"], out["by_module"] = r.parameters, r.by_module
-        if fine:
+        if request.fine_tuned:
             out["trainable_built"] = counted.get("trainable")  # beside finetune.trainable's count (the page)
-        elif cfg is not None:
-            out["count_diff"] = measuring.count_difference(cfg, request["source"], r.by_module)
-    if measure:
-        out.update(_numbers(request, r, cfg))
+        elif request.config is not None:
+            out["count_diff"] = measuring.count_difference(request.config, request.source, r.by_module)
+    if request.measure:
+        out.update(_numbers(request, r))
     return out
 
 
-def _measure(request: dict[str, Any], make: Any, vocab: int, cfg: ModelConfig | None, measure: bool) -> Any:
+def _measure(request: Request, make: Any, vocab: int) -> Any:
     from . import core as engine
 
-    run = _run_of(request)
-    if not measure:  # count only: on fake tensors, whatever the request, so no weight is ever allocated
+    run = engine.Run(request.workload, fake=not request.real)
+    if not request.measure:  # count only: on fake tensors, whatever the request, so no weight is ever allocated
         return engine.measure(make, vocab, dataclasses.replace(run, fake=True), what=())
     what: tuple[str, ...] = ("saved", "step")
-    if finetune_of(request) is not None:  # a task model: no closed form of its eval forward beside it
+    if request.fine_tuned:  # a task model: no closed form of its eval forward beside it
         return engine.measure(make, vocab, run, what=what)
-    if cfg is None or (request["source"] == "hf" and _inference_modelled(cfg)):  # modelled on HF's code
+    cfg = request.config
+    if cfg is None or (request.source == "hf" and _inference_modelled(cfg)):  # modelled on HF's code
         what += ("inference",)
     return engine.measure(make, vocab, run, what=what)
 
@@ -351,19 +309,19 @@ def _inference_modelled(cfg: ModelConfig) -> bool:
     return hasattr(family_ops(cfg), "infer_layer")
 
 
-def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[str, Any]:
-    """The measurements as plain JSON, each beside albert_core's estimate where a family models the config."""
+def _numbers(request: Request, r: Any) -> Answer:
+    """The measurements, each beside albert_core's estimate where a family models the config."""
     from dataclasses import asdict
 
     from ..estimate.activations import activation_memory
     from . import core as engine
     from .measure import _estimate_config
 
-    out: dict[str, Any] = {}
-    w = workload_of(request)
+    out: Answer = {}
+    w, cfg = request.workload, request.config
     est = inf_est = est_cuda = None
-    if cfg is not None and finetune_of(request) is None:  # a fine-tuned model's saved tensors have no closed form
-        ecfg = _estimate_config(cfg, request["source"])
+    if cfg is not None and not request.fine_tuned:  # a fine-tuned model's saved tensors have no closed form
+        ecfg = _estimate_config(cfg, request.source)
         est = activation_memory(ecfg, w.replace(device="cpu")).total
         try:  # the same forward as the Memory page counts it, for CUDA's kernels (replay/symbolic.py: what differs)
             est_cuda = activation_memory(ecfg, w.replace(device="cuda")).total
@@ -372,13 +330,16 @@ def _numbers(request: dict[str, Any], r: Any, cfg: ModelConfig | None) -> dict[s
         if r.inference is not None:
             inf_est = activation_memory(ecfg, w.replace(device="cpu", checkpointing=False), training=False).total
     out["measurement"] = {
-        "total": r.saved, "estimate": est, "estimate_cuda": est_cuda, "error": None if est is None else engine.relative_error(est, r.saved),
-        "kind": request.get("source", "hf"), "batch_size": w.batch_size, "seq_len": w.seq_len,
+        "total": r.saved, "estimate": est, "estimate_cuda": est_cuda,
+        "error": None if est is None else engine.relative_error(est, r.saved),
+        "kind": request.source, "batch_size": w.batch_size, "seq_len": w.seq_len,
         "dtype": w.precision, "attention": w.attention, "checkpointing": w.checkpointing,
-        "fake": r.run.fake, "fine_tuned": finetune_of(request) is not None,
+        "fake": r.run.fake, "fine_tuned": request.fine_tuned,
         "breakdown": engine.saved_breakdown(r.saved_tensors)}
     if r.step is not None:
-        out["step"] = asdict(r.step) | {"optimizer": r.run.workload.optimizer}
+        s = asdict(r.step)
+        out["step"] = {"peak": s["peak"], "phase": s["phase"], "module": s["module"], "at_peak": s["at_peak"],
+                       "at_start": s["at_start"], "host_bytes": s["host_bytes"], "optimizer": r.run.workload.optimizer}
     if r.inference is not None:
         out["inference"] = {"total": r.inference, "estimate": inf_est}
     out["engine_seconds"], out["engine_timings"] = r.seconds, r.timings
@@ -390,35 +351,31 @@ MAX_POINTS = 24  # points one request may measure (the page asks for at most 4 l
 
 
 def points_request(cfgs: list[ModelConfig], seq_lens: dict[str, list[int]], w: Workload, *, training: bool,
-                   step: bool = False) -> dict[str, Any]:
+                   step: bool = False) -> PointsRequest:
     """A request for the engine at a few sequence lengths per config, each at max_position = seq_len as the
     Memory page's sweeps are (ModelConfig.replace(max_position=S)), each point's seq_len in place of w's;
     training: the saved bytes (else the eval forward's peak); step: the training step's peak too."""
-    pts = [{"config": c.replace(max_position=s).to_dict(), "seq_len": s} for c in cfgs for s in seq_lens[c.name]]
-    return {"points": pts[:MAX_POINTS], "workload": w.to_dict(), "training": training, "step": step}
+    pts = tuple((c.replace(max_position=s), s) for c in cfgs for s in seq_lens[c.name])
+    return PointsRequest(pts[:MAX_POINTS], w, training, step)
 
 
-def run_points(request: dict[str, Any]) -> dict[str, Any]:
+def run_points(request: PointsRequest) -> PointsAnswer:
     """The engine on fake tensors at each point: the saved bytes (training) or the eval forward's peak, and with
-    "step" the training step's peak; the source that can express each config (measure.default_kind)."""
+    step the training step's peak; the source that can express each config (measure.default_kind)."""
     from . import core as engine
     from .measure import default_kind, maker
 
-    training = bool(request["training"])
-    try:
-        w = workload_of(request)
-    except ValueError as e:
-        return {"points_error": f"the request's workload: {e}"}
+    training, w = request.training, request.workload
     w = w.replace(checkpointing=w.checkpointing and training)
-    points = [(ModelConfig.from_dict(p["config"]), p["seq_len"]) for p in request["points"][:MAX_POINTS]]
+    points = request.points[:MAX_POINTS]
     for cfg, _ in points:  # refused before any is measured
         if reason := applications_error(cfg):
             return {"points_error": reason[0].upper() + reason[1:] + "."}
-    out: list[dict[str, Any]] = []
+    out: list[PointAnswer] = []
     for cfg, seq_len in points:
         kind = default_kind(cfg, w.checkpointing)
         what: tuple[str, ...] = ("saved",) if training else ("inference",)
-        if request.get("step"):
+        if request.step:
             what += ("step",)
         try:
             r = engine.measure(maker(cfg, kind, w.attention), cfg.vocab_size,
@@ -431,18 +388,29 @@ def run_points(request: dict[str, Any]) -> dict[str, Any]:
     return {"points": out, "how": "fake tensors: PyTorch's real ops without storage"}
 
 
-def own_process(request: dict[str, Any]) -> bool:
-    """Whether the request runs in a fresh process of its own: a real-tensor measurement holds real memory (its
-    weights and activations), which a process that stays alive would keep. Everything else (fake tensors, a
-    count, the Memory page's points) is served by the warm measurement process where the server has one."""
-    return bool(request.get("real")) and bool(request.get("measure", True)) and "points" not in request
+def own_process(message: Mapping[str, object]) -> bool:
+    """Whether a request (as the runner ships it: to_dict's JSON) runs in a fresh process of its own: a real-tensor
+    measurement holds real memory (its weights and activations), which a process that stays alive would keep.
+    Everything else (fake tensors, a count, the Memory page's points) is served by the warm measurement process where
+    the server has one."""
+    return bool(message.get("real")) and bool(message.get("measure", True)) and "points" not in message
 
 
-def answer(request: dict[str, Any]) -> dict[str, Any]:
-    """The result of one request (both the one-shot child and the warm process)."""
+def answer(message: dict[str, Any]) -> dict[str, Any]:
+    """The serialization boundary, both in the one-shot child and in the warm process: one request's JSON (a
+    Request's or a PointsRequest's to_dict) in, its Answer's (PointsAnswer's) JSON out."""
     try:
-        return (run_points(request) if "points" in request else
-                run(request, count=request.get("count", True), measure=request.get("measure", True)))
+        if "points" in message:
+            try:
+                points = PointsRequest.from_dict(message)
+            except ValueError as e:
+                return {"points_error": str(e)}
+            return dict(run_points(points))
+        try:
+            request = Request.from_dict(message)
+        except ValueError as e:
+            return {"count_error": str(e), "measure_error": str(e)}
+        return dict(run(request))
     except MemoryError:  # past the cap before the measurement (imports, the meta build)
         return {"out_of_memory": True}
 

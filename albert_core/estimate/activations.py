@@ -73,8 +73,13 @@ class Term:
 
 
 # ---- inputs -----------------------------------------------------------------------------------------
-def check_inputs(cfg: Any, batch_size: Any, seq_len: Any, dtype: str, attention: str, device: str) -> None:
-    """ValueError saying what to change when the arguments of an estimate or a measurement are invalid."""
+def check_inputs(cfg: Any, w: Workload) -> None:
+    """ValueError saying what to change when cfg cannot run w (its batch, sequence, forward dtype, attention, device)."""
+    _check_sizes(cfg, w.batch_size, w.seq_len)
+    _check_modes(w.forward_dtype, w.attention, w.device)
+
+
+def _check_sizes(cfg: Any, batch_size: Any, seq_len: Any) -> None:
     if not isinstance(cfg, ModelConfig):
         raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
     for name, v in (("batch_size", batch_size), ("seq_len", seq_len)):
@@ -85,7 +90,6 @@ def check_inputs(cfg: Any, batch_size: Any, seq_len: Any, dtype: str, attention:
             f"seq_len ({seq_len}) must be at most max_position ({cfg.max_position}): the position embedding "
             "has no rows beyond it; raise max_position or shorten the sequence"
         )
-    _check_modes(dtype, attention, device)
 
 
 def _check_modes(dtype: str, attention: str, device: str) -> None:
@@ -238,7 +242,7 @@ def activation_memory(cfg: ModelConfig, w: Workload, *, training: bool = True) -
     """
     batch_size, seq_len, dtype, attention, device, checkpointing = (w.batch_size, w.seq_len, w.forward_dtype,
                                                                     w.attention, w.device, w.checkpointing)
-    check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
+    check_inputs(cfg, w)
     if checkpointing and not training:
         raise ValueError("checkpointing only applies to training=True (an inference forward keeps nothing)")
     if not training:
@@ -334,7 +338,7 @@ def activation_sweep(cfgs: Any, seq_lens: Any, w: Workload) -> pd.DataFrame:
     values: list[int] = []
     for name, cfg in items:
         for s in (min(S), max(S)):
-            check_inputs(cfg, batch_size, s, dtype, attention, device)
+            _check_sizes(cfg, batch_size, s)
         q, lin = _sweep_parts(_terms(cfg, dtype, attention, device, checkpointing), S, batch_size)
         names += [name] * (3 * len(S))
         values += q + lin + [a + b for a, b in zip(q, lin, strict=True)]
@@ -398,7 +402,8 @@ def inference_peak(cfg: ModelConfig, *, batch_size: int, seq_len: int, dtype: st
     included); measured by measure.peak_live_bytes. Under autocast the cached 16-bit weight copies
     count too (they live until the forward ends).
     """
-    check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
+    _check_sizes(cfg, batch_size, seq_len)
+    _check_modes(dtype, attention, device)
     B, S = batch_size, seq_len
     copy_qkv = B > 1 and S > 1 and cfg.num_heads > 1  # torch.matmul copies Q, K^T, V only then
     copy_ctx = S > 1 and cfg.num_heads > 1

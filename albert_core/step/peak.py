@@ -279,7 +279,7 @@ def step_peak(cfg: ModelConfig, w: Workload) -> StepPeakEstimate:
                                                              w.device)
     optimizer, mode, head, lora, foreach = w.optimizer, w.mode, w.head, w.lora, w.foreach
     precision, dtype = w.precision, w.forward_dtype  # a master run's forward and backward: the cast model's
-    check_inputs(cfg, batch_size, seq_len, dtype, attention, device)
+    check_inputs(cfg, w)
     name, k = parse_mode(mode)
     B, S = batch_size, seq_len
     wb = _bytes_per(dtype)  # parameters and gradients in the weights' dtype
