@@ -2,7 +2,7 @@
 
 Families (albert_core/families/): bert, albert, roberta (xlm-roberta, camembert), distilbert,
 electra, deberta-v2, modernbert, mpnet. The parts, by role: estimate/ (the analytical model), replay/ (what autograd
-keeps, replayed), engine/ (the measurement engine and its worker), formats/ (config.json, the Hub, uploads, the
+keeps, replayed), engine/ (the measurement engine), processes/ (its build processes and their queue), formats/ (config.json, the Hub, uploads, the
 URL), cli/. Pure computation; torch is imported only by engine/'s modules that build or measure real models, and
 only when they are used; huggingface_hub only when a config is fetched by Hub id (formats/hub.py).
 """

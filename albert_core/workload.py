@@ -74,7 +74,7 @@ class Workload:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON (the worker's request, albert_core.engine.worker): every field, LoRA as its fields or None."""
+        """Plain JSON (the worker's request, albert_core.processes.child_request): every field, LoRA as its fields or None."""
         d = asdict(self)
         if self.lora is not None and self.lora.targets is not None:
             d["lora"]["targets"] = list(self.lora.targets)

@@ -21,8 +21,9 @@ from timing import machine_line  # noqa: E402
 
 from albert_core.engine import core as engine  # noqa: E402
 from albert_core.engine.measure import default_kind, maker  # noqa: E402
-from albert_core.engine.worker import _inference_modelled, _peak_rss  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
+from albert_core.processes.child_request import _inference_modelled  # noqa: E402
+from albert_core.processes.limits import _peak_rss  # noqa: E402
 from albert_core.units import format_bytes  # noqa: E402
 from albert_core.workload import Workload
 

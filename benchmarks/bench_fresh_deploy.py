@@ -64,8 +64,8 @@ def deploy(i: int, limit_mb: int) -> dict[str, list[float]]:
         import serve
 
         serve._first_uses()
-        from albert_core.engine.memory import available_bytes
-        from albert_core.engine.runner import Runner
+        from albert_core.processes.parent_memory import available_bytes
+        from albert_core.processes.parent_queue import Runner
 
         rest_server = rss()
         print(f"deploy {i}: page cache {'dropped' if dropped else 'NOT dropped (not root?)'}; server stand-in "

@@ -1,5 +1,5 @@
 """Verify's press -> result, cold (a fresh process per request) vs warm (the warm measurement process, issue 27),
-at the runner's API (albert_core.engine.runner.Runner: what ui/jobs.py calls; no browser, no page), and the warm
+at the runner's API (albert_core.processes.parent_queue.Runner: what ui/jobs.py calls; no browser, no page), and the warm
 process's resident memory at rest and after the runs.
 
 The five cases of issue 27 (bert-base at Verify's defaults 2 x 64, xlm-roberta-large 8 x 512, deberta-v3-large
@@ -33,10 +33,10 @@ from cgroup import Cgroup, rss  # noqa: E402
 from timing import machine_line  # noqa: E402
 
 from albert_core.engine.measure import default_kind  # noqa: E402
-from albert_core.engine.memory import available_bytes  # noqa: E402
-from albert_core.engine.runner import Runner  # noqa: E402
 from albert_core.engine.types import Request  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
+from albert_core.processes.parent_memory import available_bytes  # noqa: E402
+from albert_core.processes.parent_queue import Runner  # noqa: E402
 from albert_core.workload import Workload  # noqa: E402
 
 MIB = 1 << 20
@@ -124,11 +124,11 @@ def main() -> None:
               f"{available_bytes() / MIB:,.0f} MiB\n")
         results: dict[str, dict[str, list[float]]] = {}
         if args.only != "warm":
-            print("cold: a fresh `python -m albert_core.engine.worker` per press (ALBERT_EXPLORER_WARM_WORKER=0); load average",
+            print("cold: a fresh `python -m albert_core.processes.child_request` per press (ALBERT_EXPLORER_WARM_WORKER=0); load average",
                   open("/proc/loadavg").read().split()[:3])
             results["cold wall"], results["cold CPU"] = series(Runner(warm=False), "cold", args.repeats, points)
         if args.only != "cold":
-            print("\nwarm: one `python -m albert_core.engine.warm`; load average", open("/proc/loadavg").read().split()[:3])
+            print("\nwarm: one `python -m albert_core.processes.child_warm`; load average", open("/proc/loadavg").read().split()[:3])
             r = Runner(warm=True)
             r.prewarm()
             assert r.wait_until(lambda: r.warm_pid is not None, 60)

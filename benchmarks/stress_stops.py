@@ -24,8 +24,8 @@ sys.path[:0] = [os.path.join(os.path.dirname(__file__), ".."), os.path.join(os.p
 
 from test_app_verify import TINY_CFG, request  # noqa: E402
 
-from albert_core.engine.runner import Runner  # noqa: E402
 from albert_core.presets import PRESETS  # noqa: E402
+from albert_core.processes.parent_queue import Runner  # noqa: E402
 
 MIB = 1 << 20
 LONG = request(PRESETS["bert-large"], source="hf", batch_size=8, seq_len=512).to_dict()

@@ -1,6 +1,6 @@
 """Verify: build the selected config in PyTorch, count and measure it on the engine, beside the estimate.
 
-torch runs only in a separate process (albert_core.engine.worker, queued by ui/jobs.py: the warm measurement process
+torch runs only in a separate process (albert_core.processes.child_request, queued by ui/jobs.py: the warm measurement process
 for fake tensors, a fresh one per press for real tensors): this page gets plain numbers back, and the server's
 memory returns to where it was.
 """
@@ -13,7 +13,6 @@ through_app()  # a deep link before app.py ever ran in this process: hand the ru
 
 import pandas as pd
 
-from albert_core.engine import worker  # no torch: every build runs in a separate process (ui/jobs.py)
 from albert_core.engine.measure import (
     default_kind,
     device_differences,
@@ -25,6 +24,7 @@ from albert_core.engine.measure import (
 from albert_core.engine.types import Request
 from albert_core.estimate.params import count_parameters
 from albert_core.formats.hf import hf_built_config, hf_expressible
+from albert_core.processes import parent_plan  # no torch: every build runs in a separate process (ui/jobs.py)
 from albert_core.step.training import PRECISION_LABELS
 from albert_core.units import format_bytes
 from albert_core.workload import Workload
@@ -98,7 +98,7 @@ for note in jobs.runtime_notes():  # another torch/transformers release; the CUD
 if st.button("Build, count and measure", type="primary", key="verify_run"):
     # the config under the name every page shows ("albert-base (edited)"): the process's words and refusals name it
     request = Request(workload, config=cfg.replace(name=shown), source=source, real=real)
-    plan = worker.plan(request, jobs.budget_bytes(), jobs.imports_bytes())  # no torch here: refusals need no process
+    plan = parent_plan.plan(request, jobs.budget_bytes(), jobs.imports_bytes())  # no torch here: refusals need no process
     st.session_state.pop(RESULT, None)
     if plan.count or plan.measure:  # one job per session: a new press replaces the pending one
         jobs.start(JOB, run_key, plan.shown(), request.replace(count=plan.count, measure=plan.measure))

@@ -13,13 +13,13 @@ import pytest
 from test_app_pages import APP, goto, open_app
 
 from albert_core.choices import LoraSpec
-from albert_core.engine import worker
-from albert_core.engine.runner import Runner
 from albert_core.engine.types import Request
 from albert_core.estimate.activations import activation_memory
 from albert_core.estimate.finetune import trainable
 from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
+from albert_core.processes import child_request, parent_plan
+from albert_core.processes.parent_queue import Runner
 from albert_core.share import CONTROLS, decode
 from albert_core.step.training import training_memory
 from albert_core.units import format_bytes
@@ -130,7 +130,7 @@ def test_real_tensor_measurement_over_the_budget_is_refused_before_building_nami
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Built in PyTorch"] == f"{count_parameters(PRESETS['bert-base']).total:,}"  # still counted
     (err,) = at.error
-    est = worker.estimate(request(PRESETS["bert-base"], batch_size=2, seq_len=64, real=True,
+    est = parent_plan.estimate(request(PRESETS["bert-base"], batch_size=2, seq_len=64, real=True,
                                   precision=CONTROLS["precision"].default),  # the page's precision: Memory's and Fit's
                           jobs.imports_bytes())  # the warm process's measured size, where one ran in this process
     assert est["total"] > 600 * MIB
@@ -139,18 +139,18 @@ def test_real_tensor_measurement_over_the_budget_is_refused_before_building_nami
     assert "measure on fake tensors" in err.value  # advice that works: the same press without real tensors
     # refused before building: the process that counted on the meta device never held bert-base's weights
     peak = at.session_state["_ae_verify"]["peak_rss"]
-    assert 0 < peak < worker.IMPORT_BYTES + est["weights"] // 2
+    assert 0 < peak < parent_plan.IMPORT_BYTES + est["weights"] // 2
 
 
 def test_too_big_and_too_long_are_refused_without_a_process():
-    xl = worker.plan(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64, real=True), 700 * MIB)
-    est = worker.estimate(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64, real=True))
+    xl = parent_plan.plan(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64, real=True), 700 * MIB)
+    est = parent_plan.estimate(request(PRESETS["bert-xlarge"], batch_size=2, seq_len=64, real=True))
     assert xl.count and not xl.measure  # counted on fake tensors, not measured on real ones
     assert f"weights {est['weights'] / MIB:,.0f} MiB" in xl.measure_error
     assert est["weights"] == 4 * count_parameters(PRESETS["bert-xlarge"]).total
-    fake = worker.plan(request(PRESETS["bert-xlarge"], batch_size=64, seq_len=512), 700 * MIB)
+    fake = parent_plan.plan(request(PRESETS["bert-xlarge"], batch_size=64, seq_len=512), 700 * MIB)
     assert fake.count and fake.measure and fake.estimate["weights"] == 0  # fake tensors: no storage
-    long = worker.plan(request(TINY_CFG, seq_len=128), 700 * MIB)
+    long = parent_plan.plan(request(TINY_CFG, seq_len=128), 700 * MIB)
     assert not long.measure and "max_position" in long.measure_error
 
 
@@ -170,7 +170,7 @@ def test_verify_hf_bert_with_shared_layers_counts_what_hf_builds():
 
 # ---- the worker and the runner, without Streamlit ----------------------------------------
 def test_worker_in_process_returns_plain_numbers():
-    out = worker.run(request(TINY_CFG))
+    out = child_request.run(request(TINY_CFG))
     assert out["built"] == count_parameters(TINY_CFG).total
     m = out["measurement"]
     assert (
@@ -185,13 +185,13 @@ def test_worker_in_process_returns_plain_numbers():
 
 
 def test_plan_refuses_counts_and_measurements_with_the_reason():
-    tiny = worker.plan(request(TINY_CFG), 700 * MIB)
+    tiny = parent_plan.plan(request(TINY_CFG), 700 * MIB)
     assert tiny.count and tiny.measure and tiny.estimate["total"] < 700 * MIB
-    big = worker.plan(request(PRESETS["bert-large"], batch_size=2, seq_len=64, real=True), 700 * MIB)
+    big = parent_plan.plan(request(PRESETS["bert-large"], batch_size=2, seq_len=64, real=True), 700 * MIB)
     assert big.count and not big.measure and "700 MiB" in big.measure_error
-    nothing = worker.plan(request(TINY_CFG), 100 * MIB)
+    nothing = parent_plan.plan(request(TINY_CFG), 100 * MIB)
     assert not nothing.count and not nothing.measure and "100 MiB free" in nothing.count_error
-    deep = worker.plan(request(TINY_CFG.replace(sharing="none", num_layers=5000)), 700 * MIB)
+    deep = parent_plan.plan(request(TINY_CFG.replace(sharing="none", num_layers=5000)), 700 * MIB)
     assert not deep.count and "5,000 layer modules" in deep.count_error
 
 
@@ -203,14 +203,14 @@ def test_a_shared_layer_run_past_the_measured_applications_is_counted_not_measur
 
     most = models.MAX_MEASURE_APPLICATIONS
     deep = PRESETS["albert-base"].replace(num_layers=10_000)
-    p = worker.plan(request(deep), 700 * MIB)
+    p = parent_plan.plan(request(deep), 700 * MIB)
     assert p.count and not p.measure, p
     assert "10,000 layer applications" in p.measure_error and "(1 stored layer, run 10,000 times)" in p.measure_error
     assert f"lower num_layers to {most:,} or fewer" in p.measure_error
-    assert worker.plan(request(deep.replace(num_layers=most)), 700 * MIB).measure
+    assert parent_plan.plan(request(deep.replace(num_layers=most)), 700 * MIB).measure
     grouped = deep.replace(num_layers=most, inner_group_num=2)  # HF runs the whole inner group at each step
-    assert f"lower num_layers to {most // 2:,} or fewer" in worker.plan(request(grouped), 700 * MIB).measure_error
-    pts = worker.run_points(worker.points_request([deep], {deep.name: [64]}, Workload(1, 64, "float32", "eager"),
+    assert f"lower num_layers to {most // 2:,} or fewer" in parent_plan.plan(request(grouped), 700 * MIB).measure_error
+    pts = child_request.run_points(parent_plan.points_request([deep], {deep.name: [64]}, Workload(1, 64, "float32", "eager"),
                                                   training=True))
     assert "10,000 layer applications" in pts["points_error"] and "points" not in pts
 
@@ -335,11 +335,11 @@ def test_verify_measures_each_mixed_precision_as_the_planner_counts_it(precision
 
 def test_fake_tensor_build_over_the_budget_says_what_can_work():
     deep = PRESETS["bert-large"].replace(num_layers=1024)
-    p = worker.plan(request(deep, source="hf"), 700 * MIB)
+    p = parent_plan.plan(request(deep, source="hf"), 700 * MIB)
     assert p.count is True and not p.measure  # 1,024 layer modules: about 950 MiB of Python objects
     assert "on fake tensors" in p.measure_error and "lower num_layers or share whole layers" in p.measure_error
     assert "real tensors" not in p.measure_error
-    assert worker.plan(request(deep.replace(sharing="all", family="albert", embedding_dim=128), source="hf"),
+    assert parent_plan.plan(request(deep.replace(sharing="all", family="albert", embedding_dim=128), source="hf"),
                        700 * MIB).measure  # shared: one layer module built
 
 
@@ -347,8 +347,8 @@ def test_a_cap_reached_before_torch_starts_its_threads_is_still_a_clear_message(
     """libgomp starts torch's threads at the first parallel op; past RLIMIT_DATA their stacks cannot be mapped and
     it exits the process without a result. The worker starts them before it caps itself, so a cap hit by the
     very first parallel op of the measurement is the out-of-memory message, never "exited with code 1"."""
-    code = ("import sys; sys.argv=['w', '--memory-mb', '1']; from albert_core.engine import worker; "
-            "worker._start_threads(); import re, resource, torch; "
+    code = ("import sys; sys.argv=['w', '--memory-mb', '1']; from albert_core.processes import limits; "
+            "limits._start_threads(); import re, resource, torch; "
             "d = int(re.search(r'VmData:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) * 1024; "
             "resource.setrlimit(resource.RLIMIT_DATA, (d + (4 << 20), d + (4 << 20))); "
             "print(float(torch.ones(1 << 18).sum()))")
@@ -452,11 +452,11 @@ def test_verify_step_caption_is_short_and_the_detail_is_in_an_expander():
 def test_worker_refuses_a_fine_tuned_model_it_cannot_build_with_the_reason():
     ft = {"mode": "lora", "head": "none", "num_labels": 2, "lora": LoraSpec(r=8, lora_alpha=8, lora_dropout=0.0,
                                                                             targets=("query", "value"))}
-    ref = worker.plan(request(TINY_BERT_CFG, **ft), 700 * MIB)  # request(): the reference encoder
+    ref = parent_plan.plan(request(TINY_BERT_CFG, **ft), 700 * MIB)  # request(): the reference encoder
     assert not ref.count and "choose Hugging Face's model" in ref.count_error
-    shared = worker.plan(request(TINY_CFG.replace(sharing="attention"), **ft, source="hf"), 700 * MIB)
+    shared = parent_plan.plan(request(TINY_CFG.replace(sharing="attention"), **ft, source="hf"), 700 * MIB)
     assert not shared.measure and "sharing 'attention'" in shared.measure_error
-    no_targets = worker.plan(request(TINY_CFG, **(ft | {"lora": LoraSpec(r=8, lora_alpha=8)}), source="hf"),
+    no_targets = parent_plan.plan(request(TINY_CFG, **(ft | {"lora": LoraSpec(r=8, lora_alpha=8)}), source="hf"),
                              700 * MIB)
     assert not no_targets.count and "LoRA" in no_targets.count_error
 

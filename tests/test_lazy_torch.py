@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TORCH_MODULES = {"engine.reference", "engine.measure"}  # build real models at import: torch is theirs to import
 NOT_IMPORTABLE = {"__main__"}  # runs the CLI
 REQUIRED = {"config", "presets", "formats.hf", "estimate.params", "units", "estimate.flops", "estimate.sweeps",
-            "cli.main", "engine.models", "engine.core", "engine.runner", "step.peak"}
+            "cli.main", "engine.models", "engine.core", "processes.parent_queue", "step.peak"}
 SUBMODULES = sorted(m.name.removeprefix("albert_core.") for m in pkgutil.walk_packages(albert_core.__path__, "albert_core.")
                     if m.name.removeprefix("albert_core.") not in TORCH_MODULES | NOT_IMPORTABLE)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from albert_core.engine import memory
+from albert_core.processes import parent_memory as memory
 
 MIB = 1 << 20
 V1_UNLIMITED = "9223372036854771712"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
-from albert_core.engine.runner import Runner
+from albert_core.processes.parent_queue import Runner
 from ui.jobs import served_again
 
 MIB = 1 << 20

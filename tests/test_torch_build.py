@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from albert_core.engine import torch_build, worker
+from albert_core.engine import torch_build
 from albert_core.engine.torch_build import MIB, TorchBuild
 from albert_core.engine.types import Request
+from albert_core.processes import parent_plan
 from albert_core.workload import Workload
 
 VERSION_PY = """from typing import Optional
@@ -70,26 +71,26 @@ def test_the_cuda_build_without_a_gpu_is_said_with_its_cost_and_the_cpu_install(
 
 
 def test_the_floor_follows_the_build_and_the_measured_size(monkeypatch):
-    monkeypatch.setattr(worker, "installed_build", lambda: CPU)
-    cpu_floor = worker.IMPORT_BYTES + worker.FAKE_BASE_BYTES
-    assert worker.floor_error(cpu_floor) is None and worker.floor_error(cpu_floor - 1) is not None
-    monkeypatch.setattr(worker, "installed_build", lambda: CUDA)
+    monkeypatch.setattr(parent_plan, "installed_build", lambda: CPU)
+    cpu_floor = parent_plan.IMPORT_BYTES + parent_plan.FAKE_BASE_BYTES
+    assert parent_plan.floor_error(cpu_floor) is None and parent_plan.floor_error(cpu_floor - 1) is not None
+    monkeypatch.setattr(parent_plan, "installed_build", lambda: CUDA)
     monkeypatch.setattr(torch_build, "GPU_NODE", Path("/nonexistent/nvidiactl"))
     cuda_floor = cpu_floor + torch_build.CUDA_REST_BYTES - torch_build.CPU_REST_BYTES
-    refused = worker.floor_error(cuda_floor - 1)
+    refused = parent_plan.floor_error(cuda_floor - 1)
     assert refused is not None and f"{cuda_floor / MIB:,.0f} MiB" in refused
     assert "CUDA build (2.13.0+cu130)" in refused and torch_build.CPU_INSTALL in refused
-    assert worker.floor_error(cuda_floor) is None
+    assert parent_plan.floor_error(cuda_floor) is None
     measured = 800 * MIB  # the warm process's own size once ready wins over the table
-    assert worker.floor_error(measured + worker.FAKE_BASE_BYTES - 1, measured) is not None
-    assert worker.floor_error(measured + worker.FAKE_BASE_BYTES, measured) is None
+    assert parent_plan.floor_error(measured + parent_plan.FAKE_BASE_BYTES - 1, measured) is not None
+    assert parent_plan.floor_error(measured + parent_plan.FAKE_BASE_BYTES, measured) is None
     generic = Request(Workload(device="cpu"), hf_config={"model_type": "roformer"})
-    assert worker.estimate(generic, measured)["imports"] == measured
+    assert parent_plan.estimate(generic, measured)["imports"] == measured
 
 
 CAPPED = """
 import mmap, resource, sys
-from albert_core.engine.process import _rss, data_cap
+from albert_core.processes.limits import _rss, data_cap
 # 1 GiB of private writable memory never touched: counted by RLIMIT_DATA, not resident, as the CUDA build's libraries
 reserve = mmap.mmap(-1, 1 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=mmap.PROT_READ | mmap.PROT_WRITE)
 cap = _rss() + (256 << 20)  # a budget that leaves 256 MiB to grow by
@@ -127,8 +128,8 @@ def test_verify_and_the_cli_say_a_cuda_build_or_another_release_once(monkeypatch
 
     from albert_core.cli import main as cli
 
-    monkeypatch.setattr(worker, "installed_build", lambda: build)
-    monkeypatch.setattr(worker, "_installed_versions", lambda: dict(versions))
+    monkeypatch.setattr(parent_plan, "installed_build", lambda: build)
+    monkeypatch.setattr(parent_plan, "_installed_versions", lambda: dict(versions))
     monkeypatch.setattr(torch_build, "GPU_NODE", Path("/nonexistent/nvidiactl"))
     at = goto(open_app({"preset": "bert-base"}), "verify")
     assert not at.exception

@@ -16,11 +16,11 @@ import pytest
 from test_app_verify import TINY_CFG, _pid_alive, request
 
 from albert_core.engine import core as engine
-from albert_core.engine import worker
 from albert_core.engine.measure import maker
-from albert_core.engine.runner import WARM_GROWTH_BYTES, WARM_MAX_RSS_BYTES, Runner
 from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
+from albert_core.processes import parent_plan
+from albert_core.processes.parent_queue import WARM_GROWTH_BYTES, WARM_MAX_RSS_BYTES, Runner
 from albert_core.workload import Workload
 from ui import jobs
 
@@ -160,7 +160,7 @@ def test_closed_session_mid_run(warm):
 def test_a_build_that_does_not_answer_its_stop_is_ended_after_the_grace(warm, monkeypatch):
     """The fallback: a process that cannot answer a Cancel (hung in a C call; here stopped with SIGSTOP) is ended
     once runner.STOP_GRACE_S has passed, the job ends cancelled, and the next press starts a new one and says why."""
-    from albert_core.engine import runner
+    from albert_core.processes import parent_queue as runner
 
     monkeypatch.setattr(runner, "STOP_GRACE_S", 0.5)  # the grace itself is not what is tested: its end is
     pid = ready(warm)
@@ -180,7 +180,7 @@ def test_a_build_that_does_not_answer_its_stop_is_ended_after_the_grace(warm, mo
 def test_a_process_that_dies_while_its_build_is_stopped_is_described_as_such(warm, monkeypatch):
     """What a SIGABRT while the build unwinds a Stop looks like to the runner (its output ends instead of an answer),
     made certain: the process is held (SIGSTOP) and killed the moment the runner has sent its Stop."""
-    from albert_core.engine.runner import WarmProcess
+    from albert_core.processes.parent_queue import WarmProcess
 
     pid = ready(warm)
     send = WarmProcess.send
@@ -228,9 +228,9 @@ def test_its_bounds_follow_the_size_it_measures_of_itself_once_ready(warm):
     assert rest is not None and rest == warm._warm.ready_info["rss"]
     assert warm._warm.ready_info["torch"] == {"version": torch.__version__, "cuda": torch.version.cuda}
     assert warm.max_rss_bytes is None and warm.bound_bytes == rest + WARM_GROWTH_BYTES
-    floor = rest + worker.FAKE_BASE_BYTES
-    assert worker.floor_error(floor, rest) is None
-    assert f"{floor / MIB:,.0f} MiB a process with PyTorch needs" in worker.floor_error(floor - MIB, rest)
+    floor = rest + parent_plan.FAKE_BASE_BYTES
+    assert parent_plan.floor_error(floor, rest) is None
+    assert f"{floor / MIB:,.0f} MiB a process with PyTorch needs" in parent_plan.floor_error(floor - MIB, rest)
 
 
 def test_replaced_past_its_memory_bound_and_after_n_requests(warm):
@@ -259,7 +259,7 @@ def test_replaced_past_its_memory_bound_and_after_n_requests(warm):
 def test_a_real_tensor_build_that_needs_the_warm_process_memory_gets_it(warm, monkeypatch):
     """On a small server (Community Cloud's 1 GB) the budget counts what the warm process holds; a real-tensor build
     that needs it ends the warm process first (the next fake-tensor press starts a new one and says so)."""
-    from albert_core.engine import runner
+    from albert_core.processes import parent_queue as runner
 
     pid = ready(warm)
     monkeypatch.setattr(runner, "available_bytes", lambda: 0)  # this server has nothing free beside it

@@ -12,8 +12,8 @@ from hypothesis import strategies as hs
 
 from albert_core.choices import LoraSpec
 from albert_core.engine import core as engine
-from albert_core.engine import worker
 from albert_core.presets import PRESETS
+from albert_core.processes import child_request
 from albert_core.share import CONTROLS, View, controls_of, decode, encode, workload_of
 from albert_core.workload import Workload
 
@@ -46,10 +46,10 @@ def test_a_malformed_workload_is_refused_by_name(bad, message):
         Workload.from_dict(Workload().to_dict() | bad)
     # across the process boundary (a build process reads the request's JSON): refused by name, nothing built
     req = {"config": PRESETS["bert-base"].to_dict(), "source": "hf", "workload": Workload().to_dict() | bad}
-    out = worker.answer(req)
+    out = child_request.answer(req)
     assert set(out) == {"count_error", "measure_error"}
     assert out["count_error"].startswith("the request's workload: ") and message in out["count_error"]
-    pts = worker.answer({"points": [], "workload": req["workload"], "training": True})
+    pts = child_request.answer({"points": [], "workload": req["workload"], "training": True})
     assert set(pts) == {"points_error"} and pts["points_error"].startswith("the request's workload: ")
     with pytest.raises(ValueError):
         Workload.from_dict("8x512")

@@ -1,4 +1,4 @@
-"""Verify's builds for the whole server: one albert_core.engine.runner.Runner, its limits, each session's job.
+"""Verify's builds for the whole server: one albert_core.processes.parent_queue.Runner, its limits, each session's job.
 
 Settings (environment variable first, then `.streamlit/secrets.toml`, then the default):
   ALBERT_EXPLORER_MEMORY_BUDGET_MB / memory_budget_mb   memory one build process may use (MiB)
@@ -9,7 +9,7 @@ Settings (environment variable first, then `.streamlit/secrets.toml`, then the d
                                                         after a build (default: its own size once ready + 80)
   ALBERT_EXPLORER_WARM_MAX_REQUESTS / warm_max_requests ... and after this many builds (default 200)
 The default budget is the memory this server really has free when the build is asked for
-(albert_core.engine.memory.available_bytes: its cgroup limit less its usage, the inactive file pages counted free,
+(albert_core.processes.parent_memory.available_bytes: its cgroup limit less its usage, the inactive file pages counted free,
 else the machine's MemAvailable, less a 64 MiB reserve), plus what the warm process holds (a build reuses it: a fake-tensor
 build runs there; for a real-tensor one the runner ends it first when the memory is needed). On Streamlit
 Community Cloud (about 1 GB per app) the warm process holds about 350 MiB at rest with PyTorch's CPU build (720 MiB
@@ -26,11 +26,11 @@ from typing import Any
 
 import streamlit as st
 
-from albert_core.engine import worker
-from albert_core.engine.memory import available_bytes
-from albert_core.engine.runner import WARM_MAX_REQUESTS, Job, Runner
-from albert_core.engine.served_again import MEMO_SIZE
 from albert_core.engine.types import PointsRequest, Request
+from albert_core.processes import parent_plan
+from albert_core.processes.parent_memory import available_bytes
+from albert_core.processes.parent_queue import WARM_MAX_REQUESTS, Job, Runner
+from albert_core.processes.parent_served_again import MEMO_SIZE
 
 BUDGET_ENV, BUDGET_SECRET = "ALBERT_EXPLORER_MEMORY_BUDGET_MB", "memory_budget_mb"
 TIMEOUT_ENV, TIMEOUT_SECRET, DEFAULT_TIMEOUT_S = "ALBERT_EXPLORER_VERIFY_TIMEOUT_S", "verify_timeout_s", 180
@@ -94,14 +94,14 @@ def runner() -> Runner:
 
 def imports_bytes() -> int | None:
     """What a process with PyTorch holds here, as measured in the warm process once it was ready (None before:
-    worker.import_bytes then expects the installed build's size). The floor under which no build starts."""
+    parent_plan.import_bytes then expects the installed build's size). The floor under which no build starts."""
     return runner().rest_rss
 
 
 def runtime_notes() -> list[str]:
-    """What Verify says above its button (worker.runtime_notes): another torch or transformers release than the
+    """What Verify says above its button (parent_plan.runtime_notes): another torch or transformers release than the
     verified one; PyTorch's CUDA build on a machine without a GPU, what it costs here, how to install the CPU build."""
-    return worker.runtime_notes(imports_bytes())
+    return parent_plan.runtime_notes(imports_bytes())
 
 
 def _log(line: str) -> None:

@@ -1,6 +1,6 @@
 """Measured points for the Memory page's activation chart: the engine, in the build process, at a few lengths.
 
-The press submits one request to the server's queue (ui/jobs.py, albert_core.engine.worker.run_points); the result,
+The press submits one request to the server's queue (ui/jobs.py, albert_core.processes.child_request.run_points); the result,
 plain numbers, stays in the session for this view (configs and settings) and the chart draws it.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from albert_core.engine import worker
 from albert_core.engine.measure import point_lengths, points_table, step_points_table
-from albert_core.engine.types import PointsRequest
+from albert_core.engine.types import MAX_POINTS, PointsRequest
+from albert_core.processes import parent_plan
 from albert_core.workload import Workload
 
 from . import jobs
@@ -31,7 +31,7 @@ def _measure(key: tuple, name: str, n: int, req: Callable[[], PointsRequest], ta
     if key not in results and slot.button(f"Measure {n} points in PyTorch", key=name,
                                         help="Runs each config on fake tensors (PyTorch's real ops without storage) "
                                              "in a separate process, at a few of these lengths."):
-        refused = worker.floor_error(jobs.budget_bytes(), jobs.imports_bytes())  # fake tensors: the process's imports are all it needs
+        refused = parent_plan.floor_error(jobs.budget_bytes(), jobs.imports_bytes())  # fake tensors: the process's imports are all it needs
         if refused:
             st.error(f"Not measured: {md(refused)}")
             return None
@@ -54,7 +54,7 @@ def activation_points(cfgs: tuple, seqs: tuple, ctl: Any) -> pd.DataFrame | None
                          bool(ctl["checkpointing"] and training))
     lengths = point_lengths(list(cfgs), seqs)
     return _measure(("activations", cfgs, seqs, w, training), "memory_measure", _count(lengths),
-                    lambda: worker.points_request(list(cfgs), lengths, w, training=training),
+                    lambda: parent_plan.points_request(list(cfgs), lengths, w, training=training),
                     lambda pts: points_table(pts, list(cfgs), w, training=training))
 
 
@@ -65,7 +65,7 @@ def training_points(cfgs: tuple, seqs: tuple, ctl: Any, precision: str, optimize
                          optimizer)
     lengths = point_lengths(list(cfgs), seqs)
     return _measure(("training", cfgs, seqs, w), "memory_measure_training", _count(lengths),
-                    lambda: worker.points_request(list(cfgs), lengths, w, training=True, step=True),
+                    lambda: parent_plan.points_request(list(cfgs), lengths, w, training=True, step=True),
                     lambda pts: step_points_table(pts, list(cfgs), w))
 
 
@@ -78,7 +78,7 @@ def _points_workload(batch: int, seq: int, precision: str, attention: str, check
 
 
 def _count(lengths: dict[str, list[int]]) -> int:
-    return min(sum(len(v) for v in lengths.values()), worker.MAX_POINTS)
+    return min(sum(len(v) for v in lengths.values()), MAX_POINTS)
 
 
 def with_points(table: pd.DataFrame, points: pd.DataFrame | None) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """Verify's section for an encoder no family models: a config.json (upload or Hub id) that transformers builds.
 
-It is measured by the engine in the same child process as every build (albert_core.engine.worker, ui/jobs.py),
+It is measured by the engine in the same child process as every build (albert_core.processes.child_request, ui/jobs.py),
 at Verify's batch, seq_len, precision, attention and optimizer, with no closed form beside it.
 """
 
@@ -12,11 +12,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from albert_core.engine import worker
 from albert_core.engine.types import Request
 from albert_core.formats.hf import outside_families
 from albert_core.formats.hub import HubError, fetch_config
 from albert_core.formats.upload import UPLOAD_LABEL, UPLOAD_MB, UPLOAD_NOTE, load_json
+from albert_core.processes import parent_plan
 from albert_core.units import format_bytes, format_count
 from albert_core.workload import Workload
 from ui import jobs, state, tables
@@ -98,7 +98,7 @@ def other_encoder() -> None:
         key = json.dumps(_request(d).to_dict(), sort_keys=True, default=str)  # the config and the settings it ran at
         if st.button(f"Build and measure {model_type}", key="verify_other_run"):
             request = _request(d)
-            plan = worker.plan(request, jobs.budget_bytes(), jobs.imports_bytes())
+            plan = parent_plan.plan(request, jobs.budget_bytes(), jobs.imports_bytes())
             if plan.measure or plan.count:
                 jobs.start(JOB, key, plan.shown(), request.replace(count=True, measure=plan.measure))
             else:

@@ -269,9 +269,9 @@ def _measure_command(args: argparse.Namespace) -> str:
     # it on the first model class asked for, and torch's _pytree warning came before "error: ..." on stderr, or not,
     # by which tests had run in that process before
     quiet_torchao()
-    from ..engine import worker
+    from ..processes import parent_plan
 
-    for note in worker.runtime_notes():  # once, before the measurement, on stderr (not the JSON)
+    for note in parent_plan.runtime_notes():  # once, before the measurement, on stderr (not the JSON)
         print(f"note: {note}", file=sys.stderr)
     if args.command == "memory":
         d = cli_measure.memory_json(load_config(args), args)

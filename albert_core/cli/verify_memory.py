@@ -186,11 +186,11 @@ def verify_request(args: argparse.Namespace, cfg: ModelConfig | None, raw: dict[
 
 def verify_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:
     """Run the request on the engine; a JSON object whose keys say what they hold (bytes as integers)."""
-    from ..engine import worker
     from ..engine.measure import check_kind, modelled_step, step_estimate
     from ..estimate.activations import check_inputs
     from ..estimate.params import count_parameters
     from ..formats.hf import hf_built_config, hf_expressible
+    from ..processes import child_request
 
     w = request.workload
     if cfg is not None:
@@ -198,7 +198,7 @@ def verify_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:
         check_inputs(cfg, w.replace(device="cpu"))
     if cfg is not None and request.fine_tuned:
         return finetune_verify_json(cfg, request)
-    out = worker.run(request)
+    out = child_request.run(request)
     if "count_error" in out:
         raise ValueError(out["count_error"])
     if out.get("out_of_memory"):
@@ -244,9 +244,9 @@ def finetune_verify_json(cfg: ModelConfig, request: Request) -> dict[str, Any]:
     """verify --train/--head: the fine-tuned model (engine.finetuned.build; peft's get_peft_model for lora) measured on
     the engine, beside finetune.trainable's counts and step.step_peak's modelled peak for the same step."""
     from ..engine import core as engine
-    from ..engine import worker
     from ..engine.measure import MAX_MEASURE_PARAMS
     from ..estimate.activations import family_ops
+    from ..processes import child_request
     from ..step.peak import step_peak
 
     w = request.workload
@@ -256,7 +256,7 @@ def finetune_verify_json(cfg: ModelConfig, request: Request) -> dict[str, Any]:
         raise ValueError(f"{tr.total:,} parameters are too many to build on real tensors here (at most "
                          f"{MAX_MEASURE_PARAMS:,}): drop --real (fake tensors need no storage)")
     counted: dict[str, int] = {}
-    make = worker.finetune_maker(cfg, w, counted)  # as the Verify page
+    make = child_request.finetune_maker(cfg, w, counted)  # as the Verify page
 
     inference_modelled = w.mode != "lora" and w.head == "none" and hasattr(family_ops(cfg), "infer_layer")
     try:

@@ -14,7 +14,7 @@ from typing import Any
 from .types import CATEGORIES, EngineError
 
 # A safe point: called before each op the engine's dispatch mode sees and between a build's parts. The warm
-# measurement process (worker.serve) sets it to raise its Stop there, where an exception passes through PyTorch's
+# measurement process (child_warm.serve) sets it to raise its Stop there, where an exception passes through PyTorch's
 # dispatcher as any op's error does; raised from a signal handler instead, it could land under a C++ frame that
 # cannot pass it on (a destructor, a noexcept callback), and torch aborts ("terminate called after throwing an
 # instance of 'python_error'": 2 of 28 time-limit stops beside two busy loops, 2026-12-03).

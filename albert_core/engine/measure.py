@@ -15,7 +15,7 @@ the two equal, byte for byte. The measurements (defined exactly in engine/core.p
 * training=False: the peak bytes of storages created and alive in one no_grad eval forward (weights,
   buffers and input_ids excluded; the outputs count while alive). Kernel-internal scratch buffers
   (MKL's) are not tensors and are not seen; a CUDA caching allocator rounds blocks to 512 B.
-* the training step's peak (engine.step_peak): run by the worker and `verify`, beside modelled_step.
+* the training step's peak (engine.step_peak): run by a build process (processes/child_request.py) and `verify`, beside modelled_step.
 * `measure_cuda_peak`: torch.cuda.max_memory_allocated over one full training step on a CUDA
   device; a clear RuntimeError where there is none.
 """
@@ -257,7 +257,7 @@ def points_table(points: list[dict[str, Any]], cfgs: list[ModelConfig], w: Workl
                  training: bool) -> pd.DataFrame:
     """Measured points beside albert_core's estimate for the same CPU kernels (what the engine ran), tidy:
     config, seq_len, measured, estimate_cpu, estimate (the charts' device, CUDA). w: the points' workload (each
-    point's seq_len replaces its own; worker.points_request)."""
+    point's seq_len replaces its own; parent_plan.points_request)."""
     import pandas as pd
 
     by_name = {c.name: c for c in cfgs}

@@ -68,3 +68,17 @@ def reference_model(cfg: ModelConfig, *, device: str = "meta", attention: str = 
 def count_built(model: Any) -> int:
     """sum(p.numel()) over unique parameters, as PyTorch stores them (shared tensors once)."""
     return sum(p.numel() for p in model.parameters())
+
+
+def applications_error(cfg: ModelConfig) -> str | None:
+    """Why cfg is not measured (too many layer applications for one measurement: MAX_MEASURE_APPLICATIONS),
+    or None. Its parameters are still counted: what is slow is running the layers, not building them."""
+    apps = cfg.layer_applications
+    if apps <= MAX_MEASURE_APPLICATIONS:
+        return None
+    stored = cfg.effective_groups  # layers with weights of their own; fewer than the applications when shared
+    shared = f" ({stored:,} stored layer{'s' if stored > 1 else ''}, run {apps:,} times)" if stored < apps else ""
+    return (f"measuring {cfg.name} runs {apps:,} layer applications{shared}, and this server measures at most "
+            f"{MAX_MEASURE_APPLICATIONS:,} in one build (each runs every op of a layer, about 50 ms on fake "
+            f"tensors): lower num_layers to {MAX_MEASURE_APPLICATIONS // cfg.inner_group_num:,} or fewer; sharing layers saves "
+            "weights, not the time or activations of running them")

@@ -2,7 +2,7 @@
 
 PyPI's torch for Linux x86_64 is the CUDA build; PyTorch's own index has the CPU build (`+cpu`). Both measure the
 same numbers on fake tensors, but the CUDA build loads its CUDA libraries at `import torch`, GPU or not: the warm
-measurement process at rest (imports and warm-up done, albert_core.engine.warm) held, measured on the 2-core
+measurement process at rest (imports and warm-up done, albert_core.processes.child_warm) held, measured on the 2-core
 development machine (no GPU, 2026-12-07, VmRSS of /proc/PID/status):
 
     CPU build  2.13.0+cpu    348 MiB  (260 anonymous + 88 file-backed)
@@ -11,7 +11,7 @@ development machine (no GPU, 2026-12-07, VmRSS of /proc/PID/status):
 A 1 GiB server (Streamlit Community Cloud) holds the server (about 160 MiB) and that process: the CUDA build leaves
 little room for a build, so the app says so, once, where it measures (Verify, the CLI), with how to install the CPU
 build. The bounds that depend on the process's size (the floor under which no build starts, the size past which the
-warm process is replaced) follow from the size measured in the process itself (engine/runner.py); the table above
+warm process is replaced) follow from the size measured in the process itself (processes/parent_queue.py); the table above
 is only the guess before that measure exists.
 
 The versions: the byte-exact claims (the engine equals the analytical model, fake equals real) were verified with

@@ -1,6 +1,6 @@
 """The engine's types: a run's settings (Run), what it measures (SavedTensor, StepPeak, Result), its error, and the
 names of its measurements, optimizers, dtypes, categories and phases; one Verify request across the process boundary
-(Request, PointsRequest: each with its to_dict / from_dict JSON, as Workload has), what the worker plans for it
+(Request, PointsRequest: each with its to_dict / from_dict JSON, as Workload has), what is planned for it
 (Plan) and the JSON it answers (Answer, PointsAnswer). No torch here.
 """
 
@@ -103,13 +103,14 @@ class Result:
 
 
 # ---- one Verify request across the process boundary ------------------------------------------------------------
-SOURCES = ("hf", "reference")  # Hugging Face's model | the plain-PyTorch reference encoder (engine/reference.py)
+SOURCES = ("hf", "reference")
+MAX_POINTS = 24  # points one PointsRequest may measure (the page asks for at most 4 lengths of at most 6 configs)  # Hugging Face's model | the plain-PyTorch reference encoder (engine/reference.py)
 
 
 @dataclass(frozen=True)
 class Request:
     """One Verify request: the model to build and the step it runs. The page, the CLI and the benchmarks make it, the
-    worker (engine/worker.py) reads it; it crosses the process boundary as to_dict's JSON, read back by from_dict."""
+    build process (processes/child_request.py) runs it; it crosses the process boundary as to_dict's JSON, read back by from_dict."""
 
     workload: Workload  # batch, seq_len, precision, attention, checkpointing, optimizer; mode, head, LoRA
     config: ModelConfig | None = None  # a config one of the families models
@@ -212,14 +213,14 @@ def _workload(d: Mapping[str, Any]) -> Workload:
 
 @dataclass(frozen=True)
 class Plan:
-    """What a request's build process may do within the server's memory (engine.worker.plan, no torch): count,
+    """What a request's build process may do within the server's memory (processes.parent_plan.plan, no torch): count,
     measure, why not, and the bytes it would need at its peak."""
 
     count: bool
     measure: bool
     count_error: str | None = None
     measure_error: str | None = None
-    estimate: dict[str, int] | None = None  # imports, weights, activations, working, total (worker.estimate)
+    estimate: dict[str, int] | None = None  # imports, weights, activations, working, total (parent_plan.estimate)
 
     def shown(self) -> dict[str, object]:
         """The plan's keys beside a result on the page: what ran, why not, and the estimate (where there is one)."""
@@ -230,7 +231,7 @@ class Plan:
         return out
 
 
-# ---- the JSON a build process answers (engine.worker.answer) ---------------------------------------------------
+# ---- the JSON a build process answers (processes.child_request.answer) ---------------------------------------------------
 class ModuleRow(TypedDict):
     module: str
     tensors: int
@@ -274,7 +275,7 @@ class InferenceAnswer(TypedDict):
 
 class Answer(TypedDict, total=False):
     """A Verify request's result: what was built and counted, what was measured, or why not. The runner adds its
-    process's keys (engine.runner), the page and the CLI read them."""
+    process's keys (processes.parent_queue), the page and the CLI read them."""
 
     built: int  # parameters PyTorch built
     by_module: dict[str, int]

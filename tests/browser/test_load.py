@@ -25,14 +25,14 @@ PRESET = "albert-base"  # measured within the default budget (about 670 MiB esti
 # its one shared layer applied 96 times, not 12: the same parameters (one stored layer), 8 times the ops, so a
 # build lasts seconds in the warm process (about 0.5 s at 12 layers: a status line drawn and cleared within one
 # frame, never seen by the tests that act while a build runs; a fresh-clone run failed so, 2026-12-03): open_verify.
-# The server serves a request it has measured again from its earlier result (engine/served_again.py): each test that needs
+# The server serves a request it has measured again from its earlier result (processes/parent_served_again.py): each test that needs
 # a build running opens its own config, one more layer than the last (open_verify's `more`)
 OTHER_PAGES = ["overview", "parameters", "memory", "fit"]
 BUILD = "Build, count and measure"
 
 
 def worker_children(server_pid: int) -> list[int]:
-    """Build processes (python -m albert_core.engine.worker, one per job; python -m albert_core.engine.warm, the warm
+    """Build processes (python -m albert_core.processes.child_request, one per job; python -m albert_core.processes.child_warm, the warm
     measurement process) whose parent is the server."""
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -43,7 +43,7 @@ def worker_children(server_pid: int) -> list[int]:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == server_pid and ("albert_core.engine.worker" in cmd or "albert_core.engine.warm" in cmd):
+        if ppid == server_pid and ("albert_core.processes.child_request" in cmd or "albert_core.processes.child_warm" in cmd):
             out.append(int(pid))
     return out
 

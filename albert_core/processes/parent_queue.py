@@ -4,7 +4,7 @@ No Streamlit here (ui/jobs.py holds the one Runner of the server and ties jobs t
 `Runner` owns one thread that takes the oldest waiting job and runs it in one of two ways:
 
 * **warm** (`Runner(warm=True)`, fake tensors: every request but a real-tensor measurement): one long-lived
-  `python -m albert_core.engine.warm` (`WarmProcess`) that imported torch and transformers once answers
+  `python -m albert_core.processes.child_warm` (`WarmProcess`) that imported torch and transformers once answers
   the request over its stdin/stdout, one line each way. It is replaced after `max_requests` requests, when
   its resident memory after a request is past `max_rss_bytes`, or when it dies; a replacement is started by
   the next job, which says so (`Job.notice`). A job stopped mid-run (Cancel, its session gone, the time
@@ -12,7 +12,7 @@ No Streamlit here (ui/jobs.py holds the one Runner of the server and ties jobs t
   comes within STOP_GRACE_S, or when the interrupted build left something set in it); stopped while the
   process is still starting, the process goes on starting for the next job.
 * **fresh** (real-tensor measurements, and every job with `warm=False`): a new `python -m
-  albert_core.engine.worker` per job (a new interpreter: nothing is forked from the server, nothing of torch enters
+  albert_core.processes.child_request` per job (a new interpreter: nothing is forked from the server, nothing of torch enters
   it), the request as JSON on stdin, the result on stdout; it holds the model's real memory and gives it
   back when it exits. Where the warm process's memory is what the build needs (`memory.available_bytes()` below
   the job's budget), the warm process is ended first.
@@ -39,10 +39,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .memory import available_bytes
-from .served_again import Memo
-from .warm_client import POLL_S, ROOT, Outcome, WarmProcess, _child_env, _kill
-from .worker import own_process
+from .parent_memory import available_bytes
+from .parent_plan import own_process
+from .parent_served_again import Memo
+from .parent_warm import POLL_S, ROOT, Outcome, WarmProcess, _child_env, _kill
 
 MIB = 1 << 20
 _ids = itertools.count(1)
@@ -88,8 +88,8 @@ class Runner:
     def __init__(self, command: list[str] | None = None, *, warm: bool = False,
                  max_rss_bytes: int | None = None, max_requests: int = WARM_MAX_REQUESTS,
                  log: Callable[[str], None] | None = None, memo: int = 0):
-        self.command = command or [sys.executable, "-m", "albert_core.engine.worker"]  # a fresh process per job
-        self.warm_command = [sys.executable, "-m", "albert_core.engine.warm"]  # the warm measurement process
+        self.command = command or [sys.executable, "-m", "albert_core.processes.child_request"]  # a fresh process per job
+        self.warm_command = [sys.executable, "-m", "albert_core.processes.child_warm"]  # the warm measurement process
         self.log = log or (lambda line: None)  # one line per warm process event (the server's log: ui/jobs.py)
         self.warm = warm
         self.max_rss_bytes, self.max_requests = max_rss_bytes, max_requests

@@ -1,5 +1,5 @@
-"""The warm measurement process from the runner's side (albert_core.engine.runner): start it, read its lines, send it
-requests, end it. `python -m albert_core.engine.warm` is the other side.
+"""The warm measurement process from the runner's side (albert_core.processes.parent_queue): start it, read its lines, send it
+requests, end it. `python -m albert_core.processes.child_warm` is the other side.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .memory import _rss_of
+from .parent_memory import _rss_of
 
 ROOT = Path(__file__).resolve().parents[2]
 POLL_S = 0.1
@@ -24,7 +24,7 @@ Outcome = tuple[str, "dict[str, Any] | None", str]  # (state, result, message) o
 
 
 class WarmProcess:
-    """The warm measurement process, `python -m albert_core.engine.warm`, from the runner's side.
+    """The warm measurement process, `python -m albert_core.processes.child_warm`, from the runner's side.
 
     A thread reads its stdout: the ready line marks it ready at once (on_ready(self) is called, from that thread),
     every other line waits in `lines` for the runner thread; the end of its output puts None there.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .process import status_bytes
+from .limits import status_bytes
 
 MIB = 1 << 20
 

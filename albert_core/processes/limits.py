@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+MIB = 1 << 20
+
 
 def status_bytes(field: str, pid: int | str = "self") -> int:
     """A size from /proc/PID/status ("VmRSS", "VmHWM", "VmData": kB there) in bytes; 0 once the process is gone,

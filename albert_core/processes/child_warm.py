@@ -1,7 +1,7 @@
-"""The warm measurement process (`python -m albert_core.engine.warm`): torch and transformers imported
-once, then one JSON request per line on stdin, each answered on stdout as worker.answer answers it, until stdin
+"""The warm measurement process (`python -m albert_core.processes.child_warm`): torch and transformers imported
+once, then one JSON request per line on stdin, each answered on stdout as child_request.answer answers it, until stdin
 closes; a Stop from the runner (Cancel, the time limit, a closed session) is raised at the engine's next safe point
-(engine/dispatch.py). albert_core.engine.runner starts it, replaces it and speaks its protocol.
+(engine/dispatch.py). albert_core.processes.parent_queue starts it, replaces it and speaks its protocol.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import queue
 import sys
 from typing import Any
 
-from .process import _die_with_parent, _first_to_go, _peak_rss, _rss, _start_threads, data_cap
-from .worker import MIB, _cpu_seconds, answer
+from .child_request import _cpu_seconds, answer
+from .limits import MIB, _die_with_parent, _first_to_go, _peak_rss, _rss, _start_threads, data_cap
 
 
 class Stopped(BaseException):
@@ -22,7 +22,7 @@ class Stopped(BaseException):
 
 
 def serve() -> int:
-    """Import once, then answer requests one at a time (albert_core.engine.warm_client.WarmProcess is the other side).
+    """Import once, then answer requests one at a time (albert_core.processes.parent_warm.WarmProcess is the other side).
 
     Protocol, one JSON object per line each way. Out: first {"ready": true, "pid", "rss", "seconds", "torch":
     {"version", "cuda"}, ...} once torch and transformers are imported ("rss": its size at rest, which sets the
@@ -72,7 +72,7 @@ def _listen(state: dict[str, Any], lines: queue.Queue[dict[str, Any] | None]) ->
     engine's next safe point in the main thread, and a Stop that lands in a finalizer asked again."""
     import threading
 
-    from . import dispatch
+    from ..engine import dispatch
 
     def safe_point() -> None:  # the engine calls it in the main thread, where an exception passes through torch
         if state["current"] is not None and state["stop"] == state["current"]:
@@ -250,7 +250,7 @@ def _settle() -> None:
 
 
 def main() -> int:
-    """`python -m albert_core.engine.warm`: the process set up as a one-shot worker is, then serve()."""
+    """`python -m albert_core.processes.child_warm`: the process set up as a one-shot worker is, then serve()."""
     from ..estimate.serving import skip_torchao
 
     _die_with_parent()

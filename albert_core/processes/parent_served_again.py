@@ -1,6 +1,6 @@
 """Fake-tensor Verify results kept for the same request made again (issue 52: "a result already measured for the
 same config and workload may be served again, said so"). Fake tensors hold no values: a build of the same request
-by the same code measures the same bytes. The runner (engine/runner.py) asks before queueing and keeps what ends
+by the same code measures the same bytes. The runner (processes/parent_queue.py) asks before queueing and keeps what ends
 well; the page says a result was served again ("served_again": when it was measured, how long that took).
 """
 
