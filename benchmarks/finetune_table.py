@@ -12,7 +12,7 @@ with a sequence-classification head of 2 labels, dropout as the preset has it:
   the GPU (gpus.GPUS: the smaller of the two 24 GB GPUs listed there, with no overhead held back for the
   CUDA context) and the largest batch whose modelled peak fits (a search on step_peak);
 * beside it, the engine's peak of the same step, measured on fake tensors with PyTorch's CPU kernels
-  (engine.measure on engine.finetuned.build's model, peft's get_peft_model for LoRA), and step_peak with
+  (engine.measure on engine.task_model.build's model, peft's get_peft_model for LoRA), and step_peak with
   device="cpu", the modelled number for exactly that step.
 
 Then the weights at rest per serving format (serving.weight_bytes) against parameters × 4 ÷ 1, 2, 4, 8.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from timing import machine_line  # noqa: E402
 
 from albert_core.engine import core as engine  # noqa: E402
-from albert_core.engine import finetuned  # noqa: E402
+from albert_core.engine import task_model  # noqa: E402
 from albert_core.estimate import finetune  # noqa: E402
 from albert_core.estimate.gpus import GPUS  # noqa: E402
 from albert_core.estimate.serving import approximate_bytes, weight_bytes  # noqa: E402
@@ -80,7 +80,7 @@ def largest_batch(cfg, mode: str, lora, seq_len: int, budget: int) -> int:
 def measured(cfg, mode: str, lora, batch: int, seq_len: int) -> tuple[engine.StepPeak, float]:
     run = engine.Run(Workload(batch, seq_len, DTYPE, ATTENTION, device="cpu", optimizer=OPTIMIZER))
     t0 = time.perf_counter()
-    r = engine.measure(lambda: finetuned.build(cfg, mode, head=HEAD, num_labels=LABELS, lora=lora, device="cpu",
+    r = engine.measure(lambda: task_model.build(cfg, mode, head=HEAD, num_labels=LABELS, lora=lora, device="cpu",
                                               attention=ATTENTION), cfg.vocab_size, run, what=("step",))
     assert r.step is not None
     return r.step, time.perf_counter() - t0

@@ -79,7 +79,7 @@ view_w, _ = ft_ui.expander((cfg,), "verify")  # the fine-tuning controls of Memo
 tuned = ft_ui.workload_for(cfg, view_w)  # frozen-layers:k with k at most this config's layers
 fine = tuned.mode != "full" or tuned.head != "none"
 ft_text = ft_ui.settings_for(tuned).fine_tuning()
-if fine:  # a task model or peft's LoRA: Hugging Face's (engine.finetuned.build), unless the reference encoder is asked for
+if fine:  # a task model or peft's LoRA: Hugging Face's (engine.task_model.build), unless the reference encoder is asked for
     source = "reference" if source_choice == "reference" else "hf"
 else:
     source = default_kind(cfg, checkpointing) if source_choice == "auto" else source_choice

@@ -3,7 +3,7 @@
 peft's get_peft_model moves each LoRA adapter with Module.to, which fake tensors refused ("_apply(): Couldn't
 swap Linear.weight"), and deep-copies a task head for modules_to_save into another fake mode; engine.fake_build
 does the move without swapping and the copy in the running mode while the engine builds the model.
-Here the peft-built LoRA model (engine.finetuned.build) of a seeded random tiny config of every family, in float32 and
+Here the peft-built LoRA model (engine.task_model.build) of a seeded random tiny config of every family, in float32 and
 bfloat16, with LoRA dropout on, runs all three measurements (saved bytes, the eval forward's peak, the training
 step's peak with what is alive at it, by category) on fake and real tensors, and they agree to the byte; then
 frozen embeddings, frozen layers and BitFit, and LoRA with a classification head (peft's modules_to_save copy)
@@ -20,7 +20,7 @@ from engine_check import fake_equals_real
 
 from albert_core.config import ModelConfig
 from albert_core.engine import core as engine
-from albert_core.engine import finetuned
+from albert_core.engine import task_model
 from albert_core.estimate import finetune
 from albert_core.workload import Workload
 from tests.test_activations import random_config as random_bert_albert
@@ -51,7 +51,7 @@ def test_peft_lora_on_fake_tensors_equals_real_tensors(family, dtype):
     lora = finetune.LoraSpec(r=rng.randint(1, 4), lora_alpha=16, lora_dropout=0.1, targets=TARGETS.get(family))
     run = _run(rng, cfg, dtype)
     att = run.workload.attention
-    r = fake_equals_real(lambda: finetuned.build(cfg, "lora", lora=lora, device="cpu", attention=att),
+    r = fake_equals_real(lambda: task_model.build(cfg, "lora", lora=lora, device="cpu", attention=att),
                          cfg.vocab_size, run)
     t = finetune.trainable(cfg, "lora", lora=lora)
     assert r.parameters == t.total and r.step is not None
@@ -70,13 +70,13 @@ def test_frozen_modes_bitfit_and_a_lora_head_on_fake_tensors_equal_real_tensors(
     for mode in ("frozen-embeddings", f"frozen-layers:{k}", "bitfit"):
         run = _run(rng, cfg, rng.choice(["float32", "mixed_bf16"]))
         a = run.workload.attention
-        r = fake_equals_real(lambda mode=mode, a=a: finetuned.build(cfg, mode, device="cpu", attention=a),
+        r = fake_equals_real(lambda mode=mode, a=a: task_model.build(cfg, mode, device="cpu", attention=a),
                              cfg.vocab_size, run)
         assert r.parameters == finetune.trainable(cfg, mode).total, mode
     lora = finetune.LoraSpec(r=2, lora_dropout=0.1, targets=TARGETS.get(family))
     # with gradient checkpointing (transformers' AlbertModel has none: the reference encoder does it for ALBERT)
     run = _run(rng, cfg, "float32")
     run = dataclasses.replace(run, workload=run.workload.replace(checkpointing=family != "albert"))
-    r = fake_equals_real(lambda: finetuned.build(cfg, "lora", head="classification", num_labels=3, lora=lora,
+    r = fake_equals_real(lambda: task_model.build(cfg, "lora", head="classification", num_labels=3, lora=lora,
                                                 device="cpu", attention=run.workload.attention), cfg.vocab_size, run)
     assert r.parameters == finetune.trainable(cfg, "lora", head="classification", num_labels=3, lora=lora).total

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from test_families_params import STRATEGIES
 
 from albert_core.choices import LoraSpec, parse_mode
-from albert_core.engine.finetuned import build, count_built
+from albert_core.engine.task_model import build, count_built
 from albert_core.estimate.finetune import (
     PEFT_DEFAULT_TARGETS,
     default_targets,

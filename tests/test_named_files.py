@@ -57,3 +57,7 @@ def test_no_module_name_twice_and_no_pair_a_short_suffix_apart():
     close = [(folder, a, b) for folder, names in by_folder.items() for a in names for b in names
              if a != b and b.startswith(a) and len(b) - len(a) <= 4]
     assert close == []
+    # across folders too, a name and the same name with a letter or two added (estimate/finetune.py beside
+    # engine/finetuned.py was)
+    near = [(a, b) for a in by_name for b in by_name if a != b and b.startswith(a) and len(b) - len(a) <= 2]
+    assert near == []

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from albert_core.engine.finetuned import task_model
+from albert_core.engine.task_model import task_model
 from albert_core.estimate.serving import FORMATS, approximate_bytes, quantize, storage_bytes, weight_bytes
 from albert_core.presets import PRESET_FAMILIES, PRESETS
 

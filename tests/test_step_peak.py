@@ -54,7 +54,7 @@ import pytest
 
 from albert_core.config import ModelConfig
 from albert_core.engine import core as engine
-from albert_core.engine import finetuned
+from albert_core.engine import task_model
 from albert_core.engine.measure import default_kind, maker
 from albert_core.estimate import finetune
 from albert_core.estimate.hf_modules import model_modules
@@ -129,9 +129,9 @@ def _built(cfg: ModelConfig, mode: str, attention: str, head: str = "none", num_
            lora: finetune.LoraSpec | None = None):
     def make():
         if mode == "lora":  # peft's model, its attention set before the adapters wrap it
-            return finetuned.build(cfg, mode, device="cpu", head=head, num_labels=num_labels, lora=lora,
+            return task_model.build(cfg, mode, device="cpu", head=head, num_labels=num_labels, lora=lora,
                                   attention=attention)
-        model = finetuned.build(cfg, mode, device="cpu", head=head, num_labels=num_labels)
+        model = task_model.build(cfg, mode, device="cpu", head=head, num_labels=num_labels)
         model.set_attn_implementation(attention)  # AutoModel's default is sdpa: set it as asked
         model.set_attn_implementation(attention)
         return model
@@ -300,7 +300,7 @@ def test_lora_state_and_optimizer_step_equal_the_engine(family):
     cfg = _config(family, rng).replace(vocab_size=rng.randint(300, 900))
     lora = finetune.LoraSpec(r=rng.randint(1, 4), lora_dropout=0.1, targets=finetune.lora_candidates(cfg)[:2])
     run = engine.Run(Workload(1, 2, "float32", "eager", device="cpu", optimizer="adafactor"), fake=False)
-    m = _measure(cfg, run, make=lambda: finetuned.build(cfg, "lora", lora=lora, device="cpu", attention="eager"))
+    m = _measure(cfg, run, make=lambda: task_model.build(cfg, "lora", lora=lora, device="cpu", attention="eager"))
     e = _estimate(cfg, run, mode="lora", lora=lora)
     assert e.at_start == m.at_start
     opt = next(c for c in e.candidates if c.name == "optimizer step")

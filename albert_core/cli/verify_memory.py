@@ -22,7 +22,7 @@ float32 weights) and bf16_master/fp16_master (16-bit weights beside a float32 ma
 the peak is one device's (ZeRO-sharded as training_memory shards it).
 
 verify builds the model and measures it on the engine (albert_core.engine.core; fake tensors unless
---real), in this process; with --train or --head it builds the fine-tuned model (engine.finetuned.build: peft's
+--real), in this process; with --train or --head it builds the fine-tuned model (engine.task_model.build: peft's
 get_peft_model for lora) and measures that beside step.step_peak's estimate. Bad input: one line on stderr
 and exit 2 (cli.main).
 """
@@ -241,7 +241,7 @@ def verify_settings(request: Request) -> dict[str, Any]:
 
 
 def finetune_verify_json(cfg: ModelConfig, request: Request) -> dict[str, Any]:
-    """verify --train/--head: the fine-tuned model (engine.finetuned.build; peft's get_peft_model for lora) measured on
+    """verify --train/--head: the fine-tuned model (engine.task_model.build; peft's get_peft_model for lora) measured on
     the engine, beside finetune.trainable's counts and step.step_peak's modelled peak for the same step."""
     from ..engine import core as engine
     from ..engine.measure import MAX_MEASURE_PARAMS

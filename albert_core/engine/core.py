@@ -6,7 +6,7 @@ Under `torch._subclasses.fake_tensor.FakeTensorMode` every tensor has a shape, a
 of the right size, but no bytes behind it: the same modeling code, the same aten ops and the same
 autograd graph run, so a 3.5B-parameter model is measured by a process that holds only PyTorch's
 imports. With `fake=False` the same functions run on real CPU tensors: that is the proof of the
-engine (tests/test_engine.py holds the two equal, byte for byte). Fine-tuned models (engine.finetuned.build: frozen
+engine (tests/test_engine.py holds the two equal, byte for byte). Fine-tuned models (engine.task_model.build: frozen
 parts, BitFit, peft's LoRA) are built on fake tensors too (`fake_build`; tests/test_engine_finetune.py).
 
 One TorchDispatchMode (`LiveStorages`, below autograd, like torch.distributed._tools.mem_tracker)

@@ -37,7 +37,7 @@ class Run:
 
     The engine runs on this machine's CPU whatever workload.device names; the device chooses only the optimizer's
     foreach default (torch.optim: the multi-tensor path on CUDA, the for-loop on the CPU) where workload.foreach is
-    None. The fine-tuning fields are the model's (engine.finetuned.build), not the run's.
+    None. The fine-tuning fields are the model's (engine.task_model.build), not the run's.
     """
 
     workload: Workload  # batch, seq_len, precision, attention, checkpointing, optimizer: run.workload.<field>

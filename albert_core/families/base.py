@@ -273,7 +273,7 @@ OPTIONAL = {
 
 
 def hf_attentions(fam: object) -> tuple[str, ...]:
-    """HF_ATTENTIONS (engine/models.py, finetuned.py, families.hf_attention)."""
+    """HF_ATTENTIONS (engine/models.py, task_model.py, families.hf_attention)."""
     return tuple(getattr(fam, "HF_ATTENTIONS", ("eager", "sdpa")))
 
 

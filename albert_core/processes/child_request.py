@@ -10,7 +10,7 @@ the tests.
 The request is a types.Request: a config (or a config.json no family models), its source (Hugging Face's model or
 the reference encoder), the Workload (batch, seq_len, precision, attention, checkpointing, optimizer and foreach; its
 device names only the optimizer's foreach default, the engine runs on this CPU; a fine-tuning mode or task head
-builds Hugging Face's task model, peft's for LoRA: engine.finetuned.build, as `verify --train`), real or fake
+builds Hugging Face's task model, peft's for LoRA: engine.task_model.build, as `verify --train`), real or fake
 tensors, what to count and measure. The Memory page's points are a types.PointsRequest. The answer is a types.Answer
 (types.PointsAnswer): "built" (parameters PyTorch built), "by_module", "count_diff" (where a count differs) or
 "count_error"; "measurement" (saved bytes, estimate, breakdown) or "measure_error"; "step" (the training step's peak
@@ -34,14 +34,14 @@ from .limits import MIB, _die_with_parent, _first_to_go, _limit_memory, _peak_rs
 
 
 def finetune_maker(cfg: ModelConfig, w: Workload, counted: dict[str, int]) -> Any:
-    """A function that builds w's task model of cfg on the CPU for the engine (finetuned.build: peft's get_peft_model
+    """A function that builds w's task model of cfg on the CPU for the engine (task_model.build: peft's get_peft_model
     for LoRA) and puts what it built in `counted` ("trainable", "total", as peft counts)."""
-    from ..engine import finetuned
+    from ..engine import task_model
 
     def make() -> Any:
-        model = finetuned.build(cfg, w.mode, head=w.head, num_labels=max(w.num_labels, 1), lora=w.lora,
+        model = task_model.build(cfg, w.mode, head=w.head, num_labels=max(w.num_labels, 1), lora=w.lora,
                                device="cpu", attention=w.attention)
-        counted["trainable"], counted["total"] = finetuned.count_built(model)
+        counted["trainable"], counted["total"] = task_model.count_built(model)
         return model
 
     return make
