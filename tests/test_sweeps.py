@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from albert_core.config import _INT_FIELDS, SHARING_MODES, ConfigError, ModelConfig
+from albert_core.config import _INT_FIELDS, FAMILIES, SHARING_MODES, ConfigError, ModelConfig
 from albert_core.estimate.params import count_parameters, factorization_savings, sharing_savings
 from albert_core.estimate.sweeps import COUNT_COLUMNS, embedding_sweep, grid, sharing_sweep, sweep
+from albert_core.families import family
 from albert_core.presets import PRESETS
 
 
@@ -17,8 +18,9 @@ def check_rows(df: pd.DataFrame, base: ModelConfig, fields: list[str], heads: bo
     for _, row in df.iterrows():
         changes = {f: row[f] for f in fields}
         changes = {f: (v.item() if hasattr(v, "item") else v) for f, v in changes.items()}
-        if changes.get("family", base.family) == "bert" and "hidden_dim" in changes \
-                and "embedding_dim" not in changes:
+        fam = changes.get("family", base.family)
+        own_width = fam in FAMILIES and family(fam).OWN_EMBEDDING_WIDTH  # an unknown family: as BERT (sweeps)
+        if not own_width and "hidden_dim" in changes and "embedding_dim" not in changes:
             changes["embedding_dim"] = changes["hidden_dim"]  # sweeps: BERT's E follows a swept H
         try:
             cfg = base.replace(**changes)
@@ -164,6 +166,17 @@ def test_embedding_sweep_is_factorization_savings():
 def test_bad_sweep_arguments(kwargs, needle):
     with pytest.raises(ValueError, match=needle):
         grid(PRESETS["albert-base"], **kwargs)
+
+
+def test_an_unknown_family_swept_with_hidden_dim_moves_embedding_dim_as_bert_does():
+    """The draw that found check_rows following E only for "bert": a family no module models is swept as BERT
+    (E follows H), so hidden_dim 0 there reports embedding_dim 0 too, as ModelConfig does for that config."""
+    base = PRESETS["bert-base"].replace(name="h", vocab_size=1, embedding_dim=1, hidden_dim=1, num_layers=1,
+                                        num_heads=1, intermediate_dim=1, max_position=1)
+    df = grid(base, family=["gpt", "bert", "albert"], hidden_dim=[0, 5])
+    check_rows(df, base, ["family", "hidden_dim"])
+    gpt0 = df[(df["family"] == "gpt") & (df["hidden_dim"] == 0)].iloc[0]
+    assert gpt0["error"].startswith("embedding_dim must be at least 1, got 0; hidden_dim must be at least 1")
 
 
 @settings(max_examples=40, deadline=None)
