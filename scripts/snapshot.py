@@ -140,7 +140,10 @@ def compare(a: dict, b: dict) -> int:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--compare"]:
         sys.exit(compare(*(json.loads(Path(p).read_text()) for p in sys.argv[2:4])))
+    outs = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(outs) != 1 or set(sys.argv[1:]) - {*outs, "--pages"}:
+        sys.exit("usage: python scripts/snapshot.py OUT.json [--pages]  |  --compare A.json B.json")
     snap = snapshot()
     if "--pages" in sys.argv:
         snap["pages"] = pages()
-    Path(sys.argv[1]).write_text(json.dumps(snap, sort_keys=True, default=str))
+    Path(outs[0]).write_text(json.dumps(snap, sort_keys=True, default=str))
