@@ -9,7 +9,7 @@ batch, sequence, forward dtype, attention, device and checkpointing; its recompu
 and activation_sweep too), training.training_memory(cfg, w), step.step_peak(cfg, w) (and the step's
 replays and candidates), the engine (engine.Run is a Workload plus fake and seed; measure_activation_memory,
 check_measurable, modelled_step, the measured points' tables, measure_cuda_peak), Verify's planner, the Fit
-planner's searches (step.fit: the search replaces the field it varies), the worker's request (to_dict /
+planner's searches (step.fit: the search replaces the field it varies), Verify's request (engine.types.Request; to_dict /
 from_dict: plain JSON across the process boundary), the UI's caches (ui.data, keyed on it) and the CLI's
 `memory` and `verify` take it, and a link carries it: albert_core.share.workload_of(controls, page) reads the
 Workload of Memory's training tab, the Fit planner or Verify from a view's controls, controls_of writes it back
@@ -74,7 +74,7 @@ class Workload:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON (the worker's request, albert_core.processes.child_request): every field, LoRA as its fields or None."""
+        """Plain JSON (inside Verify's request, engine.types.Request): every field, LoRA as its fields or None."""
         d = asdict(self)
         if self.lora is not None and self.lora.targets is not None:
             d["lora"]["targets"] = list(self.lora.targets)

@@ -67,7 +67,7 @@ def _model_type(d: dict[str, Any]) -> str:
 def outside_families(d: Any) -> str | None:
     """The model_type of a config.json dict that no family models (RoFormer, MobileBERT, ...), else None.
 
-    Such a config can still be built by transformers and measured by the engine (worker, `verify`).
+    Such a config can still be built by transformers and measured by the engine (Verify's build process, `verify`).
     """
     t = d.get("model_type") if isinstance(d, dict) else None
     return t if isinstance(t, str) and t.strip() and t not in model_types() else None

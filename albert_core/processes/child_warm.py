@@ -250,7 +250,7 @@ def _settle() -> None:
 
 
 def main() -> int:
-    """`python -m albert_core.processes.child_warm`: the process set up as a one-shot worker is, then serve()."""
+    """`python -m albert_core.processes.child_warm`: the process set up as a one-shot build process (child_request) is, then serve()."""
     from ..estimate.serving import skip_torchao
 
     _die_with_parent()
