@@ -154,11 +154,12 @@ def _number(x: float) -> float | int:
     return int(x) if float(x).is_integer() else x
 
 
-def _trainable(cfg: ModelConfig, ft: dict[str, Any]) -> Any:
+def _trainable(cfg: ModelConfig, w: Workload) -> Any:
+    """finetune.trainable of w's fine-tuning; where peft has no default targets, the flag that names them."""
     try:
-        return trainable(cfg, ft["mode"], head=ft["head"], num_labels=max(ft["num_labels"], 1), lora=ft["lora"])
+        return trainable(cfg, w.mode, head=w.head, num_labels=w.num_labels, lora=w.lora)
     except ValueError as e:
-        if ft["lora"] is not None and ft["lora"].targets is None and "no default LoRA targets" in str(e):
+        if w.lora is not None and w.lora.targets is None and "no default LoRA targets" in str(e):
             raise ValueError(f"{e}; pass them with --lora-targets") from None
         raise
 
@@ -251,7 +252,7 @@ def finetune_verify_json(cfg: ModelConfig, request: Request) -> dict[str, Any]:
 
     w = request.workload
     run = engine.Run(w, fake=not request.real)
-    tr = _trainable(cfg, {"mode": w.mode, "head": w.head, "num_labels": w.num_labels, "lora": w.lora})
+    tr = _trainable(cfg, w)
     if run.fake is False and tr.total > MAX_MEASURE_PARAMS:
         raise ValueError(f"{tr.total:,} parameters are too many to build on real tensors here (at most "
                          f"{MAX_MEASURE_PARAMS:,}): drop --real (fake tensors need no storage)")
@@ -330,8 +331,8 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
     from ..step.peak import step_peak
 
     ft = finetune_settings(args)
-    tr = _trainable(cfg, ft)
     w = workload_of(args, ft, args.device)
+    tr = _trainable(cfg, w)
     t = training_memory(cfg, w)
     a = activation_memory(cfg, w)  # the forward's dtype (w.forward_dtype): autocast's, else the weights'
     sp = step_peak(cfg, w.replace(num_gpus=1, sharding="none"))
