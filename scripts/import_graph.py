@@ -27,10 +27,6 @@ PKG = "albert_core"
 LAYERS_DOC = "docs/typing.md"
 
 
-def module_name(path: Path) -> str:
-    return module_name_under(ROOT, path)
-
-
 def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
     if node.level == 0:
         return node.module or ""
@@ -48,7 +44,7 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return out
 
 
-def module_name_under(root: Path, path: Path) -> str:
+def module_name(root: Path, path: Path) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -80,8 +76,8 @@ def part_of(mod: str) -> str:
 
 def layer_report(runtime: list[tuple[str, str, str]], typing_only: list[tuple[str, str]], where: dict[tuple[str, str], list[str]],
                  order: dict[str, int]) -> int:
-    """Print the arrows between parts against the written layers; return how many run the wrong way (or name a
-    part the layers do not)."""
+    """Print the arrows between parts against the written layers; return how many run the wrong way, name a
+    part the layers do not, or tie parts into a knot."""
     every = {(a, b) for a, b, _ in runtime} | set(typing_only)
     between: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for a, b in sorted(every):
@@ -242,7 +238,7 @@ def report(edges: list[tuple[str, str, str]], folded: bool, label: str = "") -> 
 
 def main() -> int:
     root = Path(sys.argv[sys.argv.index("--root") + 1]).resolve() if "--root" in sys.argv else ROOT
-    modules = {module_name_under(root, p): p for p in sorted((root / PKG).rglob("*.py"))}
+    modules = {module_name(root, p): p for p in sorted((root / PKG).rglob("*.py"))}
     where: dict[tuple[str, str], list[str]] = {}
     runtime, typing_only = arrows(modules, where, root)
     wrong = layer_report(runtime, typing_only, where, layers(root))
