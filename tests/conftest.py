@@ -12,6 +12,7 @@ import os
 import pytest
 from hypothesis import settings
 from streamlit.components.v2 import manifest_scanner
+from streamlit.testing.v1 import local_script_runner
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -23,6 +24,24 @@ if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
 # (streamlit/testing/v1/app_test.py, discover_and_register_components): 0.10 of 0.13 s CPU per AppTest here. The
 # installed packages do not change while the tests run, so one scan per process serves every AppTest.
 manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+
+# AppTest waits for its script run by polling every millisecond (local_script_runner.require_widgets_deltas): the
+# waiting thread wakes 1,000 times a second and takes the GIL from the script thread each time. The script thread
+# says SHUTDOWN before it returns (LocalScriptRunner.run joins it right after), so joining it waits for the same
+# moment without waking; past the timeout the original reports it (its timeout 0: the same error and shutdown).
+_poll_for_deltas = local_script_runner.require_widgets_deltas
+
+
+def _join_for_deltas(runner, timeout: float = 3) -> None:
+    thread = runner._script_thread
+    if thread is not None:
+        thread.join(timeout)
+    if not runner.script_stopped():
+        _poll_for_deltas(runner, 0)
+
+
+local_script_runner.require_widgets_deltas = _join_for_deltas
 
 
 # The suite in parts (`pytest -m unit`, `-m property`, `-m app`, `-m browser`, or `-m "not browser"` as the quick

@@ -130,6 +130,35 @@ def test_inference_peak_against_measurement(seed):
     assert m.estimate == m.total > 0, (cfg, B, S, dtype, attention)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "mixed_bf16"])
+def test_inference_peak_of_a_deep_inner_group_against_measurement(dtype):
+    """Five inner layers and five steps: the replay skips inner layers 2-3 and steps 2-3 (their cached casts only)."""
+    cfg = random_config(random.Random(7), "albert", num_layers=5, inner_group_num=5, num_groups=1)
+    m = measure_activation_memory(cfg, Workload(2, 9, dtype, "eager", device="cpu"), fake=False, training=False)
+    assert m.estimate == m.total > 0
+
+
+@pytest.mark.parametrize("seed", range(600, 640))
+def test_skipping_repeated_layers_leaves_the_inference_peak_as_replaying_all(seed, monkeypatch):
+    """The replay replays steps and inner layers 0, 1 and the last (activations._replayed): the peak and its
+    seq_len² part equal a replay of every layer, on deep groups, every sharing mode and autocast."""
+    from albert_core.estimate import activations
+
+    rng = random.Random(seed)
+    L, inner = rng.choice([1, 4, 6, 9]), rng.choice([1, 3, 4, 7])
+    sharing = rng.choice(["all", "attention", "ffn", "none"])
+    groups = rng.choice([g for g in (1, 2, 3) if L % g == 0])
+    cfg = random_config(rng, "albert", num_layers=L, inner_group_num=inner, sharing=sharing, num_groups=groups)
+    B, S = rng.randint(1, 4), rng.randint(1, cfg.max_position)
+    kw = dict(batch_size=B, seq_len=S, dtype=rng.choice(["float32", "bfloat16", "mixed_bf16", "mixed_fp16"]),
+              attention=rng.choice(["eager", "sdpa"]), device=rng.choice(["cpu", "cuda"]))
+    skipping = activations.inference_peak(cfg, **kw)
+    activations._CACHE.clear()
+    monkeypatch.setattr(activations, "_replayed", lambda n: list(range(n)))
+    assert activations.inference_peak(cfg, **kw) == skipping, (cfg, kw)
+    activations._CACHE.clear()
+
+
 # ---- properties that need no measurement ------------------------------------------------------------
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
 @pytest.mark.parametrize("device", ["cpu", "cuda"])

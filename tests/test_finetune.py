@@ -329,3 +329,23 @@ def test_layers_are_the_same_at_every_max_position(family):
             assert got == list(named_parameters(c, "classification").items())
 
     run()
+
+
+@pytest.mark.parametrize("family", sorted(STRATEGIES))
+def test_element_totals_equal_the_tensor_list_at_every_max_position(family):
+    """element_totals (training_memory's counts) keeps the layers' sums by their key, the same at every max_position:
+    at each of three positions it equals sum(numel) and state_elements over tensors(), every mode and optimizer."""
+    from albert_core.estimate.finetune import element_totals, state_elements
+
+    @settings(max_examples=N, deadline=None)
+    @given(setups(family), st.sampled_from(["adamw", "sgd", "adafactor"]), st.integers(1, 300))
+    def run(setup, optimizer, grow):
+        cfg, mode, head, num_labels, lora = setup
+        for p in (cfg.max_position, cfg.max_position + grow, cfg.max_position + 2 * grow):
+            c = cfg.replace(max_position=p)
+            ts = tensors(c, mode, head=head, num_labels=num_labels, lora=lora)
+            el = state_elements(ts, optimizer)
+            got = element_totals(c, mode, optimizer, head=head, num_labels=num_labels, lora=lora)
+            assert got == (sum(t.numel for t in ts), el["gradients"], el["optimizer"]), (c, mode, head)
+
+    run()

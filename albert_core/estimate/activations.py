@@ -36,7 +36,7 @@ from ..choices import ATTENTIONS, DEFAULT_DEVICE, DEVICES, DTYPES
 from ..config import ConfigError, ModelConfig, require_choice
 from ..families import Family, base, family
 from ..families.base import Inference
-from ..replay.liveness import Infer, stored_range
+from ..replay.liveness import Infer, stored_index
 from ..replay.symbolic import BYTES, MONOMIALS, Replay, Tensor, evaluate, quadratic, split_dtype, sz
 
 if TYPE_CHECKING:
@@ -350,14 +350,19 @@ def activation_sweep(cfgs: Any, seq_lens: Any, w: Workload) -> pd.DataFrame:
 
 # ---- training=False: peak working memory of a no_grad forward ---------------------------------------
 def _encoder_steps(f: Infer, ops: Inference, cfg: ModelConfig, x: int, emb: int) -> int:
-    """BertEncoder loop / AlbertTransformer -> AlbertLayerGroup loops. Steps 0 and 1, then the last
-    step; the steps between repeat step 1's allocations, only adding cached weight copies."""
+    """BertEncoder loop / AlbertTransformer -> AlbertLayerGroup loops. Steps 0 and 1, then the last step; the steps
+    between repeat step 1's allocations, only adding cached weight copies. Inside a step the same holds for a
+    group's inner layers: 0, 1 and the last are replayed, the ones between only add their cached copies (each
+    snapshot of a skipped layer is one of layer 1's plus fewer cached copies than the last layer holds, so the
+    last layer's snapshots are at least as large at every (B, S))."""
     L, inner = cfg.num_layers, cfg.inner_group_num
-    for i in (list(range(L)) if L <= 3 else [0, 1, L - 1]):
-        if f.amp and i == L - 1 and L > 3:
-            _skipped_casts(f, ops, cfg)
+    for i in _replayed(L):
+        if i == L - 1 and L > 3:
+            _skipped_casts(f, ops, cfg, (L - 1) * inner - 1)  # steps 2..L-2
         g_in = h = x
-        for kk in range(inner):
+        for kk in _replayed(inner):
+            if kk == inner - 1 and inner > 3:
+                _skipped_casts(f, ops, cfg, i * inner + inner - 2)  # this step's inner layers 2..inner-2
             out = ops.infer_layer(f, cfg, h, i * inner + kk)
             if h != g_in:
                 f.free(h)  # AlbertLayerGroup rebinds hidden_states
@@ -368,12 +373,18 @@ def _encoder_steps(f: Infer, ops: Inference, cfg: ModelConfig, x: int, emb: int)
     return x
 
 
-def _skipped_casts(f: Infer, ops: Inference, cfg: ModelConfig) -> None:
-    """Autocast casts cached by steps 2..L-2 (not replayed): a constant, already alive at step L-1."""
+def _replayed(n: int) -> list[int]:
+    """The loop indexes replayed of n: all up to 3, else 0, 1 and the last (the others repeat 1's allocations)."""
+    return list(range(n)) if n <= 3 else [0, 1, n - 1]
+
+
+def _skipped_casts(f: Infer, ops: Inference, cfg: ModelConfig, last: int) -> None:
+    """Autocast casts cached by the layer applications not replayed, up to application `last`: a constant, alive
+    from then on (the stored copies they use are contiguous, after those already cast)."""
     if f.amp is None:  # without autocast nothing is cast
         return
     for sub, per_copy in ops.cast_sizes(cfg).items():
-        stop = stored_range(cfg, sub, 0, cfg.num_layers - 2)[1]
+        stop = stored_index(cfg, sub, last) + 1
         if stop > f.hi[sub]:
             f.new((sz(one=(stop - f.hi[sub]) * per_copy), f.amp))
             f.hi[sub] = stop

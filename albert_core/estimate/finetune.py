@@ -366,6 +366,33 @@ def state_elements(ts: list[Tensor], optimizer: str = "adamw") -> dict[str, int]
     return {"gradients": grads, "optimizer": state}
 
 
+def element_totals(cfg: ModelConfig, mode: str, optimizer: str, *, head: str = "none", num_labels: int = 2,
+                   lora: LoraSpec | None = None) -> tuple[int, int, int]:
+    """(elements of every tensor, of the trainable ones (= gradients), of the optimizer state): sum(numel) and
+    state_elements over tensors(cfg, mode, ...), without walking the layers' tensors again for a config whose layers
+    were summed before (hf_modules.layers_key: the same at every max_position; a sweep over max_position asks at a
+    dozen of them). Bad input: as tensors()."""
+    ts = _tensors(cfg, mode, head, num_labels, lora)
+    if parse_mode(mode)[0] == "lora":  # peft's names and adapters: the list as it is
+        el = state_elements(list(ts), optimizer)
+        return sum(t.numel for t in ts), el["gradients"], el["optimizer"]
+    name, k = parse_mode(mode)
+    p = prefix(cfg, check_head(head))
+    rest = [t for t in ts if t.part != "layers"]
+    el = state_elements(rest, optimizer)
+    n, grads, state = _LAYER_TOTALS.get((layers_key(cfg), name, k, p, optimizer),
+                                        lambda: _totals(_layer_tensors(cfg, name, k, p), optimizer))
+    return sum(t.numel for t in rest) + n, el["gradients"] + grads, el["optimizer"] + state
+
+
+_LAYER_TOTALS = BoundedCache(8)  # the layers' sums, by the key _layer_tensors keeps their tensors by, and optimizer
+
+
+def _totals(layers: tuple[Tensor, ...], optimizer: str) -> tuple[int, int, int]:
+    el = state_elements(list(layers), optimizer)
+    return sum(t.numel for t in layers), el["gradients"], el["optimizer"]
+
+
 def mode_table(cfg: ModelConfig, modes: tuple[str, ...] = ("full", "frozen-embeddings", "lora", "bitfit"), *,
                head: str = "none", num_labels: int = 2, lora: LoraSpec | None = None) -> Any:
     """Tidy DataFrame, one row per mode: mode, trainable, frozen, total, trainable_pct, error.

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 from ..choices import MASTER, OPTIMIZERS
 from ..config import ModelConfig, require_choice
 from ..estimate.activations import activation_memory, recompute_memory
-from ..estimate.finetune import Tensor, state_elements, tensors
+from ..estimate.finetune import Tensor, element_totals, tensors
 from ..estimate.params import count_parameters, stored_copies
 from ..workload import Workload
 
@@ -216,13 +216,12 @@ def training_memory(cfg: ModelConfig, w: Workload, *, with_peak: bool = True) ->
     else:
         sharding_eff = "zero3" if sharding == "fsdp" else sharding
     full = mode == "full" and head == "none"
-    ts = None if full else tensors(cfg, mode, head=head, num_labels=num_labels, lora=lora)
-    n = count_parameters(cfg).total if ts is None else sum(t.numel for t in ts)
-    if ts is None:
+    if full:
+        n = count_parameters(cfg).total
         n_train, grad_el, opt_el = n, n, optimizer_state_elements(cfg, optimizer)
     else:
-        el = state_elements(ts, optimizer)
-        n_train, grad_el, opt_el = el["gradients"], el["gradients"], el["optimizer"]
+        n, grad_el, opt_el = element_totals(cfg, mode, optimizer, head=head, num_labels=num_labels, lora=lora)
+        n_train = grad_el
     wb, sb = weight_element_bytes(precision), state_element_bytes(precision)  # weight and gradient bytes; optimizer state's
     stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3}[sharding_eff]
     N = num_gpus
