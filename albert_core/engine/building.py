@@ -16,8 +16,9 @@ from .types import EngineError, Run
 # ---- building ------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def tensor_mode(fake: bool) -> Iterator[Any]:
-    """FakeTensorMode (and transformers' no_init_weights, so no initializer needs data) or nothing.
+def tensor_mode(fake: bool, shape_env: Any = None) -> Iterator[Any]:
+    """FakeTensorMode (and transformers' no_init_weights, so no initializer needs data) or nothing. shape_env: a
+    torch ShapeEnv whose symbols sizes may be (engine/trace.py), with PyTorch's own FakeTensorMode.
 
     On fake tensors Hugging Face's mask code would take its tracing path (transformers.utils.is_tracing is true
     for a FakeTensor) and keep a 4-D mask the real run drops after torch.all(mask): here its two mask modules
@@ -37,11 +38,19 @@ def tensor_mode(fake: bool) -> Iterator[Any]:
     try:
         for m, _ in saved:
             m.is_tracing = real_paths
-        with fake_mode_class()() as mode, no_init_weights():  # FakeTensorMode, its cache key faster (fakekey.py)
+        mode_class = fake_mode_class() if shape_env is None else _plain_fake_mode()
+        with mode_class(shape_env=shape_env) as mode, no_init_weights():  # its cache key faster (fakekey.py)
             yield mode
     finally:
         for m, f in saved:
             m.is_tracing = f
+
+
+def _plain_fake_mode() -> Any:
+    """PyTorch's FakeTensorMode: fakekey.py's faster cache key is written for sizes that are ints, not symbols."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return FakeTensorMode
 
 
 def _quiet_transformers() -> None:

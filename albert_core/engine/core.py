@@ -82,7 +82,8 @@ __all__ = ["CATEGORIES", "DTYPES", "MASTER", "MEASURES", "OPTIMIZERS", "PHASES",
 # ---- the three measurements ----------------------------------------------------------------------
 
 def saved_bytes(model: Any, ids: Any, amp: Any = None) -> tuple[int, list[SavedTensor]]:
-    """One training-mode forward: (bytes, tensors) autograd saves, parameters excluded, each storage once."""
+    """One training-mode forward: (bytes, tensors) autograd saves, parameters excluded, each storage once. Where
+    ids' sizes are symbols (engine/trace.py) the bytes are a SymInt: a polynomial in them."""
     import torch
 
     params = {_key(p) for p in model.parameters()}
@@ -110,6 +111,8 @@ def saved_bytes(model: Any, ids: Any, amp: Any = None) -> tuple[int, list[SavedT
         raise EngineError("saved_bytes' forward is measured only; it cannot run backward")
 
     mode = _live_storages()({}, lambda: "")  # the one dispatch mode: the same kernels' outputs as the other two
+    if not all(isinstance(d, int) for d in ids.shape):
+        mode.lives = set()  # symbolic sizes: no peak compared (dispatch._Storages.observe)
     try:
         with _stopped_by(model), mode, torch.autograd.graph.saved_tensors_hooks(pack, unpack), \
                 (amp or contextlib.nullcontext()):

@@ -50,6 +50,7 @@ class _Storages:
         self.peak, self.peak_tick, self.phase, self.peak_phase = self.live, 0, "forward", "forward"
         self.module, self.peak_module = module, ""
         self.ones = _Ones()  # fake tensors known to hold only ones (True)
+        self.lives: set[Any] | None = None  # a set: every live total kept, none compared (see observe)
 
     def _free(self, key: int, rec: _Rec) -> None:
         self.clock += 1
@@ -73,6 +74,10 @@ class _Storages:
         return rec
 
     def observe(self) -> None:
+        if self.lives is not None:  # sizes are symbols (engine/trace.py): every live total is a candidate, kept as
+            live = self.live  # its sympy expression; comparing two would make PyTorch fix the symbols' relation
+            self.lives.add(getattr(getattr(live, "node", None), "expr", live))  # (a guard)
+            return
         if self.live > self.peak:
             self.peak, self.peak_tick, self.peak_phase = self.live, self.clock, self.phase
             self.peak_module = self.module()

@@ -1,0 +1,142 @@
+"""Bytes as polynomials in batch and sequence length, from one trace of the real model (issue 54, point 5).
+
+The engine (core.py) runs Hugging Face's own module under FakeTensorMode; here the same run is made once with the
+input's batch B and sequence S as symbols of a torch ShapeEnv (torch.fx.experimental.symbolic_shapes), so every
+storage's bytes are sympy expressions in B and S and the bytes a training forward saves come out as one exact
+polynomial, for any model transformers builds from a config.json (encoders and decoders alike) and no hand-written
+copy of its forward. Where the model's code branches on a size, PyTorch records a guard (S <= max_position,
+S >= a sliding window): the polynomial holds wherever its guards hold, and `Trace.holds(B, S)` says whether they do.
+A symbol stands for a size of at least 2 (PyTorch specializes 0 and 1: a size-1 dimension broadcasts and its views
+merge, so B = 1 saves other storages): trace B = 1 with hint (1, S), which keeps B the number 1.
+
+Config sizes (hidden, intermediate, heads, layers) stay the config's integers: one trace serves one config at every
+(B, S). torch is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .types import EngineError
+
+HINT = (3, 37)  # (B, S) the trace runs at: sizes PyTorch's code has no special case for (1, 2, powers of two)
+
+
+@dataclass(frozen=True)
+class Polynomial:
+    """sum(c * B**i * S**j) over its terms ((i, j, c), highest power first), exact integers."""
+
+    terms: tuple[tuple[int, int, int], ...]
+
+    def __call__(self, batch_size: int, seq_len: int) -> int:
+        return sum(c * batch_size**i * seq_len**j for i, j, c in self.terms)
+
+    def __str__(self) -> str:
+        def term(i: int, j: int, c: int) -> str:
+            vars_ = [v + (f"^{n}" if n > 1 else "") for v, n in (("B", i), ("S", j)) if n]
+            return "·".join(([f"{abs(c):,}"] if abs(c) != 1 or not vars_ else []) + vars_)
+
+        out = ""
+        for i, j, c in self.terms:
+            out += ((" - " if out else "-") if c < 0 else " + " if out else "") + term(i, j, c)
+        return out or "0"
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What one symbolic run of a training forward gave: the saved bytes' polynomial and where it holds."""
+
+    saved: Polynomial  # bytes autograd saves for backward (parameters excluded, each storage once): engine.saved_bytes
+    guards: tuple[str, ...]  # relations between B and S the model's code assumed, in sympy's words ("S <= 512")
+    ranges: tuple[tuple[str, int, int | None], ...]  # (size, lowest, highest or None) where the trace holds
+    model_type: str
+    attention: str
+    seconds: float  # the trace's wall time
+
+    def holds(self, batch_size: int, seq_len: int) -> bool:
+        """Whether every guard holds at (B, S): the polynomial is then the model's bytes there."""
+        import sympy
+
+        values = {"B": batch_size, "S": seq_len}
+        if any(not lo <= values[n] <= (values[n] if hi is None else hi) for n, lo, hi in self.ranges):
+            return False
+        b, s = sympy.symbols("B S", integer=True, positive=True)
+        return all(bool(sympy.sympify(g, locals={"B": b, "S": s}).subs({b: batch_size, s: seq_len}))
+                   for g in self.guards)
+
+
+def trace_saved(hf: dict[str, Any], *, attention: str = "eager", hint: tuple[int, int] = HINT) -> Trace:
+    """The bytes a training-mode forward of hf's base model (AutoModel.from_config of a config.json dict, float32)
+    saves for backward, as a Polynomial in B and S, from one run at the hint's sizes with both as symbols.
+    EngineError when transformers cannot build the config."""
+    import torch
+    from torch._dynamo.source import ConstantSource
+    from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
+
+    from .building import build_auto, tensor_mode
+    from .core import saved_bytes
+
+    start = time.perf_counter()
+    env = ShapeEnv()
+
+    def symbol(name: str, hint_value: int) -> Any:
+        if hint_value == 1:
+            return 1  # a size-1 dimension is its own case (module docstring)
+        sym = env.create_symbol(hint_value, source=ConstantSource(name), dynamic_dim=DimDynamic.DYNAMIC)
+        return env.create_symintnode(sym, hint=hint_value)
+
+    with tensor_mode(True, shape_env=env):
+        model = build_auto(hf, attention)
+        model.train(True)
+        B, S = symbol("B", hint[0]), symbol("S", hint[1])
+        ids = torch.zeros((B, S), dtype=torch.long)
+        total, _ = saved_bytes(model, ids)
+    names = {x.node.expr: n for x, n in ((B, "B"), (S, "S")) if not isinstance(x, int)}
+    ranges = tuple((n, 1, 1) if isinstance(x, int) else (n, *_range(env, x.node.expr)) for x, n in ((B, "B"), (S, "S")))
+    return Trace(saved=_polynomial(total, names), guards=_guards(env, names), ranges=ranges,
+                 model_type=str(hf.get("model_type")), attention=attention, seconds=time.perf_counter() - start)
+
+
+def _range(env: Any, sym: Any) -> tuple[int, int | None]:
+    """(lowest, highest or None) the ShapeEnv allows a symbol: 2 and unbounded unless a guard narrowed it."""
+    import sympy
+    from torch.utils._sympy.numbers import int_oo
+
+    r = env.var_to_range[sym]
+    hi = None if r.upper in (int_oo, sympy.oo) else int(r.upper)
+    return int(r.lower), hi
+
+
+def _polynomial(total: Any, names: dict[Any, str]) -> Polynomial:
+    """A SymInt (or an int: bytes that depend on neither size) as a Polynomial in the symbols named B and S."""
+    import sympy
+
+    if isinstance(total, int):
+        return Polynomial(((0, 0, total),) if total else ())
+    expr = total.node.expr
+    unknown = expr.free_symbols - set(names)
+    if unknown:
+        raise EngineError(f"the saved bytes depend on sizes other than B and S: {sorted(map(str, unknown))}")
+    gens = [k for k in names if k in expr.free_symbols]
+    if not gens:
+        return Polynomial(((0, 0, int(expr)),))
+    poly = sympy.Poly(sympy.expand(expr), *gens)
+    power = {"B": 0, "S": 1}
+    terms = tuple(sorted(((sum(e for g, e in zip(gens, m, strict=True) if power[names[g]] == 0),
+                           sum(e for g, e in zip(gens, m, strict=True) if power[names[g]] == 1), int(c))
+                          for m, c in poly.terms()), reverse=True))
+    return Polynomial(terms)
+
+
+def _guards(env: Any, names: dict[Any, str]) -> tuple[str, ...]:
+    """The ShapeEnv's guards written in B and S (its own symbols renamed), each once."""
+    import sympy
+
+    rename = {k: sympy.Symbol(v, integer=True, positive=True) for k, v in names.items()}
+    out: dict[str, None] = {}
+    for g in env.guards:
+        expr = g.expr.xreplace(rename)
+        out.setdefault(str(sympy.simplify(expr) if len(expr.free_symbols) == 1 else expr), None)  # -S <= -7: S >= 7
+    return tuple(out)
