@@ -93,3 +93,28 @@ def test_polynomials_read_as_people_write_them_and_stay_exact_at_any_size():
     assert str(p) == "32·B·S^2 + 10,780·B·S + 128·S"
     assert p(10**6, 10**7) == 32 * 10**6 * 10**14 + 10_780 * 10**13 + 128 * 10**7  # Python ints: no overflow
     assert str(Polynomial(())) == "0" and str(Polynomial(((0, 1, -4), (0, 0, 2)))) == "-4·S + 2"
+
+
+def concrete_step(hf: dict, attention: str, optimizer: str, batch_size: int, seq_len: int) -> int:
+    """The engine's step peak (core.measure, what=("step",)) of a fake run at integer sizes."""
+    from albert_core.engine.core import measure
+    from albert_core.engine.types import Run
+
+    run = Run(Workload(batch_size, seq_len, "float32", attention, optimizer=optimizer, device="cpu"), fake=True)
+    return measure(lambda: build_auto(hf, attention), hf["vocab_size"], run, what=("step",)).step.peak
+
+
+@pytest.mark.parametrize("model_type,attention,optimizer", [("llama", "sdpa", "adamw"), ("gpt2", "eager", "sgd"),
+                                                            ("gemma3_text", "eager", "adamw"),
+                                                            ("qwen3", "eager", "adafactor")])
+def test_one_trace_of_the_step_gives_its_peak_at_other_sizes(model_type, attention, optimizer):
+    """The whole training step (forward, loss, backward, the optimizer's step) traced once: the largest of its live
+    totals at (B, S) equals the engine's step peak there."""
+    from albert_core.engine.trace import trace_step
+
+    hf = DECODERS[model_type]
+    t = trace_step(hf, attention=attention, optimizer=optimizer)
+    assert t.events > len(t.candidates) >= 1 and t.distinct >= len(t.candidates)
+    for b, s in ((2, 50), (4, 12)):
+        assert t.holds(b, s), (t.guards, t.ranges)
+        assert t.peak(b, s) == concrete_step(hf, attention, optimizer, b, s), (model_type, b, s)

@@ -154,6 +154,13 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     16-bit gradients live on to the next zero_grad), steps the masters, then copies them back into the 16-bit
     weights (in place).
     """
+    return _result(*_run_step(model, ids, run, saved))
+
+
+def _run_step(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = None) -> tuple[Any, ...]:
+    """Steps 1 and 2 under the dispatch mode: (mode, storages alive at step 2's start, an optimizer state's storage ->
+    its parameter, host-side counters). Where ids' sizes are symbols (engine/trace.py) the mode keeps every live
+    total (mode.lives) instead of a peak."""
     import torch
 
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -161,6 +168,8 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     existing, owner, host = _alive_at_step_two(model, ids, opt, masters, stepped, trainable)
     stack, handles = _module_stack(model)
     mode = _live_storages()(existing, lambda: stack[-1] if stack else "")
+    if not all(isinstance(d, int) for d in ids.shape):
+        mode.lives = set()  # symbolic sizes: every live total kept, none compared (dispatch._Storages.observe)
     start = dict(mode.recs)  # storage key -> record, alive when step 2 starts
     params = {id(start[_key(p)]) for p in model.parameters()}
     seen: set[int] = set()
@@ -197,7 +206,7 @@ def step_peak(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     finally:
         for h in [*hooks, *handles]:
             h.remove()
-    return _result(mode, start, owner, host)
+    return mode, start, owner, host
 
 
 def _step_one(model: Any, run: Run, trainable: list[Any]) -> tuple[list[Any], list[Any], Any]:
@@ -288,7 +297,7 @@ def _result(mode: Any, start: dict[int, Any], owner: dict[int, Any], host: dict[
     """The step's peak. A trainable parameter the loss never reaches gets no gradient in step 2, so a real step 1
     would have made no state for it: that state, alive and untouched through all of step 2 (torch.optim skips a
     parameter whose grad is None), is taken out of every moment, which leaves the peak's moment as it was."""
-    unreached = {k for k, p in owner.items() if p.grad is None}
+    unreached = _unreached(owner)
     for k in unreached:
         mode.peak -= start[k].nbytes
         start[k].nbytes = 0
@@ -298,6 +307,11 @@ def _result(mode: Any, start: dict[int, Any], owner: dict[int, Any], host: dict[
     return StepPeak(peak=int(mode.peak), phase=mode.peak_phase, module=mode.peak_module,
                     at_peak=mode.alive_at_peak(), at_start=at_start,
                     host_bytes=sum(n for k, n in host.items() if k not in unreached))
+
+
+def _unreached(owner: dict[int, Any]) -> set[int]:
+    """The optimizer state's storages whose parameter got no gradient in step 2 (see _result)."""
+    return {k for k, p in owner.items() if p.grad is None}
 
 
 def _master_step(mode: Any, trainable: list[Any], masters: list[Any], opt: Any) -> None:

@@ -16,6 +16,7 @@ Config sizes (hidden, intermediate, heads, layers) stay the config's integers: o
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,21 +73,12 @@ def trace_saved(hf: dict[str, Any], *, attention: str = "eager", hint: tuple[int
     saves for backward, as a Polynomial in B and S, from one run at the hint's sizes with both as symbols.
     EngineError when transformers cannot build the config."""
     import torch
-    from torch._dynamo.source import ConstantSource
-    from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 
     from .building import build_auto, tensor_mode
     from .core import saved_bytes
 
     start = time.perf_counter()
-    env = ShapeEnv()
-
-    def symbol(name: str, hint_value: int) -> Any:
-        if hint_value == 1:
-            return 1  # a size-1 dimension is its own case (module docstring)
-        sym = env.create_symbol(hint_value, source=ConstantSource(name), dynamic_dim=DimDynamic.DYNAMIC)
-        return env.create_symintnode(sym, hint=hint_value)
-
+    env, symbol = _shape_env()
     with tensor_mode(True, shape_env=env):
         model = build_auto(hf, attention)
         model.train(True)
@@ -94,9 +86,29 @@ def trace_saved(hf: dict[str, Any], *, attention: str = "eager", hint: tuple[int
         ids = torch.zeros((B, S), dtype=torch.long)
         total, _ = saved_bytes(model, ids)
     names = {x.node.expr: n for x, n in ((B, "B"), (S, "S")) if not isinstance(x, int)}
-    ranges = tuple((n, 1, 1) if isinstance(x, int) else (n, *_range(env, x.node.expr)) for x, n in ((B, "B"), (S, "S")))
-    return Trace(saved=_polynomial(total, names), guards=_guards(env, names), ranges=ranges,
+    return Trace(saved=_polynomial(total, names), guards=_guards(env, names), ranges=_ranges(env, B, S),
                  model_type=str(hf.get("model_type")), attention=attention, seconds=time.perf_counter() - start)
+
+
+def _shape_env() -> tuple[Any, Callable[[str, int], Any]]:
+    """A ShapeEnv and a maker of its size symbols: symbol(name, hint) is a SymInt, or the int 1 for a hint of 1 (a
+    size-1 dimension is its own case: module docstring)."""
+    from torch._dynamo.source import ConstantSource
+    from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
+
+    env = ShapeEnv()
+
+    def symbol(name: str, hint_value: int) -> Any:
+        if hint_value == 1:
+            return 1
+        sym = env.create_symbol(hint_value, source=ConstantSource(name), dynamic_dim=DimDynamic.DYNAMIC)
+        return env.create_symintnode(sym, hint=hint_value)
+
+    return env, symbol
+
+
+def _ranges(env: Any, B: Any, S: Any) -> tuple[tuple[str, int, int | None], ...]:
+    return tuple((n, 1, 1) if isinstance(x, int) else (n, *_range(env, x.node.expr)) for x, n in ((B, "B"), (S, "S")))
 
 
 def _range(env: Any, sym: Any) -> tuple[int, int | None]:
@@ -109,19 +121,87 @@ def _range(env: Any, sym: Any) -> tuple[int, int | None]:
     return int(r.lower), hi
 
 
+@dataclass(frozen=True)
+class StepTrace:
+    """What one symbolic run of a training step gave (engine.step_peak's step: forward, loss, backward, the
+    optimizer's step 2): the live bytes after each op, as polynomials, those no other one bounds from above kept."""
+
+    candidates: tuple[Polynomial, ...]  # the step's peak at (B, S) is the largest of them there
+    events: int  # storages made or freed in the step (the dispatch mode's clock)
+    distinct: int  # distinct live totals after an op
+    guards: tuple[str, ...]
+    ranges: tuple[tuple[str, int, int | None], ...]
+    seconds: float
+
+    def peak(self, batch_size: int, seq_len: int) -> int:
+        """The step's peak bytes at (B, S) (where holds(B, S))."""
+        return max(c(batch_size, seq_len) for c in self.candidates)
+
+    def holds(self, batch_size: int, seq_len: int) -> bool:
+        return Trace(Polynomial(()), self.guards, self.ranges, "", "", 0.0).holds(batch_size, seq_len)
+
+
+def trace_step(hf: dict[str, Any], *, attention: str = "eager", optimizer: str = "adamw",
+               hint: tuple[int, int] = HINT) -> StepTrace:
+    """The training step's live bytes as polynomials in B and S: the engine's step (core.step_peak: float32, the
+    optimizer's default arguments, on the CPU) run once with B and S as symbols."""
+    import torch
+
+    from ..workload import Workload
+    from .building import build_auto, fake_build, prepare, tensor_mode
+    from .core import _run_step, _tie, _unreached
+    from .types import Run
+
+    start_time = time.perf_counter()
+    env, symbol = _shape_env()
+    run = Run(Workload(hint[0], hint[1], "float32", attention, optimizer=optimizer, device="cpu"), fake=True)
+    with tensor_mode(True, shape_env=env):
+        torch.manual_seed(run.seed)
+        with fake_build():
+            model = build_auto(hf, attention)
+        _tie(model)
+        model = prepare(model, run, True)
+        B, S = symbol("B", hint[0]), symbol("S", hint[1])
+        ids = torch.zeros((B, S), dtype=torch.long)
+        mode, start, owner, _ = _run_step(model, ids, run)
+        untouched = sum(start[k].nbytes for k in _unreached(owner))  # state a real step 1 would not have made
+        lives = [e - untouched for e in mode.lives]
+        events = mode.clock
+        del model, mode, start, owner
+    names = {x.node.expr: n for x, n in ((B, "B"), (S, "S")) if not isinstance(x, int)}
+    polys = {_polynomial(e, names) for e in lives}
+    return StepTrace(candidates=_undominated(polys), events=events, distinct=len(polys), guards=_guards(env, names),
+                     ranges=_ranges(env, B, S), seconds=time.perf_counter() - start_time)
+
+
+def _undominated(polys: set[Polynomial]) -> tuple[Polynomial, ...]:
+    """The polynomials no other one is at least as large as in every coefficient (the monomials B^i·S^j are positive,
+    so such a one is at least as large at every (B, S)): the candidates for a peak."""
+    coeffs = [dict(((i, j), c) for i, j, c in p.terms) for p in polys]
+    keys = sorted({k for c in coeffs for k in c})
+    rows = sorted({tuple(c.get(k, 0) for k in keys) for c in coeffs}, reverse=True)
+    kept: list[tuple[int, ...]] = []
+    for r in rows:  # a row that dominates r sorts before it
+        if not any(all(a >= b for a, b in zip(k, r, strict=True)) for k in kept):
+            kept.append(r)
+    return tuple(Polynomial(tuple(sorted(((i, j, c) for (i, j), c in zip(keys, r, strict=True) if c), reverse=True)))
+                 for r in kept)
+
+
 def _polynomial(total: Any, names: dict[Any, str]) -> Polynomial:
-    """A SymInt (or an int: bytes that depend on neither size) as a Polynomial in the symbols named B and S."""
+    """A SymInt, its sympy expression or an int (bytes that depend on neither size) as a Polynomial in the symbols
+    named B and S."""
     import sympy
 
     if isinstance(total, int):
         return Polynomial(((0, 0, total),) if total else ())
-    expr = total.node.expr
+    expr = total.node.expr if hasattr(total, "node") else total  # a SymInt, or its sympy expression already
     unknown = expr.free_symbols - set(names)
     if unknown:
         raise EngineError(f"the saved bytes depend on sizes other than B and S: {sorted(map(str, unknown))}")
     gens = [k for k in names if k in expr.free_symbols]
     if not gens:
-        return Polynomial(((0, 0, int(expr)),))
+        return Polynomial(((0, 0, int(expr)),) if int(expr) else ())
     poly = sympy.Poly(sympy.expand(expr), *gens)
     power = {"B": 0, "S": 1}
     terms = tuple(sorted(((sum(e for g, e in zip(gens, m, strict=True) if power[names[g]] == 0),
