@@ -51,9 +51,10 @@ def test_one_trace_equals_the_engine_at_other_sizes(model_type, attention):
     for b, s in points:
         assert t.holds(b, s), (t.guards, t.ranges)
         assert t.saved(b, s) == concrete(hf, attention, b, s), (model_type, attention, b, s, str(t.saved))
-    if attention == "eager":  # the attention probabilities, B x heads x S x S, are saved: the polynomial says so
-        assert any(j == 2 for _, j, _ in t.saved.terms)
-    one = trace_saved(hf, attention=attention, hint=(1, 37))
+    if attention != "eager":
+        return
+    assert any(j == 2 for _, j, _ in t.saved.terms)  # the attention probabilities, B x heads x S x S, are saved
+    one = trace_saved(hf, attention=attention, hint=(1, 37))  # B = 1: a trace of its own (eager's views merge there)
     assert one.ranges[0] == ("B", 1, 1) and one.holds(1, 64) and not one.holds(2, 64)
     assert one.saved(1, 64) == concrete(hf, attention, 1, 64)
 
