@@ -539,3 +539,34 @@ def test_main_in_a_fresh_process_says_its_error_first():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert r.returncode == 2 and r.stderr.startswith("error: ") and "kind='reference'" in r.stderr, r.stderr[-2000:]
     assert "_pytree" not in r.stderr and "torchao" not in r.stderr, r.stderr
+
+
+TINY_LLAMA = {"model_type": "llama", "vocab_size": 300, "hidden_size": 32, "intermediate_size": 48,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2}
+
+
+def test_verify_trace_of_a_decoder_gives_polynomials_equal_to_what_it_measures(tmp_path, capsys):
+    """`verify --trace`: a config.json no family models (a Llama) traced once with B and S as symbols; each
+    polynomial, at the command's batch and length, equals what the engine measured there (JSON and text)."""
+    from albert_core.cli.main import main
+    from albert_core.cli.verify_memory import trace_text
+
+    path = tmp_path / "llama.json"
+    path.write_text(json.dumps(TINY_LLAMA))
+    assert main(["verify", "--config", str(path), "--batch-size", "3", "--seq-len", "40", "--trace", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    t = d["trace"]
+    assert t["saved"]["at"] == d["activations"]["measured"] > 0
+    assert t["step"]["peak"] == d["training_peak"]["measured"] > t["saved"]["at"]
+    assert t["saved"]["terms"] and "B·S" in t["saved"]["text"] and t["ranges"][0] == ["B", 2, None]
+    text = "\n".join(trace_text(d))  # what the command prints without --json
+    assert "holds where B >= 2, S >= 2" in text and text.count("  equal") == 2 and t["saved"]["text"] in text
+
+
+def test_verify_trace_refuses_what_it_does_not_trace(tmp_path, capsys):
+    from albert_core.cli.main import main
+
+    assert main(["verify", "--preset", "bert-base", "--trace", "--real", "--seq-len", "8", "--batch-size", "1"]) == 2
+    assert "drop --source reference and --real" in capsys.readouterr().err
+    assert main(["verify", "--preset", "bert-base", "--trace", "--train", "lora"]) == 2
+    assert "drop --train and --head" in capsys.readouterr().err

@@ -15,7 +15,7 @@ from test_families_activations import random_config as family_config
 
 from albert_core.engine.building import build_auto, tensor_mode
 from albert_core.engine.core import saved_bytes
-from albert_core.engine.trace import Polynomial, trace_saved
+from albert_core.engine.trace import Polynomial, trace_saved, trace_step
 from albert_core.estimate.activations import activation_memory
 from albert_core.formats.hf import to_hf_config
 from albert_core.workload import Workload
@@ -32,6 +32,11 @@ DECODERS = {  # the shapes each family's published configs vary (../shared/refer
 }
 
 
+def at(batch_size: int, seq_len: int, attention: str) -> Workload:
+    """The workload a trace runs at (its hint): float32 on the CPU."""
+    return Workload(batch_size, seq_len, "float32", attention, device="cpu")
+
+
 def concrete(hf: dict, attention: str, batch_size: int, seq_len: int) -> int:
     """engine.saved_bytes of a fake run at integer sizes: what the polynomial must give there."""
     with tensor_mode(True):
@@ -45,7 +50,7 @@ def concrete(hf: dict, attention: str, batch_size: int, seq_len: int) -> int:
 @pytest.mark.parametrize("model_type", sorted(DECODERS))
 def test_one_trace_equals_the_engine_at_other_sizes(model_type, attention):
     hf = DECODERS[model_type]
-    t = trace_saved(hf, attention=attention)
+    t = trace_saved(hf, at(3, 37, attention))
     assert t.holds(3, 37) and not t.holds(1, 37)  # its hint, and B = 1 (a case of its own)
     points = [(2, 50), (5, 9)] if model_type != "gemma3_text" else [(2, 50), (5, 12)]  # past the window (8)
     for b, s in points:
@@ -54,13 +59,13 @@ def test_one_trace_equals_the_engine_at_other_sizes(model_type, attention):
     if attention != "eager":
         return
     assert any(j == 2 for _, j, _ in t.saved.terms)  # the attention probabilities, B x heads x S x S, are saved
-    one = trace_saved(hf, attention=attention, hint=(1, 37))  # B = 1: a trace of its own (eager's views merge there)
+    one = trace_saved(hf, at(1, 37, attention))  # B = 1: a trace of its own (eager's views merge there)
     assert one.ranges[0] == ("B", 1, 1) and one.holds(1, 64) and not one.holds(2, 64)
     assert one.saved(1, 64) == concrete(hf, attention, 1, 64)
 
 
 def test_a_window_and_a_table_are_guards_and_the_polynomial_says_where_it_holds():
-    gemma = trace_saved(DECODERS["gemma3_text"], attention="sdpa")
+    gemma = trace_saved(DECODERS["gemma3_text"], at(3, 37, "sdpa"))
     assert "S >= 8" in gemma.guards and not gemma.holds(3, 6)  # under the window, another branch of the code
     bert = trace_saved({"model_type": "bert", "vocab_size": 100, "hidden_size": 32, "intermediate_size": 40,
                         "num_hidden_layers": 1, "num_attention_heads": 2, "max_position_embeddings": 64})
@@ -81,7 +86,7 @@ def test_the_trace_equals_the_hand_written_replay_of_every_encoder_family(family
     else:
         cfg = family_config(rng, family).replace(max_position=48)
     attention = "sdpa" if family in ("bert", "roberta") else "eager"
-    t = trace_saved(to_hf_config(cfg), attention=attention)
+    t = trace_saved(to_hf_config(cfg), at(3, 37, attention))
     held = [(b, s) for b, s in ((2, 5), (3, 40), (2, 48)) if t.holds(b, s)]
     assert held, (t.guards, t.ranges)
     for b, s in held:
@@ -111,10 +116,8 @@ def concrete_step(hf: dict, attention: str, optimizer: str, batch_size: int, seq
 def test_one_trace_of_the_step_gives_its_peak_at_other_sizes(model_type, attention, optimizer):
     """The whole training step (forward, loss, backward, the optimizer's step) traced once: the largest of its live
     totals at (B, S) equals the engine's step peak there."""
-    from albert_core.engine.trace import trace_step
-
     hf = DECODERS[model_type]
-    t = trace_step(hf, attention=attention, optimizer=optimizer)
+    t = trace_step(hf, Workload(3, 37, "float32", attention, optimizer=optimizer, device="cpu"))
     assert t.events > len(t.candidates) >= 1 and t.distinct >= len(t.candidates)
     for b, s in ((2, 50), (4, 12)):
         assert t.holds(b, s), (t.guards, t.ranges)

@@ -277,5 +277,12 @@ def _measure_command(args: argparse.Namespace) -> str:
         d = cli_measure.memory_json(load_config(args), args)
         return cli_measure.dumps(d) if args.json else cli_measure.memory_text(d)
     cfg, raw = load_any(args)
-    d = cli_measure.verify_json(cfg, cli_measure.verify_request(args, cfg, raw))
-    return cli_measure.dumps(d) if args.json else cli_measure.verify_text(d)
+    request = cli_measure.verify_request(args, cfg, raw)
+    if args.trace:  # its refusals before the measurement
+        cli_measure.trace_refusal(request)
+    d = cli_measure.verify_json(cfg, request)
+    if args.trace:
+        d["trace"] = cli_measure.trace_json(cfg, request)
+    if args.json:
+        return cli_measure.dumps(d)
+    return "\n".join([cli_measure.verify_text(d), *(cli_measure.trace_text(d) if args.trace else [])])

@@ -68,6 +68,9 @@ def add_parsers(sub: Any, add_source: Any) -> None:
                    help="Hugging Face's model or the reference encoder (default: the one that can express it)")
     v.add_argument("--checkpointing", action="store_true", help="gradient checkpointing")
     v.add_argument("--real", action="store_true", help="real CPU tensors instead of fake ones (needs the memory)")
+    v.add_argument("--trace", action="store_true",
+                   help="also the saved bytes and the step's peak as polynomials in batch B and length S, from one "
+                        "symbolic run of Hugging Face's model (engine/trace.py), beside the measured ones")
     v.add_argument("--json", action="store_true", help="print JSON instead of text")
     _add_finetune(v)
     m = sub.add_parser("memory", help="training memory per GPU and activation memory, as albert_core models them")
@@ -183,6 +186,56 @@ def verify_request(args: argparse.Namespace, cfg: ModelConfig | None, raw: dict[
         return Request(w, hf_config=raw, source="hf", real=args.real)
     source = "hf" if fine else default_kind(cfg, args.checkpointing) if args.source == "auto" else args.source
     return Request(w, config=cfg, source=source, real=args.real)
+
+
+def trace_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:
+    """`verify --trace`: the request's model traced once with B and S as symbols (engine.trace) at its workload,
+    which the polynomials therefore hold at; bytes as integers, polynomials as their terms [B power, S power,
+    coefficient] and as text."""
+    from ..engine.trace import Polynomial, trace_saved, trace_step
+    from ..formats.hf import to_hf_config
+
+    trace_refusal(request)
+    w = request.workload
+    hf = to_hf_config(cfg) if cfg is not None else dict(request.hf_config or {})
+    saved, step = trace_saved(hf, w), trace_step(hf, w)
+
+    def poly(p: Polynomial) -> dict[str, Any]:
+        return {"text": str(p), "terms": [list(t) for t in p.terms]}
+
+    return {"saved": {**poly(saved.saved), "at": saved.saved(w.batch_size, w.seq_len)},
+            "step": {"peak": step.peak(w.batch_size, w.seq_len), "candidates": [poly(c) for c in step.candidates],
+                     "events": step.events, "distinct": step.distinct},
+            "guards": sorted(set(saved.guards) | set(step.guards)), "ranges": [list(r) for r in step.ranges],
+            "seconds": round(saved.seconds + step.seconds, 2)}
+
+
+def trace_refusal(request: Request) -> None:
+    """ValueError, saying what to drop, for a request `verify --trace` does not trace."""
+    if request.fine_tuned:
+        raise ValueError("--trace runs the base model's full training step: drop --train and --head")
+    if request.source != "hf" or request.real:
+        raise ValueError("--trace runs Hugging Face's model on fake tensors: drop --source reference and --real")
+
+
+def trace_text(d: dict[str, Any]) -> list[str]:
+    """verify_text's lines for d["trace"]: each polynomial's value beside what the engine measured."""
+    t, w = d["trace"], d["settings"]
+    a, p = d["activations"]["measured"], d["training_peak"]["measured"]
+
+    def same(x: int, measured: int | None) -> str:
+        return "" if measured is None else "  equal" if x == measured else f"  differ by {measured - x:+,}"
+
+    where = ", ".join([f"{n} = {lo}" if lo == hi else f"{n} >= {lo}" + (f", {n} <= {hi}" if hi else "")
+                       for n, lo, hi in t["ranges"]] + t["guards"])
+    return ["", f"one symbolic trace ({t['seconds']} s; holds where {where}):",
+            f"  saved bytes = {t['saved']['text']}",
+            f"    at {w['batch_size']} × {w['seq_len']:,}: {format_bytes(t['saved']['at'])} ({t['saved']['at']:,})"
+            + same(t["saved"]["at"], a),
+            f"  step peak = the largest of {len(t['step']['candidates'])} polynomials ({t['step']['distinct']:,} "
+            "distinct live totals)",
+            f"    at {w['batch_size']} × {w['seq_len']:,}: {format_bytes(t['step']['peak'])} ({t['step']['peak']:,})"
+            + same(t["step"]["peak"], p)]
 
 
 def verify_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:

@@ -7,7 +7,7 @@ polynomial, for any model transformers builds from a config.json (encoders and d
 copy of its forward. Where the model's code branches on a size, PyTorch records a guard (S <= max_position,
 S >= a sliding window): the polynomial holds wherever its guards hold, and `Trace.holds(B, S)` says whether they do.
 A symbol stands for a size of at least 2 (PyTorch specializes 0 and 1: a size-1 dimension broadcasts and its views
-merge, so B = 1 saves other storages): trace B = 1 with hint (1, S), which keeps B the number 1.
+merge, so B = 1 saves other storages): trace B = 1 with a workload of batch 1, which keeps B the number 1.
 
 Config sizes (hidden, intermediate, heads, layers) stay the config's integers: one trace serves one config at every
 (B, S). torch is imported inside the functions.
@@ -18,11 +18,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .types import EngineError
 
-HINT = (3, 37)  # (B, S) the trace runs at: sizes PyTorch's code has no special case for (1, 2, powers of two)
+if TYPE_CHECKING:
+    from ..workload import Workload
+
+HINT = (3, 37)  # (B, S) a trace runs at by default: sizes no code has a special case for (1, 2, powers of two)
 
 
 @dataclass(frozen=True)
@@ -68,23 +71,26 @@ class Trace:
                    for g in self.guards)
 
 
-def trace_saved(hf: dict[str, Any], *, attention: str = "eager", hint: tuple[int, int] = HINT) -> Trace:
-    """The bytes a training-mode forward of hf's base model (AutoModel.from_config of a config.json dict, float32)
-    saves for backward, as a Polynomial in B and S, from one run at the hint's sizes with both as symbols.
-    EngineError when transformers cannot build the config."""
+def trace_saved(hf: dict[str, Any], w: Workload | None = None) -> Trace:
+    """The bytes a training-mode forward of hf's base model (AutoModel.from_config of a config.json dict) saves for
+    backward under w (its precision, attention and checkpointing; its batch and length are the hint the symbols
+    run at, so the polynomial holds there), as a Polynomial in B and S. EngineError when transformers cannot build
+    the config."""
     import torch
 
-    from .building import build_auto, tensor_mode
+    from .building import autocast, build_auto, prepare, tensor_mode
     from .core import saved_bytes
+    from .types import Run
 
+    w = w or _default_workload()
     start = time.perf_counter()
     env, symbol = _shape_env()
     with tensor_mode(True, shape_env=env):
-        model = build_auto(hf, attention)
-        model.train(True)
-        B, S = symbol("B", hint[0]), symbol("S", hint[1])
+        model = prepare(build_auto(hf, w.attention), Run(w, fake=True), True)
+        B, S = symbol("B", w.batch_size), symbol("S", w.seq_len)
         ids = torch.zeros((B, S), dtype=torch.long)
-        total, _ = saved_bytes(model, ids)
+        total, _ = saved_bytes(model, ids, autocast(w.precision))
+        attention = w.attention
     names = {x.node.expr: n for x, n in ((B, "B"), (S, "S")) if not isinstance(x, int)}
     return Trace(saved=_polynomial(total, names), guards=_guards(env, names), ranges=_ranges(env, B, S),
                  model_type=str(hf.get("model_type")), attention=attention, seconds=time.perf_counter() - start)
@@ -141,27 +147,27 @@ class StepTrace:
         return Trace(Polynomial(()), self.guards, self.ranges, "", "", 0.0).holds(batch_size, seq_len)
 
 
-def trace_step(hf: dict[str, Any], *, attention: str = "eager", optimizer: str = "adamw",
-               hint: tuple[int, int] = HINT) -> StepTrace:
-    """The training step's live bytes as polynomials in B and S: the engine's step (core.step_peak: float32, the
-    optimizer's default arguments, on the CPU) run once with B and S as symbols."""
+def trace_step(hf: dict[str, Any], w: Workload | None = None) -> StepTrace:
+    """The training step's live bytes as polynomials in B and S: the engine's step under w (core.step_peak: its
+    precision, attention, checkpointing and optimizer with its default arguments; w's batch and length the hint)
+    run once with B and S as symbols."""
     import torch
 
-    from ..workload import Workload
     from .building import build_auto, fake_build, prepare, tensor_mode
     from .core import _run_step, _tie, _unreached
     from .types import Run
 
+    w = w or _default_workload()
     start_time = time.perf_counter()
     env, symbol = _shape_env()
-    run = Run(Workload(hint[0], hint[1], "float32", attention, optimizer=optimizer, device="cpu"), fake=True)
+    run = Run(w, fake=True)
     with tensor_mode(True, shape_env=env):
         torch.manual_seed(run.seed)
         with fake_build():
-            model = build_auto(hf, attention)
+            model = build_auto(hf, w.attention)
         _tie(model)
         model = prepare(model, run, True)
-        B, S = symbol("B", hint[0]), symbol("S", hint[1])
+        B, S = symbol("B", w.batch_size), symbol("S", w.seq_len)
         ids = torch.zeros((B, S), dtype=torch.long)
         mode, start, owner, _ = _run_step(model, ids, run)
         untouched = sum(start[k].nbytes for k in _unreached(owner))  # state a real step 1 would not have made
@@ -172,6 +178,13 @@ def trace_step(hf: dict[str, Any], *, attention: str = "eager", optimizer: str =
     polys = {_polynomial(e, names) for e in lives}
     return StepTrace(candidates=_undominated(polys), events=events, distinct=len(polys), guards=_guards(env, names),
                      ranges=_ranges(env, B, S), seconds=time.perf_counter() - start_time)
+
+
+def _default_workload() -> Workload:
+    """float32, eager, AdamW on the CPU at the HINT sizes: the engine's plainest step."""
+    from ..workload import Workload
+
+    return Workload(HINT[0], HINT[1], "float32", "eager", device="cpu")
 
 
 def _undominated(polys: set[Polynomial]) -> tuple[Polynomial, ...]:
