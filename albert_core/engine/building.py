@@ -39,7 +39,7 @@ def tensor_mode(fake: bool, shape_env: Any = None) -> Iterator[Any]:
         for m, _ in saved:
             m.is_tracing = real_paths
         mode_class = fake_mode_class() if shape_env is None else _plain_fake_mode()
-        with mode_class(shape_env=shape_env) as mode, no_init_weights():  # its cache key faster (fakekey.py)
+        with mode_class(shape_env=shape_env) as mode, no_init_weights():  # fakekey.py's faster key for int sizes
             yield mode
     finally:
         for m, f in saved:

@@ -111,8 +111,7 @@ def saved_bytes(model: Any, ids: Any, amp: Any = None) -> tuple[int, list[SavedT
         raise EngineError("saved_bytes' forward is measured only; it cannot run backward")
 
     mode = _live_storages()({}, lambda: "")  # the one dispatch mode: the same kernels' outputs as the other two
-    if not all(isinstance(d, int) for d in ids.shape):
-        mode.lives = set()  # symbolic sizes: no peak compared (dispatch._Storages.observe)
+    _keep_every_total(mode, ids)
     try:
         with _stopped_by(model), mode, torch.autograd.graph.saved_tensors_hooks(pack, unpack), \
                 (amp or contextlib.nullcontext()):
@@ -168,8 +167,7 @@ def _run_step(model: Any, ids: Any, run: Run, saved: list[SavedTensor] | None = 
     existing, owner, host = _alive_at_step_two(model, ids, opt, masters, stepped, trainable)
     stack, handles = _module_stack(model)
     mode = _live_storages()(existing, lambda: stack[-1] if stack else "")
-    if not all(isinstance(d, int) for d in ids.shape):
-        mode.lives = set()  # symbolic sizes: every live total kept, none compared (dispatch._Storages.observe)
+    _keep_every_total(mode, ids)
     start = dict(mode.recs)  # storage key -> record, alive when step 2 starts
     params = {id(start[_key(p)]) for p in model.parameters()}
     seen: set[int] = set()
@@ -307,6 +305,13 @@ def _result(mode: Any, start: dict[int, Any], owner: dict[int, Any], host: dict[
     return StepPeak(peak=int(mode.peak), phase=mode.peak_phase, module=mode.peak_module,
                     at_peak=mode.alive_at_peak(), at_start=at_start,
                     host_bytes=sum(n for k, n in host.items() if k not in unreached))
+
+
+def _keep_every_total(mode: Any, ids: Any) -> None:
+    """Where ids' sizes are symbols (engine/trace.py): the mode keeps every live total (mode.lives) and compares
+    none, which would fix the symbols' relation (dispatch._Storages.observe)."""
+    if not all(isinstance(d, int) for d in ids.shape):
+        mode.lives = set()
 
 
 def _unreached(owner: dict[int, Any]) -> set[int]:

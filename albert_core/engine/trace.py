@@ -60,15 +60,19 @@ class Trace:
     seconds: float  # the trace's wall time
 
     def holds(self, batch_size: int, seq_len: int) -> bool:
-        """Whether every guard holds at (B, S): the polynomial is then the model's bytes there."""
-        import sympy
+        """Whether (B, S) is inside the ranges and every guard holds there: the polynomial is the model's bytes."""
+        return _holds(self.guards, self.ranges, batch_size, seq_len)
 
-        values = {"B": batch_size, "S": seq_len}
-        if any(not lo <= values[n] <= (values[n] if hi is None else hi) for n, lo, hi in self.ranges):
-            return False
-        b, s = sympy.symbols("B S", integer=True, positive=True)
-        return all(bool(sympy.sympify(g, locals={"B": b, "S": s}).subs({b: batch_size, s: seq_len}))
-                   for g in self.guards)
+
+def _holds(guards: tuple[str, ...], ranges: tuple[tuple[str, int, int | None], ...], batch_size: int,
+           seq_len: int) -> bool:
+    import sympy
+
+    values = {"B": batch_size, "S": seq_len}
+    if any(not lo <= values[n] <= (values[n] if hi is None else hi) for n, lo, hi in ranges):
+        return False
+    b, s = sympy.symbols("B S", integer=True, positive=True)
+    return all(bool(sympy.sympify(g, locals={"B": b, "S": s}).subs({b: batch_size, s: seq_len})) for g in guards)
 
 
 def trace_saved(hf: dict[str, Any], w: Workload | None = None) -> Trace:
@@ -90,10 +94,14 @@ def trace_saved(hf: dict[str, Any], w: Workload | None = None) -> Trace:
         B, S = symbol("B", w.batch_size), symbol("S", w.seq_len)
         ids = torch.zeros((B, S), dtype=torch.long)
         total, _ = saved_bytes(model, ids, autocast(w.precision))
-        attention = w.attention
-    names = {x.node.expr: n for x, n in ((B, "B"), (S, "S")) if not isinstance(x, int)}
+    names = _names(B, S)
     return Trace(saved=_polynomial(total, names), guards=_guards(env, names), ranges=_ranges(env, B, S),
-                 model_type=str(hf.get("model_type")), attention=attention, seconds=time.perf_counter() - start)
+                 model_type=str(hf.get("model_type")), attention=w.attention, seconds=time.perf_counter() - start)
+
+
+def _names(B: Any, S: Any) -> dict[Any, str]:
+    """Each size symbol's sympy expression -> its name (a size fixed at 1 is no symbol)."""
+    return {x.node.expr: n for x, n in ((B, "B"), (S, "S")) if not isinstance(x, int)}
 
 
 def _shape_env() -> tuple[Any, Callable[[str, int], Any]]:
@@ -144,7 +152,7 @@ class StepTrace:
         return max(c(batch_size, seq_len) for c in self.candidates)
 
     def holds(self, batch_size: int, seq_len: int) -> bool:
-        return Trace(Polynomial(()), self.guards, self.ranges, "", "", 0.0).holds(batch_size, seq_len)
+        return _holds(self.guards, self.ranges, batch_size, seq_len)
 
 
 def trace_step(hf: dict[str, Any], w: Workload | None = None) -> StepTrace:
@@ -174,7 +182,7 @@ def trace_step(hf: dict[str, Any], w: Workload | None = None) -> StepTrace:
         lives = [e - untouched for e in mode.lives]
         events = mode.clock
         del model, mode, start, owner
-    names = {x.node.expr: n for x, n in ((B, "B"), (S, "S")) if not isinstance(x, int)}
+    names = _names(B, S)
     polys = {_polynomial(e, names) for e in lives}
     return StepTrace(candidates=_undominated(polys), events=events, distinct=len(polys), guards=_guards(env, names),
                      ranges=_ranges(env, B, S), seconds=time.perf_counter() - start_time)
