@@ -373,10 +373,10 @@ def element_totals(cfg: ModelConfig, mode: str, optimizer: str, *, head: str = "
     were summed before (hf_modules.layers_key: the same at every max_position; a sweep over max_position asks at a
     dozen of them). Bad input: as tensors()."""
     ts = _tensors(cfg, mode, head, num_labels, lora)
-    if parse_mode(mode)[0] == "lora":  # peft's names and adapters: the list as it is
+    name, k = parse_mode(mode)
+    if name == "lora":  # peft's names and adapters: the list as it is
         el = state_elements(list(ts), optimizer)
         return sum(t.numel for t in ts), el["gradients"], el["optimizer"]
-    name, k = parse_mode(mode)
     p = prefix(cfg, check_head(head))
     rest = [t for t in ts if t.part != "layers"]
     el = state_elements(rest, optimizer)
