@@ -570,3 +570,21 @@ def test_verify_trace_refuses_what_it_does_not_trace(tmp_path, capsys):
     assert "drop --source reference and --real" in capsys.readouterr().err
     assert main(["verify", "--preset", "bert-base", "--trace", "--train", "lora"]) == 2
     assert "drop --train and --head" in capsys.readouterr().err
+
+
+def test_verify_trace_of_a_model_that_cannot_be_traced_says_so_beside_its_measurement(tmp_path, capsys, monkeypatch):
+    """An op that refuses symbolic sizes (PyTorch raises from inside the model's code) is a line saying so, the
+    measurement printed above it, exit 0: never a traceback."""
+    from albert_core.cli.main import main
+    from albert_core.engine import trace
+
+    def refuses(*_args, **_kwargs):
+        raise RuntimeError("Could not guard on data-dependent expression u0 > 1\nmore")
+
+    monkeypatch.setattr(trace, "trace_saved", refuses)
+    path = tmp_path / "llama.json"
+    path.write_text(json.dumps(TINY_LLAMA))
+    assert main(["verify", "--config", str(path), "--batch-size", "2", "--seq-len", "8", "--trace"]) == 0
+    out = capsys.readouterr().out
+    assert "activations (saved)" in out and "could not be traced" in out and "drop --trace" in out
+    assert "Traceback" not in out and "more" not in out.split("could not be traced")[1]
