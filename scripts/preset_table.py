@@ -1,6 +1,7 @@
-"""The presets table of docs/parameters.md: every preset's total, embedding and embedding share.
+"""The presets tables of docs/parameters.md: every preset's total, embedding and embedding share (the encoders, then
+the decoders).
 
-    python scripts/preset_table.py    # prints the Markdown table; tests/test_families_docs.py checks the doc holds it
+    python scripts/preset_table.py    # prints the Markdown tables; tests/test_families_docs.py checks the doc holds them
 
 Sorted by embedding share, largest first: where the parameter problem is worst.
 """
@@ -12,6 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
+from albert_core.decoders.decoder_params import count_decoder  # noqa: E402
+from albert_core.decoders.decoder_presets import DECODER_PRESETS  # noqa: E402
 from albert_core.estimate.params import albert_cuts, count_parameters  # noqa: E402
 from albert_core.presets import HUB_CONFIGS, PRESETS  # noqa: E402
 from albert_core.units import format_count  # noqa: E402
@@ -20,6 +23,8 @@ _SOURCES = {"bert-base": "`google-bert/bert-base-uncased`", "bert-large": "`goog
             "bert-xlarge": "ALBERT paper, Table 1", **{f"albert-{s}": f"`albert/albert-{s}-v2`"
                                                        for s in ("base", "large", "xlarge", "xxlarge")}}
 BEGIN, END = "<!-- presets table: scripts/preset_table.py -->", "<!-- end presets table -->"
+DECODER_BEGIN = "<!-- decoder presets table: scripts/preset_table.py -->"
+DECODER_END = "<!-- end decoder presets table -->"
 
 
 def table() -> str:
@@ -36,5 +41,18 @@ def table() -> str:
     return "\n".join([BEGIN, *rows, END])
 
 
+def decoder_table() -> str:
+    rows = ["| preset | model_type | config.json | total (base model) | published | token table V×H | its share | "
+            "layers |", "|---|---|---|---:|---:|---:|---:|---:|"]
+    counts = {n: count_decoder(p.cfg) for n, p in DECODER_PRESETS.items()}
+    for name in sorted(DECODER_PRESETS, key=lambda n: (-counts[n].token_table / counts[n].total, n)):
+        c, p = counts[name], DECODER_PRESETS[name]
+        rows.append(f"| {name} | {p.cfg.family} | `{p.model_id}` | {c.total:,} ({format_count(c.total)}) | "
+                    f"{p.base_params:,} | {c.token_table:,} | {100 * c.token_table / c.total:.1f} % | {c.layers:,} |")
+    return "\n".join([DECODER_BEGIN, *rows, DECODER_END])
+
+
 if __name__ == "__main__":
     print(table())
+    print()
+    print(decoder_table())

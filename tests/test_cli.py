@@ -557,6 +557,7 @@ def test_verify_trace_of_a_decoder_gives_polynomials_equal_to_what_it_measures(t
     d = json.loads(capsys.readouterr().out)
     t = d["trace"]
     assert t["saved"]["at"] == d["activations"]["measured"] > 0
+    assert d["parameters"]["estimate"] == d["parameters"]["built"]  # albert_core.decoders' closed form
     assert t["step"]["peak"] == d["training_peak"]["measured"] > t["saved"]["at"]
     assert t["saved"]["terms"] and "B·S" in t["saved"]["text"] and t["ranges"][0] == ["B", 2, None]
     text = "\n".join(trace_text(d))  # what the command prints without --json
@@ -588,3 +589,30 @@ def test_verify_trace_of_a_model_that_cannot_be_traced_says_so_beside_its_measur
     out = capsys.readouterr().out
     assert "activations (saved)" in out and "could not be traced" in out and "drop --trace" in out
     assert "Traceback" not in out and "more" not in out.split("could not be traced")[1]
+
+
+def test_params_of_a_decoder_preset_and_config_json(tmp_path, capsys):
+    """`params` for decoders: the preset's breakdown, its published count beside it, the tied LM head named; a
+    config.json of a decoder counted the same; a broken one named by its key, exit 2."""
+    from albert_core.cli.main import main
+    from albert_core.decoders.decoder_params import count_decoder
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+
+    assert main(["params", "--preset", "Llama-3.2-1B", "--heads"]) == 0
+    out = capsys.readouterr().out
+    assert "lm_head (tied to the token table)" in out and "1,235,814,400" in out
+    assert "published (meta-llama/Llama-3.2-1B, base model): 1,235,814,400: equal" in out
+    assert "262,668,288 (21.3% of the total)" in out
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**DECODER_PRESETS["gemma-3-270m"].cfg.to_hf(), "tie_word_embeddings": False}))
+    assert main(["params", "--config", str(path), "--heads", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    untied = DECODER_PRESETS["gemma-3-270m"].cfg.replace(tied=False)
+    assert d["total"] == count_decoder(untied, heads=True).total == 268_098_176 + 262_144 * 640
+    assert d["lm_head"] == 262_144 * 640 and d["published"] is None
+    path.write_text(json.dumps({**TINY_LLAMA, "num_key_value_heads": 3}))
+    assert main(["params", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "num_key_value_heads (3) must divide num_attention_heads (4)" in err and "Traceback" not in err
+    assert main(["flops", "--preset", "gpt2"]) == 2
+    assert "gpt2 is a decoder (gpt2)" in capsys.readouterr().err

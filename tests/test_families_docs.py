@@ -24,6 +24,17 @@ def test_docs_hold_the_generated_presets_table():
         assert f"| {name} |" in table and f"{count_parameters(PRESETS[name]).total:,}" in table
 
 
+def test_docs_hold_the_generated_decoder_table():
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+
+    table = _script().decoder_table()
+    assert table in (ROOT / "docs" / "parameters.md").read_text(encoding="utf-8"), \
+        "run `python scripts/preset_table.py` and paste its second table into docs/parameters.md"
+    for name, p in DECODER_PRESETS.items():  # every decoder preset, its count beside the published one
+        row = next(line for line in table.splitlines() if line.startswith(f"| {name} |"))
+        assert row.count(f"| {p.base_params:,}") == 2, row  # counted, and published
+
+
 def test_albert_cuts_against_independent_counts():
     bert = PRESETS["bert-base"]
     rows = {r["variant"]: r for r in albert_cuts(bert, 128)}

@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from albert_core.decoders.decoder_presets import DECODER_PRESETS
 from albert_core.estimate.params import count_parameters
 from albert_core.formats import hub
 from albert_core.formats.hf import from_hf_config
@@ -26,6 +27,8 @@ ROBERTA = json.dumps(HUB_CONFIGS["xlm-roberta-large"][1]).encode()
 MEGATRON = json.dumps({"model_type": "megatron-bert", "vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2,
                        "num_attention_heads": 4, "intermediate_size": 37, "max_position_embeddings": 64}).encode()
 COMMIT = "a" * 40
+# the decoder presets' config.json as albert_core writes it (decoders.decoder_config.DecoderConfig.to_hf), under their ids
+DECODERS = {p.model_id: json.dumps(p.cfg.to_hf()).encode() for p in DECODER_PRESETS.values()}
 PUBLISHED = {hub_id: json.dumps(d).encode() for hub_id, d in HUB_CONFIGS.values()}  # every preset's Hub id
 
 
@@ -65,7 +68,7 @@ class HubHandler(BaseHTTPRequestHandler):
         if name == "slow":
             time.sleep(2.0)
         body = {"not-json": b"<html>Hello</html>", "huge": b" " * (1 << 20), "array": b"[1, 2]",
-                "megatron-small": MEGATRON}.get(name, PUBLISHED.get(repo, ROBERTA))
+                "megatron-small": MEGATRON}.get(name, PUBLISHED.get(repo, DECODERS.get(repo, ROBERTA)))
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("X-Repo-Commit", COMMIT)
@@ -176,6 +179,17 @@ def test_cli_params_by_hub_id(server, capsys):
     assert main(["params", "--hub", "org/gated"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: org/gated is gated") and "Traceback" not in err
+
+
+def test_cli_params_of_a_decoder_by_hub_id_is_its_preset(server, capsys):
+    from albert_core.cli.main import main
+
+    assert main(["params", "--hub", "Qwen/Qwen2.5-0.5B", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["total"] == 494_032_768 and d["token_table"] == 136_134_656 and d["config"]["name"] == "Qwen/Qwen2.5-0.5B"
+    assert main(["memory", "--hub", "Qwen/Qwen2.5-0.5B"]) == 2
+    err = capsys.readouterr().err
+    assert "Qwen/Qwen2.5-0.5B is a decoder (qwen2)" in err and "`verify --trace`" in err
 
 
 def test_verify_by_hub_id_of_an_encoder_outside_the_families(server, capsys):

@@ -42,7 +42,11 @@ def test_using_the_core_leaves_torch_out():
             "from albert_core.estimate.flops import forward_flops; from albert_core.formats.hf import to_hf_config, from_hf_config; "
             "b = PRESETS['albert-base']; count_parameters(b, heads=True).breakdown(); sweep(b, 'hidden_dim', "
             "range(64, 4096, 64)); sharing_sweep(b, [1, 2]); embedding_sweep(b, [64, 128]); "
-            "forward_flops(b, 128).breakdown(); from_hf_config(to_hf_config(b)); " + CHECK)
+            "forward_flops(b, 128).breakdown(); from_hf_config(to_hf_config(b)); "
+            "from albert_core.decoders.decoder_presets import DECODER_PRESETS; "
+            "from albert_core.decoders.decoder_params import count_decoder; "
+            "from albert_core.decoders.decoder_config import from_hf; "
+            "[count_decoder(from_hf(p.cfg.to_hf()), heads=True) for p in DECODER_PRESETS.values()]; " + CHECK)
     r = _fresh(code)
     assert r.returncode == 0, r.stderr
 

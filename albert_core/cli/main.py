@@ -21,12 +21,15 @@ import sys
 from typing import Any
 
 from ..config import ConfigError, ModelConfig
+from ..decoders.decoder_config import DecoderConfig
+from ..decoders.decoder_presets import DECODER_PRESETS
 from ..estimate.flops import forward_flops, training_flops
 from ..estimate.params import count_parameters
 from ..formats.hf import from_hf_config
 from ..presets import DEFAULT_PRESET, PRESETS
 from ..units import format_count, format_flops
 from . import verify_memory as cli_measure
+from .decoder_text import decoder_json, decoder_text
 
 EXIT_USAGE = 2
 
@@ -36,9 +39,13 @@ class CliError(Exception):
 
 
 def load_any(args: argparse.Namespace) -> tuple[ModelConfig | None, dict[str, Any] | None]:
-    """(config, None), or (None, config.json dict) for a model_type no family models (verify measures those)."""
+    """(config, None), or (None, config.json dict) for a model_type no family models (verify measures those): a
+    decoder's too (its preset as the config.json that builds it)."""
+    from ..decoders.decoder_presets import DECODER_PRESETS
     from ..formats.hf import outside_families
 
+    if getattr(args, "preset", None) in DECODER_PRESETS:
+        return None, DECODER_PRESETS[args.preset].cfg.to_hf()
     raw: Any = None
     if getattr(args, "hub", None) is not None:
         from ..formats.hub import fetch_config
@@ -68,7 +75,38 @@ def _read_json(path: str) -> dict[str, Any]:
     return d
 
 
+def load_decoder(args: argparse.Namespace) -> DecoderConfig | None:
+    """The decoder a command names (a decoder preset, or a config.json or Hub id whose model_type is a decoder
+    family's: albert_core.decoders), else None."""
+    from ..decoders import is_decoder
+    from ..decoders.decoder_config import from_hf as decoder_from_hf
+    from ..decoders.decoder_presets import DECODER_PRESETS
+
+    if getattr(args, "preset", None) in DECODER_PRESETS:
+        return DECODER_PRESETS[args.preset].cfg
+    raw: Any = None
+    name = None
+    if getattr(args, "hub", None) is not None:
+        from ..formats.hub import check_model_id, fetch_config  # fetch_config caches: a second read costs nothing
+
+        name = check_model_id(args.hub)
+        raw = fetch_config(name)
+    elif args.config is not None:
+        raw = _read_json(args.config)
+    if not is_decoder(raw):
+        return None
+    try:
+        return decoder_from_hf(raw, name)
+    except ValueError as e:
+        raise CliError(f"invalid config in {name or args.config}: {e}") from None
+
+
 def load_config(args: argparse.Namespace) -> ModelConfig:
+    decoder = load_decoder(args)
+    if decoder is not None:
+        raise CliError(f"{decoder.name} is a decoder ({decoder.family}): `params` counts its parameters and `verify` "
+                       f"measures its memory (`verify --trace` gives its bytes as polynomials in batch and length); "
+                       f"`{args.command}` models the encoders so far")
     if getattr(args, "hub", None) is not None:
         from ..formats.hub import config_from_hub  # fetches config.json only; HubError/ConfigError are ValueErrors
 
@@ -192,7 +230,8 @@ def build_parser(prog: str = "albert-core") -> argparse.ArgumentParser:
         _add_source(s)
         s.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "params":
-            s.add_argument("--heads", action="store_true", help="include the MLM and NSP/SOP pretraining heads (bert, albert)")
+            s.add_argument("--heads", action="store_true", help="include the MLM and NSP/SOP pretraining heads (bert, "
+                           "albert); for a decoder, the causal LM's output projection")
             s.add_argument("--paper", action="store_true",
                            help="the ALBERT paper's results rows beside exact counts (with a config: which rows "
                                 "trained exactly that network)")
@@ -205,7 +244,8 @@ def build_parser(prog: str = "albert-core") -> argparse.ArgumentParser:
 
 def _add_source(s: argparse.ArgumentParser) -> None:
     src = s.add_mutually_exclusive_group()
-    src.add_argument("--preset", choices=sorted(PRESETS), help=f"a published config (default {DEFAULT_PRESET})")
+    src.add_argument("--preset", choices=sorted(PRESETS) + sorted(DECODER_PRESETS),
+                     help=f"a published config (default {DEFAULT_PRESET}); the decoders after the encoders")
     src.add_argument("--config", metavar="FILE", help="a JSON file: ModelConfig fields or a HF config.json")
     src.add_argument("--hub", metavar="MODEL_ID", help="a Hugging Face model id: its config.json only is fetched")
 
@@ -223,6 +263,8 @@ def main(argv: list[str] | None = None, prog: str = "albert-core") -> int:
         elif args.command == "params" and args.paper:
             given = load_config(args) if (args.preset or args.config or args.hub) is not None else None
             out = json.dumps(paper_json(given), indent=2) if args.json else paper_text(given)
+        elif args.command == "params" and (decoder := load_decoder(args)) is not None:
+            out = json.dumps(decoder_json(decoder, args.heads), indent=2) if args.json else decoder_text(decoder, args.heads)
         elif args.command == "params":
             cfg = load_config(args)
             out = json.dumps(params_json(cfg, args.heads), indent=2) if args.json else params_text(cfg, args.heads)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ..choices import DEVICES, MASTER, OPTIMIZERS, PRECISIONS, SHARDINGS, LoraSpec, parse_mode
@@ -268,10 +269,11 @@ def verify_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:
     built = hf_built_config(cfg) if cfg is not None and request.source == "hf" and not hf_expressible(cfg) else cfg
     est = None if cfg is None else step_estimate(cfg, w)
     modelled = None if cfg is None or s is None else modelled_step(cfg, request.source, w)
+    counted = count_parameters(built).total if built else _decoder_count(request.hf_config)
     return {
         "config": cfg.to_dict() if cfg is not None else dict(request.hf_config or {}),
         "settings": verify_settings(request) | {"how": out["how"]},
-        "parameters": {"built": out["built"], "estimate": count_parameters(built).total if built else None,
+        "parameters": {"built": out["built"], "estimate": counted,
                        "by_module": out["by_module"], "difference": out.get("count_diff", [])},
         "activations": {"measured": m["total"], "estimate": m["estimate"], "by_module": m["breakdown"]},
         "training_peak": {"measured": s["peak"] if s else None, "phase": s["phase"] if s else None,
@@ -284,6 +286,15 @@ def verify_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:
         "engine_seconds": out.get("engine_seconds"),
         "engine_timings": out.get("engine_timings"),
     }
+
+
+def _decoder_count(raw: Mapping[str, Any] | None) -> int | None:
+    """The base model's closed-form count where raw is a decoder's config.json (albert_core.decoders), else None."""
+    from ..decoders import is_decoder
+    from ..decoders.decoder_config import from_hf
+    from ..decoders.decoder_params import count_decoder
+
+    return count_decoder(from_hf(dict(raw))).total if raw is not None and is_decoder(dict(raw)) else None
 
 
 def verify_settings(request: Request) -> dict[str, Any]:

@@ -1,0 +1,27 @@
+"""Qwen2 and Qwen2.5 (transformers' Qwen2Model): Llama's layer with a bias on q, k and v (always: no config key)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .decoder_family import DecoderFamily, attention_groups, final_norm, gated_mlp_groups, norm_rows, token_embedding
+from .llama import KEYS
+
+if TYPE_CHECKING:
+    from ..families.base import ParamGroup
+    from .decoder_fields import DecoderFields as DecoderConfig
+
+
+def groups(c: DecoderConfig) -> list[ParamGroup]:
+    return [token_embedding(c), *norm_rows(c, ("input_layernorm",), "attention"),
+            *attention_groups(c, q_bias=True, o_bias=False, qk_norm=False),
+            *norm_rows(c, ("post_attention_layernorm",), "ffn"), *gated_mlp_groups(c, False), final_norm(c)]
+
+
+FAMILY = DecoderFamily(
+    name="qwen2", model_class="Qwen2Model", keys=KEYS,
+    # transformers' Qwen2Config: 32 key/value heads where the key is absent (null: one per query head)
+    defaults={"num_key_value_heads": 32, "max_position_embeddings": 32768, "tie_word_embeddings": False},
+    groups=groups, heads_divide_hidden=False,
+    notes=("q_proj, k_proj and v_proj carry a bias, o_proj none (Qwen2Attention)",),
+)
