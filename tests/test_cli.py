@@ -616,3 +616,20 @@ def test_params_of_a_decoder_preset_and_config_json(tmp_path, capsys):
     assert "num_key_value_heads (3) must divide num_attention_heads (4)" in err and "Traceback" not in err
     assert main(["flops", "--preset", "gpt2"]) == 2
     assert "gpt2 is a decoder (gpt2)" in capsys.readouterr().err
+
+
+def test_params_of_a_decoder_gives_its_kv_cache(capsys):
+    from albert_core.cli.main import main
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+    from albert_core.decoders.decoder_serving import kv_cache
+
+    gemma = DECODER_PRESETS["gemma-3-270m"].cfg
+    assert main(["params", "--preset", "gemma-3-270m", "--context", "4096", "--json"]) == 0
+    k = json.loads(capsys.readouterr().out)["kv_cache"]
+    assert k["after_prompt"] == kv_cache(gemma, 1, 4096).total == 18 * 4096 * 2 * 256 * 2
+    assert k["generating"] == kv_cache(gemma, 1, 4095, 1).total == (3 * 4096 + 15 * 512) * 2 * 256 * 2
+    assert (k["global_layers"], k["local_layers"], k["per_token_all_layers"]) == (3, 15, 18 * 1024)
+    assert main(["params", "--preset", "embeddinggemma-300m"]) == 0
+    assert "KV cache: none (embeddinggemma-300m attends both ways" in capsys.readouterr().out
+    assert main(["params", "--preset", "gpt2", "--context", "2000"]) == 2
+    assert "--context must be between 2 and max_position (1,024), got 2,000" in capsys.readouterr().err

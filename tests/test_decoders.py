@@ -186,6 +186,15 @@ def test_a_window_longer_than_the_context_and_gpt2_heads_are_named():
     with pytest.raises(DecoderError, match=r"sliding_window \(40,000\) is larger than max_position_embeddings "
                                            r"\(32,768\).*at most 32,768"):
         from_hf({**g, "sliding_window": 40_000})
+    with pytest.raises(DecoderError, match=r"layer_types lists 3 layers, num_hidden_layers says 18"):
+        from_hf({**g, "layer_types": ["full_attention"] * 3})
+    odd = ["sliding_attention"] * 18
+    odd[2] = odd[7] = "full_attention"
+    with pytest.raises(DecoderError, match=r"only a repeating pattern .* layers \[2, 7\] are global here"):
+        from_hf({**g, "layer_types": odd})
+    assert from_hf({**g, "layer_types": None, "sliding_window_pattern": 3}).global_every == 3
+    with pytest.raises(DecoderError, match=r"use_sliding_window=true is not supported"):
+        from_hf({**DECODER_PRESETS["Qwen2.5-0.5B"].cfg.to_hf(), "use_sliding_window": True})
     with pytest.raises(DecoderError, match=r"n_head \(5\) must divide n_embd \(768\): try 4 or 6"):
         from_hf({**DECODER_PRESETS["gpt2"].cfg.to_hf(), "n_head": 5})
     with pytest.raises(DecoderError, match="missing field 'hidden_size'"):
@@ -207,3 +216,51 @@ def test_huge_configs_stay_exact():
     kv = (1 << 10) * (1 << 16)
     layer = 2 * H * q + 2 * H * kv + 3 * H * (1 << 23) + 2 * H
     assert c.total == 2 * (1 << 30) * H + L * layer + H > 2**63  # tables in and out, layers, the final norm
+
+
+def cache_bytes(cache) -> int:
+    """Bytes of the storages a DynamicCache holds (its views keep whole storages alive), each storage once."""
+    storages = {}
+    for layer in cache.layers:
+        for t in (layer.keys, layer.values):
+            s = t.untyped_storage()
+            storages[s.data_ptr()] = s.nbytes()
+    return sum(storages.values())
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_kv_cache_equals_what_transformers_holds(family):
+    """kv_cache after a prompt and after each of 3 generated tokens equals the storages of the real DynamicCache,
+    on 6 random configs per family (Gemma-3: windows shorter and longer than the prompt), in float32 and bfloat16."""
+    import random
+
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers.utils import logging
+
+    from albert_core.decoders.decoder_serving import kv_cache
+
+    logging.set_verbosity_error()
+    rng = random.Random(f"kv-{family}")
+    for i in range(6):
+        kv = rng.randint(1, 3)
+        heads = kv * rng.randint(1, 2)
+        dim = 2 * rng.randint(1, 4)
+        cfg = DecoderConfig(family=family, vocab_size=rng.randint(16, 64), hidden_dim=heads * dim,
+                            num_layers=rng.randint(1, 7), num_heads=heads, kv_heads=heads if family == "gpt2" else kv,
+                            head_dim=dim, intermediate_dim=rng.randint(4, 24), max_position=64,
+                            sliding_window=rng.randint(2, 12) if family == "gemma3_text" else 0,
+                            global_every=rng.randint(1, 4) if family == "gemma3_text" else 1)
+        dtype = ("float32", "bfloat16")[i % 2]
+        torch.manual_seed(i)
+        model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**cfg.to_hf()), dtype=getattr(torch, dtype))
+        model.eval()
+        B, prompt = rng.randint(1, 3), rng.randint(1, 16)
+        ids = torch.randint(0, cfg.vocab_size, (B, prompt + 3))
+        with torch.no_grad():
+            cache = model(input_ids=ids[:, :prompt], use_cache=True).past_key_values
+            assert cache_bytes(cache) == kv_cache(cfg, B, prompt, 0, dtype).total, (cfg, B, prompt)
+            for g in range(1, 4):
+                cache = model(input_ids=ids[:, prompt + g - 1:prompt + g], past_key_values=cache,
+                              use_cache=True).past_key_values
+                assert cache_bytes(cache) == kv_cache(cfg, B, prompt, g, dtype).total, (cfg, B, prompt, g)

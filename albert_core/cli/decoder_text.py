@@ -8,7 +8,8 @@ from typing import Any
 from ..decoders.decoder_config import DecoderConfig
 from ..decoders.decoder_params import count_decoder
 from ..decoders.decoder_presets import DECODER_PRESETS
-from ..units import format_count
+from ..decoders.decoder_serving import has_cache, kv_cache
+from ..units import format_bytes, format_count
 
 
 def _pct(part: int, total: int) -> str:
@@ -20,7 +21,37 @@ def _published(cfg: DecoderConfig) -> tuple[str, int] | None:
     return (p.model_id, p.base_params) if p is not None and p.cfg == cfg else None
 
 
-def decoder_text(cfg: DecoderConfig, heads: bool) -> str:
+def kv_json(cfg: DecoderConfig, context: int | None) -> dict[str, Any] | None:
+    """The KV cache at `context` tokens (default max_position), batch 1, bfloat16: after a prompt that long, and while
+    generating there (a prompt one shorter and one token generated: local layers then hold their window)."""
+    if not has_cache(cfg):
+        return None
+    n = context or cfg.max_position
+    if not 2 <= n <= cfg.max_position:
+        raise ValueError(f"--context must be between 2 and max_position ({cfg.max_position:,}), got {n:,}")
+    prompt, generating = kv_cache(cfg, 1, n), kv_cache(cfg, 1, n - 1, 1)
+    return {"dtype": "bfloat16", "batch_size": 1, "context": n, "token_bytes_per_layer": prompt.token_bytes,
+            "per_token_all_layers": prompt.per_token_all_layers, "global_layers": prompt.global_layers,
+            "local_layers": prompt.local_layers, "after_prompt": prompt.total, "generating": generating.total}
+
+
+def _kv_lines(cfg: DecoderConfig, context: int | None) -> list[str]:
+    k = kv_json(cfg, context)
+    if k is None:
+        return [f"KV cache: none ({cfg.name} attends both ways and reads its input at once)"]
+    lines = [f"KV cache (bfloat16, batch 1): 2 × kv_heads {cfg.kv_heads} × head_dim {cfg.head_dim} × 2 B = "
+             f"{k['token_bytes_per_layer']:,} B a token per layer, {k['per_token_all_layers']:,} B over all "
+             f"{cfg.num_layers} layers"]
+    if k["local_layers"]:
+        lines.append(f"  {k['global_layers']} global layers hold every token, {k['local_layers']} local ones their "
+                     f"window of {cfg.sliding_window:,}")
+    lines.append(f"  at {k['context']:,} tokens: {format_bytes(k['after_prompt'])} ({k['after_prompt']:,} B) after "
+                 "a prompt that long" + (f", {format_bytes(k['generating'])} ({k['generating']:,} B) while "
+                                         "generating there" if k["generating"] != k["after_prompt"] else ""))
+    return lines
+
+
+def decoder_text(cfg: DecoderConfig, heads: bool, context: int | None = None) -> str:
     c = count_decoder(cfg, heads=heads)
     rows = [("module", "shape", "copies", "params", "exact", "share")]
     for g in c.groups:
@@ -53,10 +84,10 @@ def decoder_text(cfg: DecoderConfig, heads: bool) -> str:
         note = DECODER_PRESETS[cfg.name].note
         if note:
             lines.append(f"note: {note}")
-    return "\n".join(lines)
+    return "\n".join(lines + _kv_lines(cfg, context))
 
 
-def decoder_json(cfg: DecoderConfig, heads: bool) -> dict[str, Any]:
+def decoder_json(cfg: DecoderConfig, heads: bool, context: int | None = None) -> dict[str, Any]:
     c = count_decoder(cfg, heads=heads)
     published = _published(cfg)
     return {
@@ -65,4 +96,5 @@ def decoder_json(cfg: DecoderConfig, heads: bool) -> dict[str, Any]:
         "token_table": c.token_table, "embedding_pct": c.embedding_pct,
         "groups": [{**g._asdict(), "params": g.params} for g in c.groups],
         "published": None if published is None else {"model_id": published[0], "base_params": published[1]},
+        "kv_cache": kv_json(cfg, context),
     }

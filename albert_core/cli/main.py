@@ -232,6 +232,8 @@ def build_parser(prog: str = "albert-core") -> argparse.ArgumentParser:
         if name == "params":
             s.add_argument("--heads", action="store_true", help="include the MLM and NSP/SOP pretraining heads (bert, "
                            "albert); for a decoder, the causal LM's output projection")
+            s.add_argument("--context", type=int, metavar="TOKENS",
+                           help="a decoder's KV cache at this many tokens (default its max_position)")
             s.add_argument("--paper", action="store_true",
                            help="the ALBERT paper's results rows beside exact counts (with a config: which rows "
                                 "trained exactly that network)")
@@ -264,7 +266,8 @@ def main(argv: list[str] | None = None, prog: str = "albert-core") -> int:
             given = load_config(args) if (args.preset or args.config or args.hub) is not None else None
             out = json.dumps(paper_json(given), indent=2) if args.json else paper_text(given)
         elif args.command == "params" and (decoder := load_decoder(args)) is not None:
-            out = json.dumps(decoder_json(decoder, args.heads), indent=2) if args.json else decoder_text(decoder, args.heads)
+            out = (json.dumps(decoder_json(decoder, args.heads, args.context), indent=2) if args.json
+                   else decoder_text(decoder, args.heads, args.context))
         elif args.command == "params":
             cfg = load_config(args)
             out = json.dumps(params_json(cfg, args.heads), indent=2) if args.json else params_text(cfg, args.heads)

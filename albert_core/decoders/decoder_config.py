@@ -46,7 +46,15 @@ class DecoderConfig(DecoderFields):
         d: dict[str, Any] = {"model_type": self.family, **dict(fam.fixed)}
         for f, key in fam.keys.items():
             d[key] = getattr(self, f)
+        if fam.local_layers:
+            d["layer_types"] = [("full" if self.is_global(i) else "sliding") + "_attention"
+                                for i in range(self.num_layers)]
         return d
+
+    def is_global(self, layer: int) -> bool:
+        """Whether layer `layer` (from 0) attends to the whole context; the others attend within sliding_window
+        (Gemma-3: layer_types, every global_every-th layer global)."""
+        return not FAMILIES[self.family].local_layers or (layer + 1) % self.global_every == 0
 
 
 FIELD_NAMES = tuple(f.name for f in fields(DecoderConfig))
@@ -57,6 +65,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "vocab_size": (1, MAX_VOCAB), "hidden_dim": (1, MAX_DIM), "num_layers": (1, MAX_LAYERS),
     "num_heads": (1, MAX_DIM), "kv_heads": (1, MAX_DIM), "head_dim": (1, MAX_DIM),
     "intermediate_dim": (1, 8 * MAX_DIM), "max_position": (1, MAX_DIM), "sliding_window": (0, MAX_DIM),
+    "global_every": (1, MAX_LAYERS),
 }
 # in any decoder: what the counts do not model
 REFUSED: Refusals = {
@@ -117,6 +126,29 @@ def validate(c: DecoderConfig) -> list[str]:
     return p
 
 
+def _global_every(d: dict[str, Any], problems: list[str]) -> int | None:
+    """Gemma-3's pattern of local and global layers: layer_types (the list transformers writes), else
+    sliding_window_pattern (older configs), else transformers' default 6; None where it is not a repeating one."""
+    types = d.get("layer_types")
+    if types is None:
+        pattern = d.get("sliding_window_pattern", 6)
+        if isinstance(pattern, bool) or not isinstance(pattern, int) or pattern < 1:
+            problems.append(f"sliding_window_pattern must be a whole number of at least 1, got {short(pattern)}")
+            return None
+        return pattern
+    if not isinstance(types, list) or not all(t in ("full_attention", "sliding_attention") for t in types):
+        problems.append("layer_types must be a list of 'full_attention' and 'sliding_attention', got "
+                        f"{short(types)}")
+        return None
+    full = [i for i, t in enumerate(types) if t == "full_attention"]
+    every = full[0] + 1 if full else len(types) + 1
+    if types != [("full" if (i + 1) % every == 0 else "sliding") + "_attention" for i in range(len(types))]:
+        problems.append(f"layer_types: only a repeating pattern (every n-th layer global, the rest sliding) is "
+                        f"modelled; layers {full[:6]} are global here")
+        return None
+    return every
+
+
 def _divisors_near(n: int, k: int) -> str:
     """The divisors of n nearest to k, below and above, for a message ("2 or 7")."""
     below = max((d for d in range(1, min(k, n) + 1) if n % d == 0), default=1)
@@ -132,7 +164,7 @@ def from_hf(d: Any, name: str | None = None) -> DecoderConfig:
     if mt not in FAMILIES:
         raise DecoderError([f"model_type must be one of {', '.join(FAMILIES)}, got {short(mt)}"])
     fam: DecoderFamily = FAMILIES[mt]
-    problems = refused(d, REFUSED)
+    problems = refused(d, {**REFUSED, **fam.refused})
     kw: dict[str, Any] = {"family": mt}
     for f, key in fam.keys.items():
         raw = d.get(key, fam.defaults.get(key))
@@ -151,6 +183,17 @@ def from_hf(d: Any, name: str | None = None) -> DecoderConfig:
     if "head_dim" not in kw:  # not set: hidden / heads, as transformers computes it (floor)
         kw["head_dim"] = kw["hidden_dim"] // kw["num_heads"] if kw["num_heads"] > 0 else 0
     kw.setdefault("intermediate_dim", 4 * kw["hidden_dim"])  # GPT-2's n_inner null: 4·H
+    types = d.get("layer_types")
+    if fam.local_layers and isinstance(types, list) and isinstance(kw.get("num_layers"), int) \
+            and len(types) != kw["num_layers"]:
+        problems.append(f"layer_types lists {len(types)} layers, num_hidden_layers says {kw['num_layers']}: "
+                        "give one type per layer")
+    if fam.local_layers:
+        every = _global_every(d, problems)
+        if every is not None and isinstance(kw.get("num_layers"), int):
+            kw["global_every"] = min(every, kw["num_layers"] + 1)  # past the last layer: none global, one way to say it
+    if problems:
+        raise DecoderError(problems)
     raw_name = name if name is not None else d.get("_name_or_path") or mt
     kw["name"] = str(raw_name)[-80:] or mt
     return DecoderConfig(**kw)

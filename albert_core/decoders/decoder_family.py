@@ -8,10 +8,10 @@ RMSNorm: one weight of its width; nn.LayerNorm: weight + bias; transformers' Con
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..families.base import ParamGroup, layer_norm, lin_shape, linear
+from ..families.base import ParamGroup, Refusals, layer_norm, lin_shape, linear
 
 if TYPE_CHECKING:
     from .decoder_fields import DecoderFields as DecoderConfig
@@ -32,6 +32,8 @@ class DecoderFamily:
     head_dim_key: bool = True  # head_dim may be set apart from hidden / heads (Qwen3, Gemma-3, Llama's optional key)
     heads_divide_hidden: bool = True  # the config class refuses a hidden size the query heads do not divide
     fixed: tuple[tuple[str, object], ...] = ()  # config.json keys whose value the family's own code fixes
+    refused: Refusals = field(default_factory=dict)  # config.json keys whose other values are not modelled
+    local_layers: bool = False  # sliding-window layers between global ones (global_every, layer_types)
     notes: tuple[str, ...] = ()  # what this family's breakdown says beside the numbers
 
 

@@ -24,5 +24,6 @@ class DecoderFields:
     attention_bias: bool = False  # bias on q, k, v and o (Llama, Qwen3, Gemma-3 attention_bias)
     mlp_bias: bool = False  # bias on gate, up and down (Llama's mlp_bias)
     sliding_window: int = 0  # a local layer's window (Gemma-3); 0: every layer attends to every earlier token
+    global_every: int = 1  # every n-th layer is global, the others local (Gemma-3: 6, its sliding_window_pattern)
     bidirectional: bool = False  # no causal mask (EmbeddingGemma's use_bidirectional_attention)
     name: str = "decoder"

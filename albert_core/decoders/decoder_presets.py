@@ -42,12 +42,12 @@ _ALL = [
     _p("Qwen/Qwen3-Embedding-0.6B", ("qwen3", 151669, 1024, 28, 16, 8, 128, 3072, 32768), 595_776_512,
        "an embedding model: causal attention, last-token pooling (sentence-transformers), no LM head"),
     _p("google/gemma-3-270m", ("gemma3_text", 262144, 640, 18, 4, 1, 256, 2048, 32768), 268_098_176,
-       sliding_window=512),
+       sliding_window=512, global_every=6),
     _p("google/gemma-3-1b-pt", ("gemma3_text", 262144, 1152, 26, 4, 1, 256, 6912, 32768), 999_885_952,
-       sliding_window=512),
+       sliding_window=512, global_every=6),
     _p("google/embeddinggemma-300m", ("gemma3_text", 262144, 768, 24, 3, 1, 256, 1152, 2048), 302_863_104,
        "an embedding model: bidirectional attention, mean pooling, then two bias-free Dense layers in "
        "sentence-transformers (768×3072 and 3072×768: 4,718,592 more, 307,581,696 in all) that transformers does "
-       "not build", sliding_window=512, bidirectional=True),
+       "not build", sliding_window=512, global_every=6, bidirectional=True),
 ]
 DECODER_PRESETS: dict[str, DecoderPreset] = {p.cfg.name: p for p in _ALL}

@@ -28,6 +28,6 @@ FAMILY = DecoderFamily(
     defaults={"num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072,
               "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096,
               "use_bidirectional_attention": False},
-    groups=groups,
+    groups=groups, local_layers=True,
     notes=("embed_tokens is scaled by √hidden_size on the way in (a buffer, not a parameter)",),
 )

@@ -23,5 +23,7 @@ FAMILY = DecoderFamily(
     # transformers' Qwen2Config: 32 key/value heads where the key is absent (null: one per query head)
     defaults={"num_key_value_heads": 32, "max_position_embeddings": 32768, "tie_word_embeddings": False},
     groups=groups, heads_divide_hidden=False,
+    refused={"use_sliding_window": ((False, None), "Qwen2's sliding-window layers are not modelled; set it to false "
+                                                   "(the published Qwen2.5 configs do)")},
     notes=("q_proj, k_proj and v_proj carry a bias, o_proj none (Qwen2Attention)",),
 )
