@@ -614,8 +614,14 @@ def test_params_of_a_decoder_preset_and_config_json(tmp_path, capsys):
     assert main(["params", "--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert "num_key_value_heads (3) must divide num_attention_heads (4)" in err and "Traceback" not in err
-    assert main(["flops", "--preset", "gpt2"]) == 2
+    assert main(["memory", "--preset", "gpt2"]) == 2
     assert "gpt2 is a decoder (gpt2)" in capsys.readouterr().err
+    assert main(["flops", "--preset", "Qwen2.5-0.5B", "--seq-len", "2048", "--batch-size", "4", "--json"]) == 0
+    f = json.loads(capsys.readouterr().out)
+    qwen = DECODER_PRESETS["Qwen2.5-0.5B"].cfg
+    assert f["lm_head"] == 2 * 4 * 2048 * qwen.hidden_dim * qwen.vocab_size == 2 * 4 * 2048 * 896 * 151_936
+    assert f["training"] == 3 * f["total"]
+    assert f["attention_scores"] == 24 * 2 * 4 * 14 * 2048**2 * 64
 
 
 def test_params_of_a_decoder_gives_its_kv_cache(capsys):

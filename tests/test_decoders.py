@@ -264,3 +264,63 @@ def test_kv_cache_equals_what_transformers_holds(family):
                 cache = model(input_ids=ids[:, prompt + g - 1:prompt + g], past_key_values=cache,
                               use_cache=True).past_key_values
                 assert cache_bytes(cache) == kv_cache(cfg, B, prompt, g, dtype).total, (cfg, B, prompt, g)
+
+
+def flop_counted(cfg: DecoderConfig, B: int, S: int, attention: str, causal_lm: bool, train: bool = False) -> int:
+    """FlopCounterMode over the model's forward (meta device), or forward and backward (real CPU tensors)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    d = {**cfg.to_hf(), "attn_implementation": attention}
+    if train:
+        torch.manual_seed(0)
+        model = built_real(d, causal_lm)
+        ids = torch.randint(0, cfg.vocab_size, (B, S))
+    else:
+        model = built(d, causal_lm)
+        ids = torch.zeros(B, S, dtype=torch.long, device="meta")
+    with FlopCounterMode(display=False) as fc:
+        out = model(input_ids=ids)  # (use_cache=False makes the mask code read values: .item() on meta)
+        if train:
+            (out.logits if causal_lm else out.last_hidden_state).float().sum().backward()
+    return fc.get_total_flops()
+
+
+def built_real(d: dict, causal_lm: bool):
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+
+    return (AutoModelForCausalLM if causal_lm else AutoModel).from_config(AutoConfig.for_model(**d))
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_flops_equal_the_flop_counter(family):
+    """decoder_forward_flops on 12 random configs per family (eager and sdpa's math path, the base model or the causal
+    LM) equals FlopCounterMode on the meta device; decoder_training_flops, forward and backward on real tensors."""
+    import random
+
+    from albert_core.decoders.decoder_flops import decoder_forward_flops, decoder_training_flops
+
+    rng = random.Random(f"flops-{family}")
+    for i in range(12):
+        kv = rng.randint(1, 3)
+        heads = kv * rng.randint(1, 2)
+        dim = 2 * rng.randint(1, 4)
+        cfg = DecoderConfig(family=family, vocab_size=rng.randint(16, 64), hidden_dim=heads * dim,
+                            num_layers=rng.randint(1, 3), num_heads=heads, kv_heads=heads if family == "gpt2" else kv,
+                            head_dim=dim if family in ("gpt2", "llama", "qwen2") else 2 * rng.randint(1, 6),
+                            intermediate_dim=rng.randint(4, 24), max_position=64,
+                            sliding_window=rng.randint(2, 12) if family == "gemma3_text" else 0,
+                            global_every=rng.randint(1, 4) if family == "gemma3_text" else 1)
+        B, S, lm = rng.randint(1, 3), rng.randint(1, 40), bool(i % 2)
+        want = decoder_forward_flops(cfg, S, B, head=lm).total
+        assert flop_counted(cfg, B, S, ("eager", "sdpa")[i % 3 == 0], lm) == want, (cfg, B, S, lm)
+        if i < 3:
+            assert flop_counted(cfg, B, S, "eager", lm, train=True) == decoder_training_flops(cfg, S, B, head=lm)
+
+
+def test_flops_of_the_presets_equal_the_flop_counter():
+    from albert_core.decoders.decoder_flops import decoder_forward_flops
+
+    for name, p in DECODER_PRESETS.items():  # two of its layers: each layer counts alike (the draws above vary L)
+        cfg = p.cfg.replace(num_layers=2)
+        assert flop_counted(cfg, 2, 128, "sdpa", True) == decoder_forward_flops(cfg, 128, 2, head=True).total, name

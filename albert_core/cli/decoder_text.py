@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..decoders.decoder_config import DecoderConfig
+from ..decoders.decoder_flops import decoder_forward_flops, decoder_training_flops
 from ..decoders.decoder_params import count_decoder
 from ..decoders.decoder_presets import DECODER_PRESETS
 from ..decoders.decoder_serving import has_cache, kv_cache
-from ..units import format_bytes, format_count
+from ..units import format_bytes, format_count, format_flops
 
 
 def _pct(part: int, total: int) -> str:
@@ -98,3 +99,23 @@ def decoder_json(cfg: DecoderConfig, heads: bool, context: int | None = None) ->
         "published": None if published is None else {"model_id": published[0], "base_params": published[1]},
         "kv_cache": kv_json(cfg, context),
     }
+
+
+def decoder_flops_text(cfg: DecoderConfig, seq_len: int, batch_size: int, as_json: bool) -> str:
+    """`flops` for a decoder: the causal LM's forward by component (the LM head over every position), and training."""
+    import json
+
+    f = decoder_forward_flops(cfg, seq_len, batch_size, head=True)
+    names = ("qkv", "attention_scores", "attention_values", "attention_output", "ffn", "lm_head")
+    train = decoder_training_flops(cfg, seq_len, batch_size, head=True)
+    if as_json:
+        return json.dumps({"config": cfg.to_dict(), "decoder": True, **{n: getattr(f, n) for n in names},
+                           "seq_len": seq_len, "batch_size": batch_size, "total": f.total, "training": train}, indent=2)
+    lines = [f"{cfg.name}: the causal LM's forward over {batch_size} × {seq_len} tokens, matmul FLOPs "
+             "(2 per multiply-add)", ""]
+    for name in names:
+        n = getattr(f, name)
+        lines.append(f"{name:<22} {format_flops(n):>14}  {n:>28,}  {_pct(n, f.total)}")
+    lines.append(f"{'forward':<22} {format_flops(f.total):>14}  {f.total:>28,}")
+    lines.append(f"{'training (3× forward)':<22} {format_flops(train):>14}  {train:>28,}")
+    return "\n".join(lines)

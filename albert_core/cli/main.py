@@ -29,7 +29,7 @@ from ..formats.hf import from_hf_config
 from ..presets import DEFAULT_PRESET, PRESETS
 from ..units import format_count, format_flops
 from . import verify_memory as cli_measure
-from .decoder_text import decoder_json, decoder_text
+from .decoder_text import decoder_flops_text, decoder_json, decoder_text
 
 EXIT_USAGE = 2
 
@@ -104,9 +104,9 @@ def load_decoder(args: argparse.Namespace) -> DecoderConfig | None:
 def load_config(args: argparse.Namespace) -> ModelConfig:
     decoder = load_decoder(args)
     if decoder is not None:
-        raise CliError(f"{decoder.name} is a decoder ({decoder.family}): `params` counts its parameters and `verify` "
-                       f"measures its memory (`verify --trace` gives its bytes as polynomials in batch and length); "
-                       f"`{args.command}` models the encoders so far")
+        raise CliError(f"{decoder.name} is a decoder ({decoder.family}): `params` counts its parameters and KV cache, "
+                       f"`flops` its FLOPs and `verify` measures its memory (`verify --trace` gives its bytes as "
+                       f"polynomials in batch and length); `{args.command}` models the encoders so far")
     if getattr(args, "hub", None) is not None:
         from ..formats.hub import config_from_hub  # fetches config.json only; HubError/ConfigError are ValueErrors
 
@@ -271,6 +271,8 @@ def main(argv: list[str] | None = None, prog: str = "albert-core") -> int:
         elif args.command == "params":
             cfg = load_config(args)
             out = json.dumps(params_json(cfg, args.heads), indent=2) if args.json else params_text(cfg, args.heads)
+        elif (decoder := load_decoder(args)) is not None:
+            out = decoder_flops_text(decoder, args.seq_len, args.batch_size, args.json)
         else:
             cfg = load_config(args)
             f = forward_flops(cfg, args.seq_len, args.batch_size)
