@@ -639,3 +639,18 @@ def test_params_of_a_decoder_gives_its_kv_cache(capsys):
     assert "KV cache: none (embeddinggemma-300m attends both ways" in capsys.readouterr().out
     assert main(["params", "--preset", "gpt2", "--context", "2000"]) == 2
     assert "--context must be between 2 and max_position (1,024), got 2,000" in capsys.readouterr().err
+
+
+def test_params_cuts_for_an_encoder_and_a_decoder(capsys):
+    """`params --cuts E`: ALBERT's two cuts, for bert-base (issue 10's 31,515,648 shared all) and for Qwen2.5-0.5B."""
+    from albert_core.cli.main import main
+    from albert_core.decoders.decoder_params import decoder_cuts
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+
+    assert main(["params", "--preset", "bert-base", "--cuts", "128"]) == 0
+    out = capsys.readouterr().out
+    assert "shared all" in out and "31,515,648 (31.5M)" in out and "pooler" in out
+    assert main(["params", "--preset", "Qwen2.5-0.5B", "--cuts", "128", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cuts"] == decoder_cuts(DECODER_PRESETS["Qwen2.5-0.5B"].cfg, 128)
+    assert main(["params", "--preset", "gpt2", "--cuts", "0"]) == 2
+    assert "--cuts: embedding_dim must be a whole number of at least 1, got 0" in capsys.readouterr().err

@@ -324,3 +324,24 @@ def test_flops_of_the_presets_equal_the_flop_counter():
     for name, p in DECODER_PRESETS.items():  # two of its layers: each layer counts alike (the draws above vary L)
         cfg = p.cfg.replace(num_layers=2)
         assert flop_counted(cfg, 2, 128, "sdpa", True) == decoder_forward_flops(cfg, 128, 2, head=True).total, name
+
+
+@pytest.mark.parametrize("name", sorted(DECODER_PRESETS))
+def test_albert_cuts_for_a_decoder(name):
+    """decoder_cuts against independent counts: one stored layer is the count of a one-layer model (which
+    transformers builds, above); the factorized tables are V·E (and GPT-2's positions) + E·H in + H·E out where tied."""
+    from albert_core.decoders.decoder_params import decoder_cuts
+
+    cfg = DECODER_PRESETS[name].cfg
+    now, one = count_decoder(cfg), count_decoder(cfg.replace(num_layers=1))
+    rows = {r["variant"]: r for r in decoder_cuts(cfg, 64)}
+    assert rows["as stored now"]["total"] == now.total and rows["as stored now"]["saved"] == 0
+    assert rows["shared all"]["layers"] == one.layers
+    assert rows["shared attention"]["layers"] + rows["shared FFN"]["layers"] == now.layers + one.layers
+    positions = cfg.max_position if cfg.family == "gpt2" else 0
+    H = cfg.hidden_dim
+    assert rows["factorized, E=64"]["embedding"] == (cfg.vocab_size + positions) * 64 + 64 * H + (H * 64 if cfg.tied else 0)
+    both = rows["both: E=64, shared all"]
+    assert both["total"] == rows["factorized, E=64"]["embedding"] + one.layers + now.final_norm
+    for r in rows.values():
+        assert r["total"] == r["embedding"] + r["layers"] + r["final_norm"] and r["saved"] == now.total - r["total"]

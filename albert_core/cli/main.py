@@ -160,6 +160,37 @@ def params_json(cfg: ModelConfig, heads: bool) -> dict[str, Any]:
     }
 
 
+def cuts_output(args: argparse.Namespace) -> str:
+    """`params --cuts E`: ALBERT's two cuts for the config, encoder (estimate.params.albert_cuts) or decoder
+    (decoders.decoder_params.decoder_cuts), one row per variant."""
+    from ..decoders.decoder_params import decoder_cuts
+    from ..estimate.params import albert_cuts
+
+    decoder = load_decoder(args)
+    cfg: ModelConfig | DecoderConfig = decoder if decoder is not None else load_config(args)
+    try:
+        rows = decoder_cuts(decoder, args.cuts) if decoder is not None else albert_cuts(load_config(args), args.cuts)
+    except ValueError as e:
+        raise CliError(f"--cuts: {e} (E, the factorized embedding's width, e.g. --cuts 128)") from None
+    if args.json:
+        return json.dumps({"config": cfg.to_dict(), "cuts": rows}, indent=2)
+    kept = "final_norm" if decoder is not None else "pooler"
+    table = [("variant", "E", "sharing", "embedding", "layers", kept.replace("_", " "), "total", "saved")]
+    for r in rows:
+        table.append((str(r["variant"]), f"{r['embedding_dim']:,}", str(r["sharing"]), f"{r['embedding']:,}",
+                      f"{r['layers']:,}", f"{r[kept]:,}", f"{r['total']:,} ({format_count(int(r['total']))})",
+                      f"{r['saved_pct']:.1f}%"))
+    widths = [max(len(t[i]) for t in table) for i in range(len(table[0]))]
+    lines = [f"{cfg.name}: ALBERT's two cuts (Lan et al. 2020, Sec. 3.1) as a what-if; nothing here is built"
+             + (" (a tied output projection reads the factorized table through an H -> E Linear, counted)"
+                if decoder is not None and decoder.tied else ""), ""]
+    for k, t in enumerate(table):
+        lines.append("  ".join(x.ljust(w) if i < 3 else x.rjust(w) for i, (x, w) in enumerate(zip(t, widths, strict=True))))
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
 def paper_text(cfg: ModelConfig | None) -> str:
     """The ALBERT paper's results rows (albert_core.estimate.paper_results) beside albert_core's exact counts."""
     from ..estimate import paper_results as pr
@@ -232,6 +263,8 @@ def build_parser(prog: str = "albert-core") -> argparse.ArgumentParser:
         if name == "params":
             s.add_argument("--heads", action="store_true", help="include the MLM and NSP/SOP pretraining heads (bert, "
                            "albert); for a decoder, the causal LM's output projection")
+            s.add_argument("--cuts", type=int, metavar="E",
+                           help="ALBERT's two cuts as a what-if: the embedding factorized at E, the layers shared, both")
             s.add_argument("--context", type=int, metavar="TOKENS",
                            help="a decoder's KV cache at this many tokens (default its max_position)")
             s.add_argument("--paper", action="store_true",
@@ -265,6 +298,8 @@ def main(argv: list[str] | None = None, prog: str = "albert-core") -> int:
         elif args.command == "params" and args.paper:
             given = load_config(args) if (args.preset or args.config or args.hub) is not None else None
             out = json.dumps(paper_json(given), indent=2) if args.json else paper_text(given)
+        elif args.command == "params" and args.cuts is not None:
+            out = cuts_output(args)
         elif args.command == "params" and (decoder := load_decoder(args)) is not None:
             out = (json.dumps(decoder_json(decoder, args.heads, args.context), indent=2) if args.json
                    else decoder_text(decoder, args.heads, args.context))
