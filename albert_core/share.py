@@ -50,7 +50,7 @@ class Control:
 
 # the tabs of each chart page, as a link writes them (the first: the page's main figure)
 PAGE_TABS: dict[str, tuple[str, ...]] = {
-    "overview": ("presets", "table", "compare", "paper"),
+    "overview": ("presets", "table", "compare", "paper", "decoders"),
     "parameters": ("shares", "table", "breakdown", "sweep", "factorization", "sharing", "cuts"),
     "memory": ("activations", "max_position", "variants", "training", "serving"),
     "fit": ("chart", "table"),

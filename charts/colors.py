@@ -46,6 +46,7 @@ COMPONENT_COLORS = {
     "embedding": "#E69F00",
     "layers": "#0072B2",
     "pooler": "#999999",
+    "final_norm": "#009E73",  # a decoder's norm after its last layer (Okabe-Ito green)
     "heads": "#CC79A7",
 }
 MEMORY_COLORS = {

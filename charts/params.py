@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 from .base import HEIGHT, counts, legend_name, legend_rows_px, log_axis, name_ticks, plotly_text, style
 from .colors import COMPONENT_COLORS, color_map
 
-COMPONENT_LABELS = {"embedding": "Embedding", "layers": "Layers", "pooler": "Pooler", "heads": "Pre-training heads"}
+COMPONENT_LABELS = {"embedding": "Embedding", "layers": "Layers", "pooler": "Pooler", "final_norm": "Final norm",
+                    "heads": "Pre-training heads"}
 
 
 def _by_component(df: pd.DataFrame):

@@ -58,7 +58,8 @@ st.caption("For a design review: **Share this view** in the sidebar holds the li
 
 # only the open tab runs and is sent: the first visit draws the charts alone (docs/benchmarks.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("overview_tab", {"presets": "Against the presets", "table": "Table and CSV",
-                                                "compare": "Side by side", "paper": "What the paper measured"})
+                                                "compare": "Side by side", "paper": "What the paper measured",
+                                                "decoders": "The small decoders"})
 with body:
     if tab in ("presets", "table"):
         with_presets = controls.flip("overview_presets", ("Show the BERT and ALBERT presets as a reference",
@@ -90,6 +91,22 @@ with body:
                    "and in the CSV.")
     elif tab == "paper":
         paper.overview(shown)
+    elif tab == "decoders":
+        st.markdown("The parameter problem ALBERT answered is now largest in the small decoders people fine-tune and "
+                    "serve: a 150k-262k-token vocabulary is a quarter to two thirds of a model under a billion "
+                    "parameters. Exact counts of what transformers builds from each published config.json (the "
+                    "command line: `python -m albert_core params --preset Qwen2.5-0.5B`, `--cuts 128` for ALBERT's "
+                    "cuts, `--context` for the KV cache).")
+        reference = (PRESETS["bert-base"], PRESETS["albert-base"])
+        plots.show(figures.decoder_shares(reference, "Where a decoder's parameters sit"), "overview_decoders")
+        tables.show(data.decoder_table(reference), "overview_decoder_table", file_name="decoders.csv",
+                    readable={"total": "count", "embedding": "count", "layers": "count", "other": "count",
+                              "kv_cache_per_token": "bytes"},
+                    pct=("embedding_pct", "layers_pct", "other_pct"))
+        st.caption("other: the final norm of a decoder, the pooler of an encoder (other_is). kv_cache_per_token: what "
+                   "one more token of context costs in bfloat16 while every layer holds it, 2 × layers × kv_heads × "
+                   "head_dim × 2 bytes (grouped-query attention; Gemma-3's local layers hold at most their window: "
+                   "`params --context`); none for the encoders and EmbeddingGemma, which attend both ways.")
     else:
         st.markdown("Your configs (the sidebar config first, then the compared ones) in two tables: their own facts "
                     "at each one's own max_position, and one training step at the workload the sidebar chose. "

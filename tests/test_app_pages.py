@@ -120,7 +120,7 @@ def test_overview_numbers(preset_app):
     preset, pages, _ = preset_app
     names = shown_names(preset)
     ref = names + [p for p, c in PRESETS.items() if p not in names and c.family in ("bert", "albert")]  # reference
-    (t,) = [t for t in pages["overview"]["tables"] if "total" in t.columns]
+    (t,) = [t for t in pages["overview"]["tables"] if "all_layers" in t.columns]
     assert list(t["config"]) == ref
     assert list(t.columns[:3]) == ["config", "embedding_pct", "layers_pct"]  # shares first
     for _, r in t.iterrows():
@@ -148,6 +148,29 @@ def test_overview_numbers(preset_app):
         assert (band["x0"], band["x1"]) == (-0.5, len(names) - 0.5), key
         assert bracket["x0"] > -0.5 and bracket["x1"] < len(names) - 0.5 and bracket["yanchor"] == 1, key
         assert (label["yref"], label["y"], label["yanchor"], label["x"]) == ("paper", 1, "bottom", (len(names) - 1) / 2)
+
+
+def test_overview_decoders_tab(preset_app):
+    """The small decoders beside BERT-base and ALBERT-base: the table and the bars are albert_core.decoders' exact
+    counts, the decoders by embedding share, largest first."""
+    from albert_core.decoders.decoder_params import count_decoder
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+
+    preset, pages, _ = preset_app
+    if preset != "albert-base":
+        return  # the tab does not depend on the sidebar's config: once
+    (t,) = [t for t in pages["overview"]["tables"] if "kv_cache_per_token" in t.columns]
+    assert list(t["config"][:2]) == ["bert-base", "albert-base"] and len(t) == 2 + len(DECODER_PRESETS)
+    decoders = t.iloc[2:]
+    assert list(decoders["embedding_pct"]) == sorted(decoders["embedding_pct"], reverse=True)
+    for _, r in decoders.iterrows():
+        p = DECODER_PRESETS[r["config"]]
+        c = count_decoder(p.cfg)
+        assert (r["total"], r["embedding"], r["layers"], r["other"]) == (c.total, c.embedding, c.layers, c.final_norm)
+        assert r["total"] == p.base_params and r["hub_id"] == p.model_id
+    shares = traces(pages["overview"]["figures"]["overview_decoders"])
+    assert shares["Embedding"]["y"] == pytest.approx(list(t["embedding_pct"]))
+    assert shares["Final norm"]["y"] == pytest.approx(list(decoders["other_pct"]))
 
 
 def test_overview_comparison_table(preset_app):

@@ -34,6 +34,42 @@ def params_table(cfgs: tuple[ModelConfig, ...]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@st.cache_data(show_spinner=False, max_entries=4)
+def decoder_table(reference: tuple[ModelConfig, ...]) -> pd.DataFrame:
+    """The decoder presets (albert_core.decoders), largest embedding share first, after the encoders in reference: the
+    parameters by component, the token table's share, the output projection, the KV cache a token."""
+    from albert_core.decoders.decoder_params import count_decoder
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+    from albert_core.decoders.decoder_serving import has_cache, kv_cache
+
+    rows = []
+    for cfg in reference:
+        e = count_parameters(cfg)
+        rows.append(dict(config=cfg.name, total=e.total, model=cfg.family, embedding=e.embedding,
+                         embedding_pct=e.embedding_pct, layers=e.all_layers, layers_pct=e.layers_pct,
+                         other=e.pooler, other_is="pooler", other_pct=e.pooler_pct, output_projection="-",
+                         kv_cache_per_token=None, hub_id=""))
+    counts = {n: count_decoder(p.cfg) for n, p in DECODER_PRESETS.items()}
+    for name in sorted(counts, key=lambda n: (-counts[n].embedding_pct, n)):
+        c, p = counts[name], DECODER_PRESETS[name]
+        kv = kv_cache(p.cfg, 1, 1).per_token_all_layers if has_cache(p.cfg) else None
+        rows.append(dict(config=name, total=c.total, model=p.cfg.family, embedding=c.embedding,
+                         embedding_pct=c.embedding_pct, layers=c.layers, layers_pct=100 * c.layers / c.total,
+                         other=c.final_norm, other_is="final_norm", other_pct=100 * c.final_norm / c.total,
+                         output_projection="tied" if p.cfg.tied else "untied", kv_cache_per_token=kv,
+                         hub_id=p.model_id))
+    return pd.DataFrame(rows)
+
+
+def decoder_long(table: pd.DataFrame) -> pd.DataFrame:
+    """decoder_table reshaped to one row per (config, component) for stacked bars."""
+    rows = []
+    for _, r in table.iterrows():
+        for comp, col in (("embedding", "embedding"), ("layers", "layers"), (r["other_is"], "other")):
+            rows.append(dict(config=r["config"], component=comp, params=int(r[col]), pct=float(r[f"{col}_pct"])))
+    return pd.DataFrame(rows)
+
+
 def params_long(table: pd.DataFrame) -> pd.DataFrame:
     """params_table reshaped to one row per (config, component) for stacked bars."""
     rows = []

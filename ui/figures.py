@@ -83,6 +83,15 @@ def params_counts(cfgs: tuple, title: str = "Where the parameters sit: counts", 
 
 
 @cached
+def decoder_shares(reference: tuple, title: str) -> go.Figure:
+    fig = params_charts.share_bars(data.decoder_long(data.decoder_table(reference)))
+    return slide(fig, title, "BERT-base and ALBERT-base first, then the small decoders by their embedding share: the "
+                             "token table (GPT-2's positions too), the layers, the final norm (the encoders' pooler); "
+                             "100% = the base model's parameters, a tied output projection counted once.",
+                 pad=SLIDE_PAD)
+
+
+@cached
 def memory_activations(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
     """points: measure.points_table of the engine's measured points (None: the estimate alone)."""
     seqs = data.sweep_lengths(cfgs, ctl["seq_max"])

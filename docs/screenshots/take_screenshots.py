@@ -48,6 +48,8 @@ PAGES = {
                     "&gpu=L4+24+GB&batch_size=16",
     # issue 26: MPNet, the eighth family (all-mpnet-base-v2), beside BERT-base: its relative bias table among the layers
     "parameters-mpnet": "parameters?parameters_tab=breakdown&preset=all-mpnet-base-v2&compare=bert-base,roberta-base",
+    # issue 54: the small decoders beside BERT-base and ALBERT-base
+    "overview-decoders": "?overview_tab=decoders",
 }
 OUT = ROOT / "docs" / "screenshots"
 
