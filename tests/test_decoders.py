@@ -218,6 +218,21 @@ def test_huge_configs_stay_exact():
     assert c.total == 2 * (1 << 30) * H + L * layer + H > 2**63  # tables in and out, layers, the final norm
 
 
+def small_config(rng, family: str, max_layers: int) -> DecoderConfig:
+    """A small random config of the family, for the tests that run the model (grouped-query heads, an even RoPE
+    head_dim set apart from hidden / heads where the family allows it, Gemma-3's window and layer pattern)."""
+    kv = rng.randint(1, 3)
+    heads = kv * rng.randint(1, 2)
+    dim = 2 * rng.randint(1, 4)
+    return DecoderConfig(family=family, vocab_size=rng.randint(16, 64), hidden_dim=heads * dim,
+                         num_layers=rng.randint(1, max_layers), num_heads=heads,
+                         kv_heads=heads if family == "gpt2" else kv,
+                         head_dim=dim if family in ("gpt2", "llama", "qwen2") else 2 * rng.randint(1, 6),
+                         intermediate_dim=rng.randint(4, 24), max_position=64,
+                         sliding_window=rng.randint(2, 12) if family == "gemma3_text" else 0,
+                         global_every=rng.randint(1, 4) if family == "gemma3_text" else 1)
+
+
 def cache_bytes(cache) -> int:
     """Bytes of the storages a DynamicCache holds (its views keep whole storages alive), each storage once."""
     storages = {}
@@ -243,14 +258,7 @@ def test_kv_cache_equals_what_transformers_holds(family):
     logging.set_verbosity_error()
     rng = random.Random(f"kv-{family}")
     for i in range(6):
-        kv = rng.randint(1, 3)
-        heads = kv * rng.randint(1, 2)
-        dim = 2 * rng.randint(1, 4)
-        cfg = DecoderConfig(family=family, vocab_size=rng.randint(16, 64), hidden_dim=heads * dim,
-                            num_layers=rng.randint(1, 7), num_heads=heads, kv_heads=heads if family == "gpt2" else kv,
-                            head_dim=dim, intermediate_dim=rng.randint(4, 24), max_position=64,
-                            sliding_window=rng.randint(2, 12) if family == "gemma3_text" else 0,
-                            global_every=rng.randint(1, 4) if family == "gemma3_text" else 1)
+        cfg = small_config(rng, family, max_layers=7)
         dtype = ("float32", "bfloat16")[i % 2]
         torch.manual_seed(i)
         model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**cfg.to_hf()), dtype=getattr(torch, dtype))
@@ -302,15 +310,7 @@ def test_flops_equal_the_flop_counter(family):
 
     rng = random.Random(f"flops-{family}")
     for i in range(12):
-        kv = rng.randint(1, 3)
-        heads = kv * rng.randint(1, 2)
-        dim = 2 * rng.randint(1, 4)
-        cfg = DecoderConfig(family=family, vocab_size=rng.randint(16, 64), hidden_dim=heads * dim,
-                            num_layers=rng.randint(1, 3), num_heads=heads, kv_heads=heads if family == "gpt2" else kv,
-                            head_dim=dim if family in ("gpt2", "llama", "qwen2") else 2 * rng.randint(1, 6),
-                            intermediate_dim=rng.randint(4, 24), max_position=64,
-                            sliding_window=rng.randint(2, 12) if family == "gemma3_text" else 0,
-                            global_every=rng.randint(1, 4) if family == "gemma3_text" else 1)
+        cfg = small_config(rng, family, max_layers=3)
         B, S, lm = rng.randint(1, 3), rng.randint(1, 40), bool(i % 2)
         want = decoder_forward_flops(cfg, S, B, head=lm).total
         assert flop_counted(cfg, B, S, ("eager", "sdpa")[i % 3 == 0], lm) == want, (cfg, B, S, lm)

@@ -11,10 +11,8 @@ from ..decoders.decoder_params import count_decoder
 from ..decoders.decoder_presets import DECODER_PRESETS
 from ..decoders.decoder_serving import has_cache, kv_cache
 from ..units import format_bytes, format_count, format_flops
-
-
-def _pct(part: int, total: int) -> str:
-    return f"{100 * part / total:5.1f}%" if total else "  -  "
+from .columns import groups_lines, part_line
+from .columns import pct as _pct
 
 
 def _published(cfg: DecoderConfig) -> tuple[str, int] | None:
@@ -54,25 +52,15 @@ def _kv_lines(cfg: DecoderConfig, context: int | None) -> list[str]:
 
 def decoder_text(cfg: DecoderConfig, heads: bool, context: int | None = None) -> str:
     c = count_decoder(cfg, heads=heads)
-    rows = [("module", "shape", "copies", "params", "exact", "share")]
-    for g in c.groups:
-        rows.append((g.module, g.shape, str(g.copies), format_count(g.params), f"{g.params:,}", _pct(g.params, c.total)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    right = {2, 3, 4, 5}
     gqa = f"{cfg.num_heads}/{cfg.kv_heads}" + (" (grouped-query)" if cfg.kv_heads < cfg.num_heads else "")
     lines = [f"{cfg.name}: {cfg.family}, V={cfg.vocab_size:,} H={cfg.hidden_dim:,} L={cfg.num_layers:,} "
              f"heads/kv={gqa} head_dim={cfg.head_dim:,} I={cfg.intermediate_dim:,}, "
-             f"output projection {'tied to the token table' if cfg.tied else 'untied'}", ""]
-    for k, r in enumerate(rows):
-        lines.append("  ".join(x.rjust(w) if i in right else x.ljust(w) for i, (x, w) in enumerate(zip(r, widths, strict=True))))
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    lines.append("")
+             f"output projection {'tied to the token table' if cfg.tied else 'untied'}", "",
+             *groups_lines(c.groups, c.total), ""]
     parts = [("embedding", c.embedding), ("layers", c.layers), ("final norm", c.final_norm)]
     if heads:
         parts.append(("LM head", c.head))
-    for name, n in parts:
-        lines.append(f"{name:<10} {format_count(n):>8}  {n:>20,}  {_pct(n, c.total)}")
+    lines += [part_line(name, n, c.total) for name, n in parts]
     lines.append(f"{'total':<10} {format_count(c.total):>8}  {c.total:>20,}  100.0%  "
                  + ("(the causal LM: base model and LM head)" if heads else "(the base model, AutoModel: no LM head)"))
     lines.append(f"one layer: {c.per_layer:,} parameters; the token table V×H: {c.token_table:,} "

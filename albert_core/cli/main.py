@@ -29,6 +29,7 @@ from ..formats.hf import from_hf_config
 from ..presets import DEFAULT_PRESET, PRESETS
 from ..units import format_count, format_flops
 from . import verify_memory as cli_measure
+from .columns import aligned, groups_lines, part_line
 from .decoder_text import decoder_flops_text, decoder_json, decoder_text
 
 EXIT_USAGE = 2
@@ -127,24 +128,13 @@ def _pct(part: int, total: int) -> str:
 
 def params_text(cfg: ModelConfig, heads: bool) -> str:
     c = count_parameters(cfg, heads=heads)
-    rows = [("module", "shape", "copies", "params", "exact", "share")]
-    for g in c.groups:
-        rows.append((g.module, g.shape, str(g.copies), format_count(g.params), f"{g.params:,}", _pct(g.params, c.total)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    right = {2, 3, 4, 5}
     lines = [f"{cfg.name}: {cfg.family}, V={cfg.vocab_size:,} E={cfg.embedding_dim:,} H={cfg.hidden_dim:,} "
              f"L={cfg.num_layers:,} A={cfg.num_heads:,} I={cfg.intermediate_dim:,}, sharing={cfg.sharing} "
-             f"(groups={cfg.num_groups}, inner={cfg.inner_group_num})", ""]
-    for k, r in enumerate(rows):
-        lines.append("  ".join(x.rjust(w) if i in right else x.ljust(w) for i, (x, w) in enumerate(zip(r, widths, strict=True))))
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    lines.append("")
+             f"(groups={cfg.num_groups}, inner={cfg.inner_group_num})", "", *groups_lines(c.groups, c.total), ""]
     parts = [("embedding", c.embedding), ("layers", c.all_layers), ("pooler", c.pooler)]
     if heads:
         parts.append(("heads", c.heads))
-    for name, n in parts:
-        lines.append(f"{name:<10} {format_count(n):>8}  {n:>20,}  {_pct(n, c.total)}")
+    lines += [part_line(name, n, c.total) for name, n in parts]
     lines.append(f"{'total':<10} {format_count(c.total):>8}  {c.total:>20,}  100.0%")
     lines.append(f"one layer: {c.per_layer:,} parameters; {cfg.layer_applications:,} layer applications")
     return "\n".join(lines)
@@ -180,15 +170,9 @@ def cuts_output(args: argparse.Namespace) -> str:
         table.append((str(r["variant"]), f"{r['embedding_dim']:,}", str(r["sharing"]), f"{r['embedding']:,}",
                       f"{r['layers']:,}", f"{r[kept]:,}", f"{r['total']:,} ({format_count(int(r['total']))})",
                       f"{r['saved_pct']:.1f}%"))
-    widths = [max(len(t[i]) for t in table) for i in range(len(table[0]))]
-    lines = [f"{cfg.name}: ALBERT's two cuts (Lan et al. 2020, Sec. 3.1) as a what-if; nothing here is built"
-             + (" (a tied output projection reads the factorized table through an H -> E Linear, counted)"
-                if decoder is not None and decoder.tied else ""), ""]
-    for k, t in enumerate(table):
-        lines.append("  ".join(x.ljust(w) if i < 3 else x.rjust(w) for i, (x, w) in enumerate(zip(t, widths, strict=True))))
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return "\n".join([f"{cfg.name}: ALBERT's two cuts (Lan et al. 2020, Sec. 3.1) as a what-if; nothing here is built"
+                      + (" (a tied output projection reads the factorized table through an H -> E Linear, counted)"
+                         if decoder is not None and decoder.tied else ""), "", *aligned(table, set(range(3, 8)))])
 
 
 def paper_text(cfg: ModelConfig | None) -> str:
