@@ -94,9 +94,9 @@ with body:
     elif tab == "decoders":
         st.markdown("The parameter problem ALBERT answered is now largest in the small decoders people fine-tune and "
                     "serve: a 150k-262k-token vocabulary is a quarter to two thirds of a model under a billion "
-                    "parameters. Exact counts of what transformers builds from each published config.json (the "
-                    "command line: `python -m albert_core params --preset Qwen2.5-0.5B`, `--cuts 128` for ALBERT's "
-                    "cuts, `--context` for the KV cache).")
+                    "parameters. Exact counts of what transformers builds from each published config.json; on the "
+                    "command line, python -m albert_core params --preset Qwen2.5-0.5B (with --cuts 128 for ALBERT's "
+                    "cuts, --context for the KV cache).")
         reference = (PRESETS["bert-base"], PRESETS["albert-base"])
         plots.show(figures.decoder_shares(reference, "Where a decoder's parameters sit"), "overview_decoders")
         tables.show(data.decoder_table(reference), "overview_decoder_table", file_name="decoders.csv",
@@ -106,7 +106,7 @@ with body:
         st.caption("other: the final norm of a decoder, the pooler of an encoder (other_is). kv_cache_per_token: what "
                    "one more token of context costs in bfloat16 while every layer holds it, 2 × layers × kv_heads × "
                    "head_dim × 2 bytes (grouped-query attention; Gemma-3's local layers hold at most their window: "
-                   "`params --context`); none for the encoders and EmbeddingGemma, which attend both ways.")
+                   "params --context); none for the encoders and EmbeddingGemma, which attend both ways.")
     else:
         st.markdown("Your configs (the sidebar config first, then the compared ones) in two tables: their own facts "
                     "at each one's own max_position, and one training step at the workload the sidebar chose. "
