@@ -70,7 +70,9 @@ def test_upload_too_big():
 
 
 def test_upload_wrong_model_and_bad_fields_are_all_named():
-    assert "model_type must be one of 'bert', 'albert', 'roberta'" in _error(upload(open_app(), "c.json", b'{"model_type": "gpt2"}'))
+    assert "model_type must be one of 'bert', 'albert', 'roberta'" in _error(upload(open_app(), "c.json", b'{"model_type": "t5"}'))
+    # a decoder is named as one, with where its numbers are (albert_core.decoders)
+    assert "model_type 'gpt2' is a decoder" in _error(upload(open_app(), "c.json", b'{"model_type": "gpt2"}'))
     d = {"model_type": "albert", "vocab_size": "many", "hidden_size": 768, "num_hidden_layers": 12,
          "num_attention_heads": 7, "intermediate_size": 3072}
     msg = _error(upload(open_app(), "c.json", json.dumps(d).encode()))

@@ -206,6 +206,16 @@ def test_a_window_longer_than_the_context_and_gpt2_heads_are_named():
                       intermediate_dim=1, max_position=1)
 
 
+def test_an_encoder_config_path_given_a_decoder_says_where_decoders_are_counted():
+    """The sidebar's upload and the Hub import read encoders (formats.hf): a decoder's config.json is named as one,
+    with where its numbers are, not "model_type must be one of 'bert', ..."."""
+    from albert_core.config import ConfigError
+    from albert_core.formats.hf import from_hf_config
+
+    with pytest.raises(ConfigError, match=r"model_type 'qwen2' is a decoder.*params --config config.json.*Verify"):
+        from_hf_config(DECODER_PRESETS["Qwen2.5-0.5B"].cfg.to_hf())
+
+
 def test_huge_configs_stay_exact():
     """Python integers: no float or int64 on the way (10^5 layers of width 2^20)."""
     H, L, q = 1 << 20, 100_000, 1 << 30  # q: 2^14 heads of 2^16

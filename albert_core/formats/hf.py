@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from ..config import HIDDEN_ACTS, ConfigError, ModelConfig, coerce_field, default_sharing
+from ..decoders import FAMILIES as DECODER_FAMILIES
 from ..families import family, model_types
 from ..families.base import refused
 from ..values import short as _short
@@ -59,6 +60,11 @@ def hf_built_config(cfg: ModelConfig) -> ModelConfig:
 def _model_type(d: dict[str, Any]) -> str:
     types = model_types()
     model_type = d.get("model_type")
+    if isinstance(model_type, str) and model_type in DECODER_FAMILIES:
+        raise ConfigError([f"model_type {model_type!r} is a decoder: the sidebar's configs are encoders so far. Its "
+                           "exact parameters, KV cache and FLOPs: python -m albert_core params --config config.json "
+                           "(and flops), the published ones on Overview's tab \"The small decoders\"; Verify "
+                           "builds and measures it"])
     if not isinstance(model_type, str) or model_type not in types:
         raise ConfigError([f"model_type must be one of {', '.join(repr(t) for t in types)}, got {_short(model_type)}"])
     return types[model_type]
