@@ -603,6 +603,8 @@ def test_params_of_a_decoder_preset_and_config_json(tmp_path, capsys):
     assert "lm_head (tied to the token table)" in out and "1,235,814,400" in out
     assert "published (meta-llama/Llama-3.2-1B, base model): 1,235,814,400: equal" in out
     assert "262,668,288 (21.3% of the total)" in out
+    assert main(["params", "--preset", "gpt2"]) == 0
+    assert "note: positions: a learned table of n_positions rows (wpe), counted in the embedding" in capsys.readouterr().out
     path = tmp_path / "config.json"
     path.write_text(json.dumps({**DECODER_PRESETS["gemma-3-270m"].cfg.to_hf(), "tie_word_embeddings": False}))
     assert main(["params", "--config", str(path), "--heads", "--json"]) == 0

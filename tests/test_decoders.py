@@ -138,6 +138,7 @@ def test_every_preset_equals_its_published_count_and_what_transformers_builds(na
     base, lm = count_decoder(p.cfg), count_decoder(p.cfg, heads=True)
     assert base.total == p.base_params  # the published count (the reference's)
     model = built(p.cfg.to_hf())
+    assert type(model).__name__ == FAMILIES[p.cfg.family].model_class
     assert numel(model) == base.total
     rows_equal_modules(base, model)
     causal = built(p.cfg.to_hf(), causal_lm=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..decoders import family
 from ..decoders.decoder_config import DecoderConfig
 from ..decoders.decoder_flops import decoder_forward_flops, decoder_training_flops
 from ..decoders.decoder_params import count_decoder
@@ -65,6 +66,7 @@ def decoder_text(cfg: DecoderConfig, heads: bool, context: int | None = None) ->
                  + ("(the causal LM: base model and LM head)" if heads else "(the base model, AutoModel: no LM head)"))
     lines.append(f"one layer: {c.per_layer:,} parameters; the token table V×H: {c.token_table:,} "
                  f"({_pct(c.token_table, c.total).strip()} of the total)")
+    lines += [f"note: {n}" for n in family(cfg.family).notes]
     published = _published(cfg)
     if published is not None:
         mid, n = published
@@ -85,7 +87,7 @@ def decoder_json(cfg: DecoderConfig, heads: bool, context: int | None = None) ->
         "token_table": c.token_table, "embedding_pct": c.embedding_pct,
         "groups": [{**g._asdict(), "params": g.params} for g in c.groups],
         "published": None if published is None else {"model_id": published[0], "base_params": published[1]},
-        "kv_cache": kv_json(cfg, context),
+        "kv_cache": kv_json(cfg, context), "notes": list(family(cfg.family).notes),
     }
 
 

@@ -43,7 +43,7 @@ class DecoderConfig(DecoderFields):
     def to_hf(self) -> dict[str, Any]:
         """The config.json transformers builds this from (AutoConfig.for_model(**d)): every key that shapes it."""
         fam = FAMILIES[self.family]
-        d: dict[str, Any] = {"model_type": self.family, **dict(fam.fixed)}
+        d: dict[str, Any] = {"model_type": self.family}
         for f, key in fam.keys.items():
             d[key] = getattr(self, f)
         if fam.local_layers:

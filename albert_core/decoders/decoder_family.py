@@ -31,10 +31,9 @@ class DecoderFamily:
     rope: bool = True  # rotary positions (rotate_half pairs a head's halves: head_dim must be even); GPT-2: learned
     head_dim_key: bool = True  # head_dim may be set apart from hidden / heads (Qwen3, Gemma-3, Llama's optional key)
     heads_divide_hidden: bool = True  # the config class refuses a hidden size the query heads do not divide
-    fixed: tuple[tuple[str, object], ...] = ()  # config.json keys whose value the family's own code fixes
     refused: Refusals = field(default_factory=dict)  # config.json keys whose other values are not modelled
     local_layers: bool = False  # sliding-window layers between global ones (global_every, layer_types)
-    notes: tuple[str, ...] = ()  # what this family's breakdown says beside the numbers
+    notes: tuple[str, ...] = ()  # what `params` says beside this family's numbers
 
 
 def rms_norm(n: int) -> int:
