@@ -251,7 +251,10 @@ def test_the_commands_start_from_the_apps_defaults(capsys):
             m.checkpointing) == (default("batch_size"), default("seq_len"), default("precision"), default("optimizer"),
                                  default("num_gpus"), default("sharding"), default("attention"),
                                  default("checkpointing"))
-    assert (v.train, v.head) == (default("train_mode"), default("head"))
+    from albert_core.cli.verify_memory import finetune_settings
+
+    # --head left out: an encoder's is the app's (none); a decoder's its own (cli/decoder_memory.decoder_head)
+    assert (v.train, finetune_settings(v)["head"]) == (default("train_mode"), default("head"))
     d = _main_json(capsys, "memory", "--preset", "bert-base", "--train", "lora")
     lora = d["parameters"]["lora"]
     assert (lora["r"], lora["lora_alpha"], lora["lora_dropout"]) == (default("lora_r"), default("lora_alpha"),
@@ -616,7 +619,7 @@ def test_params_of_a_decoder_preset_and_config_json(tmp_path, capsys):
     assert main(["params", "--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert "num_key_value_heads (3) must divide num_attention_heads (4)" in err and "Traceback" not in err
-    assert main(["memory", "--preset", "gpt2"]) == 2
+    assert main(["params", "--paper", "--preset", "gpt2"]) == 2  # the paper's networks are encoders
     assert "gpt2 is a decoder (gpt2)" in capsys.readouterr().err
     assert main(["flops", "--preset", "Qwen2.5-0.5B", "--seq-len", "2048", "--batch-size", "4", "--json"]) == 0
     f = json.loads(capsys.readouterr().out)

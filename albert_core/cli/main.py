@@ -106,8 +106,8 @@ def load_config(args: argparse.Namespace) -> ModelConfig:
     decoder = load_decoder(args)
     if decoder is not None:
         raise CliError(f"{decoder.name} is a decoder ({decoder.family}): `params` counts its parameters and KV cache, "
-                       f"`flops` its FLOPs and `verify` measures its memory (`verify --trace` gives its bytes as "
-                       f"polynomials in batch and length); `{args.command}` models the encoders so far")
+                       f"`flops` its FLOPs, `memory` and `verify` measure its memory (`verify --trace` gives its "
+                       f"bytes as polynomials in batch and length); `{args.command}` models the encoders so far")
     if getattr(args, "hub", None) is not None:
         from ..formats.hub import config_from_hub  # fetches config.json only; HubError/ConfigError are ValueErrors
 
@@ -339,6 +339,11 @@ def _measure_command(args: argparse.Namespace) -> str:
 
     for note in parent_plan.runtime_notes():  # once, before the measurement, on stderr (not the JSON)
         print(f"note: {note}", file=sys.stderr)
+    if args.command == "memory" and (decoder := load_decoder(args)) is not None:
+        from .decoder_memory import decoder_memory_json, decoder_memory_text
+
+        d = decoder_memory_json(decoder, args)
+        return cli_measure.dumps(d) if args.json else decoder_memory_text(d)
     if args.command == "memory":
         d = cli_measure.memory_json(load_config(args), args)
         return cli_measure.dumps(d) if args.json else cli_measure.memory_text(d)

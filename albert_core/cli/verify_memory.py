@@ -48,6 +48,8 @@ from ..step.training import PEAK_MAX_LAYERS, PRECISION_NOTES, peak_trust, traini
 from ..units import format_bytes, format_count
 from ..workload import Workload
 
+CAUSAL_LM = "causal-lm"  # a decoder's head (engine.building.build_auto): never an encoder's
+
 
 def add_parsers(sub: Any, add_source: Any) -> None:
     v = sub.add_parser("verify", help="build the model in PyTorch and measure it beside the estimates")
@@ -108,7 +110,8 @@ def _default(name: str) -> Any:
 def _add_finetune(s: Any) -> None:
     s.add_argument("--train", default="full", metavar="MODE",
                    help="fine-tuning mode: full, frozen-embeddings, frozen-layers:K, lora, bitfit (default full)")
-    s.add_argument("--head", default="none", help="task head: none, classification:N, token:N, mlm (default none)")
+    s.add_argument("--head", default=None, help="task head: none, classification:N, token:N, mlm (default none); "
+                   "a decoder's: causal-lm (its default, but for an embedding model) or none")
     s.add_argument("--lora-r", type=int, default=None, help=f"LoRA rank (default {_default('lora_r')})")
     s.add_argument("--lora-alpha", type=float, default=None,
                    help=f"LoRA alpha (default {_default('lora_alpha')}; scales, adds nothing)")
@@ -124,7 +127,10 @@ def finetune_settings(args: argparse.Namespace) -> dict[str, Any]:
     Bad input: ValueError saying which flag to change (cli.main prints it and exits 2).
     """
     mode, _ = parse_mode(args.train)
-    head, labels = parse_head(args.head)
+    if (args.head or "").strip() == CAUSAL_LM:
+        raise ValueError(f"--head {CAUSAL_LM} is a decoder's (its output projection and next-token loss); an "
+                         "encoder's heads are classification:N, token:N and mlm")
+    head, labels = parse_head(args.head or "none")
     given = [f"--lora-{n.replace('_', '-')}" for n in ("r", "alpha", "dropout", "targets")
              if getattr(args, f"lora_{n}") is not None]
     if mode != "lora":
@@ -171,8 +177,19 @@ def _trainable(cfg: ModelConfig, w: Workload) -> Any:
 # ---- verify ----------------------------------------------------------------------------------------
 
 def verify_request(args: argparse.Namespace, cfg: ModelConfig | None, raw: dict[str, Any] | None) -> Request:
+    from ..decoders import is_decoder
     from ..engine.measure import default_kind
 
+    if raw is not None and is_decoder(raw):  # a decoder: its base model, or with --head causal-lm its causal LM
+        from .decoder_memory import refuse_encoder_flags
+
+        refuse_encoder_flags(args)
+        head = args.head.strip() if args.head else "none"
+        if head not in ("none", CAUSAL_LM):
+            raise ValueError(f"--head for a decoder is {CAUSAL_LM} (its output projection and next-token loss) or "
+                             f"none (the base model, the default of verify), got {head!r}")
+        return Request(workload_of(args, {"mode": "full", "head": head, "num_labels": 0, "lora": None}, "cpu"),
+                       hf_config=raw, source="hf", real=args.real)
     ft = finetune_settings(args)
     fine = ft["mode"] != "full" or ft["head"] != "none"
     # the engine runs on this CPU: the optimizer's for-loop, torch.optim's CPU default
@@ -218,7 +235,7 @@ def trace_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:
 
 def trace_refusal(request: Request) -> None:
     """ValueError, saying what to drop, for a request `verify --trace` does not trace."""
-    if request.fine_tuned:
+    if request.fine_tuned and (request.workload.head, request.workload.mode) != (CAUSAL_LM, "full"):
         raise ValueError("--trace runs the base model's full training step: drop --train and --head")
     if request.source != "hf" or request.real:
         raise ValueError("--trace runs Hugging Face's model on fake tensors: drop --source reference and --real")
@@ -269,7 +286,7 @@ def verify_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:
     built = hf_built_config(cfg) if cfg is not None and request.source == "hf" and not hf_expressible(cfg) else cfg
     est = None if cfg is None else step_estimate(cfg, w)
     modelled = None if cfg is None or s is None else modelled_step(cfg, request.source, w)
-    counted = count_parameters(built).total if built else _decoder_count(request.hf_config)
+    counted = count_parameters(built).total if built else _decoder_count(request.hf_config, w.head == CAUSAL_LM)
     return {
         "config": cfg.to_dict() if cfg is not None else dict(request.hf_config or {}),
         "settings": verify_settings(request) | {"how": out["how"]},
@@ -288,13 +305,14 @@ def verify_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:
     }
 
 
-def _decoder_count(raw: Mapping[str, Any] | None) -> int | None:
-    """The base model's closed-form count where raw is a decoder's config.json (albert_core.decoders), else None."""
+def _decoder_count(raw: Mapping[str, Any] | None, lm_head: bool = False) -> int | None:
+    """The closed-form count where raw is a decoder's config.json (albert_core.decoders), else None: its base model's,
+    or with lm_head its causal LM's (the output projection stored only where untied)."""
     from ..decoders import is_decoder
     from ..decoders.decoder_config import from_hf
     from ..decoders.decoder_params import count_decoder
 
-    return count_decoder(from_hf(dict(raw))).total if raw is not None and is_decoder(dict(raw)) else None
+    return count_decoder(from_hf(dict(raw)), lm_head).total if raw is not None and is_decoder(dict(raw)) else None
 
 
 def verify_settings(request: Request) -> dict[str, Any]:
@@ -363,7 +381,8 @@ def verify_text(d: dict[str, Any]) -> str:
     s, p, a, t = d["settings"], d["parameters"], d["activations"], d["training_peak"]
     name = d["config"].get("name") or d["config"].get("model_type")
     lines = [f"{name}: batch {s['batch_size']}, seq_len {s['seq_len']:,}, {s['dtype']}, {s['attention']} attention"
-             f"{', checkpointing' if s['checkpointing'] else ''}, {s['optimizer']}; {s['how']}", ""]
+             f"{', checkpointing' if s['checkpointing'] else ''}, {s['optimizer']}"
+             f"{'' if s.get('head', 'none') == 'none' else ', head ' + s['head']}; {s['how']}", ""]
 
     def row(label: str, measured: int | None, estimate: int | None, fmt: Any = format_bytes) -> str:
         e = "(no closed form)" if estimate is None else f"{fmt(estimate)} ({estimate:,})"

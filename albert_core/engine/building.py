@@ -59,11 +59,18 @@ def _quiet_transformers() -> None:
     hf_logging.set_verbosity_error()
 
 
-def build_auto(hf: dict[str, Any], attention: str = "eager") -> Any:
-    """AutoModel.from_config of a config.json dict (any model_type transformers knows), on the current device."""
-    from transformers import AutoConfig, AutoModel
+CAUSAL_LM = "causal-lm"  # a decoder's head: AutoModelForCausalLM, trained on its own loss (labels = input_ids)
+
+
+def build_auto(hf: dict[str, Any], attention: str = "eager", head: str = "none") -> Any:
+    """AutoModel.from_config of a config.json dict (any model_type transformers knows), on the current device;
+    head CAUSAL_LM: AutoModelForCausalLM (the base model and its output projection, tied as the config says)."""
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
 
     _quiet_transformers()
+    if head not in ("none", CAUSAL_LM):
+        raise EngineError(f"a config.json's model is built with head 'none' or '{CAUSAL_LM}', got {head!r}")
+    auto = AutoModelForCausalLM if head == CAUSAL_LM else AutoModel
     d = dict(hf)
     model_type = d.pop("model_type", None)
     try:
@@ -71,9 +78,9 @@ def build_auto(hf: dict[str, Any], attention: str = "eager") -> Any:
     except (ValueError, KeyError) as e:
         raise EngineError(f"transformers cannot read this config.json (model_type {model_type!r}): {e}") from e
     try:
-        return AutoModel.from_config(AutoConfig.for_model(model_type, **d), attn_implementation=attention)
+        return auto.from_config(AutoConfig.for_model(model_type, **d), attn_implementation=attention)
     except (ValueError, ImportError):  # this model has no sdpa path (or none of this name): its own attention
-        return AutoModel.from_config(AutoConfig.for_model(model_type, **d))
+        return auto.from_config(AutoConfig.for_model(model_type, **d))
 
 
 def prepare(model: Any, run: Run, training: bool) -> Any:
@@ -190,6 +197,8 @@ def forward(model: Any, ids: Any) -> tuple[Any, Any]:
     that returns a tensor or a tuple."""
     import torch
 
+    if type(model).__name__.endswith(("ForCausalLM", "LMHeadModel")):  # its own loss: ForCausalLMLoss upcasts the logits to float32
+        return model(input_ids=ids, labels=ids).loss, None  # (transformers loss/loss_utils.py), a 0-dim tensor
     out = model(ids) if type(model).__name__ == "ReferenceModel" else model(input_ids=ids)
     if isinstance(out, torch.Tensor):
         return out, None
@@ -201,6 +210,8 @@ def forward(model: Any, ids: Any) -> tuple[Any, Any]:
 
 
 def loss_of(seq: Any, pooled: Any) -> Any:
+    if seq.dim() == 0:  # a causal LM's own loss (forward)
+        return seq
     loss = seq.float().mean()
     return loss + pooled.float().mean() if pooled is not None else loss
 

@@ -128,6 +128,7 @@ def _live_storages() -> Any:
 
     queries = _fake_queries()
     local_scalar, layer_norm = torch.ops.aten._local_scalar_dense.default, torch.ops.aten.native_layer_norm.default
+    pad = torch.ops.aten.constant_pad_nd.default
     tensor = torch.Tensor
 
     class LiveStorages(_Storages, TorchDispatchMode):  # type: ignore[misc]  # torch is untyped here (pyproject)
@@ -154,7 +155,10 @@ def _live_storages() -> Any:
                 if value is not None:
                     return value
             kwargs = kwargs or {}
-            res = func(*args, **kwargs)
+            if func is pad and _symbolic(args[0]):  # FakeTensorMode's constant_pad_nd asks sizes as ints (aten.size),
+                res = torch._refs.constant_pad_nd(*args, **kwargs)  # which fixes a symbol (a causal LM's labels'
+            else:  # pad): its reference, one output of the same size (a fill and a copy into it), keeps B and S free
+                res = func(*args, **kwargs)
             if isinstance(res, tensor):  # most ops: one tensor out
                 _follow_ones(self.ones, func, args, kwargs, res)
                 self.record(res)
@@ -170,6 +174,13 @@ def _live_storages() -> Any:
             return res
 
     return LiveStorages
+
+
+def _symbolic(t: Any) -> bool:
+    """Whether a tensor's sizes hold symbols (engine/trace.py's run)."""
+    import torch
+
+    return isinstance(t, torch.Tensor) and any(not isinstance(n, int) for n in t.shape)
 
 
 _IN_PLACE_FOREACH: dict[Any, bool] = {}

@@ -90,7 +90,7 @@ def trace_saved(hf: dict[str, Any], w: Workload | None = None) -> Trace:
     start = time.perf_counter()
     env, symbol = _shape_env()
     with tensor_mode(True, shape_env=env):
-        model = prepare(build_auto(hf, w.attention), Run(w, fake=True), True)
+        model = prepare(build_auto(hf, w.attention, w.head), Run(w, fake=True), True)
         B, S = symbol("B", w.batch_size), symbol("S", w.seq_len)
         ids = torch.zeros((B, S), dtype=torch.long)
         total, _ = saved_bytes(model, ids, autocast(w.precision))
@@ -172,7 +172,7 @@ def trace_step(hf: dict[str, Any], w: Workload | None = None) -> StepTrace:
     with tensor_mode(True, shape_env=env):
         torch.manual_seed(run.seed)
         with fake_build():
-            model = build_auto(hf, w.attention)
+            model = build_auto(hf, w.attention, w.head)
         _tie(model)
         model = prepare(model, run, True)
         B, S = symbol("B", w.batch_size), symbol("S", w.seq_len)

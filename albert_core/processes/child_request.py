@@ -61,7 +61,7 @@ def _maker(request: Request, counted: dict[str, int] | None = None) -> tuple[Any
         if not isinstance(vocab, int) or isinstance(vocab, bool) or vocab < 1:
             raise engine.EngineError(f"config.json of model_type {d.get('model_type')!r} needs a vocab_size of at "
                                      f"least 1 to make input_ids, got {vocab!r}")
-        return (lambda: engine.build_auto(d, w.attention)), vocab
+        return (lambda: engine.build_auto(d, w.attention, w.head)), vocab
     cfg = request.config
     if request.fine_tuned:
         return finetune_maker(cfg, w, {} if counted is None else counted), cfg.vocab_size

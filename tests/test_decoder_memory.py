@@ -1,0 +1,106 @@
+"""A decoder's training memory (issue 54): the causal LM with its own loss on the engine (engine.building.build_auto,
+head 'causal-lm'), fake equal to real, the symbolic trace equal to the engine with the head, and `memory` for a
+decoder equal to what `verify` measures, its parts equal to their closed forms, bad flags named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from albert_core.cli.main import main
+from albert_core.decoders.decoder_config import from_hf
+from albert_core.decoders.decoder_params import count_decoder
+from albert_core.engine.types import Request
+from albert_core.processes import child_request
+from albert_core.workload import Workload
+
+TINY = {  # small configs of three families: tied and untied, GQA, Gemma-3's sliding window and four norms a layer
+    "llama": {"model_type": "llama", "vocab_size": 300, "hidden_size": 32, "intermediate_size": 64,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+              "max_position_embeddings": 256, "tie_word_embeddings": False},
+    "gpt2": {"model_type": "gpt2", "vocab_size": 300, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 256},
+    "gemma3_text": {"model_type": "gemma3_text", "vocab_size": 300, "hidden_size": 32, "intermediate_size": 64,
+                    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+                    "max_position_embeddings": 256, "sliding_window": 16},
+}
+
+
+def measured(hf: dict, w: Workload, real: bool = False) -> tuple[int, int, dict]:
+    out = child_request.run(Request(w, hf_config=hf, real=real))
+    return out["measurement"]["total"], out["step"]["peak"], out
+
+
+@pytest.mark.parametrize("family", sorted(TINY))
+def test_the_causal_lm_on_fake_tensors_equals_real_ones_and_saves_its_float32_logits(family):
+    hf = TINY[family]
+    B, S, V = 2, 24, hf["vocab_size"]
+    w = Workload(B, S, "float32", "eager", device="cpu", head="causal-lm")
+    fake, real = measured(hf, w), measured(hf, w, real=True)
+    assert fake[:2] == real[:2]
+    base = measured(hf, w.replace(head="none"))
+    # the loss (transformers' ForCausalLMLoss): logits.float(), then cross_entropy, whose log_softmax saves its
+    # float32 output of B x S x V; the output projection saves what it reads (B x S x H)
+    rows = {r["module"]: r["bytes"] for r in fake[2]["measurement"]["breakdown"]}
+    assert rows["(model)"] >= B * S * V * 4
+    assert fake[0] - base[0] >= B * S * V * 4
+    assert fake[2]["built"] == count_decoder(from_hf(hf), heads=True).total
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["llama", "gemma3_text"])
+def test_one_trace_of_the_causal_lm_gives_the_engine_at_other_sizes(family):
+    from albert_core.engine.trace import trace_saved, trace_step
+
+    hf = TINY[family]
+    w = Workload(3, 37, "mixed_bf16", "eager", device="cpu", head="causal-lm")
+    saved, step = trace_saved(hf, w), trace_step(hf, w)
+    for B, S in ((2, 50), (5, 23)):
+        assert saved.holds(B, S) and step.holds(B, S)
+        m, p, _ = measured(hf, w.replace(batch_size=B, seq_len=S))
+        assert (saved.saved(B, S), step.peak(B, S)) == (m, p)
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_memory_of_a_decoder_is_what_verify_measures_and_its_parts_their_closed_forms(tmp_path, capsys):
+    path = tmp_path / "llama.json"
+    path.write_text(json.dumps(TINY["llama"]))
+    flags = ["--config", str(path), "--batch-size", "3", "--seq-len", "40", "--precision", "float32", "--json"]
+    code, out, err = run_cli(capsys, "memory", *flags)
+    assert code == 0, err
+    mem = json.loads(out)
+    code, out, err = run_cli(capsys, "verify", *flags, "--head", "causal-lm")
+    assert code == 0, err
+    ver = json.loads(out)
+    n = count_decoder(from_hf(TINY["llama"]), heads=True).total
+    assert mem["settings"]["head"] == "causal-lm"  # a causal decoder's default
+    assert mem["parameters"]["stored"] == mem["parameters"]["built"] == ver["parameters"]["built"] == n
+    assert mem["training_peak"]["measured"] == ver["training_peak"]["measured"]
+    assert mem["activations"]["total"] == ver["activations"]["measured"]
+    t = mem["training_memory"]
+    assert (t["weights"], t["gradients"], t["optimizer_state"]) == (4 * n, 4 * n, 2 * 4 * n)  # AdamW: two moments
+    code, out, _ = run_cli(capsys, "memory", *flags, "--head", "none")
+    base = json.loads(out)
+    assert mem["activations"]["head_and_loss"] == mem["activations"]["total"] - base["activations"]["total"]
+    assert base["parameters"]["stored"] == count_decoder(from_hf(TINY["llama"])).total
+    assert mem["kv_cache"]["total"] == 3 * 40 * 2 * 2 * 2 * 8 * 2  # B x S x 2 (K, V) x layers x kv_heads x head_dim x 2 B
+    code, text, _ = run_cli(capsys, "memory", *flags[:-1])
+    assert code == 0 and "of which LM head, loss" in text and f"{mem['training_peak']['measured']:,}" in text
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["memory", "--preset", "gpt2", "--sharding", "zero2", "--num-gpus", "2"], "--num-gpus, --sharding"),
+    (["memory", "--preset", "gpt2", "--train", "lora"], "--train"),
+    (["memory", "--preset", "gpt2", "--head", "mlm"], "causal-lm"),
+    (["verify", "--preset", "gpt2", "--head", "classification:2"], "causal-lm"),
+    (["memory", "--preset", "bert-base", "--head", "causal-lm"], "an encoder's heads"),
+    (["memory", "--preset", "gpt2", "--seq-len", "4096"], "max_position_embeddings (1,024)"),
+])
+def test_what_a_decoder_does_not_take_yet_is_named(argv, said, capsys):
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2 and said in err, err
