@@ -52,7 +52,7 @@ class Control:
 PAGE_TABS: dict[str, tuple[str, ...]] = {
     "overview": ("presets", "table", "compare", "paper", "decoders"),
     "parameters": ("shares", "table", "breakdown", "sweep", "factorization", "sharing", "cuts"),
-    "memory": ("activations", "max_position", "variants", "training", "serving"),
+    "memory": ("activations", "max_position", "variants", "training", "serving", "decoders"),
     "fit": ("chart", "table"),
     "compute": ("scatter", "table", "breakdown", "paper"),
 }

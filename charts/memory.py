@@ -328,10 +328,10 @@ LOG_IN_GPU_UNIT = 10_000  # a log axis reads in the GPU lines' unit up to 10,000
 
 def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = False,
                     marks: dict[str, int] | None = None, measured: pd.DataFrame | None = None,
-                    what: str = "training memory") -> go.Figure:
+                    what: str = "training memory", x_title: str = "seq_len = max_position") -> go.Figure:
     """Training memory per GPU against sequence length, one line per config, with the GPU budget lines.
 
-    what: what the bytes are, in the hover text ("training memory", "the step's peak").
+    what: what the bytes are, in the hover text ("training memory", "the step's peak"); x_title: what the x axis is.
 
     df: columns config, seq_len, bytes. marks: config -> its own max_position (a point of df): a large diamond.
     A config equal to an earlier one at every length is drawn dotted with open markers over it ("(= name)").
@@ -375,7 +375,7 @@ def training_vs_seq(df: pd.DataFrame, budgets: dict[str, int], *, log: bool = Fa
         if measured is not None and len(measured[measured["config"] == name]):
             _step_points(fig, measured[measured["config"] == name].sort_values("seq_len"), name, colors[name], u)
     _budget_traces(fig, budgets, (int(df["seq_len"].min()), int(df["seq_len"].max())), u)
-    style(fig, x="seq_len = max_position (tokens" + (", log)" if log else ")"),
+    style(fig, x=f"{x_title} (tokens" + (", log)" if log else ")"),
           y=f"memory per GPU ({u.name}" + (", log)" if log else ")"), log_x=log, log_y=log)
     # the GPU lines' legend entries take room below the plot, and a config's each past the default ones (13 on a
     # 390-px phone: the plot 108 px high, the legend's last GPU lines below the figure's edge)

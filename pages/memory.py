@@ -30,13 +30,20 @@ st.markdown(
 # browser")
 tab, body = sections.lazy_tabs("memory_tab", {
     "activations": "Activations against max_position", "max_position": "At each max_position",
-    "variants": "Eager against sdpa", "training": "Training memory per GPU", "serving": "Serving sizes"})
+    "variants": "Eager against sdpa", "training": "Training memory per GPU", "serving": "Serving sizes",
+    "decoders": "The small decoders"})
 on_activations = tab in ("activations", "max_position", "variants")
 stored = state.controls()
 batch, seq_max, attention, scale = (stored[k] for k in ("batch_size", "seq_max", "attention", "scale"))
 training, checkpointing = stored["training"] or tab == "training", stored["checkpointing"]
 with body:
-    if tab != "serving":
+    if tab == "decoders":  # presets of albert_core.decoders, not the sidebar's configs: the batch and the axes only
+        c1, c2 = st.columns(2)
+        with c1:
+            batch = controls.number("batch_size", "Batch size (sequences)")
+        with c2:
+            scale = controls.radio("scale", "Axis scale")
+    elif tab != "serving":
         c1, c2, c3, c4 = st.columns(4)
         with c1:
             batch = controls.number("batch_size", "Batch size (sequences)")
@@ -69,7 +76,7 @@ ctl = dict(state.controls(), checkpointing=checkpointing, training=training)
 forward = forward_of(ctl)  # what the activation tabs count: batch, dtype, attention, checkpointing
 shown = data.activations_modelled(cfgs, training)  # the inference peak is not modelled for every family
 with body:
-    if tab != "serving" and seqs[-1] > seq_max:  # a shown config's own max_position reaches further than the control
+    if tab not in ("serving", "decoders") and seqs[-1] > seq_max:  # a shown config's own max_position reaches further than the control
         longest = max(cfgs, key=lambda c: c.max_position)
         st.caption(f"The charts run to {seqs[-1]:,} tokens, {md(longest.name)}'s own max_position (the longest "
                    f"sequence asked for: {seq_max:,}).")
@@ -163,6 +170,16 @@ with body:
             tables.show(stops, "stop_table", file_name="stop-fitting.csv", readable={"gpu_bytes": "bytes"})
             tables.csv_button(measured.with_step_points(sweep, step_points), "training-memory-vs-length.csv",
                               key="training_sweep_csv")
+    elif tab == "decoders":
+        st.header("The small decoders: what their vocabulary and context cost")
+        st.markdown("A decoder's vocabulary costs memory past its table: training a causal LM keeps the loss's "
+                    "**float32 logits**, batch × sequence × vocabulary × 4 bytes, and serving it keeps a **KV cache** "
+                    "that grows with the context. Five of albert_core's decoder presets, at the batch above; "
+                    "the whole training step of any of them (its peak, what is alive there): memory --preset NAME "
+                    "on the command line, measured on the engine.")
+        plots.show(figures.decoder_context("loss", batch, log), "memory_decoders_loss")
+        plots.show(figures.decoder_context("kv_cache", batch, log), "memory_decoders_kv")
+        tables.csv_button(data.decoder_context(batch), "decoder-logits-kv-cache.csv", key="decoders_csv")
     else:
         st.header(f"Serving sizes: {md(cfg.name)}")
         st.markdown("The weights at rest in each format, as torchao stores them (scales and zero points counted; "

@@ -175,6 +175,35 @@ def test_overview_decoders_tab(preset_app):
     assert shares["Final norm"]["y"] == pytest.approx(list(decoders["other_pct"]))
 
 
+def test_memory_decoders_tab(preset_app):
+    """The loss's float32 logits and the KV cache of five decoder presets against length: every point equal to
+    albert_core.decoders' closed forms (decoder_loss.loss_saved, held equal to the engine; decoder_serving.kv_cache
+    while generating, held equal to transformers' DynamicCache) at the page's batch, up to each model's max_position;
+    Gemma-3's local layers capped at their window."""
+    from albert_core.decoders.decoder_loss import loss_saved
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+    from albert_core.decoders.decoder_serving import kv_cache
+    from albert_core.share import CONTROLS
+
+    preset, pages, _ = preset_app
+    if preset != "albert-base":
+        return  # the tab does not depend on the sidebar's config: once
+    batch = CONTROLS["batch_size"].default
+    figs = pages["memory"]["figures"]
+    for key, closed in (("memory_decoders_loss", loss_saved), ("memory_decoders_kv",
+                                                              lambda c, b, n: kv_cache(c, b, n - 1, 1).total)):
+        lines = [t for t in figs[key]["data"] if t.get("mode") == "lines+markers"]
+        assert len(lines) == 5, key
+        for t in lines:
+            c = DECODER_PRESETS[t["legendgroup"]].cfg
+            assert t["x"][-1] == c.max_position
+            assert [d[0] for d in t["customdata"]] == [closed(c, batch, n) for n in t["x"]], (key, c.name)
+            if key == "memory_decoders_kv" and c.sliding_window:  # past the window, only the global layers grow
+                n_global = sum(c.is_global(i) for i in range(c.num_layers))
+                grow = (t["customdata"][-1][0] - t["customdata"][-2][0]) // (t["x"][-1] - t["x"][-2])
+                assert grow == batch * n_global * 2 * c.kv_heads * c.head_dim * 2
+
+
 def test_overview_comparison_table(preset_app):
     """Side by side: two tables, the own facts (fields and results at each max_position) and the workload's."""
     preset, pages, _ = preset_app

@@ -61,6 +61,31 @@ def decoder_table(reference: tuple[ModelConfig, ...]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# Memory's decoders tab: the vocabularies from 49k to 262k, a sliding window (Gemma-3), one context of 8k to 131k each
+MEMORY_DECODERS = ("SmolLM2-135M", "Qwen2.5-0.5B", "Llama-3.2-1B", "gemma-3-270m", "gemma-3-1b-pt")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def decoder_context(batch: int) -> pd.DataFrame:
+    """Memory's decoders tab: for each of MEMORY_DECODERS at batch × seq_len, from 128 tokens to its max_position,
+    what the causal LM's loss saves (decoders.decoder_loss.loss_saved: the float32 log-softmax of B × S × V) and
+    its KV cache while generating with that many tokens of context (decoder_serving.kv_cache of a prompt one shorter
+    and one token generated, bfloat16: Gemma-3's local layers then hold their window). One row per (config, seq_len,
+    what)."""
+    from albert_core.decoders.decoder_loss import loss_saved
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+    from albert_core.decoders.decoder_serving import kv_cache
+
+    rows = []
+    for name in MEMORY_DECODERS:
+        c = DECODER_PRESETS[name].cfg
+        for n in seq_points(c.max_position):
+            rows.append(dict(config=name, seq_len=n, what="loss", bytes=loss_saved(c, batch, n), vocab_size=c.vocab_size))
+            rows.append(dict(config=name, seq_len=n, what="kv_cache", bytes=kv_cache(c, batch, n - 1, 1).total,
+                             vocab_size=c.vocab_size))
+    return pd.DataFrame(rows).astype({"bytes": object})
+
+
 def decoder_long(table: pd.DataFrame) -> pd.DataFrame:
     """decoder_table reshaped to one row per (config, component) for stacked bars."""
     rows = []

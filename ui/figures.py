@@ -108,6 +108,35 @@ def memory_activations(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
     return slide(fig, "Activation memory against max_position", caption, pad=34)
 
 
+DECODER_VIEWS = {  # Memory's decoders tab: what each chart draws, its title and caption
+    "loss": ("The loss's float32 logits against sequence length",
+             "What a causal LM's loss saves for backward at batch {batch:,}: transformers' ForCausalLMLoss upcasts the "
+             "logits to float32 and cross_entropy's log-softmax keeps them, B × S × vocab × 4 bytes (and the "
+             "shifted labels), on top of the step's other memory; measured equal by the engine "
+             "(memory --preset NAME). Diamonds: each model's max_position; dashed: common GPUs."),
+    "kv_cache": ("KV cache against context",
+                 "Serving: the keys and values a decoder keeps while it generates with that many tokens of context, "
+                 "batch {batch:,}, bfloat16: 2 × layers × kv_heads × head_dim × 2 bytes a token (grouped-query "
+                 "attention: kv_heads, not heads). Gemma-3's local layers keep at most their 512-token window once "
+                 "generation starts (right after the prompt transformers' cache holds all of it), so past 512 "
+                 "tokens only its global layers, one in six, grow. Equal to the DynamicCache transformers fills "
+                 "(tests). Diamonds: max_position."),
+}
+
+
+@cached
+def decoder_context(what: str, batch: int, log: bool) -> go.Figure:
+    """Memory's decoders tab: the loss's saved logits or the KV cache of data.MEMORY_DECODERS against length."""
+    title, caption = DECODER_VIEWS[what]
+    df = data.decoder_context(batch)
+    d = df[df["what"] == what]
+    marks = {n: int(g["seq_len"].max()) for n, g in d.groupby("config")}
+    label = "the loss's float32 logits" if what == "loss" else "KV cache"
+    fig = memory_charts.training_vs_seq(d[["config", "seq_len", "bytes"]], data.GPUS, log=log, marks=marks,
+                                        what=label, x_title="seq_len" if what == "loss" else "context")
+    return slide(fig, title, caption.format(batch=batch))
+
+
 @cached
 def memory_training(cfgs: tuple, ctl: Ctl, points: Any = None) -> go.Figure:
     """points: measure.step_points_table of the engine's measured step peaks (None: the estimate alone)."""
