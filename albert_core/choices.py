@@ -24,6 +24,7 @@ OPTIMIZERS = ("adamw", "sgd", "adafactor")  # torch.optim.AdamW, SGD (momentum),
 SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")  # ZeRO stages (Rajbhandari et al. 2020), FSDP as ZeRO-3
 
 # ---- fine-tuning -------------------------------------------------------------------------------------------------
+CAUSAL_LM = "causal-lm"  # a decoder's head: AutoModelForCausalLM on its own loss (engine.building.build_auto)
 MODES = ("full", "frozen-embeddings", "frozen-layers", "lora", "bitfit")
 MAX_RANK = 1 << 16
 LORA_BIAS = ("none", "all", "lora_only")  # peft LoraConfig.bias

@@ -102,6 +102,33 @@ def test_verify_counts_and_measures_a_small_model():
     assert "_ae_verify_job" not in at.session_state  # the job is collected; only numbers stay
 
 
+def test_verify_measures_a_decoder_preset_as_a_causal_lm_beside_its_exact_count():
+    """Issue 54: a decoder preset on Verify, at its real size (SmolLM2-135M), trained as a causal LM on its own loss:
+    the built parameters beside albert_core.decoders' count, the saved bytes and the step's peak the engine gives for
+    the same request, and what the loss keeps (its float32 log-softmax: decoder_loss.loss_saved)."""
+    from albert_core.decoders.decoder_loss import loss_saved
+    from albert_core.decoders.decoder_params import count_decoder
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+
+    at = goto(open_app({"verify_batch": "1", "verify_seq_len": "16"}), "verify")
+    at.selectbox(key="verify_other_preset").select("SmolLM2-135M").run()
+    assert at.toggle(key="verify_other_lm").value  # a causal decoder trains as a causal LM by default
+    at.button(key="verify_other_run").click().run(timeout=120)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    cfg = DECODER_PRESETS["SmolLM2-135M"].cfg
+    n = count_decoder(cfg, heads=True).total
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Parameters built (SmolLM2-135M)"] == f"{n:,}" == "134,515,008"  # tied: the table once
+    caption = " ".join(c.value for c in at.caption)
+    assert f"albert_core.decoders counts {n:,} (causal LM): equal" in caption
+    assert "Saved by one training forward" in metrics and "Training step peak" in metrics
+    # under the default mixed_bf16 the projection keeps its bfloat16 input (B x S x H) and autocast's bfloat16 copy of
+    # the tied table (V x H) beside the loss's float32 log-softmax (the engine's rows: tests/test_decoder_memory.py)
+    assert CONTROLS["precision"].default == "mixed_bf16"
+    head = loss_saved(cfg, 1, 16) + 2 * 16 * cfg.hidden_dim + 2 * cfg.vocab_size * cfg.hidden_dim
+    assert f"the loss keep {format_bytes(head)} ({head:,} B)" in caption
+
+
 @pytest.mark.slow
 def test_verify_hf_model_with_sharing_hf_cannot_express():
     at = goto(open_app(TINY | {"sharing": "attention", "source": "hf", "verify_seq_len": "8"}), "verify")

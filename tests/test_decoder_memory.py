@@ -44,6 +44,8 @@ def test_the_causal_lm_on_fake_tensors_equals_real_ones_and_saves_its_float32_lo
     # float32 output of B x S x V; the output projection saves what it reads (B x S x H)
     rows = {r["module"]: r["bytes"] for r in fake[2]["measurement"]["breakdown"]}
     assert rows["(model)"] == loss_saved(from_hf(hf), B, S) >= B * S * V * 4  # the closed form the Memory page draws
+    one = measured(hf, w.replace(batch_size=1))[2]  # batch 1: the shifted labels are a view of the padded ones
+    assert {r["module"]: r["bytes"] for r in one["measurement"]["breakdown"]}["(model)"] == loss_saved(from_hf(hf), 1, S)
     assert fake[0] - base[0] >= B * S * V * 4
     assert fake[2]["built"] == count_decoder(from_hf(hf), heads=True).total
 

@@ -187,9 +187,11 @@ def test_cli_params_of_a_decoder_by_hub_id_is_its_preset(server, capsys):
     assert main(["params", "--hub", "Qwen/Qwen2.5-0.5B", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["total"] == 494_032_768 and d["token_table"] == 136_134_656 and d["config"]["name"] == "Qwen/Qwen2.5-0.5B"
-    assert main(["memory", "--hub", "Qwen/Qwen2.5-0.5B"]) == 2
+    assert main(["params", "--paper", "--hub", "Qwen/Qwen2.5-0.5B"]) == 2  # the paper's networks are encoders
     err = capsys.readouterr().err
     assert "Qwen/Qwen2.5-0.5B is a decoder (qwen2)" in err and "`verify --trace`" in err
+    assert main(["memory", "--hub", "Qwen/Qwen2.5-0.5B", "--num-gpus", "2", "--sharding", "zero2"]) == 2
+    assert "a decoder is measured for one device" in capsys.readouterr().err  # named before anything is measured
 
 
 def test_verify_by_hub_id_of_an_encoder_outside_the_families(server, capsys):

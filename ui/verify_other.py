@@ -1,7 +1,10 @@
-"""Verify's section for an encoder no family models: a config.json (upload or Hub id) that transformers builds.
+"""Verify's section for a model no encoder family models: a decoder preset (albert_core.decoders), or a config.json
+(upload or Hub id) that transformers builds.
 
 It is measured by the engine in the same child process as every build (albert_core.processes.child_request, ui/jobs.py),
-at Verify's batch, seq_len, precision, attention and optimizer, with no closed form beside it.
+at Verify's batch, seq_len, precision, attention and optimizer. A decoder trains as a causal LM on its own loss by
+default (engine.building.build_auto's head 'causal-lm'), and its built parameters stand beside albert_core.decoders'
+exact count; another model has no closed form beside it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from albert_core.choices import CAUSAL_LM
+from albert_core.decoders import is_decoder
+from albert_core.decoders.decoder_config import DecoderConfig
+from albert_core.decoders.decoder_config import from_hf as decoder_from_hf
+from albert_core.decoders.decoder_loss import HEAD_MODULES
+from albert_core.decoders.decoder_params import count_decoder
+from albert_core.decoders.decoder_presets import DECODER_PRESETS
 from albert_core.engine.types import Request
 from albert_core.formats.hf import outside_families
 from albert_core.formats.hub import HubError, fetch_config
@@ -25,8 +35,15 @@ from ui.text import file_stem, md
 RAW, JOB, RESULT = "_ae_other_config", "_ae_other_job", "_ae_other_result"
 
 
+NO_PRESET = "(none: a config.json below)"
+
+
 def _load() -> dict[str, Any] | None:
-    """The config.json the user gave (upload or Hub id), or None; problems shown, never raised."""
+    """The decoder preset or the config.json the user gave (upload or Hub id), or None; problems shown, never
+    raised. A preset's config.json carries its name (the preset's) under "name"."""
+    preset = st.selectbox("A decoder preset", (NO_PRESET, *DECODER_PRESETS), key="verify_other_preset",
+                          help="The published config.json of a small decoder (albert_core.decoders), as on Overview's "
+                               "tab The small decoders.")
     up = st.file_uploader(f"config.json ({UPLOAD_LABEL})", type=["json"], key="verify_other_upload",
                           max_upload_size=UPLOAD_MB)
     st.caption(UPLOAD_NOTE)
@@ -37,6 +54,8 @@ def _load() -> dict[str, Any] | None:
             d = load_json(up.getvalue())
         elif hub.strip():
             d = fetch_config(hub.strip())
+        elif preset != NO_PRESET:
+            return {**DECODER_PRESETS[preset].cfg.to_hf(), "name": preset}
         else:
             return None
     except (ValueError, HubError) as e:
@@ -53,14 +72,38 @@ def _load() -> dict[str, Any] | None:
     return d
 
 
-def _request(d: dict[str, Any]) -> Request:
+def _request(d: dict[str, Any], lm: bool) -> Request:
     c = state.controls()
     w = Workload(batch_size=c["verify_batch"], seq_len=c["verify_seq_len"], precision=c["precision"],
-                 attention=c["attention"], checkpointing=c["checkpointing"], device="cpu", optimizer=c["optimizer"])
-    return Request(w, hf_config=d, source="hf", real=bool(c["verify_real"]))
+                 attention=c["attention"], checkpointing=c["checkpointing"], device="cpu", optimizer=c["optimizer"],
+                 head=CAUSAL_LM if lm else "none")
+    return Request(w, hf_config={k: v for k, v in d.items() if k != "name"}, source="hf", real=bool(c["verify_real"]))
 
 
-def _show(result: dict[str, Any], model_type: str) -> None:
+def _decoder(d: dict[str, Any]) -> DecoderConfig | None:
+    """The decoder d is (albert_core.decoders), or None; a decoder config.json it refuses is measured as it is."""
+    if not is_decoder(d):
+        return None
+    try:
+        return decoder_from_hf({k: v for k, v in d.items() if k != "name"}, str(d.get("name") or ""))
+    except ValueError as e:
+        st.warning(f"albert_core.decoders does not count this config.json ({md(str(e))}): it is measured as it is, "
+                   "with no closed form beside it.")
+        return None
+
+
+def _exact(result: dict[str, Any], dec: DecoderConfig, lm: bool) -> None:
+    """A decoder's built parameters beside albert_core's exact count, and what its head and loss save."""
+    n = count_decoder(dec, heads=lm).total
+    same = "equal" if n == result["built"] else f"differ by {result['built'] - n:+,}"
+    st.caption(f"albert_core.decoders counts {n:,} ({'causal LM' if lm else 'base model'}): {same}.")
+    if lm and "measurement" in result:
+        head = sum(r["bytes"] for r in result["measurement"]["breakdown"] if r["module"] in HEAD_MODULES)
+        st.caption(f"Of the saved bytes, the output projection and the loss keep {format_bytes(head)} ({head:,} B): "
+                   "the loss's float32 log-softmax of batch × seq_len × vocab and what the projection reads.")
+
+
+def _show(result: dict[str, Any], model_type: str, closed: bool = False) -> None:
     err = result.get("count_error") or result.get("job_error")
     if err or "built" not in result:
         st.error(md(err or "The build process gave no result."))
@@ -83,21 +126,28 @@ def _show(result: dict[str, Any], model_type: str) -> None:
                             "buffers and input come on top")
     st.caption(f"Measured on {result.get('how', 'fake tensors')}: batch {m['batch_size']}, seq_len {m['seq_len']:,}, "
                f"{m['dtype']}, {m['attention']} attention{', checkpointing' if m['checkpointing'] else ''}"
-               f"{', ' + s['optimizer'] if s else ''}. No closed form: the explorer's sweeps and charts need a family "
-               "module for this model type (README, Adding a model family).")
+               f"{', ' + s['optimizer'] if s else ''}." + ("" if closed else " No closed form: the explorer's sweeps "
+               "and charts need a family module for this model type (README, Adding a model family)."))
 
 
 def other_encoder() -> None:
     """The expander: load a config.json, build and measure it on a press, show the numbers."""
-    with st.expander("Any other encoder transformers builds (RoFormer, MobileBERT, Funnel, ...)"):
-        st.caption("Upload its config.json or give its Hub id: it is built and measured at the settings above.")
+    with st.expander("A decoder, or any other model transformers builds (GPT-2, Llama, Qwen, Gemma-3, RoFormer, "
+                     "MobileBERT, ...)"):
+        st.caption("Pick a decoder preset, upload a config.json or give its Hub id: it is built and measured at the "
+                   "settings above.")
         d = _load()
         if d is None:
             return
-        model_type = str(d["model_type"])
-        key = json.dumps(_request(d).to_dict(), sort_keys=True, default=str)  # the config and the settings it ran at
+        dec = _decoder(d)
+        lm = dec is not None and st.toggle(
+            "Train it as a causal LM (its output projection and next-token loss)", value=not dec.bidirectional,
+            key="verify_other_lm", help="transformers' loss upcasts the logits to float32: batch × seq_len × vocab × "
+                                        "4 bytes more. Off: the base model alone, as an embedding model trains.")
+        model_type = str(d.get("name") or d["model_type"])
+        key = json.dumps(_request(d, lm).to_dict(), sort_keys=True, default=str)  # the config and its settings
         if st.button(f"Build and measure {model_type}", key="verify_other_run"):
-            request = _request(d)
+            request = _request(d, lm)
             plan = parent_plan.plan(request, jobs.budget_bytes(), jobs.imports_bytes())
             if plan.measure or plan.count:
                 jobs.start(JOB, key, plan.shown(), request.replace(count=True, measure=plan.measure))
@@ -108,4 +158,6 @@ def other_encoder() -> None:
             st.session_state[RESULT] = {"key": done[0], **done[1]}
         result = st.session_state.get(RESULT)
         if result is not None and result["key"] == key:
-            _show(result, model_type)
+            _show(result, model_type, closed=dec is not None)
+            if dec is not None and "built" in result:
+                _exact(result, dec, lm)

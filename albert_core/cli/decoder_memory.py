@@ -18,17 +18,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..choices import CAUSAL_LM
 from ..decoders.decoder_config import DecoderConfig
+from ..decoders.decoder_loss import HEAD_MODULES
 from ..decoders.decoder_params import count_decoder
 from ..decoders.decoder_serving import has_cache, kv_cache
 from ..engine.types import Request
 from ..step.training import PRECISION_NOTES, weight_element_bytes
 from ..units import format_bytes, format_count
-
-CAUSAL_LM = "causal-lm"  # the head of engine.building.build_auto that a decoder trains with by default
-# the engine's breakdown rows (engine.core.saved_breakdown) of the output projection (what it reads: the final norm's
-# output) and of the causal LM's own forward around it (the loss: its float32 log-softmax, the shifted labels)
-HEAD_MODULES = ("lm_head", "(model)")
 
 
 def decoder_head(dec: DecoderConfig, given: str | None) -> str:

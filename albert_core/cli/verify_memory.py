@@ -34,7 +34,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..choices import DEVICES, MASTER, OPTIMIZERS, PRECISIONS, SHARDINGS, LoraSpec, parse_mode
+from ..choices import CAUSAL_LM, DEVICES, MASTER, OPTIMIZERS, PRECISIONS, SHARDINGS, LoraSpec, parse_mode
 from ..choices import OPTIMIZERS as TRAIN_OPTIMIZERS
 from ..config import ConfigError, ModelConfig
 from ..engine.core import DTYPES
@@ -47,8 +47,6 @@ from ..share import CONTROLS
 from ..step.training import PEAK_MAX_LAYERS, PRECISION_NOTES, peak_trust, training_memory
 from ..units import format_bytes, format_count
 from ..workload import Workload
-
-CAUSAL_LM = "causal-lm"  # a decoder's head (engine.building.build_auto): never an encoder's
 
 
 def add_parsers(sub: Any, add_source: Any) -> None:

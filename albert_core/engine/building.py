@@ -9,7 +9,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..choices import MASTER, OPTIMIZERS
+from ..choices import CAUSAL_LM, MASTER, OPTIMIZERS
 from .fakekey import fake_mode_class
 from .types import EngineError, Run
 
@@ -57,9 +57,6 @@ def _quiet_transformers() -> None:
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
-
-
-CAUSAL_LM = "causal-lm"  # a decoder's head: AutoModelForCausalLM, trained on its own loss (labels = input_ids)
 
 
 def build_auto(hf: dict[str, Any], attention: str = "eager", head: str = "none") -> Any:

@@ -63,8 +63,8 @@ def _model_type(d: dict[str, Any]) -> str:
     if isinstance(model_type, str) and model_type in DECODER_FAMILIES:
         raise ConfigError([f"model_type {model_type!r} is a decoder: the sidebar's configs are encoders so far. Its "
                            "exact parameters, KV cache and FLOPs: python -m albert_core params --config config.json "
-                           "(and flops), the published ones on Overview's tab \"The small decoders\"; Verify "
-                           "builds and measures it"])
+                           "(and flops; memory measures its training step), the published ones on the tabs \"The "
+                           "small decoders\" of Overview and Memory; Verify builds and measures it"])
     if not isinstance(model_type, str) or model_type not in types:
         raise ConfigError([f"model_type must be one of {', '.join(repr(t) for t in types)}, got {_short(model_type)}"])
     return types[model_type]

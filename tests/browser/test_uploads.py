@@ -3,7 +3,7 @@
 The browser refuses a file over an uploader's max_upload_size before sending it, with only a red icon whose
 reason shows on hover. Up to albert_core.formats.upload.UPLOAD_MB the file reaches the app, which refuses it (over
 64 KiB) with a message; over it, the caption under each uploader says what happens. Tried with a 2 MB file, as a
-tokenizer.json is, on the sidebar's import and on Verify's "Any other encoder".
+tokenizer.json is, on the sidebar's import and on Verify's "A decoder, or any other model transformers builds".
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_sidebar_import_of_a_2_mb_file_says_what_to_do(server, page):
 def test_verify_other_encoder_upload_of_a_2_mb_file_says_what_to_do(server, page):
     page.goto(f"{server}/verify")
     wait_until_idle(page)
-    section = page.locator('[data-testid="stMain"] [data-testid="stExpander"]').filter(has_text="Any other encoder")
+    section = page.locator('[data-testid="stMain"] [data-testid="stExpander"]').filter(has_text="any other model transformers builds")
     section.locator("summary").click()
     uploader = section.locator('[data-testid="stFileUploader"]')
     uploader.wait_for(timeout=30_000)
