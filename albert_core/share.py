@@ -54,7 +54,7 @@ PAGE_TABS: dict[str, tuple[str, ...]] = {
     "parameters": ("shares", "table", "breakdown", "sweep", "factorization", "sharing", "cuts"),
     "memory": ("activations", "max_position", "variants", "training", "serving", "decoders"),
     "fit": ("chart", "table"),
-    "compute": ("scatter", "table", "breakdown", "paper"),
+    "compute": ("scatter", "table", "breakdown", "paper", "decoders"),
 }
 
 

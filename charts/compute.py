@@ -17,11 +17,12 @@ FLOP_LABELS = {
     "ffn": "feed-forward",
     "pooler": "pooler",
     "relative_position": "relative positions (DeBERTa)",
+    "lm_head": "LM head (H→vocab)",
 }
 FLOP_COLORS = {  # Okabe-Ito and Tol: distinct for colorblind readers
     "embedding_projection": "#E69F00", "qkv": "#0072B2", "attention_scores": "#D55E00",
     "attention_values": "#882255", "attention_output": "#009E73", "ffn": "#CC79A7", "pooler": "#999999",
-    "relative_position": "#56B4E9",
+    "relative_position": "#56B4E9", "lm_head": "#F0E442",
 }
 
 

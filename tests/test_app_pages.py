@@ -204,6 +204,31 @@ def test_memory_decoders_tab(preset_app):
                 assert grow == batch * n_global * 2 * c.kv_heads * c.head_dim * 2
 
 
+def test_compute_decoders_tab(preset_app):
+    """Every decoder preset's forward FLOPs at the page's sequence length (each at most its max_position), the LM
+    head counted where it trains as a causal LM: the table and the bars are decoders.decoder_flops' exact counts
+    (held equal to FlopCounterMode, tests/test_decoders.py)."""
+    from albert_core.decoders.decoder_flops import decoder_forward_flops, decoder_training_flops
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS, trains_as_causal_lm
+    from albert_core.share import CONTROLS
+
+    preset, pages, _ = preset_app
+    if preset != "albert-base":
+        return  # the tab does not depend on the sidebar's config: once
+    S = CONTROLS["flops_seq_len"].default
+    (t,) = [t for t in pages["compute"]["tables"] if "lm_head_pct" in t.columns]
+    assert list(t["config"]) == list(DECODER_PRESETS)
+    bars = traces(pages["compute"]["figures"]["compute_decoders"])
+    for i, r in t.iterrows():
+        c = DECODER_PRESETS[r["config"]].cfg
+        lm = trains_as_causal_lm(c)
+        f = decoder_forward_flops(c, min(S, c.max_position), 1, head=lm)
+        assert (r["forward_flops"], r["training_flops"]) == (f.total, decoder_training_flops(c, min(S, c.max_position),
+                                                                                             1, head=lm))
+        assert bars["LM head (H→vocab)"]["customdata"][i][0] == f.lm_head and (f.lm_head > 0) == lm
+    assert not trains_as_causal_lm(DECODER_PRESETS["Qwen3-Embedding-0.6B"].cfg)  # an embedding model: no LM head
+
+
 def test_overview_comparison_table(preset_app):
     """Side by side: two tables, the own facts (fields and results at each max_position) and the workload's."""
     preset, pages, _ = preset_app

@@ -86,6 +86,32 @@ def decoder_context(batch: int) -> pd.DataFrame:
     return pd.DataFrame(rows).astype({"bytes": object})
 
 
+DECODER_FLOP_PARTS = ("qkv", "attention_scores", "attention_values", "attention_output", "ffn", "lm_head")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def decoder_flops(seq_len: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Compute's decoders tab: every decoder preset's forward of one sequence of seq_len tokens (at most its
+    max_position), batch 1, with its LM head where it trains as a causal LM (decoder_presets.trains_as_causal_lm):
+    (one row per preset, one row per (preset, component)), decoders.decoder_flops' exact counts."""
+    from albert_core.decoders.decoder_flops import decoder_forward_flops, decoder_training_flops
+    from albert_core.decoders.decoder_params import count_decoder
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS, trains_as_causal_lm
+
+    rows, parts = [], []
+    for name, p in DECODER_PRESETS.items():
+        c, lm = p.cfg, trains_as_causal_lm(p.cfg)
+        n = min(seq_len, c.max_position)
+        f = decoder_forward_flops(c, n, 1, head=lm)
+        rows.append(dict(config=name, seq_len=n, params=count_decoder(c, heads=lm).total, forward_flops=f.total,
+                         training_flops=decoder_training_flops(c, n, 1, head=lm), lm_head_pct=100 * f.lm_head / f.total,
+                         model="causal LM" if lm else "base model (an embedding model)"))
+        parts += [dict(config=name, component=k, flops=getattr(f, k), pct=100 * getattr(f, k) / f.total)
+                  for k in DECODER_FLOP_PARTS]
+    table = pd.DataFrame(rows).astype({"params": object, "forward_flops": object, "training_flops": object})
+    return table, pd.DataFrame(parts).astype({"flops": object})
+
+
 def decoder_long(table: pd.DataFrame) -> pd.DataFrame:
     """decoder_table reshaped to one row per (config, component) for stacked bars."""
     rows = []

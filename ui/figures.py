@@ -259,6 +259,16 @@ def compute_breakdown(cfgs: tuple, seq_len: int, shares: bool = False) -> go.Fig
                  "component" + ("; each bar is its config's forward, 100%." if shares else "."))
 
 
+@cached
+def decoder_breakdown(seq_len: int, shares: bool = False) -> go.Figure:
+    _, parts = data.decoder_flops(seq_len)
+    return slide(compute_charts.flops_breakdown(parts, seq_len, shares=shares), "Where a decoder's forward FLOPs go",
+                 f"Every decoder preset, one sequence of {seq_len:,} tokens (or its max_position if shorter), batch 1, "
+                 "by component, with the LM head where it trains as a causal LM (2·S·H·vocab: the vocabulary costs "
+                 "compute too); attention's two S² parts compute the full S × S under a causal mask or a window"
+                 + ("; each bar is its model's forward, 100%." if shares else "."))
+
+
 # ---- what the ALBERT paper measured ---------------------------------------------------------------------------
 @cached
 def paper_tradeoff(cfgs: tuple, tables: tuple[int, ...], by: str, title: str) -> go.Figure:

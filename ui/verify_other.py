@@ -21,7 +21,7 @@ from albert_core.decoders.decoder_config import DecoderConfig
 from albert_core.decoders.decoder_config import from_hf as decoder_from_hf
 from albert_core.decoders.decoder_loss import HEAD_MODULES
 from albert_core.decoders.decoder_params import count_decoder
-from albert_core.decoders.decoder_presets import DECODER_PRESETS
+from albert_core.decoders.decoder_presets import DECODER_PRESETS, trains_as_causal_lm
 from albert_core.engine.types import Request
 from albert_core.formats.hf import outside_families
 from albert_core.formats.hub import HubError, fetch_config
@@ -141,7 +141,7 @@ def other_encoder() -> None:
             return
         dec = _decoder(d)
         lm = dec is not None and st.toggle(
-            "Train it as a causal LM (its output projection and next-token loss)", value=not dec.bidirectional,
+            "Train it as a causal LM (its output projection and next-token loss)", value=trains_as_causal_lm(dec),
             key="verify_other_lm", help="transformers' loss upcasts the logits to float32: batch × seq_len × vocab × "
                                         "4 bytes more. Off: the base model alone, as an embedding model trains.")
         model_type = str(d.get("name") or d["model_type"])

@@ -22,6 +22,7 @@ from ..choices import CAUSAL_LM
 from ..decoders.decoder_config import DecoderConfig
 from ..decoders.decoder_loss import HEAD_MODULES
 from ..decoders.decoder_params import count_decoder
+from ..decoders.decoder_presets import trains_as_causal_lm
 from ..decoders.decoder_serving import has_cache, kv_cache
 from ..engine.types import Request
 from ..step.training import PRECISION_NOTES, weight_element_bytes
@@ -29,9 +30,9 @@ from ..units import format_bytes, format_count
 
 
 def decoder_head(dec: DecoderConfig, given: str | None) -> str:
-    """--head for a decoder: causal-lm (its output projection and next-token loss) unless it attends both ways
-    (an embedding model, trained without one); 'none' measures the base model alone."""
-    head = (given or "").strip() or ("none" if dec.bidirectional else CAUSAL_LM)
+    """--head for a decoder: causal-lm (its output projection and next-token loss) unless it is an embedding model
+    (decoder_presets.trains_as_causal_lm), trained without one; 'none' measures the base model alone."""
+    head = (given or "").strip() or (CAUSAL_LM if trains_as_causal_lm(dec) else "none")
     if head not in ("none", CAUSAL_LM):
         raise ValueError(f"--head for a decoder is {CAUSAL_LM} (its output projection and next-token loss) or none "
                          f"(the base model), got {head!r}")

@@ -51,6 +51,7 @@ PAGES = {
     # issue 54: the small decoders beside BERT-base and ALBERT-base
     "overview-decoders": "?overview_tab=decoders",
     "memory-decoders": "memory?memory_tab=decoders&scale=log",
+    "compute-decoders": "compute?compute_tab=decoders&flops_seq_len=4096",
 }
 OUT = ROOT / "docs" / "screenshots"
 
