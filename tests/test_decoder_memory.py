@@ -98,7 +98,8 @@ def test_memory_of_a_decoder_is_what_verify_measures_and_its_parts_their_closed_
 
 @pytest.mark.parametrize("argv, said", [
     (["memory", "--preset", "gpt2", "--sharding", "zero2", "--num-gpus", "2"], "--num-gpus, --sharding"),
-    (["memory", "--preset", "gpt2", "--train", "lora"], "--train"),
+    (["memory", "--preset", "gpt2", "--train", "bitfit"], "--train bitfit"),
+    (["memory", "--preset", "gpt2", "--lora-r", "4"], "only apply with --train lora"),
     (["memory", "--preset", "gpt2", "--head", "mlm"], "causal-lm"),
     (["verify", "--preset", "gpt2", "--head", "classification:2"], "causal-lm"),
     (["memory", "--preset", "bert-base", "--head", "causal-lm"], "an encoder's heads"),
@@ -107,3 +108,42 @@ def test_memory_of_a_decoder_is_what_verify_measures_and_its_parts_their_closed_
 def test_what_a_decoder_does_not_take_yet_is_named(argv, said, capsys):
     code, _, err = run_cli(capsys, *argv)
     assert code == 2 and said in err, err
+
+
+def test_lora_on_a_decoder_fake_equals_real_and_counts_what_peft_builds():
+    """peft's LoRA on q_proj and v_proj of a causal LM (the issue's fine-tune): the engine on fake tensors equals real
+    ones, its trainable count is the adapters' r x (in + out) per adapted projection, and one symbolic trace of the
+    step gives the engine's peak at other sizes."""
+    from albert_core.choices import LoraSpec
+    from albert_core.engine.trace import trace_step
+
+    hf = TINY["llama"]
+    r, H, q, v, L = 4, 32, 4 * 8, 2 * 8, 2  # hidden 32, 4 heads and 2 kv heads of 8
+    w = Workload(2, 20, "mixed_bf16", "eager", device="cpu", head="causal-lm", mode="lora",
+                 lora=LoraSpec(r=r, targets=("q_proj", "v_proj")))
+    fake, real = measured(hf, w), measured(hf, w, real=True)
+    assert fake[:2] == real[:2]
+    assert fake[2]["trainable_built"] == L * r * ((H + q) + (H + v))
+    assert fake[2]["built"] == count_decoder(from_hf(hf), heads=True).total + fake[2]["trainable_built"]
+    step = trace_step(hf, w.replace(batch_size=3, seq_len=37))
+    for B, S in ((2, 20), (6, 50)):
+        assert step.peak(B, S) == measured(hf, w.replace(batch_size=B, seq_len=S))[1]
+
+
+def test_the_largest_batch_that_fits_a_gpu_is_measured_to_fit_and_the_next_not(tmp_path, capsys):
+    """memory --gpu for a decoder: the trace's largest batch fits the GPU and the next one does not, both measured
+    by the engine (a budget made small enough for a tiny model: the T4's bytes over a large batch x length)."""
+    from albert_core.cli.decoder_memory import largest_batch
+    from albert_core.estimate.gpus import GPUS
+
+    dec = from_hf(TINY["llama"])
+    w = Workload(1, 64, "float32", "eager", device="cpu", head="causal-lm")
+    budget = 3_000_000
+    f = largest_batch(dec, w, "tiny", budget)
+    best, peaks = f["largest_batch"], {int(b): p for b, p in f["measured_peaks"].items()}
+    assert best > 1 and f["fits"] and peaks[best] <= budget < peaks[best + 1]
+    assert largest_batch(dec, w, "tiny", 10_000)["largest_batch"] == 0  # not even batch 1: said, not 1
+    path = tmp_path / "llama.json"
+    path.write_text(json.dumps(TINY["llama"]))
+    code, out, err = run_cli(capsys, "memory", "--config", str(path), "--seq-len", "64", "--gpu", "nope")
+    assert code == 2 and "--gpu must be one of" in err and repr(next(iter(GPUS))) in err

@@ -19,7 +19,7 @@ from albert_core.choices import CAUSAL_LM
 from albert_core.decoders import is_decoder
 from albert_core.decoders.decoder_config import DecoderConfig
 from albert_core.decoders.decoder_config import from_hf as decoder_from_hf
-from albert_core.decoders.decoder_loss import HEAD_MODULES
+from albert_core.decoders.decoder_loss import head_bytes
 from albert_core.decoders.decoder_params import count_decoder
 from albert_core.decoders.decoder_presets import DECODER_PRESETS, trains_as_causal_lm
 from albert_core.engine.types import Request
@@ -98,7 +98,7 @@ def _exact(result: dict[str, Any], dec: DecoderConfig, lm: bool) -> None:
     same = "equal" if n == result["built"] else f"differ by {result['built'] - n:+,}"
     st.caption(f"albert_core.decoders counts {n:,} ({'causal LM' if lm else 'base model'}): {same}.")
     if lm and "measurement" in result:
-        head = sum(r["bytes"] for r in result["measurement"]["breakdown"] if r["module"] in HEAD_MODULES)
+        head = head_bytes(result["measurement"]["breakdown"])
         st.caption(f"Of the saved bytes, the output projection and the loss keep {format_bytes(head)} ({head:,} B): "
                    "the loss's float32 log-softmax of batch × seq_len × vocab and what the projection reads.")
 

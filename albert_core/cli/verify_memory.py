@@ -96,6 +96,9 @@ def add_parsers(sub: Any, add_source: Any) -> None:
                    "(torchao 0.18 weight-only int8/int4; int4-packed is its layout's arithmetic)")
     m.add_argument("--group-size", type=int, default=None, help="int4: values per scale and zero point (default 128)")
     m.add_argument("--quantize-embeddings", action="store_true", help="int8/int4: quantize the nn.Embedding tables too")
+    m.add_argument("--gpu", default=None, metavar="NAME",
+                   help="a decoder: the largest batch whose training step fits this GPU at --seq-len (one symbolic "
+                        "trace of the step, its answer and the next batch measured), e.g. 'L4 24 GB'")
     m.add_argument("--serve-dtype", choices=BASE_DTYPES, default=None,
                    help="int8/int4: what stays unquantized (biases, norms) and int4's scales (default bfloat16)")
 
@@ -179,15 +182,12 @@ def verify_request(args: argparse.Namespace, cfg: ModelConfig | None, raw: dict[
     from ..engine.measure import default_kind
 
     if raw is not None and is_decoder(raw):  # a decoder: its base model, or with --head causal-lm its causal LM
-        from .decoder_memory import refuse_encoder_flags
+        from ..decoders.decoder_config import from_hf
+        from .decoder_memory import decoder_workload
 
-        refuse_encoder_flags(args)
-        head = args.head.strip() if args.head else "none"
-        if head not in ("none", CAUSAL_LM):
-            raise ValueError(f"--head for a decoder is {CAUSAL_LM} (its output projection and next-token loss) or "
-                             f"none (the base model, the default of verify), got {head!r}")
-        return Request(workload_of(args, {"mode": "full", "head": head, "num_labels": 0, "lora": None}, "cpu"),
-                       hf_config=raw, source="hf", real=args.real)
+        if not (args.head or "").strip():
+            args = argparse.Namespace(**{**vars(args), "head": "none"})  # verify's default: the base model
+        return Request(decoder_workload(from_hf(raw), args), hf_config=raw, source="hf", real=args.real)
     ft = finetune_settings(args)
     fine = ft["mode"] != "full" or ft["head"] != "none"
     # the engine runs on this CPU: the optimizer's for-loop, torch.optim's CPU default
@@ -233,7 +233,7 @@ def trace_json(cfg: ModelConfig | None, request: Request) -> dict[str, Any]:
 
 def trace_refusal(request: Request) -> None:
     """ValueError, saying what to drop, for a request `verify --trace` does not trace."""
-    if request.fine_tuned and (request.workload.head, request.workload.mode) != (CAUSAL_LM, "full"):
+    if request.fine_tuned and request.config is not None:
         raise ValueError("--trace runs the base model's full training step: drop --train and --head")
     if request.source != "hf" or request.real:
         raise ValueError("--trace runs Hugging Face's model on fake tensors: drop --source reference and --real")

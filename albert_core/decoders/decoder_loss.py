@@ -3,16 +3,30 @@
 transformers' ForCausalLMLoss (loss/loss_utils.py) upcasts the logits to float32 (`logits.float()`), pads and shifts
 the labels, and calls cross_entropy, whose log_softmax saves its float32 output (aten._log_softmax: its backward reads
 the result) and whose nll_loss saves the target and total_weight (aten.nll_loss_forward). The engine measures them as
-the causal LM's own row (HEAD_MODULES' "(model)"): tests/test_decoder_memory.py holds them equal.
+the causal LM's own row ("(model)", is_head_module): tests/test_decoder_memory.py holds them equal.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from .decoder_config import DecoderConfig
 
-# the engine's breakdown rows (engine.core.saved_breakdown) of the output projection (what it reads: the final norm's
-# output) and of the causal LM's own forward around it (the loss: loss_saved's tensors)
-HEAD_MODULES = ("lm_head", "(model)")
+PEFT_PREFIX = "base_model.model"  # peft's PeftModelForCausalLM holds the causal LM under this path
+
+
+def is_head_module(module: str) -> bool:
+    """Whether a row of the engine's breakdown (engine.core.saved_breakdown) is the output projection's (it saves what
+    it reads, the final norm's output) or the causal LM's own forward around it (the loss: loss_saved's tensors):
+    'lm_head' and '(model)', or under peft 'base_model.model.lm_head' and 'base_model.model'."""
+    rest = module.removeprefix(PEFT_PREFIX).removeprefix(".") if module.startswith(PEFT_PREFIX) else module
+    return rest in ("lm_head", "(model)", "")
+
+
+def head_bytes(breakdown: Iterable[Mapping[str, Any]]) -> int:
+    """The saved bytes of the breakdown's rows ({"module", "bytes"}) that is_head_module names."""
+    return sum(int(r["bytes"]) for r in breakdown if is_head_module(str(r["module"])))
 LABEL_BYTES = 8  # int64 labels (input_ids), shifted: nll_loss's target, B x S
 TOTAL_WEIGHT_BYTES = 4  # nll_loss's total_weight: a float32 scalar
 

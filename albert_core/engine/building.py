@@ -9,7 +9,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..choices import CAUSAL_LM, MASTER, OPTIMIZERS
+from ..choices import CAUSAL_LM, MASTER, OPTIMIZERS, LoraSpec
 from .fakekey import fake_mode_class
 from .types import EngineError, Run
 
@@ -59,9 +59,36 @@ def _quiet_transformers() -> None:
     hf_logging.set_verbosity_error()
 
 
-def build_auto(hf: dict[str, Any], attention: str = "eager", head: str = "none") -> Any:
+def build_auto(hf: dict[str, Any], attention: str = "eager", head: str = "none", lora: LoraSpec | None = None) -> Any:
     """AutoModel.from_config of a config.json dict (any model_type transformers knows), on the current device;
-    head CAUSAL_LM: AutoModelForCausalLM (the base model and its output projection, tied as the config says)."""
+    head CAUSAL_LM: AutoModelForCausalLM (the base model and its output projection, tied as the config says); lora:
+    wrapped by peft's get_peft_model (lora_model)."""
+    model = _build_auto(hf, attention, head)
+    return model if lora is None else lora_model(model, lora, head)
+
+
+def lora_model(model: Any, lora: LoraSpec, head: str) -> Any:
+    """peft's get_peft_model over a config.json's model: LoraConfig of lora (targets None: peft's default for the
+    model type), task CAUSAL_LM for a causal LM, else FEATURE_EXTRACTION (the base model's outputs)."""
+    from ..estimate.serving import quiet_torchao
+
+    quiet_torchao()  # peft imports torchao when it is installed
+    import warnings
+
+    from peft import LoraConfig, get_peft_model
+
+    conf = LoraConfig(task_type="CAUSAL_LM" if head == CAUSAL_LM else "FEATURE_EXTRACTION", r=lora.r,
+                      lora_alpha=lora.lora_alpha, lora_dropout=lora.lora_dropout, bias=lora.bias,
+                      target_modules=list(lora.targets) if lora.targets is not None else None)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        try:
+            return get_peft_model(model, conf)
+        except ValueError as e:  # no target of that name in this model, or none by default for its type
+            raise EngineError(f"peft cannot put LoRA on this model: {str(e).splitlines()[0][:300]}") from None
+
+
+def _build_auto(hf: dict[str, Any], attention: str, head: str) -> Any:
     from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
 
     _quiet_transformers()

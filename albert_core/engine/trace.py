@@ -82,7 +82,7 @@ def trace_saved(hf: dict[str, Any], w: Workload | None = None) -> Trace:
     the config."""
     import torch
 
-    from .building import autocast, build_auto, prepare, tensor_mode
+    from .building import autocast, build_auto, fake_build, prepare, tensor_mode
     from .core import saved_bytes
     from .types import Run
 
@@ -90,7 +90,8 @@ def trace_saved(hf: dict[str, Any], w: Workload | None = None) -> Trace:
     start = time.perf_counter()
     env, symbol = _shape_env()
     with tensor_mode(True, shape_env=env):
-        model = prepare(build_auto(hf, w.attention, w.head), Run(w, fake=True), True)
+        with fake_build():  # peft's adapters moved to their layer's device: fake tensors cannot be swapped in place
+            model = prepare(build_auto(hf, w.attention, w.head, _lora(w)), Run(w, fake=True), True)
         B, S = symbol("B", w.batch_size), symbol("S", w.seq_len)
         ids = torch.zeros((B, S), dtype=torch.long)
         total, _ = saved_bytes(model, ids, autocast(w.precision))
@@ -172,7 +173,7 @@ def trace_step(hf: dict[str, Any], w: Workload | None = None) -> StepTrace:
     with tensor_mode(True, shape_env=env):
         torch.manual_seed(run.seed)
         with fake_build():
-            model = build_auto(hf, w.attention, w.head)
+            model = build_auto(hf, w.attention, w.head, _lora(w))
         _tie(model)
         model = prepare(model, run, True)
         B, S = symbol("B", w.batch_size), symbol("S", w.seq_len)
@@ -186,6 +187,13 @@ def trace_step(hf: dict[str, Any], w: Workload | None = None) -> StepTrace:
     polys = {_polynomial(e, names) for e in lives}
     return StepTrace(candidates=_undominated(polys), events=events, distinct=len(polys), guards=_guards(env, names),
                      ranges=_ranges(env, B, S), seconds=time.perf_counter() - start_time)
+
+
+def _lora(w: Workload) -> Any:
+    """w's LoRA where it trains one (a config.json's model: full or lora, child_request._maker says which)."""
+    from ..choices import LoraSpec
+
+    return (w.lora or LoraSpec()) if w.mode == "lora" else None
 
 
 def _default_workload() -> Workload:

@@ -50,7 +50,9 @@ def finetune_maker(cfg: ModelConfig, w: Workload, counted: dict[str, int]) -> An
 
 def _maker(request: Request, counted: dict[str, int] | None = None) -> tuple[Any, int]:
     """(make, vocab_size) for the request's model (a fine-tuned one puts its counts in `counted`)."""
+    from ..choices import LoraSpec
     from ..engine import core as engine
+    from ..engine import task_model
     from ..engine.measure import maker
 
     w = request.workload
@@ -61,7 +63,17 @@ def _maker(request: Request, counted: dict[str, int] | None = None) -> tuple[Any
         if not isinstance(vocab, int) or isinstance(vocab, bool) or vocab < 1:
             raise engine.EngineError(f"config.json of model_type {d.get('model_type')!r} needs a vocab_size of at "
                                      f"least 1 to make input_ids, got {vocab!r}")
-        return (lambda: engine.build_auto(d, w.attention, w.head)), vocab
+        if w.mode not in ("full", "lora"):
+            raise engine.EngineError(f"a config.json's model trains fully or with LoRA here, not {w.mode!r}")
+        lora = (w.lora or LoraSpec()) if w.mode == "lora" else None
+
+        def make_auto() -> Any:
+            model = engine.build_auto(d, w.attention, w.head, lora)
+            if counted is not None:
+                counted["trainable"], counted["total"] = task_model.count_built(model)
+            return model
+
+        return make_auto, vocab
     cfg = request.config
     if request.fine_tuned:
         return finetune_maker(cfg, w, {} if counted is None else counted), cfg.vocab_size

@@ -52,8 +52,8 @@ def finetune_error(request: Request) -> str | None:
     if not request.fine_tuned:
         return None
     if request.config is None:
-        if (request.workload.head, request.workload.mode) == (CAUSAL_LM, "full"):
-            return None  # a config.json's causal LM, trained on its own loss (engine.building.build_auto)
+        if request.workload.head in ("none", CAUSAL_LM) and request.workload.mode in ("full", "lora"):
+            return None  # a config.json's model or causal LM, fully or with LoRA (engine.building.build_auto)
         return "a fine-tuning mode or a task head needs a config one of the families models"
     if request.source != "hf":
         return ("a fine-tuning mode or a task head builds Hugging Face's task model (peft's for LoRA), not the "
