@@ -21,19 +21,19 @@ from albert_core.decoders import FAMILIES
 from albert_core.decoders.decoder_config import DecoderConfig, DecoderError, from_hf
 from albert_core.decoders.decoder_params import count_decoder
 from albert_core.decoders.decoder_presets import DECODER_PRESETS
+from albert_core.engine.building import on_device
 
 N = 100  # random configs per family (issue 54: at least 100)
 
 
 def built(d: dict, causal_lm: bool = False):
     """transformers' model for the config.json d, on the meta device (no storage)."""
-    import torch
     from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
     from transformers.utils import logging
 
     logging.set_verbosity_error()
     conf = AutoConfig.for_model(**d)
-    with torch.device("meta"):
+    with on_device("meta"):
         return (AutoModelForCausalLM if causal_lm else AutoModel).from_config(conf)
 
 

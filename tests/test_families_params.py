@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from albert_core.config import HIDDEN_ACTS
+from albert_core.engine.building import on_device
 from albert_core.engine.models import count_built, hf_model
 from albert_core.estimate.params import count_parameters, parameter_groups
 from albert_core.formats.hf import from_hf_config, hf_expressible, to_hf_config
@@ -21,13 +22,12 @@ N = 100  # random configs per family (issue 10: at least 100)
 
 def auto_count(d: dict) -> int:
     """sum(p.numel()) of AutoModel for the config.json d, built on the meta device."""
-    import torch
     from transformers import AutoConfig, AutoModel
     from transformers.utils import logging
 
     logging.set_verbosity_error()
     conf = AutoConfig.for_model(**d)
-    with torch.device("meta"):
+    with on_device("meta"):
         return count_built(AutoModel.from_config(conf))
 
 

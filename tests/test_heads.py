@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_families_params import STRATEGIES
 
+from albert_core.engine.building import on_device
 from albert_core.estimate.heads import HEADS, head_parameters, parse_head
 from albert_core.estimate.hf_modules import named_parameters
 from albert_core.estimate.params import count_parameters
@@ -20,7 +21,6 @@ N = 25  # random configs per family and head
 
 def auto_model(d: dict, head: str, num_labels: int):
     """The model of `head` for the config.json d, built on the meta device."""
-    import torch
     from transformers import (
         AutoConfig,
         AutoModel,
@@ -34,7 +34,7 @@ def auto_model(d: dict, head: str, num_labels: int):
     cls = {"none": AutoModel, "classification": AutoModelForSequenceClassification,
            "token": AutoModelForTokenClassification, "mlm": AutoModelForMaskedLM}[head]
     conf = AutoConfig.for_model(**d, num_labels=num_labels)
-    with torch.device("meta"):
+    with on_device("meta"):
         return cls.from_config(conf)
 
 

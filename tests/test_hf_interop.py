@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from albert_core.config import HIDDEN_ACTS, SHARING_MODES, ConfigError, ModelConfig
+from albert_core.engine.building import on_device
 from albert_core.engine.models import count_built, hf_model
 from albert_core.estimate.params import count_parameters
 from albert_core.formats.hf import EXPLORER_KEY, from_hf_config, hf_expressible, to_hf_config
@@ -56,10 +57,9 @@ def test_plain_albert_dict_counts_like_hf(layers, data):
     }
     cfg = from_hf_config(d)
     assert hf_expressible(cfg)
-    import torch
     from transformers import AlbertConfig, AlbertModel
 
-    with torch.device("meta"):
+    with on_device("meta"):
         built = count_built(AlbertModel(AlbertConfig(**d)))  # straight from the dict, not via our builder
     assert count_parameters(cfg).total == built
 

@@ -13,6 +13,7 @@ from ..config import ModelConfig, require_choice
 from ..estimate.params import stored_copies
 from ..families import attention_run, family
 from ..formats.hf import hf_built_config, hf_dict
+from .building import on_device
 
 ATTENTION_IMPLS = ("eager", "sdpa")
 MAX_BUILD_LAYERS = 2048  # layer modules built on the meta device for the app; beyond this a build takes minutes
@@ -38,7 +39,6 @@ def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager"
     from ..estimate.serving import quiet_torchao
 
     quiet_torchao()  # transformers imports torchao on a model build where it is installed (requirements-dev.txt)
-    import torch
     from transformers.utils import logging as hf_logging
 
     require_choice("attention", attention, ATTENTION_IMPLS)
@@ -50,18 +50,16 @@ def hf_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager"
     conf_cls, model_cls = fam.hf_classes(heads)
     conf = conf_cls(**hf_dict(cfg))
     conf._attn_implementation = attention
-    with torch.device(device):
+    with on_device(device):
         model = model_cls(conf)
     return model
 
 
 def reference_model(cfg: ModelConfig, *, device: str = "meta", attention: str = "eager") -> Any:
     """albert_core.engine.reference.ReferenceModel for cfg, any sharing mode."""
-    import torch
-
     from .reference import ReferenceModel
 
-    with torch.device(device):
+    with on_device(device):
         return ReferenceModel(cfg, attention=attention)
 
 

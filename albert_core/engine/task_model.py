@@ -13,6 +13,7 @@ from ..estimate.finetune import PEFT_TASK, resolved_targets
 from ..estimate.heads import check_head
 from ..estimate.hf_modules import head_modules
 from ..families import attention_run, family
+from .building import on_device
 
 
 def build(cfg: ModelConfig, mode: str = "full", *, head: str = "none", num_labels: int = 2,
@@ -65,7 +66,6 @@ def task_model(cfg: ModelConfig, head: str, num_labels: int, device: str, attent
     from ..estimate.serving import quiet_torchao
 
     quiet_torchao()  # transformers imports torchao on a model build when it is installed
-    import torch
     from transformers import (
         AutoConfig,
         AutoModel,
@@ -88,7 +88,7 @@ def task_model(cfg: ModelConfig, head: str, num_labels: int, device: str, attent
 
         require_choice("attention", attention, ATTENTION_IMPLS)
         kw["attn_implementation"] = attention_run(cfg.family, attention)  # DeBERTa-v2: its own attention, eager
-    with torch.device(device):
+    with on_device(device):
         return cls.from_config(conf, **kw)
 
 
