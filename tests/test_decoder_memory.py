@@ -51,7 +51,7 @@ def test_the_causal_lm_on_fake_tensors_equals_real_ones_and_saves_its_float32_lo
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["llama", "gemma3_text"])
+@pytest.mark.parametrize("family", ["gemma3_text"])  # Llama's causal LM: traced with LoRA on it (below)
 def test_one_trace_of_the_causal_lm_gives_the_engine_at_other_sizes(family):
     from albert_core.engine.trace import trace_saved, trace_step
 
