@@ -142,6 +142,10 @@ def test_the_largest_batch_that_fits_a_gpu_is_measured_to_fit_and_the_next_not(t
     f = largest_batch(dec, w, "tiny", budget)
     best, peaks = f["largest_batch"], {int(b): p for b, p in f["measured_peaks"].items()}
     assert best > 1 and f["fits"] and peaks[best] <= budget < peaks[best + 1]
+    assert f["longest"] is None  # batch 1 asked: the trace of batch 2 or more does not hold there
+    g = largest_batch(dec, w.replace(batch_size=3), "tiny", budget)["longest"]  # the longest context at batch 3
+    lengths = {int(n): p for n, p in g["measured_peaks"].items()}
+    assert g["fits"] and lengths[g["seq_len"]] <= budget < lengths[g["seq_len"] + 1]
     assert largest_batch(dec, w, "tiny", 10_000)["largest_batch"] == 0  # not even batch 1: said, not 1
     path = tmp_path / "llama.json"
     path.write_text(json.dumps(TINY["llama"]))

@@ -12,7 +12,8 @@ and gradients what trains, times the precision's element bytes; the optimizer st
 step 2's start; the saved activations and the step's peak are the engine's (engine.core.saved_bytes, step_peak) on
 PyTorch's CPU kernels, and the loss's share of the saved bytes is what the LM head and the loss save (their rows of
 the engine's breakdown). The KV cache beside it is decoders.decoder_serving's at batch × seq_len. --gpu: the largest
-batch that fits (largest_batch: one symbolic trace, its answer measured). A decoder is measured for one device, fully
+batch that fits, and the longest sequence at the batch asked (largest_batch: one symbolic trace, its answers
+measured). A decoder is measured for one device, fully
 trained or with LoRA: frozen layers, ZeRO and --serve are the encoders' for now (said, not ignored).
 """
 
@@ -170,7 +171,37 @@ def largest_batch(dec: DecoderConfig, w: Any, gpu: str, budget: int) -> dict[str
             "measured_peaks": {str(b): p for b, p in at.items()},
             "trace": {"candidates": len(step.candidates), "seconds": round(step.seconds, 1),
                       "guards": list(step.guards)},
-            "fits": best >= 1 and all((p <= budget) == (b <= best) for b, p in at.items())}
+            "fits": best >= 1 and all((p <= budget) == (b <= best) for b, p in at.items()),
+            "longest": _longest_context(step, dec, w, budget, hf)}
+
+
+def _longest_context(step: Any, dec: DecoderConfig, w: Any, budget: int, hf: dict[str, Any]) -> dict[str, Any] | None:
+    """The longest sequence whose step fits `budget` at w's batch (2 or more: the same trace, S a symbol), searched
+    where the trace holds, up to max_position; it and the next length measured by the engine. None at batch 1."""
+    from ..processes import child_request
+
+    B = w.batch_size
+    if B < 2:
+        return None
+
+    def fits(n: int) -> bool:
+        return bool(step.holds(B, n) and step.peak(B, n) <= budget)
+
+    lo, hi = 1, dec.max_position + 1  # fits(lo) (or lo = 1: nothing fits), not fits(hi) (or past max_position)
+    if fits(w.seq_len):
+        lo = w.seq_len
+    else:
+        hi = w.seq_len
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    if lo < 2:
+        return None
+    at = {n: int(child_request.run(Request(w.replace(seq_len=n), hf_config=hf))["step"]["peak"])
+          for n in (lo, lo + 1) if n <= dec.max_position}
+    return {"batch_size": B, "seq_len": lo, "max_position": dec.max_position,
+            "measured_peaks": {str(n): p for n, p in at.items()},
+            "fits": all((p <= budget) == (n <= lo) for n, p in at.items())}
 
 
 def decoder_memory_text(d: dict[str, Any]) -> str:
@@ -211,6 +242,13 @@ def decoder_memory_text(d: dict[str, Any]) -> str:
                       + f" (one symbolic trace of the step, {f['trace']['seconds']} s; the engine measured {peaks})"]
         if not f["fits"] and f["largest_batch"]:
             lines.append("  the engine's measurements and the trace disagree here: trust the measured peaks")
+        g = f["longest"]
+        if g is not None:
+            peaks = ", ".join(f"{int(n):,} tokens: {format_bytes(v)} ({v:,} B)" for n, v in g["measured_peaks"].items())
+            lines.append(f"  at batch {g['batch_size']:,}, the longest sequence that fits: {g['seq_len']:,} tokens"
+                         + (" (its max_position)" if g["seq_len"] == g["max_position"] else "") + " "
+                         f"(the same trace; the engine measured {peaks})"
+                         + ("" if g["fits"] else "; the measurements and the trace disagree: trust the measured peaks"))
     kv = d["kv_cache"]
     if kv is not None:
         lines += ["", f"serving: KV cache at batch {kv['batch_size']} x {kv['tokens']:,} tokens, {kv['dtype']}: "
