@@ -25,6 +25,7 @@ SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")  # ZeRO stages (Rajbhand
 
 # ---- fine-tuning -------------------------------------------------------------------------------------------------
 CAUSAL_LM = "causal-lm"  # a decoder's head: AutoModelForCausalLM on its own loss (engine.building.build_auto)
+CONFIG_JSON_MODES = ("full", "lora")  # how a config.json's model (a decoder's) trains on the engine
 MODES = ("full", "frozen-embeddings", "frozen-layers", "lora", "bitfit")
 MAX_RANK = 1 << 16
 LORA_BIAS = ("none", "all", "lora_only")  # peft LoraConfig.bias

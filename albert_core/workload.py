@@ -70,6 +70,11 @@ class Workload:
         """The forward's and backward's dtype as the activation replay names it (a master run's: the cast model's)."""
         return MASTER.get(self.precision, self.precision)
 
+    @property
+    def trained_lora(self) -> LoraSpec | None:
+        """The LoRA this workload trains (its own, or peft's defaults where none is given), None unless mode lora."""
+        return (self.lora or LoraSpec()) if self.mode == "lora" else None
+
     def replace(self, **changes: Any) -> Workload:
         return replace(self, **changes)
 

@@ -99,7 +99,7 @@ def test_memory_of_a_decoder_is_what_verify_measures_and_its_parts_their_closed_
 @pytest.mark.parametrize("argv, said", [
     (["memory", "--preset", "gpt2", "--sharding", "zero2", "--num-gpus", "2"], "--num-gpus, --sharding"),
     (["memory", "--preset", "gpt2", "--train", "bitfit"], "--train bitfit"),
-    (["memory", "--preset", "gpt2", "--lora-r", "4"], "only apply with --train lora"),
+    (["memory", "--preset", "gpt2", "--lora-r", "4", "--lora-alpha", "8"], "only apply with --train lora"),
     (["memory", "--preset", "gpt2", "--head", "mlm"], "causal-lm"),
     (["verify", "--preset", "gpt2", "--head", "classification:2"], "causal-lm"),
     (["memory", "--preset", "bert-base", "--head", "causal-lm"], "an encoder's heads"),

@@ -13,8 +13,8 @@ step 2's start; the saved activations and the step's peak are the engine's (engi
 PyTorch's CPU kernels, and the loss's share of the saved bytes is what the LM head and the loss save (their rows of
 the engine's breakdown). The KV cache beside it is decoders.decoder_serving's at batch × seq_len. --gpu: the largest
 batch that fits, and the longest sequence at the batch asked (largest_batch: one symbolic trace, its answers
-measured). A decoder is measured for one device, fully
-trained or with LoRA: frozen layers, ZeRO and --serve are the encoders' for now (said, not ignored).
+measured). A decoder is measured for one device, fully trained or with LoRA: frozen layers, ZeRO and --serve are the
+encoders' for now (said, not ignored).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..choices import CAUSAL_LM
+from ..choices import CAUSAL_LM, CONFIG_JSON_MODES
 from ..decoders.decoder_config import DecoderConfig
 from ..decoders.decoder_loss import head_bytes
 from ..decoders.decoder_params import count_decoder
@@ -31,6 +31,7 @@ from ..decoders.decoder_serving import has_cache, kv_cache
 from ..engine.types import Request
 from ..step.training import PRECISION_NOTES, weight_element_bytes
 from ..units import format_bytes, format_count
+from .lora_flags import lora_of
 
 
 def decoder_head(dec: DecoderConfig, given: str | None) -> str:
@@ -50,7 +51,7 @@ def refuse_encoder_flags(args: argparse.Namespace) -> None:
                                            ("--serve", "serve", None))
              if str(getattr(args, name, rest)).strip() != str(rest)]
     train = getattr(args, "train", "full").strip()
-    if train not in ("full", "lora"):
+    if train not in CONFIG_JSON_MODES:
         given.append(f"--train {train}")
     if given:
         raise ValueError(f"{', '.join(given)}: a decoder is measured for one device, fully trained or with LoRA, so "
@@ -58,31 +59,17 @@ def refuse_encoder_flags(args: argparse.Namespace) -> None:
                          "encoders' for now")
 
 
-def decoder_workload(dec: DecoderConfig, args: argparse.Namespace, device: str = "cpu") -> Any:
-    """The Workload of a decoder's `memory` or `verify` flags: its head (decoder_head), full or LoRA (--lora-*: peft's
-    LoraConfig; targets left out: peft's default for the model type, q_proj and v_proj for these families)."""
-    from ..choices import LoraSpec
-    from ..estimate.finetune import parse_targets
-    from ..share import CONTROLS
+def decoder_workload(dec: DecoderConfig, args: argparse.Namespace, default_head: str | None = None) -> Any:
+    """The Workload of a decoder's `memory` or `verify` flags, on the engine's CPU: its head (decoder_head; --head
+    left out: default_head, else the decoder's own), full or LoRA (lora_flags.lora_of)."""
     from ..workload import Workload
 
     refuse_encoder_flags(args)
-    lora = None
-    if args.train.strip() == "lora":
-        alpha = CONTROLS["lora_alpha"].default if args.lora_alpha is None else args.lora_alpha
-        lora = LoraSpec(r=CONTROLS["lora_r"].default if args.lora_r is None else args.lora_r,
-                        lora_alpha=int(alpha) if float(alpha).is_integer() else alpha,
-                        lora_dropout=CONTROLS["lora_dropout"].default if args.lora_dropout is None else args.lora_dropout,
-                        targets=parse_targets(args.lora_targets) if args.lora_targets is not None else None)
-    else:
-        named = [f"--lora-{n.replace('_', '-')}" for n in ("r", "alpha", "dropout", "targets")
-                 if getattr(args, f"lora_{n}", None) is not None]
-        if named:
-            raise ValueError(f"{', '.join(named)} only apply with --train lora")
+    lora = lora_of(args, args.train.strip())
     return Workload(batch_size=args.batch_size, seq_len=args.seq_len, precision=args.precision,
-                    attention=args.attention, checkpointing=args.checkpointing, device=device,
-                    optimizer=args.optimizer, head=decoder_head(dec, args.head), mode="lora" if lora else "full",
-                    lora=lora)
+                    attention=args.attention, checkpointing=args.checkpointing, device="cpu",
+                    optimizer=args.optimizer, head=decoder_head(dec, args.head or default_head),
+                    mode="lora" if lora else "full", lora=lora)
 
 
 def decoder_memory_json(dec: DecoderConfig, args: argparse.Namespace) -> dict[str, Any]:

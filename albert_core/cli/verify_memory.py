@@ -34,19 +34,20 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..choices import CAUSAL_LM, DEVICES, MASTER, OPTIMIZERS, PRECISIONS, SHARDINGS, LoraSpec, parse_mode
+from ..choices import CAUSAL_LM, DEVICES, MASTER, OPTIMIZERS, PRECISIONS, SHARDINGS, parse_mode
 from ..choices import OPTIMIZERS as TRAIN_OPTIMIZERS
 from ..config import ConfigError, ModelConfig
 from ..engine.core import DTYPES
 from ..engine.types import Request
 from ..estimate.activations import activation_memory
-from ..estimate.finetune import parse_targets, trainable
+from ..estimate.finetune import trainable
 from ..estimate.heads import parse_head
 from ..estimate.serving import BASE_DTYPES, FORMATS, approximate_bytes, weight_bytes
 from ..share import CONTROLS
 from ..step.training import PEAK_MAX_LAYERS, PRECISION_NOTES, peak_trust, training_memory
 from ..units import format_bytes, format_count
 from ..workload import Workload
+from .lora_flags import lora_of, verb
 
 
 def add_parsers(sub: Any, add_source: Any) -> None:
@@ -132,19 +133,8 @@ def finetune_settings(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--head {CAUSAL_LM} is a decoder's (its output projection and next-token loss); an "
                          "encoder's heads are classification:N, token:N and mlm")
     head, labels = parse_head(args.head or "none")
-    given = [f"--lora-{n.replace('_', '-')}" for n in ("r", "alpha", "dropout", "targets")
-             if getattr(args, f"lora_{n}") is not None]
-    if mode != "lora":
-        if given:
-            raise ValueError(f"{', '.join(given)} only {_verb(given)} with --train lora (the mode is {args.train!r})")
-        return {"mode": args.train.strip(), "head": head, "num_labels": labels, "lora": None}
-    defaults = LoraSpec(r=_default("lora_r"), lora_alpha=_default("lora_alpha"), lora_dropout=_default("lora_dropout"))
-    targets = parse_targets(args.lora_targets) if args.lora_targets is not None else None
-    lora = LoraSpec(r=defaults.r if args.lora_r is None else args.lora_r,
-                    lora_alpha=defaults.lora_alpha if args.lora_alpha is None else _number(args.lora_alpha),
-                    lora_dropout=defaults.lora_dropout if args.lora_dropout is None else _number(args.lora_dropout),
-                    targets=targets)
-    return {"mode": "lora", "head": head, "num_labels": labels, "lora": lora}
+    lora = lora_of(args, mode)
+    return {"mode": "lora" if lora else args.train.strip(), "head": head, "num_labels": labels, "lora": lora}
 
 
 def workload_of(args: argparse.Namespace, ft: dict[str, Any], device: str) -> Workload:
@@ -155,14 +145,6 @@ def workload_of(args: argparse.Namespace, ft: dict[str, Any], device: str) -> Wo
                     attention=args.attention, checkpointing=args.checkpointing, device=device,
                     optimizer=args.optimizer, mode=ft["mode"], head=ft["head"], num_labels=max(ft["num_labels"], 1),
                     lora=ft["lora"], num_gpus=getattr(args, "num_gpus", 1), sharding=getattr(args, "sharding", "none"))
-
-
-def _verb(flags: list[str]) -> str:
-    return "applies" if len(flags) == 1 else "apply"
-
-
-def _number(x: float) -> float | int:
-    return int(x) if float(x).is_integer() else x
 
 
 def _trainable(cfg: ModelConfig, w: Workload) -> Any:
@@ -185,9 +167,8 @@ def verify_request(args: argparse.Namespace, cfg: ModelConfig | None, raw: dict[
         from ..decoders.decoder_config import from_hf
         from .decoder_memory import decoder_workload
 
-        if not (args.head or "").strip():
-            args = argparse.Namespace(**{**vars(args), "head": "none"})  # verify's default: the base model
-        return Request(decoder_workload(from_hf(raw), args), hf_config=raw, source="hf", real=args.real)
+        w = decoder_workload(from_hf(raw), args, default_head="none")  # verify's default: the base model
+        return Request(w, hf_config=raw, source="hf", real=args.real)
     ft = finetune_settings(args)
     fine = ft["mode"] != "full" or ft["head"] != "none"
     # the engine runs on this CPU: the optimizer's for-loop, torch.optim's CPU default
@@ -462,7 +443,7 @@ def serving_json(cfg: ModelConfig, args: argparse.Namespace, ft: dict[str, Any])
         extra = [f for f, v in (("--group-size", args.group_size), ("--serve-dtype", args.serve_dtype),
                                 ("--quantize-embeddings", args.quantize_embeddings or None)) if v is not None]
         if extra:
-            raise ValueError(f"{', '.join(extra)} only {_verb(extra)} with --serve int8, int4 or int4-packed "
+            raise ValueError(f"{', '.join(extra)} only {verb(extra)} with --serve int8, int4 or int4-packed "
                              f"(got --serve {fmt})")
     elif fmt == "int8" and args.group_size is not None:
         raise ValueError("--group-size only applies with --serve int4 or int4-packed (int8 keeps one scale per row)")

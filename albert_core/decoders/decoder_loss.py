@@ -13,20 +13,6 @@ from typing import Any
 
 from .decoder_config import DecoderConfig
 
-PEFT_PREFIX = "base_model.model"  # peft's PeftModelForCausalLM holds the causal LM under this path
-
-
-def is_head_module(module: str) -> bool:
-    """Whether a row of the engine's breakdown (engine.core.saved_breakdown) is the output projection's (it saves what
-    it reads, the final norm's output) or the causal LM's own forward around it (the loss: loss_saved's tensors):
-    'lm_head' and '(model)', or under peft 'base_model.model.lm_head' and 'base_model.model'."""
-    rest = module.removeprefix(PEFT_PREFIX).removeprefix(".") if module.startswith(PEFT_PREFIX) else module
-    return rest in ("lm_head", "(model)", "")
-
-
-def head_bytes(breakdown: Iterable[Mapping[str, Any]]) -> int:
-    """The saved bytes of the breakdown's rows ({"module", "bytes"}) that is_head_module names."""
-    return sum(int(r["bytes"]) for r in breakdown if is_head_module(str(r["module"])))
 LABEL_BYTES = 8  # int64 labels (input_ids), shifted: nll_loss's target, B x S
 TOTAL_WEIGHT_BYTES = 4  # nll_loss's total_weight: a float32 scalar
 
@@ -40,3 +26,17 @@ def loss_saved(c: DecoderConfig, batch_size: int, seq_len: int) -> int:
     labels = batch_size * seq_len if batch_size > 1 else seq_len + 1
     return 4 * batch_size * seq_len * c.vocab_size + LABEL_BYTES * labels + TOTAL_WEIGHT_BYTES
 
+
+PEFT_PREFIX = "base_model.model"  # peft's PeftModelForCausalLM holds the causal LM under this path
+
+
+def is_head_module(module: str) -> bool:
+    """Whether a row of the engine's breakdown (engine.core.saved_breakdown) is the output projection's (it saves what
+    it reads, the final norm's output) or the causal LM's own forward around it (the loss: loss_saved's tensors):
+    'lm_head' and '(model)', or under peft 'base_model.model.lm_head' and 'base_model.model'."""
+    return module.removeprefix(PEFT_PREFIX).removeprefix(".") in ("lm_head", "(model)", "")
+
+
+def head_bytes(breakdown: Iterable[Mapping[str, Any]]) -> int:
+    """The saved bytes of the breakdown's rows ({"module", "bytes"}) that is_head_module names."""
+    return sum(int(r["bytes"]) for r in breakdown if is_head_module(str(r["module"])))

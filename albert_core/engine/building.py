@@ -252,8 +252,8 @@ def forward(model: Any, ids: Any) -> tuple[Any, Any]:
     that returns a tensor or a tuple."""
     import torch
 
-    if type(model).__name__.endswith(("ForCausalLM", "LMHeadModel")):  # its own loss: ForCausalLMLoss upcasts the logits to float32
-        return model(input_ids=ids, labels=ids).loss, None  # (transformers loss/loss_utils.py), a 0-dim tensor
+    if type(model).__name__.endswith(("ForCausalLM", "LMHeadModel")):  # a causal LM (peft's too) on its own loss,
+        return model(input_ids=ids, labels=ids).loss, None  # ForCausalLMLoss (loss/loss_utils.py): a 0-dim tensor
     out = model(ids) if type(model).__name__ == "ReferenceModel" else model(input_ids=ids)
     if isinstance(out, torch.Tensor):
         return out, None

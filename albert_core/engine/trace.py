@@ -91,7 +91,7 @@ def trace_saved(hf: dict[str, Any], w: Workload | None = None) -> Trace:
     env, symbol = _shape_env()
     with tensor_mode(True, shape_env=env):
         with fake_build():  # peft's adapters moved to their layer's device: fake tensors cannot be swapped in place
-            model = prepare(build_auto(hf, w.attention, w.head, _lora(w)), Run(w, fake=True), True)
+            model = prepare(build_auto(hf, w.attention, w.head, w.trained_lora), Run(w, fake=True), True)
         B, S = symbol("B", w.batch_size), symbol("S", w.seq_len)
         ids = torch.zeros((B, S), dtype=torch.long)
         total, _ = saved_bytes(model, ids, autocast(w.precision))
@@ -173,7 +173,7 @@ def trace_step(hf: dict[str, Any], w: Workload | None = None) -> StepTrace:
     with tensor_mode(True, shape_env=env):
         torch.manual_seed(run.seed)
         with fake_build():
-            model = build_auto(hf, w.attention, w.head, _lora(w))
+            model = build_auto(hf, w.attention, w.head, w.trained_lora)
         _tie(model)
         model = prepare(model, run, True)
         B, S = symbol("B", w.batch_size), symbol("S", w.seq_len)
@@ -187,13 +187,6 @@ def trace_step(hf: dict[str, Any], w: Workload | None = None) -> StepTrace:
     polys = {_polynomial(e, names) for e in lives}
     return StepTrace(candidates=_undominated(polys), events=events, distinct=len(polys), guards=_guards(env, names),
                      ranges=_ranges(env, B, S), seconds=time.perf_counter() - start_time)
-
-
-def _lora(w: Workload) -> Any:
-    """w's LoRA where it trains one (a config.json's model: full or lora, child_request._maker says which)."""
-    from ..choices import LoraSpec
-
-    return (w.lora or LoraSpec()) if w.mode == "lora" else None
 
 
 def _default_workload() -> Workload:

@@ -50,7 +50,7 @@ def finetune_maker(cfg: ModelConfig, w: Workload, counted: dict[str, int]) -> An
 
 def _maker(request: Request, counted: dict[str, int] | None = None) -> tuple[Any, int]:
     """(make, vocab_size) for the request's model (a fine-tuned one puts its counts in `counted`)."""
-    from ..choices import LoraSpec
+    from ..choices import CONFIG_JSON_MODES
     from ..engine import core as engine
     from ..engine import task_model
     from ..engine.measure import maker
@@ -63,12 +63,11 @@ def _maker(request: Request, counted: dict[str, int] | None = None) -> tuple[Any
         if not isinstance(vocab, int) or isinstance(vocab, bool) or vocab < 1:
             raise engine.EngineError(f"config.json of model_type {d.get('model_type')!r} needs a vocab_size of at "
                                      f"least 1 to make input_ids, got {vocab!r}")
-        if w.mode not in ("full", "lora"):
+        if w.mode not in CONFIG_JSON_MODES:
             raise engine.EngineError(f"a config.json's model trains fully or with LoRA here, not {w.mode!r}")
-        lora = (w.lora or LoraSpec()) if w.mode == "lora" else None
 
         def make_auto() -> Any:
-            model = engine.build_auto(d, w.attention, w.head, lora)
+            model = engine.build_auto(d, w.attention, w.head, w.trained_lora)
             if counted is not None:
                 counted["trainable"], counted["total"] = task_model.count_built(model)
             return model

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from ..choices import CAUSAL_LM
+from ..choices import CAUSAL_LM, CONFIG_JSON_MODES
 from ..config import ModelConfig
 from ..engine import torch_build
 from ..engine.models import applications_error
@@ -52,7 +52,7 @@ def finetune_error(request: Request) -> str | None:
     if not request.fine_tuned:
         return None
     if request.config is None:
-        if request.workload.head in ("none", CAUSAL_LM) and request.workload.mode in ("full", "lora"):
+        if request.workload.head in ("none", CAUSAL_LM) and request.workload.mode in CONFIG_JSON_MODES:
             return None  # a config.json's model or causal LM, fully or with LoRA (engine.building.build_auto)
         return "a fine-tuning mode or a task head needs a config one of the families models"
     if request.source != "hf":
