@@ -23,6 +23,7 @@ from typing import Any
 
 from .choices import ATTENTIONS, DTYPES, MAX_RANK, MODES, OPTIMIZERS, PRECISIONS, SHARDINGS, LoraSpec
 from .config import FIELD_NAMES, ConfigError, ModelConfig, coerce_field
+from .decoders.decoder_presets import DECODER_PRESETS
 from .estimate.gpus import GPUS
 from .estimate.heads import HEADS, MAX_LABELS
 from .estimate.serving import FORMATS
@@ -51,7 +52,7 @@ class Control:
 # the tabs of each chart page, as a link writes them (the first: the page's main figure)
 PAGE_TABS: dict[str, tuple[str, ...]] = {
     "overview": ("presets", "table", "compare", "paper", "decoders"),
-    "parameters": ("shares", "table", "breakdown", "sweep", "factorization", "sharing", "cuts"),
+    "parameters": ("shares", "table", "breakdown", "sweep", "factorization", "sharing", "cuts", "decoders"),
     "memory": ("activations", "max_position", "variants", "training", "serving", "decoders"),
     "fit": ("chart", "table"),
     "compute": ("scatter", "table", "breakdown", "paper", "decoders"),
@@ -93,6 +94,7 @@ def _controls() -> dict[str, Control]:
         "params_scale": Control("log", "choice", ("linear", "log")),  # x axis of the share sweep (its own key)
         "sharing_scale": Control("linear", "choice", ("linear", "log")),  # y axis of the sharing modes' bars
         "cuts_e": Control(128, "int", lo=1, hi=1 << 20),  # E of ALBERT's factorization applied to any model
+        "cuts_decoder": Control("Qwen2.5-0.5B", "choice", tuple(DECODER_PRESETS)),  # the decoder the cuts are applied to
         # Overview page
         "overview_presets": Control(True, "bool"),  # the BERT and ALBERT presets shown as a reference set
         # Compute page

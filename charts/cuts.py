@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from .base import counts, plotly_text, style
 from .colors import COMPONENT_COLORS
 
-_PARTS = (("embedding", "Embedding"), ("layers", "Layers"), ("pooler", "Pooler"))
+_PARTS = (("embedding", "Embedding"), ("layers", "Layers"), ("pooler", "Pooler"), ("final_norm", "Final norm"))
 
 
 def cuts_bars(df: pd.DataFrame) -> go.Figure:
@@ -16,15 +16,16 @@ def cuts_bars(df: pd.DataFrame) -> go.Figure:
     the total and the change written under each variant's name (text at the bar's end ran off a phone's
     figure), and carried by an invisible marker at the bar's end (hover).
 
-    df: one row per variant with columns variant, embedding, layers, pooler, total, saved_pct.
+    df: one row per variant with columns variant, embedding, layers, total, saved_pct, and an encoder's pooler or a
+    decoder's final_norm (decoders.decoder_params.decoder_cuts).
     """
     fig = go.Figure()
     y = [plotly_text(v) for v in df["variant"]]
     ends = [f"{c}  ({_change(p)})" if i else c
             for i, (c, p) in enumerate(zip(counts(df["total"]), df["saved_pct"], strict=True))]
     for col, label in _PARTS:
-        if col == "pooler" and not (df[col] > 0).any():
-            continue  # no pooler in this family
+        if col not in ("embedding", "layers") and (col not in df or not (df[col] > 0).any()):
+            continue  # no pooler in this family; a decoder's final norm in place of it
         fig.add_bar(
             name=label, y=y, x=[int(v) for v in df[col]], orientation="h",
             marker_color=COMPONENT_COLORS[col],

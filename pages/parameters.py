@@ -15,12 +15,13 @@ cfg = cfgs[0]
 st.title("Where the parameters go")
 st.markdown("Embedding, layers and pooler for each config (sidebar config first, then the compared ones): the "
             "shares on the left, the counts on the right. Hover a bar for the exact count; click a legend entry to "
-            "hide it. The other tabs: the table, the fine breakdown, the sweeps, the sharing modes, ALBERT's cuts.")
+            "hide it. The other tabs: the table, the fine breakdown, the sweeps, the sharing modes, ALBERT's cuts, "
+            "and those cuts for the small decoders.")
 # only the open tab runs and is sent: the first visit draws the two charts alone (docs/benchmarks.md, "Speed in the browser")
 tab, body = sections.lazy_tabs("parameters_tab", {
     "shares": "Shares and counts", "table": "Table and CSV", "breakdown": "Fine breakdown",
     "sweep": "How the shares move", "factorization": "Factorization", "sharing": "Sharing modes",
-    "cuts": "ALBERT's two cuts"})
+    "cuts": "ALBERT's two cuts", "decoders": "The small decoders"})
 with body:
     if tab == "shares":
         left, right = st.columns(2)
@@ -70,5 +71,7 @@ with body:
         tables.show(sharing, "sharing_table", file_name="sharing-modes.csv",
                     readable={"total": "count", "all_layers": "count"})
         paper.sharing(cfgs)
-    else:  # ALBERT's two cuts for the sidebar config, any family
+    elif tab == "cuts":  # ALBERT's two cuts for the sidebar config, any family
         cuts.section(cfg)
+    else:  # the same cuts for albert_core's decoder presets
+        cuts.decoder_section()

@@ -82,3 +82,23 @@ def test_cuts_follow_the_e_control_and_the_link():
     expected = albert_cuts(PRESETS["mdeberta-v3-base"], 256)
     assert [int(v) for v in cuts["total"]] == [r["total"] for r in expected]
     assert at.query_params["cuts_e"] == "256"
+
+
+def test_decoder_cuts_follow_the_decoder_the_e_control_and_the_link():
+    """Parameters' decoders tab on a link naming a decoder and E: the table is decoder_cuts' for them; a changed E and
+    another decoder are written back into the link. E wider than the decoder's hidden size is said to add parameters."""
+    from albert_core.decoders.decoder_params import decoder_cuts
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+
+    at = goto(open_app({"cuts_decoder": "gemma-3-270m", "cuts_e": "64", "parameters_tab": "decoders"}), "parameters")
+    no_errors(at)
+    assert at.selectbox(key="ctl.cuts_decoder").value == "gemma-3-270m" and at.number_input(key="ctl.cuts_e").value == 64
+    at.selectbox(key="ctl.cuts_decoder").select("SmolLM2-135M").run()
+    at.number_input(key="ctl.cuts_e").set_value(1024).run()
+    no_errors(at)
+    (one,) = [d.value for d in at.dataframe if "final_norm" in d.value.columns]
+    expected = decoder_cuts(DECODER_PRESETS["SmolLM2-135M"].cfg, 1024)
+    assert [int(v) for v in one["total"]] == [r["total"] for r in expected]
+    assert expected[1]["saved"] < 0  # 1024 > SmolLM2-135M's 576: the factorized table costs more
+    assert any("wider than SmolLM2-135M's hidden size (576)" in c.value for c in at.caption)
+    assert (at.query_params["cuts_decoder"], at.query_params["cuts_e"]) == ("SmolLM2-135M", "1024")

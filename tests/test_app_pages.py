@@ -204,6 +204,32 @@ def test_memory_decoders_tab(preset_app):
                 assert grow == batch * n_global * 2 * c.kv_heads * c.head_dim * 2
 
 
+def test_parameters_decoders_tab(preset_app):
+    """ALBERT's two cuts for the default decoder preset at the default E: the bars and the table are
+    decoders.decoder_params.decoder_cuts' closed forms (held equal to transformers' counts, tests/test_decoders.py);
+    the table of every decoder preset holds the same numbers, the largest factorization saving first."""
+    from albert_core.decoders.decoder_params import count_decoder, decoder_cuts
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+
+    preset, pages, _ = preset_app
+    if preset != "albert-base":
+        return  # the tab does not depend on the sidebar's config: once
+    name, e = CONTROLS["cuts_decoder"].default, CONTROLS["cuts_e"].default
+    expected = decoder_cuts(DECODER_PRESETS[name].cfg, e)
+    bars = traces(pages["parameters"]["figures"]["params_decoder_cuts"])
+    assert [int(v) for v in bars["Embedding"]["x"]] == [r["embedding"] for r in expected]
+    assert [int(v) for v in bars["Layers"]["x"]] == [r["layers"] for r in expected]
+    assert "Pooler" not in bars and bars["Final norm"]["x"][0] == count_decoder(DECODER_PRESETS[name].cfg).final_norm
+    (one,) = [t for t in pages["parameters"]["tables"] if "final_norm" in t.columns]
+    assert [int(v) for v in one["total"]] == [r["total"] for r in expected]
+    (every,) = [t for t in pages["parameters"]["tables"] if "both_saved_pct" in t.columns]
+    assert sorted(every["config"]) == sorted(DECODER_PRESETS)
+    assert list(every["factorized_saved_pct"]) == sorted(every["factorized_saved_pct"], reverse=True)
+    row = every[every["config"] == name].iloc[0]
+    assert (row["total"], row["factorized"], row["shared_all"], row["both"]) == (
+        expected[0]["total"], expected[1]["total"], expected[4]["total"], expected[5]["total"])
+
+
 def test_compute_decoders_tab(preset_app):
     """Every decoder preset's forward FLOPs at the page's sequence length (each at most its max_position), the LM
     head counted where it trains as a causal LM: the table and the bars are decoders.decoder_flops' exact counts

@@ -36,3 +36,42 @@ def section(cfg: ModelConfig) -> None:
     tables.show(df, "cuts_table", file_name=f"{file_stem(cfg.name)}-albert-cuts.csv",
                 readable={"total": "count", "embedding": "count", "layers": "count", "saved": "count"},
                 pct=("saved_pct",))
+
+
+def decoder_section() -> None:
+    """The same cuts for albert_core's decoder presets (the sidebar holds encoders): one decoder's bars and table, then
+    every decoder at the same E."""
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+
+    st.header("ALBERT's two cuts for the small decoders")
+    st.markdown("A small decoder spends much of its budget on its token table, as BERT did: the case ALBERT's "
+                "factorized embedding was made for. Here the table is E wide with a projection E→H into the layers "
+                "and, where the LM head is tied to the table, one H→E out of them; shared: the attention, the FFN or "
+                "whole layers stored once and run at every depth (MobileLLM shares blocks so). transformers builds "
+                "neither: closed forms (decoders.decoder_params.decoder_cuts), each part held equal to a count of "
+                "what transformers builds. Sharing saves weights only: the activations, the KV cache and the FLOPs "
+                "stay those of every layer.")
+    left, right, _ = st.columns([2, 1, 2])
+    name = controls.select("cuts_decoder", "Decoder", where=left)
+    e = controls.number("cuts_e", "Factorized embedding width E", step=16, where=right,
+                        help="ALBERT uses 128; E above the decoder's hidden size costs parameters instead of saving them.")
+    cfg = DECODER_PRESETS[name].cfg
+    df = data.decoder_cuts(name, e)
+    plots.show(cuts_bars(df), "params_decoder_cuts", "ALBERT's two cuts for a decoder",
+               f"{name} ({DECODER_PRESETS[name].model_id}), stored parameters of the base model: as now, factorized "
+               f"at E = {e:,}, shared (one layer), and both. In brackets: the change against what it stores now.")
+    if e > cfg.hidden_dim:
+        st.caption(f":orange[E = {e:,} is wider than {md(name)}'s hidden size ({cfg.hidden_dim:,}): the "
+                   "factorization adds parameters here.]")
+    st.caption(f"{md(name)}: hidden size {cfg.hidden_dim:,}, vocabulary {cfg.vocab_size:,}, {cfg.num_layers:,} layers; "
+               "LM head " + ("tied to the token table (the factorized model keeps the tie through E)."
+                             if cfg.tied else "untied: its own V×H matrix, not in the base model's count."))
+    tables.show(df, "decoder_cuts_table", file_name=f"{file_stem(name)}-albert-cuts.csv",
+                readable={"total": "count", "embedding": "count", "layers": "count", "saved": "count"},
+                pct=("saved_pct",))
+    st.subheader(f"Every decoder preset at E = {e:,}")
+    st.caption("The base model's parameters now, its token table's share, and the three cuts: factorized at E, "
+               "every layer shared, both; the largest saving of the factorization first.")
+    tables.show(data.decoder_cuts_all(e), "decoder_cuts_all", file_name="decoders-albert-cuts.csv",
+                readable={"total": "count", "factorized": "count", "shared_all": "count", "both": "count"},
+                pct=("embedding_pct", "factorized_saved_pct", "shared_all_saved_pct", "both_saved_pct"))

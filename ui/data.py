@@ -464,6 +464,39 @@ def albert_cuts(cfg: ModelConfig, embedding_dim: int) -> pd.DataFrame:
     return df[~undo].reset_index(drop=True)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def decoder_cuts(name: str, embedding_dim: int) -> pd.DataFrame:
+    """ALBERT's two cuts applied to the decoder preset `name` (decoders.decoder_params.decoder_cuts), one row per
+    variant. A decoder shares nothing, so no partial sharing is left out."""
+    from albert_core.decoders.decoder_params import decoder_cuts as cuts
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+
+    return pd.DataFrame(cuts(DECODER_PRESETS[name].cfg, embedding_dim)).astype(
+        {c: object for c in ("embedding", "layers", "final_norm", "total", "saved")})
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def decoder_cuts_all(embedding_dim: int) -> pd.DataFrame:
+    """Every decoder preset under ALBERT's cuts at E = embedding_dim (decoder_cuts): what it stores now, its token
+    table's share, and the total and change of the factorized, the fully shared and the both-cut model; the largest
+    saving of the factorization first."""
+    from albert_core.decoders.decoder_params import count_decoder
+    from albert_core.decoders.decoder_params import decoder_cuts as cuts
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS
+
+    rows = []
+    for name, p in DECODER_PRESETS.items():
+        _, fact, _, _, shared, both = cuts(p.cfg, embedding_dim)  # now, factorized, attention, FFN, all, both
+        now = count_decoder(p.cfg)
+        rows.append(dict(config=name, total=now.total, embedding_pct=now.embedding_pct, hidden_dim=p.cfg.hidden_dim,
+                         vocab_size=p.cfg.vocab_size, num_layers=p.cfg.num_layers, tied=p.cfg.tied,
+                         factorized=fact["total"], factorized_saved_pct=fact["saved_pct"],
+                         shared_all=shared["total"], shared_all_saved_pct=shared["saved_pct"],
+                         both=both["total"], both_saved_pct=both["saved_pct"]))
+    df = pd.DataFrame(rows).sort_values("factorized_saved_pct", ascending=False, kind="stable")
+    return df.reset_index(drop=True).astype({c: object for c in ("total", "factorized", "shared_all", "both")})
+
+
 def cuts_left_out(cfg: ModelConfig, shown: pd.DataFrame) -> list[str]:
     """The partial sharings albert_cuts left out for cfg (they store more than cfg does now)."""
     return [v for v in PARTIAL_SHARING if v not in set(shown["variant"])]

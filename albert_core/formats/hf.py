@@ -64,7 +64,7 @@ def _model_type(d: dict[str, Any]) -> str:
         raise ConfigError([f"model_type {model_type!r} is a decoder: the sidebar's configs are encoders so far. Its "
                            "exact parameters, KV cache and FLOPs: python -m albert_core params --config config.json "
                            "(and flops; memory measures its training step), the published ones on the tabs \"The "
-                           "small decoders\" of Overview, Memory and Compute; Verify builds and measures it"])
+                           "small decoders\" of Overview, Parameters, Memory and Compute; Verify builds and measures it"])
     if not isinstance(model_type, str) or model_type not in types:
         raise ConfigError([f"model_type must be one of {', '.join(repr(t) for t in types)}, got {_short(model_type)}"])
     return types[model_type]

@@ -443,7 +443,7 @@ FIGURES = {("overview", "presets"): 2, ("parameters", "shares"): 2, ("parameters
            ("parameters", "cuts"): 1, ("memory", "activations"): 1, ("memory", "variants"): 1,
            ("memory", "training"): 2, ("fit", "chart"): 1, ("compute", "scatter"): 1, ("compute", "breakdown"): 1,
            ("overview", "paper"): 1, ("compute", "paper"): 1, ("overview", "decoders"): 1, ("memory", "decoders"): 2,
-           ("compute", "decoders"): 1}
+           ("compute", "decoders"): 1, ("parameters", "decoders"): 1}
 # figures whose plot must keep more than MIN_PLOT_PX on every screen: the paper's scatter, whose 13-entry legend takes a
 # row each on a phone (its plot was 222 px high there, under the legend, in a new user's review; 280 px now)
 PLOT_PX = {"paper_tradeoff": 260}
