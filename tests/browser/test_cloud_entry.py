@@ -14,7 +14,6 @@ from .harness import (
     WAIT_MS,
     WARMED,
     error_blocks,
-    launch_browser,
     require_chromium,
     streamlit_server,
     wait_for_figures,
@@ -25,17 +24,14 @@ pytestmark = pytest.mark.browser
 BUILD = "Build, count and measure"
 
 
-def test_the_cloud_entry_serves_the_app_and_verify_measures(tmp_path):
+def test_the_cloud_entry_serves_the_app_and_verify_measures(browser, tmp_path):
     require_chromium()
-    from playwright.sync_api import sync_playwright
-
     lines: list[str] = []
-    with (streamlit_server(script=ROOT / "cloud" / "streamlit_app.py", cwd=ROOT, flags=CLOUD_FLAGS,
-                           on_line=lines.append) as (base, _), sync_playwright() as p):
+    with streamlit_server(script=ROOT / "cloud" / "streamlit_app.py", cwd=ROOT, flags=CLOUD_FLAGS,
+                          on_line=lines.append) as (base, _):
         assert WARMED[base].wait(120), "".join(lines[-30:])  # serve.warm_up ran: the lifespan is serve.py's
         with urllib.request.urlopen(f"{base}/verify", timeout=30) as r:
             assert b"BACKEND_BASE_URL" in r.read()  # serve.PageBase's script is in the page
-        browser = launch_browser(p)
         page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
         page.goto(f"{base}/parameters")
         wait_for_figures(page, 1)
@@ -48,4 +44,4 @@ def test_the_cloud_entry_serves_the_app_and_verify_measures(tmp_path):
         main = page.inner_text('[data-testid="stMain"]')
         assert "the warm measurement process, its build 1" in main and error_blocks(page) == []
         assert "CUDA build" not in main  # this machine's torch is the CPU build: nothing to say
-        browser.close()
+        page.context.close()

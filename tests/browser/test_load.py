@@ -17,7 +17,7 @@ import pytest
 from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
 
-from .harness import error_blocks, launch_browser, require_chromium, streamlit_server, wait_until_idle
+from .harness import error_blocks, require_chromium, streamlit_server, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -75,15 +75,11 @@ class ServerLog:
 
 
 @pytest.fixture(scope="module")
-def served():
+def served(browser):
     require_chromium()
-    from playwright.sync_api import sync_playwright
-
     procs, log = [], ServerLog()
-    with streamlit_server(on_start=procs.append, on_line=log.add) as (base, _), sync_playwright() as p:
-        browser = launch_browser(p)
+    with streamlit_server(on_start=procs.append, on_line=log.add) as (base, _):
         yield base, browser, procs[0].pid, log
-        browser.close()
 
 
 def new_page(browser):
