@@ -27,8 +27,8 @@ fi
 mypy_out=$(mktemp)
 .venv/bin/python -m mypy >"$mypy_out" 2>&1 &
 mypy_pid=$!
-# two workers (the machine's two cores); each browser module starts its own server and Chromium on the worker
-# that runs its tests (tests/browser/conftest.py), so browser modules run on both workers too
+# two workers (the machine's two cores); each worker starts one Chromium and one server for the browser modules it
+# runs (tests/browser/conftest.py; a module that presses Verify's build starts its own), so they run on both workers
 # one OpenMP thread per process: the tests' tensors are tiny, and two workers' torch thread pools (plus the
 # browser tests' build processes) spinning on two cores cost CPU (tests/test_engine.py: -12% CPU time)
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
