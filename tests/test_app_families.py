@@ -86,7 +86,8 @@ def test_cuts_follow_the_e_control_and_the_link():
 
 def test_decoder_cuts_follow_the_decoder_the_e_control_and_the_link():
     """Parameters' decoders tab on a link naming a decoder and E: the table is decoder_cuts' for them; a changed E and
-    another decoder are written back into the link. E wider than the decoder's hidden size is said to add parameters."""
+    another decoder are written back into the link. E not narrower than the decoder's hidden size is said to add
+    parameters."""
     from albert_core.decoders.decoder_params import decoder_cuts
     from albert_core.decoders.decoder_presets import DECODER_PRESETS
 
@@ -100,5 +101,5 @@ def test_decoder_cuts_follow_the_decoder_the_e_control_and_the_link():
     expected = decoder_cuts(DECODER_PRESETS["SmolLM2-135M"].cfg, 1024)
     assert [int(v) for v in one["total"]] == [r["total"] for r in expected]
     assert expected[1]["saved"] < 0  # 1024 > SmolLM2-135M's 576: the factorized table costs more
-    assert any("wider than SmolLM2-135M's hidden size (576)" in c.value for c in at.caption)
+    assert any("not narrower than SmolLM2-135M's hidden size (576)" in c.value for c in at.caption)
     assert (at.query_params["cuts_decoder"], at.query_params["cuts_e"]) == ("SmolLM2-135M", "1024")

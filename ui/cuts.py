@@ -54,14 +54,14 @@ def decoder_section() -> None:
     left, right, _ = st.columns([2, 1, 2])
     name = controls.select("cuts_decoder", "Decoder", where=left)
     e = controls.number("cuts_e", "Factorized embedding width E", step=16, where=right,
-                        help="ALBERT uses 128; E above the decoder's hidden size costs parameters instead of saving them.")
+                        help="ALBERT uses 128; E at or above the decoder's hidden size costs parameters instead of saving them.")
     cfg = DECODER_PRESETS[name].cfg
     df = data.decoder_cuts(name, e)
     plots.show(cuts_bars(df), "params_decoder_cuts", "ALBERT's two cuts for a decoder",
                f"{name} ({DECODER_PRESETS[name].model_id}), stored parameters of the base model: as now, factorized "
                f"at E = {e:,}, shared (one layer), and both. In brackets: the change against what it stores now.")
-    if e > cfg.hidden_dim:
-        st.caption(f":orange[E = {e:,} is wider than {md(name)}'s hidden size ({cfg.hidden_dim:,}): the "
+    if e >= cfg.hidden_dim:  # at E = H the table is as large as now, and the projections come on top
+        st.caption(f":orange[E = {e:,} is not narrower than {md(name)}'s hidden size ({cfg.hidden_dim:,}): the "
                    "factorization adds parameters here.]")
     st.caption(f"{md(name)}: hidden size {cfg.hidden_dim:,}, vocabulary {cfg.vocab_size:,}, {cfg.num_layers:,} layers; "
                "LM head " + ("tied to the token table (the factorized model keeps the tie through E)."
