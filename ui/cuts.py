@@ -48,9 +48,9 @@ def decoder_section() -> None:
                 "factorized embedding was made for. Here the table is E wide with a projection E→H into the layers "
                 "and, where the LM head is tied to the table, one H→E out of them; shared: the attention, the FFN or "
                 "whole layers stored once and run at every depth (MobileLLM shares blocks so). transformers builds "
-                "neither: closed forms (decoders.decoder_params.decoder_cuts), each part held equal to a count of "
-                "what transformers builds. Sharing saves weights only: the activations, the KV cache and the FLOPs "
-                "stay those of every layer.")
+                "neither: closed forms (decoders.decoder_params.decoder_cuts), one stored layer held equal to the "
+                "count of a one-layer model that transformers builds. Sharing saves weights only: the activations, "
+                "the KV cache and the FLOPs stay those of every layer.")
     left, right, _ = st.columns([2, 1, 2])
     name = controls.select("cuts_decoder", "Decoder", where=left)
     e = controls.number("cuts_e", "Factorized embedding width E", step=16, where=right,
