@@ -21,8 +21,8 @@ def _plain_server():
 def server(request):
     """The app, with its warm measurement process only in a module that presses Verify's build and says so
     (`WARM_WORKER = True`), in a server of its own; elsewhere the worker's shared server, without it (it would
-    import torch and transformers beside the tests for nothing). Every test opens its own browser context, so its
-    own Streamlit session: nothing a test does reaches the next but the server's caches."""
+    import torch and transformers beside the tests for nothing). Every test opens its own tab (the `page` fixture) or
+    context, so its own Streamlit session: nothing a test does reaches the next but the server's caches."""
     if getattr(request.module, "WARM_WORKER", False):
         require_chromium()
         with streamlit_server(warm_worker=True) as (base, _):
