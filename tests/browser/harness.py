@@ -106,6 +106,10 @@ def launch_browser(playwright):
 # and without one fails with what the page showed); the first visit after a server start, on a 2-core machine whose
 # other test worker is busy, imports the pages' modules and starts the warm measurement process beside it
 WAIT_MS = 60_000
+# how often a wait reads its signal: Playwright's default re-reads it on every animation frame, which keeps a
+# waiting page drawing 60 frames a second; every 100 ms is soon enough for a signal and measured 6% less CPU of the
+# whole machine (tests/browser/test_design_review.py alone, twice each way: 94.0 and 96.7 -> 88.3 and 90.8 CPU s)
+POLL_MS = 100
 
 
 def wait_until_idle(page, timeout_ms: int = WAIT_MS) -> None:
@@ -152,7 +156,7 @@ def _signal(page, js: str, arg, timeout_ms: int, what: str) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        page.wait_for_function(js, arg=arg, timeout=timeout_ms)
+        page.wait_for_function(js, arg=arg, timeout=timeout_ms, polling=POLL_MS)
     except PlaywrightTimeout:
         state = page_state(page)
         raise AssertionError(f"waited {timeout_ms / 1000:.0f} s for {what}; the page showed: {state}") from None
@@ -229,7 +233,7 @@ def open_tab(page, label: str) -> None:
     page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
                            ".every(d => d.querySelector('.main-svg')) && Array.from(document.querySelectorAll("
                            "'[data-testid=\"stMain\"] [data-testid=\"stDataFrame\"]'))"
-                           ".every(d => d.textContent.trim().length > 0)", timeout=30_000)
+                           ".every(d => d.textContent.trim().length > 0)", timeout=30_000, polling=POLL_MS)
 
 
 def open_section(page, label: str) -> None:
@@ -269,7 +273,7 @@ def wait_for_figures(page, n: int, timeout_ms: int = 60_000) -> None:
     before any `.js-plotly-plot` exists (CI, 2026-12-01: a shared link opened on its table tab read no charts)."""
     page.wait_for_function(
         f"n => ({FIGURES_DRAWN_JS})() >= n && Array.from(document.querySelectorAll('.js-plotly-plot'))"
-        ".every(d => d._fullLayout && d.querySelector('.main-svg'))", arg=n, timeout=timeout_ms)
+        ".every(d => d._fullLayout && d.querySelector('.main-svg'))", arg=n, timeout=timeout_ms, polling=POLL_MS)
 
 
 def grid_text(page, grid, *wanted: str, timeout_ms: int = 30_000) -> str:
@@ -285,7 +289,8 @@ def grid_text(page, grid, *wanted: str, timeout_ms: int = 30_000) -> str:
     try:
         page.wait_for_function("([el, wanted]) => { const t = el.textContent || ''; "
                                "return t.trim() !== '' && wanted.every(w => t.includes(w)); }",
-                               arg=[grid.element_handle(), list(wanted)], timeout=timeout_ms)
+                               arg=[grid.element_handle(), list(wanted)], timeout=timeout_ms,
+                               polling=POLL_MS)
     except PlaywrightTimeout:
         pass  # the caller's assertion says what the grid holds
     return grid.text_content() or ""

@@ -18,6 +18,7 @@ from albert_core.units import format_count
 from ui.sidebar import NARROW_REFUSAL_CSS
 
 from .harness import (
+    POLL_MS,
     error_blocks,
     grid_text,
     open_section,
@@ -193,7 +194,8 @@ def test_shared_url_opens_the_same_view(server, browser, page):
         assert_number(other, "num_layers (L)", "6")
         other.wait_for_function("() => { const d = document.querySelector("
                                 "'[data-testid=\"stMain\"] [data-testid=\"stDataFrame\"]'); "
-                                "return d && d.textContent.trim().length > 0; }", timeout=30_000)
+                                "return d && d.textContent.trim().length > 0; }", timeout=30_000,
+                                polling=POLL_MS)
         assert expected in first_table_text(other, expected)  # the grid virtualizes columns: compare the number itself
         open_tab(other, "Shares and counts")
         wait_for_figures(other, len(original))  # this session's first charts: Plotly's component loads now

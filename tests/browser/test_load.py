@@ -17,7 +17,7 @@ import pytest
 from albert_core.estimate.params import count_parameters
 from albert_core.presets import PRESETS
 
-from .harness import error_blocks, require_chromium, streamlit_server, wait_until_idle
+from .harness import POLL_MS, error_blocks, require_chromium, streamlit_server, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -96,7 +96,7 @@ METRICS_JS = "n => document.querySelectorAll('[data-testid=\"stMetricValue\"]').
 def shown_metrics(page, n: int, timeout_ms: int) -> list[str]:
     """The page's metric values once at least n are drawn (or, at the timeout, those there are)."""
     try:
-        page.wait_for_function(METRICS_JS, arg=n, timeout=timeout_ms)
+        page.wait_for_function(METRICS_JS, arg=n, timeout=timeout_ms, polling=POLL_MS)
     except Exception:  # noqa: BLE001 - playwright's TimeoutError: the assertion below says what the page showed
         pass
     return [v.inner_text() for v in page.locator('[data-testid="stMetricValue"]').all()]
