@@ -13,7 +13,9 @@ from albert_core.decoders.decoder_config import from_hf
 from albert_core.decoders.decoder_loss import loss_saved
 from albert_core.decoders.decoder_params import count_decoder
 from albert_core.engine.types import Request
+from albert_core.estimate.serving import weight_bytes
 from albert_core.processes import child_request
+from albert_core.units import format_bytes
 from albert_core.workload import Workload
 
 TINY = {  # small configs of three families: tied and untied, GQA, Gemma-3's sliding window and four norms a layer
@@ -74,9 +76,13 @@ def test_memory_of_a_decoder_is_what_verify_measures_and_its_parts_their_closed_
     path = tmp_path / "llama.json"
     path.write_text(json.dumps(TINY["llama"]))
     flags = ["--config", str(path), "--batch-size", "3", "--seq-len", "40", "--precision", "float32", "--json"]
-    code, out, err = run_cli(capsys, "memory", *flags)
+    code, out, err = run_cli(capsys, "memory", *flags, "--serve", "int4", "--group-size", "8", "--quantize-embeddings")
     assert code == 0, err
     mem = json.loads(out)
+    b = weight_bytes(from_hf(TINY["llama"]), "int4", dtype="bfloat16", group_size=8, quantize_embeddings=True,
+                     head="causal-lm")  # held to torchao's storage in tests/test_serving.py
+    assert {k: mem["serving"][k] for k in b.to_json()} == b.to_json()
+    assert mem["serving"]["approx"] == count_decoder(from_hf(TINY["llama"]), heads=True).total // 2
     code, out, err = run_cli(capsys, "verify", *flags, "--head", "causal-lm")
     assert code == 0, err
     ver = json.loads(out)
@@ -92,8 +98,11 @@ def test_memory_of_a_decoder_is_what_verify_measures_and_its_parts_their_closed_
     assert mem["activations"]["head_and_loss"] == mem["activations"]["total"] - base["activations"]["total"]
     assert base["parameters"]["stored"] == count_decoder(from_hf(TINY["llama"])).total
     assert mem["kv_cache"]["total"] == 3 * 40 * 2 * 2 * 2 * 8 * 2  # B x S x 2 (K, V) x layers x kv_heads x head_dim x 2 B
-    code, text, _ = run_cli(capsys, "memory", *flags[:-1])
+    code, text, _ = run_cli(capsys, "memory", *flags[:-1], "--serve", "int8")
     assert code == 0 and "of which LM head, loss" in text and f"{mem['training_peak']['measured']:,}" in text
+    int8 = weight_bytes(from_hf(TINY["llama"]), "int8", dtype="bfloat16", head="causal-lm").weights
+    assert f"serving int8, rest in bfloat16, embeddings kept: weights {format_bytes(int8)} ({int8:,} B)" in text
+    assert ("a copy of its own" if from_hf(TINY["llama"]).tied else "the embedding tables stay in bfloat16") in text
 
 
 @pytest.mark.parametrize("argv, said", [

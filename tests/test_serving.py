@@ -12,6 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from albert_core.choices import CAUSAL_LM
+from albert_core.decoders import FAMILIES as DECODER_FAMILIES
+from albert_core.decoders.decoder_presets import DECODER_PRESETS
 from albert_core.engine.task_model import task_model
 from albert_core.estimate.serving import FORMATS, approximate_bytes, quantize, storage_bytes, weight_bytes
 from albert_core.presets import PRESET_FAMILIES, PRESETS
@@ -36,10 +39,12 @@ def small(draw, fam):
     return base.replace(**kw)
 
 
-def check(cfg, fmt, dtype, group_size, qe, head):
+def check(cfg, fmt, dtype, group_size, qe, head, model=None):
+    """weight_bytes of cfg equal the storages of the model (task_model's, or the one given) cast and quantized."""
     import torch
 
-    model = task_model(cfg, head, 3, "cpu").to(getattr(torch, dtype if fmt.startswith("int") else fmt))
+    model = task_model(cfg, head, 3, "cpu") if model is None else model
+    model = model.to(getattr(torch, dtype if fmt.startswith("int") else fmt))
     try:
         ours = weight_bytes(cfg, fmt, dtype=dtype, group_size=group_size, quantize_embeddings=qe, head=head,
                             num_labels=3)
@@ -65,6 +70,33 @@ def test_bytes_equal_torchao_storage(family):
         check(cfg, fmt, dtype, g, qe, head)
 
     run()
+
+
+@pytest.mark.parametrize("family", sorted(DECODER_FAMILIES))
+def test_decoder_bytes_equal_torchao_storage(family):
+    """A decoder's weights in every format equal what torchao stores, on 8 seeded small models per family (the base
+    model or the causal LM, its output projection tied or not, grouped-query heads, Gemma-3's layer pattern):
+    quantized, a tied output projection is a copy of its own beside the token table, and GPT-2's Conv1D projections,
+    which are no nn.Linear, stay in the base dtype."""
+    import random
+
+    from test_decoders import small_config
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()
+    for i in range(8):
+        rng = random.Random(f"serving-{family}-{i}")
+        cfg = small_config(rng, family, 3).replace(tied=rng.random() < 0.5)
+        fmt = rng.choice(["bfloat16", "int8", "int4", "int4"])
+        head = rng.choice([CAUSAL_LM, "none"])
+        qe, g = rng.random() < 0.5, rng.choice([2, 4, 8])
+        model = (AutoModelForCausalLM if head == CAUSAL_LM else AutoModel).from_config(AutoConfig.for_model(**cfg.to_hf()))
+        check(cfg, fmt, rng.choice(["float32", "bfloat16"]), g, qe, head, model)
+    if family == "gpt2":  # nothing of GPT-2's layers is quantized: its tables and a tied head's copy at most
+        cfg = DECODER_PRESETS["gpt2"].cfg
+        b = weight_bytes(cfg, "int8", dtype="bfloat16", head=CAUSAL_LM)
+        assert b.quantized_params == cfg.vocab_size * cfg.hidden_dim  # the output projection's copy alone
 
 
 @pytest.mark.parametrize("fmt", ["int8", "int4"])

@@ -5,7 +5,7 @@ and its own loss by default, so that the logits' float32 upcast for the loss is 
     python -m albert_core memory --preset Qwen2.5-0.5B --batch-size 8 --seq-len 2048 [--precision mixed_bf16]
         [--optimizer adamw] [--attention eager|sdpa] [--checkpointing] [--head causal-lm|none]
         [--train full|lora] [--lora-r 8] [--lora-alpha 8] [--lora-dropout 0] [--lora-targets q_proj,v_proj]
-        [--gpu "L4 24 GB"] [--json]
+        [--gpu "L4 24 GB"] [--serve bfloat16|int8|int4|...] [--group-size 128] [--quantize-embeddings] [--json]
 
 The parts are exact: weights are what was built (the stored count of decoders.decoder_params, and LoRA's adapters)
 and gradients what trains, times the precision's element bytes; the optimizer state is what torch.optim holds at
@@ -13,8 +13,9 @@ step 2's start; the saved activations and the step's peak are the engine's (engi
 PyTorch's CPU kernels, and the loss's share of the saved bytes is what the LM head and the loss save (their rows of
 the engine's breakdown). The KV cache beside it is decoders.decoder_serving's at batch × seq_len. --gpu: the largest
 batch that fits, and the longest sequence at the batch asked (largest_batch: one symbolic trace, its answers
-measured). A decoder is measured for one device, fully trained or with LoRA: frozen layers, ZeRO and --serve are the
-encoders' for now (said, not ignored).
+measured). --serve: the weights at rest in that format, as torchao stores them (estimate.serving.weight_bytes). A
+decoder is measured for one device, fully trained or with LoRA: frozen layers and ZeRO are the encoders' for now
+(said, not ignored).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..engine.types import Request
 from ..step.training import PRECISION_NOTES, weight_element_bytes
 from ..units import format_bytes, format_count
 from .lora_flags import lora_of
+from .serve_flags import serve_settings, serving_line
 
 
 def decoder_head(dec: DecoderConfig, given: str | None) -> str:
@@ -47,16 +49,14 @@ def decoder_head(dec: DecoderConfig, given: str | None) -> str:
 def refuse_encoder_flags(args: argparse.Namespace) -> None:
     """ValueError naming the flags of `memory` and `verify` that a decoder's measurement does not take yet (never
     silently ignored): it is measured for one device, fully trained or with LoRA."""
-    given = [flag for flag, name, rest in (("--num-gpus", "num_gpus", 1), ("--sharding", "sharding", "none"),
-                                           ("--serve", "serve", None))
+    given = [flag for flag, name, rest in (("--num-gpus", "num_gpus", 1), ("--sharding", "sharding", "none"))
              if str(getattr(args, name, rest)).strip() != str(rest)]
     train = getattr(args, "train", "full").strip()
     if train not in CONFIG_JSON_MODES:
         given.append(f"--train {train}")
     if given:
         raise ValueError(f"{', '.join(given)}: a decoder is measured for one device, fully trained or with LoRA, so "
-                         f"far (drop {', '.join(given)}); its frozen layers, ZeRO and quantized serving are the "
-                         "encoders' for now")
+                         f"far (drop {', '.join(given)}); its frozen layers and ZeRO are the encoders' for now")
 
 
 def decoder_workload(dec: DecoderConfig, args: argparse.Namespace, default_head: str | None = None) -> Any:
@@ -112,7 +112,30 @@ def decoder_memory_json(dec: DecoderConfig, args: argparse.Namespace) -> dict[st
         "kv_cache": None if kv is None else {"dtype": kv.dtype, "batch_size": kv.batch_size, "tokens": kv.prompt,
                                              "total": kv.total, "per_token_all_layers": kv.per_token_all_layers},
         "fit": None if gpu is None else largest_batch(dec, w, *gpu),
+        "serving": None if getattr(args, "serve", None) is None else decoder_serving_json(dec, args, w.head),
     }
+
+
+def decoder_serving_json(dec: DecoderConfig, args: argparse.Namespace, head: str) -> dict[str, Any]:
+    """--serve: the weights at rest in that format as torchao stores them (serving.weight_bytes: a quantized tied
+    output projection is a copy beside the token table; GPT-2's Conv1D stays in the base dtype), beside the ÷ rule."""
+    from ..estimate.serving import approximate_bytes, weight_bytes
+
+    fmt, dtype, group = serve_settings(args)
+    b = weight_bytes(dec, fmt, dtype=dtype, group_size=group, quantize_embeddings=args.quantize_embeddings, head=head)
+    approx = approximate_bytes(dec, fmt, head=head)
+    why = []  # where the bytes part from the ÷ rule
+    if fmt.startswith("int") and head == CAUSAL_LM and dec.tied:
+        why.append(f"the output projection reads the token table (tied): torchao quantizes it as the nn.Linear it is, "
+                   f"a copy of its own ({dec.vocab_size:,} x {dec.hidden_dim:,}) beside the table, which stays in "
+                   f"{b.dtype}" + ("" if args.quantize_embeddings else " (--quantize-embeddings quantizes it too)"))
+    if fmt.startswith("int") and dec.family == "gpt2":
+        why.append(f"GPT-2's projections are transformers' Conv1D, not nn.Linear: torchao leaves them in {b.dtype}")
+    if fmt.startswith("int") and not args.quantize_embeddings and not (head == CAUSAL_LM and dec.tied):
+        why.append(f"the embedding tables stay in {b.dtype} unless --quantize-embeddings")
+    return b.to_json() | {"approx": approx, "approx_rule": "parameters × 4 bytes ÷ 1, 2, 4 or 8 (accelerate's "
+                                                              "estimate-memory)", "vs_approx": b.weights / approx,
+                          "why": why}
 
 
 def _gpu(args: argparse.Namespace) -> tuple[str, int] | None:
@@ -241,4 +264,6 @@ def decoder_memory_text(d: dict[str, Any]) -> str:
         lines += ["", f"serving: KV cache at batch {kv['batch_size']} x {kv['tokens']:,} tokens, {kv['dtype']}: "
                       f"{format_bytes(kv['total'])} ({kv['total']:,} B; {kv['per_token_all_layers']:,} B a token "
                       "while every layer holds it)"]
+    if d.get("serving") is not None:
+        lines += ["", serving_line(d["serving"]), *(f"  {w}" for w in d["serving"]["why"])]
     return "\n".join(lines)

@@ -47,7 +47,8 @@ from ..share import CONTROLS
 from ..step.training import PEAK_MAX_LAYERS, PRECISION_NOTES, peak_trust, training_memory
 from ..units import format_bytes, format_count
 from ..workload import Workload
-from .lora_flags import lora_of, verb
+from .lora_flags import lora_of
+from .serve_flags import serve_settings, serving_line
 
 
 def add_parsers(sub: Any, add_source: Any) -> None:
@@ -438,20 +439,7 @@ def memory_json(cfg: ModelConfig, args: argparse.Namespace) -> dict[str, Any]:
 
 def serving_json(cfg: ModelConfig, args: argparse.Namespace, ft: dict[str, Any]) -> dict[str, Any]:
     """--serve: serving.weight_bytes of the model with --head in that format, beside the usual ÷ rule."""
-    fmt = args.serve
-    if fmt in ("float32", "bfloat16", "float16"):
-        extra = [f for f, v in (("--group-size", args.group_size), ("--serve-dtype", args.serve_dtype),
-                                ("--quantize-embeddings", args.quantize_embeddings or None)) if v is not None]
-        if extra:
-            raise ValueError(f"{', '.join(extra)} only {verb(extra)} with --serve int8, int4 or int4-packed "
-                             f"(got --serve {fmt})")
-    elif fmt == "int8" and args.group_size is not None:
-        raise ValueError("--group-size only applies with --serve int4 or int4-packed (int8 keeps one scale per row)")
-    dtype = args.serve_dtype or "bfloat16"
-    if fmt == "int4-packed" and dtype != "bfloat16":
-        raise ValueError("int4-packed (torchao Int4WeightOnlyConfig) keeps bfloat16 scales and weights: "
-                         "use --serve-dtype bfloat16")
-    group = 128 if args.group_size is None else args.group_size
+    fmt, dtype, group = serve_settings(args)
     b = weight_bytes(cfg, fmt, dtype=dtype, group_size=group, quantize_embeddings=args.quantize_embeddings,
                      head=ft["head"], num_labels=max(ft["num_labels"], 1))
     approx = approximate_bytes(cfg, fmt, head=ft["head"], num_labels=max(ft["num_labels"], 1))
@@ -500,12 +488,7 @@ def memory_text(d: dict[str, Any]) -> str:
     lines.append(f"(the sum of the parts, {s['train']}, head {head}; parameters stored: {p['stored']:,})")
     v = d["serving"]
     if v is not None:
-        what = v["format"] + (f" g={v['group_size']}" if v["group_size"] else "")
-        if v["format"] in ("int8", "int4", "int4-packed"):
-            what += f", rest in {v['dtype']}, embeddings {'quantized' if v['quantize_embeddings'] else 'kept'}"
-        lines += ["", f"serving {what}: weights {format_bytes(v['weights'])} ({v['weights']:,} B); the ÷ rule says "
-                      f"{format_bytes(v['approx'])} ({v['vs_approx']:.2f}x)"
-                      + ("" if v["buildable_on_cpu"] else "; layout arithmetic, torchao cannot build it on the CPU")]
+        lines += ["", serving_line(v)]
         if v["inference_activations"] is not None:
             lines.append(f"  eval forward activations (peak) {format_bytes(v['inference_activations'])} "
                          f"({v['inference_activations']:,} B), base model, weights not included")

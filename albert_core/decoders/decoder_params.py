@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..families.base import ParamGroup
+from ..families.modules import Module
 from . import family
 from .decoder_config import DecoderConfig
+from .decoder_family import lm_head_module
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,13 @@ def count_decoder(c: DecoderConfig, heads: bool = False) -> DecoderCount:
     """Every parameter of c's base model by module, and with heads its causal LM's output projection too."""
     rows = family(c.family).groups(c)
     return DecoderCount(cfg=c, groups=tuple([*rows, lm_head(c)] if heads else rows), with_head=heads)
+
+
+def decoder_modules(c: DecoderConfig, causal_lm: bool = False) -> list[tuple[Module, int]]:
+    """(module, stored copies) of c's base model, and with causal_lm its output projection (a tied one holds no weight
+    of its own; to torchao it is an nn.Linear like any other): what estimate.serving.weight_bytes reads."""
+    placed = [*family(c.family).modules(c), *([lm_head_module(c)] if causal_lm else [])]
+    return [(p.module, p.copies) for p in placed]
 
 
 def decoder_cuts(c: DecoderConfig, embedding_dim: int) -> list[dict[str, Any]]:

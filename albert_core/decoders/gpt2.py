@@ -5,31 +5,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..families.base import ParamGroup, layer_norm, linear
-from .decoder_family import DecoderFamily, final_norm, token_embedding
+from ..families.modules import conv1d, emb, norm
+from .decoder_family import DecoderFamily, Placed, final_norm, token_embedding
 
 if TYPE_CHECKING:
     from .decoder_fields import DecoderFields as DecoderConfig
 
 
-def _conv1d(n_in: int, n_out: int) -> tuple[str, int]:
-    """transformers' Conv1D(n_out, n_in): weight n_in×n_out (stored transposed) + bias n_out."""
-    return f"{n_in}×{n_out} + {n_out}", linear(n_in, n_out)
-
-
-def groups(c: DecoderConfig) -> list[ParamGroup]:
+def modules(c: DecoderConfig) -> list[Placed]:
     H, I, L = c.hidden_dim, c.intermediate_dim, c.num_layers
-    rows = [token_embedding(c, "wte"),
-            ParamGroup("embedding", "embeddings", "wpe", f"{c.max_position}×{H}", c.max_position * H, 1)]
-    rows.append(ParamGroup("layers", "attention", "ln_1", f"2×{H}", layer_norm(H), L))
-    for module, (n_in, n_out) in (("attn.c_attn", (H, 3 * H)), ("attn.c_proj", (H, H))):  # q, k, v in one
-        shape, n = _conv1d(n_in, n_out)
-        rows.append(ParamGroup("layers", "attention", module, shape, n, L))
-    rows.append(ParamGroup("layers", "ffn", "ln_2", f"2×{H}", layer_norm(H), L))
-    for module, (n_in, n_out) in (("mlp.c_fc", (H, I)), ("mlp.c_proj", (I, H))):
-        shape, n = _conv1d(n_in, n_out)
-        rows.append(ParamGroup("layers", "ffn", module, shape, n, L))
-    return rows + [final_norm(c, "ln_f", bias=True)]
+    attention = [norm("ln_1", H), conv1d("attn.c_attn", H, 3 * H), conv1d("attn.c_proj", H, H)]  # q, k, v in one
+    ffn = [norm("ln_2", H), conv1d("mlp.c_fc", H, I), conv1d("mlp.c_proj", I, H)]
+    return [token_embedding(c, "wte"), Placed("embedding", "embeddings", emb("wpe", c.max_position, H), 1),
+            *(Placed("layers", "attention", m, L) for m in attention), *(Placed("layers", "ffn", m, L) for m in ffn),
+            final_norm(c, "ln_f", bias=True)]
 
 
 FAMILY = DecoderFamily(
@@ -37,6 +26,8 @@ FAMILY = DecoderFamily(
     keys={"vocab_size": "vocab_size", "hidden_dim": "n_embd", "num_layers": "n_layer", "num_heads": "n_head",
           "intermediate_dim": "n_inner", "max_position": "n_positions", "tied": "tie_word_embeddings"},
     defaults={"n_positions": 1024, "n_inner": None, "tie_word_embeddings": True},
-    groups=groups, rope=False, head_dim_key=False,
-    notes=("positions: a learned table of n_positions rows (wpe), counted in the embedding",),
+    modules=modules, rope=False, head_dim_key=False,
+    notes=("positions: a learned table of n_positions rows (wpe), counted in the embedding",
+           "every projection is transformers' Conv1D, not an nn.Linear: torchao's int8/int4 (which quantize "
+           "nn.Linear) leave them in the base dtype"),
 )

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import ModelConfig
+from ..decoders.decoder_config import DecoderConfig
+from ..families.modules import Module
 
 # torchao's import on a CPU-only machine: it tries its CUDA extension libraries and logs each failure
 # (torchao/__init__.py, logger "torchao"), and registering its Enum constants makes torch.utils._pytree warn.
@@ -150,8 +152,9 @@ def _group_size_error(group_size: int, bad: list[str], embeddings: bool = False)
             f"divides {g}" + (", or leave the embeddings unquantized" if embeddings else ""))
 
 
-def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float32", group_size: int = 128,
-                 quantize_embeddings: bool = False, head: str = "none", num_labels: int = 2) -> ServingBytes:
+def weight_bytes(cfg: ModelConfig | DecoderConfig, fmt: str = "float32", *, dtype: str = "float32",
+                 group_size: int = 128, quantize_embeddings: bool = False, head: str = "none",
+                 num_labels: int = 2) -> ServingBytes:
     """Bytes of cfg's weights at rest in `fmt`, as torchao 0.18 stores them (see CONFIGS).
 
     float32/bfloat16/float16: every parameter at that size (dtype is ignored). int8, int4: every nn.Linear
@@ -161,14 +164,13 @@ def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float3
     int4-packed skips such weights and keeps them in bfloat16 (Int4WeightOnlyConfig logs and skips). A tied
     MLM decoder is a Linear of its own to torchao: its quantized copy is counted beside the embedding table.
     ALBERT's shared layers are one module each and are stored once. Head: as heads.head_parameters.
-    """
-    from .heads import check_head, check_labels
-    from .hf_modules import model_module_counts
 
+    A decoder (DecoderConfig): its base model, with head "causal-lm" its output projection too (an nn.Linear H -> V,
+    tied or not: quantized, a tied one is a copy beside the token table, as above); GPT-2's Conv1D projections are
+    no nn.Linear, so torchao keeps them in `dtype`.
+    """
     _check_format(fmt, dtype, group_size)
-    head = check_head(head)
-    num_labels = check_labels(num_labels) if head in ("classification", "token") else 1
-    mods = model_module_counts(cfg, head, num_labels)  # (module, copies): the same sum at any depth
+    mods, head = _modules(cfg, head, num_labels)  # (module, copies): the same sum at any depth
     if fmt in ITEMSIZE:
         n = sum(m.numel * c for m, c in mods)
         return ServingBytes(fmt, fmt, 0, False, head, 0, 0, 0, n * ITEMSIZE[fmt], 0, n, True, f"every parameter in {fmt}")
@@ -211,7 +213,25 @@ def weight_bytes(cfg: ModelConfig, fmt: str = "float32", *, dtype: str = "float3
                         scales, zeros, kept, q_params, k_params, fmt != "int4-packed", CONFIGS[fmt])
 
 
-def format_table(cfg: ModelConfig, formats: tuple[str, ...] = ("float32", "bfloat16", "int8", "int4", "int4-packed"), *,
+def _modules(cfg: ModelConfig | DecoderConfig, head: str, num_labels: int) -> tuple[list[tuple[Module, int]], str]:
+    """(module, stored copies) of the model with its head, and the head as checked."""
+    if isinstance(cfg, DecoderConfig):
+        from ..choices import CAUSAL_LM
+        from ..decoders.decoder_params import decoder_modules
+
+        if head not in ("none", CAUSAL_LM):
+            raise ValueError(f"a decoder's head is {CAUSAL_LM} (its output projection) or none (the base model), "
+                             f"got {head!r}")
+        return decoder_modules(cfg, head == CAUSAL_LM), head
+    from .heads import check_head, check_labels
+    from .hf_modules import model_module_counts
+
+    head = check_head(head)
+    num_labels = check_labels(num_labels) if head in ("classification", "token") else 1
+    return model_module_counts(cfg, head, num_labels), head
+
+
+def format_table(cfg: ModelConfig | DecoderConfig, formats: tuple[str, ...] = ("float32", "bfloat16", "int8", "int4", "int4-packed"), *,
                  dtype: str = "bfloat16", group_size: int = 128, quantize_embeddings: bool = False, head: str = "none",
                  num_labels: int = 2) -> Any:
     """Tidy DataFrame, one row per format: format, dtype, weights, quantized_values, scales, zero_points, kept,
@@ -241,11 +261,10 @@ def format_table(cfg: ModelConfig, formats: tuple[str, ...] = ("float32", "bfloa
     return df.where(df.notna(), None)  # object columns: counts stay Python ints (exact), a missing one None
 
 
-def approximate_bytes(cfg: ModelConfig, fmt: str, *, head: str = "none", num_labels: int = 2) -> int:
+def approximate_bytes(cfg: ModelConfig | DecoderConfig, fmt: str, *, head: str = "none", num_labels: int = 2) -> int:
     """What accelerate's estimate-memory and most calculators print: parameters × 4 bytes ÷ 1, 2, 4 or 8."""
-    from .heads import head_parameters
-
-    n = head_parameters(cfg, head, num_labels if head in ("classification", "token") else 2).total
+    mods, head = _modules(cfg, head, num_labels if head in ("classification", "token") else 2)
+    n = sum(m.numel * c for m, c in mods)
     return n * 4 // {"float32": 1, "bfloat16": 2, "float16": 2, "int8": 4, "int4": 8, "int4-packed": 8}[fmt]
 
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 class Module:
     """One parameter-holding module as PyTorch names it.
 
-    kind: "linear" (nn.Linear n_in -> n_out: weight n_out×n_in, bias n_out), "embedding" (nn.Embedding
+    kind: "linear" (nn.Linear n_in -> n_out: weight n_out×n_in, bias n_out), "conv1d" (transformers' Conv1D, GPT-2's
+    projections: the same n_in -> n_out, its weight stored n_in×n_out; not an nn.Linear), "embedding" (nn.Embedding
     n_in rows × n_out wide), "norm" (nn.LayerNorm(n_out): weight, bias when `bias`), "param" (a bare
     nn.Parameter of n_out elements, named `path` itself). tied: the weight is another module's (an MLM
     decoder's is the word-embedding table), so it is not listed again; its bias, when `bias`, is its own.
@@ -53,6 +54,11 @@ Sublayers = tuple[list[Module], list[Module]]  # (attention, ffn) modules of one
 
 def lin(path: str, n_in: int, n_out: int, bias: bool = True) -> Module:
     return Module(path, "linear", n_in, n_out, bias)
+
+
+def conv1d(path: str, n_in: int, n_out: int) -> Module:
+    """transformers' Conv1D(n_out, n_in) (pytorch_utils.Conv1D): weight n_in×n_out, bias n_out."""
+    return Module(path, "conv1d", n_in, n_out, True)
 
 
 def norm(path: str, n: int, bias: bool = True) -> Module:
