@@ -180,6 +180,15 @@ with body:
         plots.show(figures.decoder_context("loss", batch, log), "memory_decoders_loss")
         plots.show(figures.decoder_context("kv_cache", batch, log), "memory_decoders_kv")
         tables.csv_button(data.decoder_context(batch), "decoder-logits-kv-cache.csv", key="decoders_csv")
+        st.subheader("Serving their weights: int8 and int4 as torchao stores them")
+        st.caption("Every decoder preset's weights at rest (scales and zero points counted, the rest in bfloat16), with "
+                   "its causal LM's output projection where it is trained as one, against the rule of parameters ÷ 1 "
+                   "byte for int8. A tied output projection is an nn.Linear of its own to torchao: quantized, it is a "
+                   "copy beside the token table, which stays in bfloat16, so a small model with a large vocabulary "
+                   "holds more at int8 than at bfloat16; GPT-2's Conv1D projections are not quantized at all; "
+                   "torchao's CPU int4 keeps one value per byte. The command line: memory --preset NAME --serve int8.")
+        tables.show(data.decoder_serving(), "decoder_serving", file_name="decoder-serving.csv",
+                    readable={"bfloat16": "bytes", "int8": "bytes", "int4": "bytes", "int8_rule": "bytes"})
     else:
         st.header(f"Serving sizes: {md(cfg.name)}")
         st.markdown("The weights at rest in each format, as torchao stores them (scales and zero points counted; "

@@ -202,6 +202,22 @@ def test_memory_decoders_tab(preset_app):
                 n_global = sum(c.is_global(i) for i in range(c.num_layers))
                 grow = (t["customdata"][-1][0] - t["customdata"][-2][0]) // (t["x"][-1] - t["x"][-2])
                 assert grow == batch * n_global * 2 * c.kv_heads * c.head_dim * 2
+    # the weights at rest: estimate.serving.weight_bytes (held to torchao's storage, tests/test_serving.py)
+    from albert_core.decoders.decoder_presets import trains_as_causal_lm
+    from albert_core.estimate.serving import weight_bytes
+
+    (served,) = [t for t in pages["memory"]["tables"] if "int8_vs_rule" in t.columns]
+    assert list(served["config"]) == list(DECODER_PRESETS)
+    for _, r in served.iterrows():
+        c = DECODER_PRESETS[r["config"]].cfg
+        head = "causal-lm" if trains_as_causal_lm(c) else "none"
+        assert r["head"] == head and [int(r[f]) for f in ("bfloat16", "int8")] == [
+            weight_bytes(c, f, dtype="bfloat16", head=head).weights for f in ("bfloat16", "int8")]
+        assert int(r["int4"]) == weight_bytes(c, "int4", dtype="bfloat16", group_size=int(r["int4_group"]),
+                                              head=head).weights
+    gemma = served[served["config"] == "gemma-3-270m"].iloc[0]
+    assert int(gemma["int8"]) > int(gemma["bfloat16"]) and "a copy of its own" in gemma["why"]  # the tied head's copy
+    assert served[served["config"] == "SmolLM2-135M"].iloc[0]["int4_group"] == 64  # 128 does not divide 576
 
 
 def test_parameters_decoders_tab(preset_app):

@@ -86,6 +86,33 @@ def decoder_context(batch: int) -> pd.DataFrame:
     return pd.DataFrame(rows).astype({"bytes": object})
 
 
+@st.cache_data(show_spinner=False, max_entries=4)
+def decoder_serving() -> pd.DataFrame:
+    """Memory's decoders tab: every decoder preset's weights at rest in bfloat16, int8 and int4 as torchao stores them
+    (estimate.serving.weight_bytes, the rest in bfloat16), with its causal LM's output projection where it trains as
+    one; int4 in groups of the largest of 128, 64, 32 that divides every quantized width; the ÷ rule's int8 beside, and
+    where the bytes part from it (serving.decoder_notes)."""
+    from albert_core.choices import CAUSAL_LM
+    from albert_core.decoders.decoder_presets import DECODER_PRESETS, trains_as_causal_lm
+    from albert_core.estimate.serving import approximate_bytes, decoder_notes, weight_bytes
+
+    rows = []
+    for name, p in DECODER_PRESETS.items():
+        head = CAUSAL_LM if trains_as_causal_lm(p.cfg) else "none"
+        b16, b8 = (weight_bytes(p.cfg, f, dtype="bfloat16", head=head).weights for f in ("bfloat16", "int8"))
+        for g in (128, 64, 32):
+            try:
+                b4 = weight_bytes(p.cfg, "int4", dtype="bfloat16", group_size=g, head=head).weights
+                break
+            except ValueError:
+                continue
+        rule = approximate_bytes(p.cfg, "int8", head=head)
+        rows.append(dict(config=name, bfloat16=b16, int8=b8, int8_rule=rule, int8_vs_rule=b8 / rule, int4=b4,
+                         int4_group=g, head=head, tied=p.cfg.tied,  # the answers first: a phone shows them
+                         why="; ".join(decoder_notes(p.cfg, "int8", head, False, "bfloat16"))))
+    return pd.DataFrame(rows).astype({c: object for c in ("bfloat16", "int8", "int4", "int8_rule")})
+
+
 DECODER_FLOP_PARTS = ("qkv", "attention_scores", "attention_values", "attention_output", "ffn", "lm_head")
 
 

@@ -119,20 +119,12 @@ def decoder_memory_json(dec: DecoderConfig, args: argparse.Namespace) -> dict[st
 def decoder_serving_json(dec: DecoderConfig, args: argparse.Namespace, head: str) -> dict[str, Any]:
     """--serve: the weights at rest in that format as torchao stores them (serving.weight_bytes: a quantized tied
     output projection is a copy beside the token table; GPT-2's Conv1D stays in the base dtype), beside the ÷ rule."""
-    from ..estimate.serving import approximate_bytes, weight_bytes
+    from ..estimate.serving import approximate_bytes, decoder_notes, weight_bytes
 
     fmt, dtype, group = serve_settings(args)
     b = weight_bytes(dec, fmt, dtype=dtype, group_size=group, quantize_embeddings=args.quantize_embeddings, head=head)
     approx = approximate_bytes(dec, fmt, head=head)
-    why = []  # where the bytes part from the ÷ rule
-    if fmt.startswith("int") and head == CAUSAL_LM and dec.tied:
-        why.append(f"the output projection reads the token table (tied): torchao quantizes it as the nn.Linear it is, "
-                   f"a copy of its own ({dec.vocab_size:,} x {dec.hidden_dim:,}) beside the table, which stays in "
-                   f"{b.dtype}" + ("" if args.quantize_embeddings else " (--quantize-embeddings quantizes it too)"))
-    if fmt.startswith("int") and dec.family == "gpt2":
-        why.append(f"GPT-2's projections are transformers' Conv1D, not nn.Linear: torchao leaves them in {b.dtype}")
-    if fmt.startswith("int") and not args.quantize_embeddings and not (head == CAUSAL_LM and dec.tied):
-        why.append(f"the embedding tables stay in {b.dtype} unless --quantize-embeddings")
+    why = decoder_notes(dec, fmt, head, args.quantize_embeddings, b.dtype)  # where the bytes part from the ÷ rule
     return b.to_json() | {"approx": approx, "approx_rule": "parameters × 4 bytes ÷ 1, 2, 4 or 8 (accelerate's "
                                                               "estimate-memory)", "vs_approx": b.weights / approx,
                           "why": why}

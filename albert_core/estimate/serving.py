@@ -231,6 +231,24 @@ def _modules(cfg: ModelConfig | DecoderConfig, head: str, num_labels: int) -> tu
     return model_module_counts(cfg, head, num_labels), head
 
 
+def decoder_notes(c: DecoderConfig, fmt: str, head: str, quantize_embeddings: bool, dtype: str) -> list[str]:
+    """Where a decoder's int8/int4 bytes part from the ÷ rule (weight_bytes counts them), one sentence each."""
+    from ..choices import CAUSAL_LM
+
+    if not fmt.startswith("int"):
+        return []
+    out = []
+    if head == CAUSAL_LM and c.tied:
+        out.append(f"the output projection reads the token table (tied): torchao quantizes it as the nn.Linear it is, "
+                   f"a copy of its own ({c.vocab_size:,} x {c.hidden_dim:,}) beside the table, which stays in {dtype}"
+                   + ("" if quantize_embeddings else " (--quantize-embeddings quantizes it too)"))
+    if c.family == "gpt2":
+        out.append(f"GPT-2's projections are transformers' Conv1D, not nn.Linear: torchao leaves them in {dtype}")
+    if not quantize_embeddings and not (head == CAUSAL_LM and c.tied):
+        out.append(f"the embedding tables stay in {dtype} unless --quantize-embeddings")
+    return out
+
+
 def format_table(cfg: ModelConfig | DecoderConfig, formats: tuple[str, ...] = ("float32", "bfloat16", "int8", "int4", "int4-packed"), *,
                  dtype: str = "bfloat16", group_size: int = 128, quantize_embeddings: bool = False, head: str = "none",
                  num_labels: int = 2) -> Any:

@@ -76,10 +76,10 @@ def shrink(png: bytes, limit: int = 300_000) -> bytes:
 # viewport heights: Streamlit scrolls its main area, not the page, so the viewport is as tall as the page's content
 DESKTOP_HEIGHT = {"overview": 3000, "parameters": 4200, "memory": 3900, "memory-training-log": 3200,
                   "parameters-six": 4200, "parameters-mpnet": 4200, "memory-finetune": 4600, "memory-serving": 2000, "fit-finetune": 2600,
-                  "memory-decoders": 2600, "parameters-decoders": 2400}
+                  "memory-decoders": 2900, "parameters-decoders": 2400}
 PHONE_HEIGHT = {"overview": 6500, "parameters": 8000, "memory": 7500, "memory-training-log": 7000,
                 "parameters-six": 8000, "parameters-mpnet": 8000, "memory-finetune": 9000, "memory-serving": 4200, "fit-finetune": 5200,
-                "memory-decoders": 5200, "parameters-decoders": 5600}
+                "memory-decoders": 3600, "parameters-decoders": 5600}
 
 
 def shoot(browser, base: str, name: str, theme: str, phone: bool) -> Path:
