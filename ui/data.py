@@ -100,9 +100,10 @@ def decoder_serving() -> pd.DataFrame:
     for name, p in DECODER_PRESETS.items():
         head = CAUSAL_LM if trains_as_causal_lm(p.cfg) else "none"
         b16, b8 = (weight_bytes(p.cfg, f, dtype="bfloat16", head=head).weights for f in ("bfloat16", "int8"))
-        for g in (128, 64, 32):
+        b4, g = None, None  # no group of 32 or more divides every width: int4 left empty
+        for size in (128, 64, 32):
             try:
-                b4 = weight_bytes(p.cfg, "int4", dtype="bfloat16", group_size=g, head=head).weights
+                b4, g = weight_bytes(p.cfg, "int4", dtype="bfloat16", group_size=size, head=head).weights, size
                 break
             except ValueError:
                 continue
