@@ -250,3 +250,21 @@ def test_weight_bytes_at_any_depth_are_the_per_layer_bytes_times_the_layers():
                      - weight_bytes(one.replace(num_layers=1), fmt, dtype="bfloat16").weights)
         assert weight_bytes(deep, fmt, dtype="bfloat16").weights == (weight_bytes(one.replace(num_layers=1), fmt, dtype="bfloat16").weights
                                                                      + (4096 * 1024 - 1) * per_layer)
+
+
+def test_int4_groups_are_the_group_sizes_weight_bytes_takes():
+    """int4_groups names exactly the group sizes for which weight_bytes (and torchao) take every quantized width."""
+    from albert_core.estimate.serving import INT4_GROUP_SIZES, int4_groups
+
+    cases = [(p.cfg, h, qe) for p in DECODER_PRESETS.values() for h in (CAUSAL_LM, "none") for qe in (False, True)]
+    cases += [(PRESETS[n], "none", qe) for n in ("bert-base", "albert-base", "deberta-v3-base") for qe in (False, True)]
+    for cfg, head, qe in cases:
+        taken = []
+        for g in INT4_GROUP_SIZES:
+            try:
+                weight_bytes(cfg, "int4", dtype="bfloat16", group_size=g, head=head, quantize_embeddings=qe)
+                taken.append(g)
+            except ValueError as e:
+                assert "must divide" in str(e)
+        assert int4_groups(cfg, head, quantize_embeddings=qe) == tuple(taken), (cfg.name, head, qe)
+    assert int4_groups(DECODER_PRESETS["SmolLM2-135M"].cfg, CAUSAL_LM) == (32, 64)  # 128 does not divide 576

@@ -94,19 +94,14 @@ def decoder_serving() -> pd.DataFrame:
     where the bytes part from it (serving.decoder_notes)."""
     from albert_core.choices import CAUSAL_LM
     from albert_core.decoders.decoder_presets import DECODER_PRESETS, trains_as_causal_lm
-    from albert_core.estimate.serving import approximate_bytes, decoder_notes, weight_bytes
+    from albert_core.estimate.serving import approximate_bytes, decoder_notes, int4_groups, weight_bytes
 
     rows = []
     for name, p in DECODER_PRESETS.items():
         head = CAUSAL_LM if trains_as_causal_lm(p.cfg) else "none"
         b16, b8 = (weight_bytes(p.cfg, f, dtype="bfloat16", head=head).weights for f in ("bfloat16", "int8"))
-        b4, g = None, None  # no group of 32 or more divides every width: int4 left empty
-        for size in (128, 64, 32):
-            try:
-                b4, g = weight_bytes(p.cfg, "int4", dtype="bfloat16", group_size=size, head=head).weights, size
-                break
-            except ValueError:
-                continue
+        g = max((s for s in int4_groups(p.cfg, head) if s <= 128), default=None)  # none: int4 left empty
+        b4 = None if g is None else weight_bytes(p.cfg, "int4", dtype="bfloat16", group_size=g, head=head).weights
         rule = approximate_bytes(p.cfg, "int8", head=head)
         rows.append(dict(config=name, bfloat16=b16, int8=b8, int8_rule=rule, int8_vs_rule=b8 / rule, int4=b4,
                          int4_group=g, head=head, tied=p.cfg.tied,  # the answers first: a phone shows them

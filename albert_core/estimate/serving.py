@@ -231,6 +231,19 @@ def _modules(cfg: ModelConfig | DecoderConfig, head: str, num_labels: int) -> tu
     return model_module_counts(cfg, head, num_labels), head
 
 
+def int4_groups(cfg: ModelConfig | DecoderConfig, head: str = "none", num_labels: int = 2,
+                quantize_embeddings: bool = False) -> tuple[int, ...]:
+    """The group sizes of INT4_GROUP_SIZES that divide the input width K of every weight int4 quantizes (weight_bytes
+    refuses the others, as torchao does)."""
+    from math import gcd
+
+    g = 0
+    for m, _ in _modules(cfg, head, num_labels)[0]:
+        if m.kind == "linear" or (quantize_embeddings and m.kind == "embedding"):
+            g = gcd(g, m.n_in if m.kind == "linear" else m.n_out)  # K: a Linear's input, an embedding's width
+    return tuple(s for s in INT4_GROUP_SIZES if g % s == 0)
+
+
 def decoder_notes(c: DecoderConfig, fmt: str, head: str, quantize_embeddings: bool, dtype: str) -> list[str]:
     """Where a decoder's int8/int4 bytes part from the ÷ rule (weight_bytes counts them), one sentence each."""
     from ..choices import CAUSAL_LM
@@ -242,8 +255,9 @@ def decoder_notes(c: DecoderConfig, fmt: str, head: str, quantize_embeddings: bo
         out.append(f"the output projection reads the token table (tied): torchao quantizes it as the nn.Linear it is, "
                    f"a copy of its own ({c.vocab_size:,} x {c.hidden_dim:,}) beside the table, which stays in {dtype}"
                    + ("" if quantize_embeddings else " (--quantize-embeddings quantizes it too)"))
-    if c.family == "gpt2":
-        out.append(f"GPT-2's projections are transformers' Conv1D, not nn.Linear: torchao leaves them in {dtype}")
+    conv = sum(n for m, n in _modules(c, head, 1)[0] if m.kind == "conv1d")  # GPT-2's
+    if conv:
+        out.append(f"its {conv:,} projections are transformers' Conv1D, not nn.Linear: torchao leaves them in {dtype}")
     if not quantize_embeddings and not (head == CAUSAL_LM and c.tied):
         out.append(f"the embedding tables stay in {dtype} unless --quantize-embeddings")
     return out
